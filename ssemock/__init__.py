@@ -1,0 +1,39 @@
+"""ssemock: record and replay Server-Sent Events streams, faithfully or broken on purpose."""
+
+from .cassette import Cassette, Chunk, End, Interaction, Request, Response
+from .errors import (
+    CassetteError,
+    CassetteNotFoundError,
+    ImportFormatError,
+    NoMatchError,
+    ScenarioError,
+    ServerError,
+    SSEMockError,
+)
+from .mockserver import MockServer
+from .scenario import Scenario
+from .sse import Comment, Decoder, Event
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cassette",
+    "CassetteError",
+    "CassetteNotFoundError",
+    "Chunk",
+    "Comment",
+    "Decoder",
+    "End",
+    "Event",
+    "ImportFormatError",
+    "Interaction",
+    "MockServer",
+    "NoMatchError",
+    "Request",
+    "Response",
+    "SSEMockError",
+    "Scenario",
+    "ScenarioError",
+    "ServerError",
+    "__version__",
+]

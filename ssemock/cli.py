@@ -1,0 +1,212 @@
+"""The ``ssemock`` command: serve | import | inspect | scenarios.
+
+``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
+(one line on stderr, no traceback), 1 when serving fails at run time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import __version__
+from .cassette import Cassette
+from .errors import SSEMockError
+from .matching import MATCHERS
+from .mockserver import MockServer, collect_cassettes, collect_scenarios
+from .server import cassette_summary
+from .sse import Comment, Decoder
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class UsageError(SSEMockError, ValueError):
+    """Bad command-line input."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
+    parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    serve = sub.add_parser("serve", help="serve cassettes over HTTP (replay)")
+    serve.add_argument("--cassettes", action="append", type=Path, metavar="DIR",
+                       help="cassette directory or file (repeatable; default: the bundled cassettes)")
+    serve.add_argument("--scenarios", action="append", type=Path, metavar="DIR",
+                       help="scenario directory or file (repeatable; default: the bundled presets)")
+    serve.add_argument("--scenario", metavar="NAME", help="default scenario(s), comma-separated")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free port)")
+    serve.add_argument("--timing-scale", type=float, default=1.0, metavar="FACTOR",
+                       help="multiply recorded delays (1 = as recorded, 0 = no delays, 0.5 = twice as fast)")
+    serve.add_argument("--match-on", default="method,path,body",
+                       help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
+
+    imp = sub.add_parser("import", help="convert foreign recordings into ssemock cassettes")
+    kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
+    vcr = kinds.add_parser("vcr", help="VCR.py / pytest-recording cassettes")
+    vcr.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    for kind, helptext in (("raw", "raw response bodies (.sse.txt, .sse.bin)"),
+                           ("chunks", "one JSON payload per line (.chunks.txt)")):
+        p = kinds.add_parser(kind, help=helptext)
+        p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+        p.add_argument("--path", required=True, help="URL path to answer, e.g. /v1/chat/completions")
+        p.add_argument("--method", default="POST", help="HTTP method to answer (default POST)")
+        if kind == "chunks":
+            p.add_argument("--done", action="store_true", help="append 'data: [DONE]' (OpenAI chat style)")
+            p.add_argument("--event-from-type", action="store_true",
+                           help="write 'event: <payload type>' lines (OpenAI Responses style)")
+    for p in kinds.choices.values():
+        p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="output directory")
+        p.add_argument("--licence", help="licence of the recording, kept in the provenance")
+        p.add_argument("--source", help="where the recording comes from, kept in the provenance")
+
+    ins = sub.add_parser("inspect", help="show a cassette's interactions, chunks, timing and events")
+    ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
+    ins.add_argument("--chunks", action="store_true", help="list every chunk (size and time)")
+
+    sub.add_parser("scenarios", help="list the bundled scenarios, one line each")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``ssemock`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios}
+        return handler[args.command](args)
+    except SSEMockError as exc:
+        print(f"ssemock: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _serve(args: argparse.Namespace) -> int:
+    match_on = tuple(m.strip() for m in args.match_on.split(",") if m.strip())
+    unknown = [m for m in match_on if m not in MATCHERS]
+    if unknown:
+        raise UsageError(f"--match-on: unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+    if args.timing_scale < 0:
+        raise UsageError(f"--timing-scale must be >= 0, got {args.timing_scale}")
+    server = MockServer(
+        args.cassettes, scenarios=args.scenarios, scenario=args.scenario, host=args.host,
+        port=args.port, match_on=match_on, timing_scale=args.timing_scale,
+    )
+    if args.scenario:
+        missing = [n for n in args.scenario.split(",") if n.strip() and n.strip() not in server.state.scenarios]
+        if missing:
+            known = ", ".join(sorted(server.state.scenarios)) or "(none)"
+            raise UsageError(f"--scenario: no scenario named {missing[0]!r}; known: {known}")
+    return asyncio.run(_run_until_signal(server))
+
+
+async def _run_until_signal(server: MockServer) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    print(f"ssemock serving on {server.url}", flush=True)
+    names = ", ".join(server.state.cassettes) or "(none)"
+    print(f"{len(server.state.cassettes)} cassette(s): {names}", file=sys.stderr, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from .importers.chunks import import_chunks
+    from .importers.raw import import_raw
+    from .importers.vcr import import_vcr
+
+    provenance: dict[str, Any] = {k: v for k, v in (("source", args.source), ("licence", args.licence)) if v}
+    for file in args.files:
+        if args.kind == "vcr":
+            cassette = import_vcr(file, provenance=provenance)
+        elif args.kind == "raw":
+            cassette = import_raw(file, method=args.method, request_path=args.path, provenance=provenance)
+        else:
+            cassette = import_chunks(
+                file, method=args.method, request_path=args.path, done=args.done,
+                event_from_type=args.event_from_type, provenance=provenance,
+            )
+        target = cassette.save(args.output / f"{cassette.name}.yaml")
+        print(f"{file} -> {target} ({len(cassette.interactions)} interaction(s), timing: none)")
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    path = Path(args.cassette)
+    if path.exists():
+        cassette = Cassette.load(path)
+    else:
+        bundled = collect_cassettes(None)
+        if args.cassette not in bundled:
+            raise UsageError(f"no cassette file or bundled cassette named {args.cassette!r}")
+        cassette = bundled[args.cassette]
+    summary = cassette_summary(cassette)
+    print(f"cassette {cassette.name}: {len(cassette.interactions)} interaction(s)")
+    for key, value in cassette.provenance.items():
+        print(f"  {key}: {value}")
+    for index, (inter, line) in enumerate(zip(cassette.interactions, summary["interactions"])):
+        resp = inter.response
+        sizes = [len(c.data) for c in resp.chunks]
+        print(f"\n#{index} {line['request']} -> {resp.status} {line['content_type'] or ''}".rstrip())
+        print(f"  {len(sizes)} chunk(s), {sum(sizes)} bytes, sizes min/max {min(sizes, default=0)}/"
+              f"{max(sizes, default=0)}; end: {resp.end.how}")
+        if resp.timed:
+            gaps = [b.t - a.t for a, b in zip(resp.chunks, resp.chunks[1:])]
+            first = resp.chunks[0].t if resp.chunks else resp.end.t
+            print(f"  timing: headers {resp.start:.3f} s, first chunk {first:.3f} s, end {resp.end.t:.3f} s, "
+                  f"largest gap {max(gaps, default=0.0):.3f} s")
+        else:
+            print("  timing: none (imported without timing; replayed without delays)")
+        if args.chunks:
+            for c in resp.chunks:
+                print(f"    t={c.t:.6f}  {len(c.data)} bytes")
+        _print_events(resp.body, resp.header("content-type") or "", resp.header("content-encoding"))
+    return 0
+
+
+def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:
+    if encoding and encoding.lower() != "identity":
+        import gzip
+        import zlib
+
+        try:
+            body = gzip.decompress(body) if encoding.lower() == "gzip" else zlib.decompress(body)
+        except (OSError, zlib.error):
+            print(f"  body: {len(body)} bytes, {encoding}-encoded (not decodable)")
+            return
+    if "event-stream" not in content_type:
+        print(f"  body: {body[:100].decode('utf-8', 'replace')!r}" + ("…" if len(body) > 100 else ""))
+        return
+    decoder = Decoder()
+    items = decoder.feed(body) + decoder.close()
+    events = [i for i in items if not isinstance(i, Comment)]
+    print(f"  {len(events)} event(s), {len(items) - len(events)} comment(s):")
+    for item in items:
+        if isinstance(item, Comment):
+            print(f"    : {item.text}")
+        else:
+            data = item.data if len(item.data) <= 90 else item.data[:89] + "…"
+            print(f"    {item.type}: {data}")
+
+
+def _scenarios(args: argparse.Namespace) -> int:
+    for name, scenario in sorted(collect_scenarios(None).items()):
+        print(f"{name:24} {scenario.description}")
+    return 0

@@ -1,0 +1,121 @@
+"""The ssemock exception tree.
+
+Every error ssemock raises on purpose is an :class:`SSEMockError`. Leaves also
+subclass the builtin exception they resemble, so callers may catch either::
+
+    SSEMockError
+    ├── CassetteError (ValueError)          a cassette file is malformed
+    │   └── ImportFormatError               a foreign file cannot be imported
+    ├── CassetteNotFoundError (FileNotFoundError, KeyError)
+    ├── ScenarioError (ValueError)          a scenario file or step is malformed
+    ├── NoMatchError (LookupError)          no interaction matches a request
+    └── ServerError (RuntimeError)          the replay server failed to start or stop
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CassetteError",
+    "CassetteNotFoundError",
+    "ImportFormatError",
+    "NoMatchError",
+    "SSEMockError",
+    "ScenarioError",
+    "ServerError",
+]
+
+
+class SSEMockError(Exception):
+    """Base class of every error raised by ssemock."""
+
+
+class _FileFieldError(SSEMockError, ValueError):
+    """An error in a data file, naming the file, the field and what was expected.
+
+    Args:
+        file: path of the file, or a label such as ``"<string>"``.
+        field: dotted path of the faulty field, e.g. ``"interactions[0].response.status"``.
+        expected: what would have been valid.
+        got: the value found, if any (shown with ``repr``).
+    """
+
+    kind = "file"
+
+    def __init__(
+        self,
+        file: str | Path | None,
+        field: str,
+        expected: str,
+        got: Any = None,
+        *,
+        show_got: bool = True,
+    ) -> None:
+        self.file = str(file) if file is not None else "<memory>"
+        self.field = field
+        self.expected = expected
+        self.got = got
+        where = f"{self.file}: {field}" if field else self.file
+        message = f"{where}: expected {expected}"
+        if show_got and got is not None:
+            shown = repr(got)
+            if len(shown) > 80:
+                shown = shown[:77] + "..."
+            message += f", got {shown}"
+        super().__init__(message)
+
+
+class CassetteError(_FileFieldError):
+    """A cassette file cannot be read: names the file, the field and what was expected."""
+
+    kind = "cassette"
+
+
+class ImportFormatError(CassetteError):
+    """A foreign recording (VCR cassette, raw body, chunks file) cannot be imported."""
+
+
+class ScenarioError(_FileFieldError):
+    """A scenario file or step is invalid: names the file, the step field and the valid choices."""
+
+    kind = "scenario"
+
+
+class CassetteNotFoundError(SSEMockError, FileNotFoundError, KeyError):
+    """A cassette asked for by name or path does not exist.
+
+    Args:
+        name: the name or path asked for.
+        known: the names that do exist (shown sorted).
+    """
+
+    def __init__(self, name: str, known: list[str] | None = None) -> None:
+        self.name = name
+        self.known = sorted(known or [])
+        message = f"no cassette named {name!r}"
+        if known is not None:
+            message += f"; known: {', '.join(self.known) or '(none)'}"
+        super().__init__(message)
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0])
+
+
+class NoMatchError(SSEMockError, LookupError):
+    """No recorded interaction matches a request.
+
+    Attributes:
+        request: a short description of the request (``"POST /v1/chat/completions"``).
+        closest: descriptions of the closest interactions with the matchers that failed.
+    """
+
+    def __init__(self, message: str, request: str, closest: list[dict[str, Any]]) -> None:
+        self.request = request
+        self.closest = closest
+        super().__init__(message)
+
+
+class ServerError(SSEMockError, RuntimeError):
+    """The replay server could not start, or failed while serving."""

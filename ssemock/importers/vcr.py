@@ -1,0 +1,113 @@
+"""Import VCR.py / pytest-recording cassettes holding SSE (or any) response bodies.
+
+Handles the variants seen in real files: request bodies as ``body`` (string or
+``{string: ...}``) or pydantic-ai's ``parsed_body`` (YAML data); response bodies
+as text (``|+`` blocks, double-quoted strings with ``\\r\\n`` escapes) or
+``!!binary`` (e.g. gzip with ``Content-Encoding: gzip``, kept encoded, so the
+client receives exactly what the provider sent). Secret headers and query
+parameters are dropped (see :mod:`ssemock.redact`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..cassette import Cassette, Interaction
+from ..errors import ImportFormatError
+from . import request_from_url, untimed_response
+
+__all__ = ["import_vcr"]
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def import_vcr(path: str | Path, *, name: str | None = None, provenance: dict[str, Any] | None = None) -> Cassette:
+    """Convert one VCR.py cassette file.
+
+    Args:
+        path: the ``.yaml`` file written by VCR.py or pytest-recording.
+        name: cassette name (default: the file name without ``.vcr.yaml`` / ``.yaml``).
+        provenance: extra provenance fields (source repository, licence, ...).
+
+    Returns:
+        A cassette with ``timing: none`` responses (see :mod:`ssemock.importers`).
+
+    Raises:
+        ImportFormatError: the file is not a VCR cassette (names the file and field).
+    """
+    p = Path(path)
+    try:
+        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ImportFormatError(p, "", "a readable VCR.py YAML cassette", str(exc).splitlines()[0]) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
+        raise ImportFormatError(p, "interactions", "a VCR.py cassette with a list of interactions", None)
+    interactions = [_interaction(p, item, i) for i, item in enumerate(doc["interactions"])]
+    meta = {"imported_from": p.name, "importer": "vcr", "timing": "none (VCR.py keeps no chunk timing)"}
+    meta.update(provenance or {})
+    return Cassette(name or _stem(p), interactions, meta)
+
+
+def _stem(p: Path) -> str:
+    name = p.name
+    for suffix in (".vcr.yaml", ".vcr.yml", ".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return p.stem
+
+
+def _interaction(p: Path, item: Any, i: int) -> Interaction:
+    where = f"interactions[{i}]"
+    if not isinstance(item, dict) or not isinstance(item.get("request"), dict) or not isinstance(
+        item.get("response"), dict
+    ):
+        raise ImportFormatError(p, where, "a mapping with 'request' and 'response'", item)
+    req, resp = item["request"], item["response"]
+    for key in ("method", "uri"):
+        if not isinstance(req.get(key), str):
+            raise ImportFormatError(p, f"{where}.request.{key}", "a string", req.get(key))
+    status = resp.get("status", {})
+    code = status.get("code") if isinstance(status, dict) else None
+    if not isinstance(code, int):
+        raise ImportFormatError(p, f"{where}.response.status.code", "an HTTP status code", code)
+    request = request_from_url(req["method"], req["uri"], _headers(req.get("headers")), _request_body(req))
+    body = _bytes(p, resp.get("body"), f"{where}.response.body")
+    response = untimed_response(code, status.get("message"), _headers(resp.get("headers")), body)
+    return Interaction(request, response)
+
+
+def _headers(doc: Any) -> list[tuple[str, str]]:
+    if not isinstance(doc, dict):
+        return []
+    out = []
+    for name, values in doc.items():
+        for value in values if isinstance(values, list) else [values]:
+            out.append((str(name), str(value)))
+    return out
+
+
+def _request_body(req: dict[str, Any]) -> bytes | None:
+    if "parsed_body" in req:  # pydantic-ai's serializer: JSON body kept as YAML data
+        return json.dumps(req["parsed_body"], separators=(",", ":"), ensure_ascii=False).encode()
+    body = req.get("body")
+    if isinstance(body, dict):
+        body = body.get("string")
+    if body is None or body in ("", b""):
+        return None if body is None else b""
+    return body if isinstance(body, bytes) else str(body).encode("utf-8")
+
+
+def _bytes(p: Path, body: Any, where: str) -> bytes:
+    if isinstance(body, dict):
+        body = body.get("string", b"")
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    raise ImportFormatError(p, where, "a string or !!binary body", body)

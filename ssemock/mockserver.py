@@ -1,0 +1,196 @@
+"""``MockServer``: the replay server as a context manager, for tests and scripts.
+
+``with MockServer(...) as server`` runs it in a background thread with its own
+event loop, so synchronous clients (``openai.OpenAI``, ``requests``) work;
+``async with MockServer(...)`` runs it in the current event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+from .bundled import bundled_cassettes, bundled_scenarios
+from .cassette import Cassette, load_cassettes
+from .errors import ServerError
+from .matching import DEFAULT_MATCH_ON
+from .scenario import Scenario, load_scenarios
+from .server import ServerState, create_app
+
+__all__ = ["MockServer", "collect_cassettes", "collect_scenarios"]
+
+CassetteSource = str | os.PathLike[str] | Cassette
+ScenarioSource = str | os.PathLike[str] | Scenario
+
+
+def collect_cassettes(sources: Iterable[CassetteSource] | None) -> dict[str, Cassette]:
+    """Cassettes by name from directories, files and :class:`Cassette` objects.
+
+    None means the bundled cassettes. Raises :class:`~ssemock.CassetteError` or
+    :class:`~ssemock.CassetteNotFoundError`.
+    """
+    found: dict[str, Cassette] = {}
+    for source in [bundled_cassettes()] if sources is None else sources:
+        if isinstance(source, Cassette):
+            found[source.name] = source
+        elif Path(source).is_dir():
+            found.update(load_cassettes(source))
+        else:
+            cassette = Cassette.load(source)
+            found[cassette.name] = cassette
+    return found
+
+
+def collect_scenarios(sources: Iterable[ScenarioSource] | None) -> dict[str, Scenario]:
+    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled)."""
+    found: dict[str, Scenario] = {}
+    for source in [bundled_scenarios()] if sources is None else sources:
+        if isinstance(source, Scenario):
+            found[source.name] = source
+        elif Path(source).is_dir():
+            found.update(load_scenarios(source))
+        else:
+            scenario = Scenario.load(source)
+            found[scenario.name] = scenario
+    return found
+
+
+class MockServer:
+    """A replay server on ``host:port`` (port 0 picks a free one).
+
+    Args:
+        cassettes: directories, cassette files or :class:`Cassette` objects;
+            None (default) serves the bundled real-world cassettes.
+        scenarios: directories, scenario files or :class:`Scenario` objects;
+            None (default) loads the bundled presets.
+        scenario: default scenario name(s), comma-separated, or None.
+        host: address to bind (default ``127.0.0.1``).
+        port: TCP port (default 0: a free port).
+        match_on: matcher names (default ``("method", "path", "body")``).
+        timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
+
+    Attributes:
+        url: ``http://HOST:PORT`` once started.
+
+    Raises:
+        CassetteError, ScenarioError: a cassette or scenario file is malformed.
+        ServerError: the server could not start (e.g. the port is taken).
+    """
+
+    def __init__(
+        self,
+        cassettes: Iterable[CassetteSource] | None = None,
+        *,
+        scenarios: Iterable[ScenarioSource] | None = None,
+        scenario: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        timing_scale: float = 1.0,
+    ) -> None:
+        self.state = ServerState(
+            cassettes=collect_cassettes(cassettes),
+            scenarios=collect_scenarios(scenarios),
+            scenario=scenario,
+            match_on=tuple(match_on),
+            timing_scale=timing_scale,
+        )
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Event | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL, ``http://HOST:PORT``."""
+        if self._runner is None:
+            raise ServerError("MockServer is not running")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """A copy of the journal: one dict per request received (see :mod:`ssemock.server`)."""
+        return copy.deepcopy(self.state.journal)
+
+    def reset(self) -> None:
+        """Clear the journal and play counts."""
+        self.state.reset()
+
+    # ---- async ----------------------------------------------------------------
+    async def start(self) -> None:
+        """Start serving in the running event loop. Raises :class:`ServerError`."""
+        runner = web.AppRunner(create_app(self.state), access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise ServerError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+        self.port = runner.addresses[0][1]
+        self._runner = runner
+
+    async def stop(self) -> None:
+        """Stop serving and close open connections."""
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    async def __aenter__(self) -> MockServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # ---- background thread ------------------------------------------------------
+    def __enter__(self) -> MockServer:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+                self._stopped = asyncio.Event()
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_until_complete(self._stopped.wait())
+                loop.run_until_complete(self.stop())
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="ssemock-server", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            raise failure[0]
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._loop is not None and self._stopped is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._thread = self._loop = self._stopped = None

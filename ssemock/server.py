@@ -1,0 +1,311 @@
+"""The replay server: aiohttp app factory, replay handler, admin routes, journal.
+
+HTTP contract (design §4):
+
+* any method and path not under ``/_ssemock/`` is matched against the cassettes
+  and answered with the recorded response under the selected scenario;
+* ``X-SSEMock-Cassette: NAME`` or the path prefix ``/_ssemock/c/NAME/`` selects a
+  cassette; ``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/`` selects scenarios;
+* admin: ``GET /_ssemock/health``, ``GET /_ssemock/cassettes``,
+  ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal);
+* errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}``: 404
+  ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
+  400 ``ssemock_unknown_scenario``.
+
+Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
+connection), each at ``t × timing_scale`` seconds after the request arrived;
+HTTP/1.1 chunked framing, so a recorded ``cut`` (connection closed without the
+terminating chunk) or ``reset`` (TCP RST) stays distinguishable from a clean end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from .cassette import Cassette, Request
+from .errors import NoMatchError
+from .matching import DEFAULT_MATCH_ON, describe, find_interaction
+from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
+from .scenario import Plan, Scenario
+
+__all__ = ["ServerState", "create_app"]
+
+# Hop-by-hop and framing headers: the server frames the body itself.
+_FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
+_PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)$")
+STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
+
+
+@dataclass
+class ServerState:
+    """Everything one replay server knows: cassettes, scenarios, options, journal.
+
+    Attributes:
+        cassettes: cassettes by name, in matching priority order.
+        scenarios: scenarios by name.
+        scenario: the default scenario names (comma-separated), or None.
+        match_on: matcher names (see :mod:`ssemock.matching`).
+        timing_scale: multiplies recorded times; 0 = no delays.
+        journal: one dict per request received, in order.
+    """
+
+    cassettes: dict[str, Cassette] = field(default_factory=dict)
+    scenarios: dict[str, Scenario] = field(default_factory=dict)
+    scenario: str | None = None
+    match_on: Sequence[str] = DEFAULT_MATCH_ON
+    timing_scale: float = 1.0
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    played: dict[tuple[str, int], int] = field(default_factory=dict)
+    seed: int = 0
+
+    def reset(self) -> None:
+        """Clear the journal and the play counts."""
+        self.journal.clear()
+        self.played.clear()
+
+
+def create_app(state: ServerState) -> web.Application:
+    """Build the aiohttp application serving ``state``."""
+    app = web.Application(client_max_size=1 << 30)
+    app[STATE] = state
+    app.router.add_get("/_ssemock/health", _health)
+    app.router.add_get("/_ssemock/cassettes", _cassettes)
+    app.router.add_get("/_ssemock/scenarios", _scenarios)
+    app.router.add_get("/_ssemock/requests", _journal)
+    app.router.add_delete("/_ssemock/requests", _clear_journal)
+    app.router.add_route("*", "/{tail:.*}", _replay)
+    return app
+
+
+def error_response(status: int, kind: str, message: str, **extra: Any) -> web.Response:
+    """A JSON error in the shape providers use: ``{"error": {"type", "message", ...}}``."""
+    body = {"error": {"type": kind, "message": message, **extra}}
+    return web.json_response(body, status=status)
+
+
+async def _health(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.json_response(
+        {"status": "ok", "cassettes": len(state.cassettes), "scenarios": len(state.scenarios)}
+    )
+
+
+async def _cassettes(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.json_response([cassette_summary(c) for c in state.cassettes.values()])
+
+
+def cassette_summary(cassette: Cassette) -> dict[str, Any]:
+    """Name, provenance and one line per interaction, for the admin API and ``inspect``."""
+    return {
+        "name": cassette.name,
+        "provenance": cassette.provenance,
+        "interactions": [
+            {
+                "request": describe(i.request),
+                "status": i.response.status,
+                "content_type": i.response.header("content-type"),
+                "chunks": len(i.response.chunks),
+                "bytes": sum(len(c.data) for c in i.response.chunks),
+                "timing": "recorded" if i.response.timed else "none",
+                "end": i.response.end.how,
+            }
+            for i in cassette.interactions
+        ],
+    }
+
+
+async def _scenarios(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.json_response(
+        [{"name": s.name, "description": s.description} for s in state.scenarios.values()]
+    )
+
+
+async def _journal(request: web.Request) -> web.Response:
+    return web.json_response(request.app[STATE].journal)
+
+
+async def _clear_journal(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    count = len(state.journal)
+    state.reset()
+    return web.json_response({"cleared": count})
+
+
+def _split_prefixes(path: str) -> tuple[str, str | None, str | None]:
+    """Remove ``/_ssemock/c/NAME`` and ``/_ssemock/s/NAMES`` prefixes (any order)."""
+    cassette = scenario = None
+    while (m := _PREFIX.match(path)) is not None:
+        if m.group(1) == "c":
+            cassette = m.group(2)
+        else:
+            scenario = m.group(2)
+        path = m.group(3)
+    return path, cassette, scenario
+
+
+def _body_for_journal(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return body.decode("utf-8", "replace") if body else None
+
+
+async def _replay(request: web.Request) -> web.StreamResponse:
+    state = request.app[STATE]
+    arrived = asyncio.get_running_loop().time()
+    path, cassette_name, scenario_names = _split_prefixes(request.path)
+    if path.startswith("/_ssemock/"):
+        return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
+    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name)
+    scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
+    body = await request.read()
+    received = Request(
+        method=request.method,
+        path=path,
+        query=[(k, v) for k, v in request.query.items()],
+        headers=list(request.headers.items()),
+        body=body,
+    )
+    entry: dict[str, Any] = {
+        "seq": len(state.journal) + 1,
+        "time": time.time(),
+        "method": request.method,
+        "path": path,
+        "query": dict(redact_pairs(received.query, SECRET_QUERY_PARAMS)),
+        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
+        "body": _body_for_journal(body),
+        "cassette": None,
+        "interaction": None,
+        "scenario": scenario_names,
+        "seed": state.seed,
+        "status": None,
+        "outcome": None,
+    }
+    state.journal.append(entry)
+
+    scenario, problem = _scenario(state, scenario_names)
+    if problem is not None:
+        return _refuse(entry, problem)
+    if cassette_name is not None and cassette_name not in state.cassettes:
+        return _refuse(entry, error_response(
+            404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
+            known=sorted(state.cassettes),
+        ))
+    pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
+    try:
+        match = find_interaction(
+            pool, received, state.match_on, played=state.played, explicit=cassette_name is not None
+        )
+    except NoMatchError as exc:
+        return _refuse(entry, error_response(404, "ssemock_no_match", str(exc), closest=exc.closest))
+    entry["cassette"], entry["interaction"] = match.cassette.name, match.index
+    plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale)
+    if scenario is not None:
+        scenario.apply(plan)
+    return await send_plan(request, plan, entry, arrived)
+
+
+def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None]:
+    if not names:
+        return None, None
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in state.scenarios]
+    if unknown:
+        return None, error_response(
+            400, "ssemock_unknown_scenario", f"no scenario named {unknown[0]!r}",
+            known=sorted(state.scenarios),
+        )
+    return Scenario.compose(state.scenarios[n] for n in wanted), None
+
+
+def _refuse(entry: dict[str, Any], response: web.Response) -> web.Response:
+    entry["status"] = response.status
+    entry["outcome"] = "refused"
+    assert response.body is not None
+    entry["error"] = json.loads(bytes(response.body))["error"]  # type: ignore[arg-type]
+    return response
+
+
+async def send_plan(
+    request: web.Request, plan: Plan, entry: dict[str, Any], arrived: float
+) -> web.StreamResponse:
+    """Send ``plan``: status and headers at ``start``, then one write per chunk at its time.
+
+    The journal ``entry`` gets ``status``, ``chunks_sent``, ``bytes_sent`` and
+    ``outcome`` (``complete``, ``cut``, ``reset`` or ``client_gone``).
+    """
+    resp_rec = plan.response
+    scale = plan.timing_scale
+    headers = [(k, v) for k, v in resp_rec.headers if k.lower() not in _FRAMING_HEADERS]
+    response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
+    for name, value in headers:
+        response.headers.add(name, value)
+    if plan.framing == "chunked":
+        response.enable_chunked_encoding()
+    elif plan.framing == "length":
+        response.content_length = sum(len(c.data) for c in resp_rec.chunks)
+    else:
+        response.force_close()
+    entry["status"] = resp_rec.status
+    entry["chunks_sent"] = entry["bytes_sent"] = 0
+    loop = asyncio.get_running_loop()
+    try:
+        await _sleep_until(loop, arrived + resp_rec.start * scale)
+        await response.prepare(request)
+        for chunk in resp_rec.chunks:
+            if scale:
+                await _sleep_until(loop, arrived + chunk.t * scale)
+            await response.write(chunk.data)
+            entry["chunks_sent"] += 1
+            entry["bytes_sent"] += len(chunk.data)
+        if scale:
+            await _sleep_until(loop, arrived + resp_rec.end.t * scale)
+        how = resp_rec.end.how
+        if how == "reset":
+            _abort(request, reset=True)
+            entry["outcome"] = "reset"
+        elif how in ("cut", "timeout", "client_gone") or plan.framing == "close":
+            if plan.framing == "close":
+                await response.write_eof()
+                entry["outcome"] = "complete"
+            else:
+                _abort(request, reset=False)
+                entry["outcome"] = "cut"
+        else:
+            await response.write_eof()
+            entry["outcome"] = "complete"
+    except ConnectionError:
+        entry["outcome"] = "client_gone"
+    return response
+
+
+async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+    delay = deadline - loop.time()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def _abort(request: web.Request, *, reset: bool) -> None:
+    """Close the connection without the chunked terminator; with ``reset``, send a TCP RST."""
+    transport = request.transport
+    if transport is None:
+        return
+    sock = transport.get_extra_info("socket")
+    if reset and sock is not None:
+        # SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        transport.abort()
+    else:
+        transport.close()
