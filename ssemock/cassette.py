@@ -314,7 +314,7 @@ def _yaml_files(root: Path) -> Iterator[Path]:
 
 
 # ---- YAML emitting: readable text blocks ------------------------------------------
-class _Dumper(_BaseDumper):  # type: ignore[misc,valid-type]
+class _Dumper(_BaseDumper):  # type: ignore[misc]
     pass
 
 

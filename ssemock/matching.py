@@ -13,6 +13,7 @@ order; when all were played, the first (replays repeat).
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -146,7 +147,7 @@ def find_interaction(
     required = [m for m in match_on if not (explicit and m == "body")]
     played = played if played is not None else {}
     candidates: list[tuple[tuple[int, int, int, int], Match]] = []
-    near: list[tuple[int, Match, list[str]]] = []
+    near: list[tuple[int, float, Match, list[str]]] = []
     position = 0
     for cassette in cassettes:
         for index, inter in enumerate(cassette.interactions):
@@ -155,7 +156,8 @@ def find_interaction(
             hard = [f for f in fails if f.split(":", 1)[0] in required]
             match = Match(cassette, index, inter)
             if hard:
-                near.append((len(hard), match, hard))
+                likeness = difflib.SequenceMatcher(None, received.path, inter.request.path).ratio()
+                near.append((len(hard), -likeness, match, hard))
                 continue
             rec = inter.request
             wildcard = rec.body is None and rec.body_sha256 is None
@@ -166,11 +168,11 @@ def find_interaction(
         key = (best.cassette.name, best.index)
         played[key] = played.get(key, 0) + 1
         return best
-    near.sort(key=lambda n: n[0])
-    closest = [
+    near.sort(key=lambda n: (n[0], n[1]))
+    closest: list[dict[str, Any]] = [
         {"cassette": m.cassette.name, "interaction": m.index, "request": describe(m.interaction.request),
          "differences": diffs}
-        for _, m, diffs in near[:3]
+        for _, _, m, diffs in near[:3]
     ]
     asked = describe(received)
     if closest:
@@ -178,7 +180,7 @@ def find_interaction(
         message = (
             f"no recorded interaction matches {asked} (match on {', '.join(match_on)}); closest: "
             f"{top['cassette']} #{top['interaction']} {top['request']}, which differs in "
-            + "; ".join(top["differences"])
+            + "; ".join(near[0][3])
         )
     else:
         message = f"no recorded interaction matches {asked}: no cassette has any interaction"
@@ -196,8 +198,5 @@ def _qs(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    if isinstance(value, bytes):
-        text = repr(value)
-    else:
-        text = json.dumps(value, ensure_ascii=False)
+    text = repr(value) if isinstance(value, bytes) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"

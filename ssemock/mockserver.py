@@ -166,7 +166,7 @@ class MockServer:
             try:
                 loop.run_until_complete(self.start())
                 self._stopped = asyncio.Event()
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            except BaseException as exc:
                 failure.append(exc)
                 ready.set()
                 loop.close()

@@ -193,7 +193,7 @@ def _step(item: Any, where: str, source: str) -> Step:
             raise ScenarioError(
                 source, f"{where}.{kind}.{key}", f"a field of {kind}: {', '.join(cls.fields)}", None
             )
-    step = cls(**args)  # type: ignore[call-arg]
+    step = cls(**args)
     _check(step, f"{where}.{kind}", source)
     return step
 

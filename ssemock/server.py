@@ -54,6 +54,7 @@ class ServerState:
         cassettes: cassettes by name, in matching priority order.
         scenarios: scenarios by name.
         scenario: the default scenario names (comma-separated), or None.
+        cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
         timing_scale: multiplies recorded times; 0 = no delays.
         journal: one dict per request received, in order.
@@ -62,6 +63,7 @@ class ServerState:
     cassettes: dict[str, Cassette] = field(default_factory=dict)
     scenarios: dict[str, Scenario] = field(default_factory=dict)
     scenario: str | None = None
+    cassette: str | None = None
     match_on: Sequence[str] = DEFAULT_MATCH_ON
     timing_scale: float = 1.0
     journal: list[dict[str, Any]] = field(default_factory=list)
@@ -168,7 +170,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     path, cassette_name, scenario_names = _split_prefixes(request.path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
-    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name)
+    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name) or state.cassette
     scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     body = await request.read()
     received = Request(

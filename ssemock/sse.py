@@ -158,12 +158,10 @@ class Decoder:
             self._data.append(value)
         elif name == "event":
             self._type = value
-        elif name == "id":
-            if "\0" not in value:  # an id containing NULL is ignored
-                self._id_buffer = value
-        elif name == "retry":
-            if value.isascii() and value.isdigit():  # only ASCII digits
-                self.reconnection_time = self._retry = int(value)
+        elif name == "id" and "\0" not in value:  # an id containing NULL is ignored
+            self._id_buffer = value
+        elif name == "retry" and value.isascii() and value.isdigit():  # only ASCII digits
+            self.reconnection_time = self._retry = int(value)
         # any other field name is ignored
 
     def _dispatch(self, out: list[Event | Comment]) -> None:

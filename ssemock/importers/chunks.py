@@ -15,8 +15,8 @@ from typing import Any
 
 from ..cassette import Cassette, Interaction, Request
 from ..errors import ImportFormatError
-from .raw import SSE_HEADERS, read_bytes, stem
 from . import untimed_response
+from .raw import SSE_HEADERS, read_bytes, stem
 
 __all__ = ["import_chunks"]
 
