@@ -8,13 +8,14 @@ event loop, so synchronous clients (``openai.OpenAI``, ``requests``) work;
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -27,6 +28,7 @@ from .server import ServerState, create_app
 
 __all__ = ["MockServer", "collect_cassettes", "collect_scenarios"]
 
+T = TypeVar("T")
 CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
 
@@ -120,11 +122,33 @@ class MockServer:
     @property
     def requests(self) -> list[dict[str, Any]]:
         """A copy of the journal: one dict per request received (see :mod:`ssemock.server`)."""
-        return copy.deepcopy(self.state.journal)
+        return self.call(lambda: copy.deepcopy(self.state.journal))
 
     def reset(self) -> None:
         """Clear the journal and play counts."""
-        self.state.reset()
+        self.call(self.state.reset)
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn()`` where the server runs and return its result (or raise its exception).
+
+        When the server runs in its background thread (``with MockServer()``), ``fn``
+        runs in the server's event loop, between two steps of any request in flight,
+        so it may read :attr:`state` or replace its attributes safely from another
+        thread. Otherwise ``fn`` is called directly.
+        """
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None or threading.current_thread() is thread or not loop.is_running():
+            return fn()
+        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                done.set_result(fn())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+        loop.call_soon_threadsafe(run)
+        return done.result()
 
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
