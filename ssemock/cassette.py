@@ -542,7 +542,11 @@ def _opt_str(v: _Validator, ev: dict[str, Any], key: str, at: str) -> str | None
 
 
 # ---- dumping helpers ----------------------------------------------------------------
-def _headers_doc(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+def _headers_doc(pairs: list[tuple[str, str]]) -> dict[str, Any] | list[list[str]]:
+    """A mapping (repeated names as lists) when that keeps the order, else ``[name, value]`` pairs."""
+    names = [name for i, (name, _) in enumerate(pairs) if i == 0 or pairs[i - 1][0] != name]
+    if len(names) != len(set(names)):
+        return [[name, value] for name, value in pairs]
     doc: dict[str, Any] = {}
     for name, value in pairs:
         if name in doc:

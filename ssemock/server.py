@@ -176,7 +176,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     received = Request(
         method=request.method,
         path=path,
-        query=[(k, v) for k, v in request.query.items()],
+        # Secret query parameters are never recorded, so they are neither matched nor echoed.
+        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS),
         headers=list(request.headers.items()),
         body=body,
     )
@@ -185,7 +186,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "time": time.time(),
         "method": request.method,
         "path": path,
-        "query": dict(redact_pairs(received.query, SECRET_QUERY_PARAMS)),
+        "query": dict(received.query),
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": _body_for_journal(body),
         "cassette": None,

@@ -1,0 +1,164 @@
+"""Cassette format v1: lossless round trip, readable text, hand-written events, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssemock import Cassette, CassetteError, CassetteNotFoundError, Chunk, End, Interaction, Request, Response
+from ssemock.cassette import END_HOWS, load_cassettes
+from ssemock.sse import decode
+
+seconds = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
+header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=20)
+chunk_bytes = st.one_of(
+    st.binary(max_size=64),
+    st.text(max_size=64).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    st.sampled_from([b"data: caf\xc3", b"\xa9\n\n", b"data: a\r\n\r\n", b"\xef\xbb\xbfdata: x\n\n",
+                     b"data: \xe2\x80\xa8\n\n", b"data: a  \n\n", b"  leading\n", b"\x85\n", b"\t\n"]),
+)
+
+
+@st.composite
+def cassettes(draw: st.DrawFn) -> Cassette:
+    interactions = []
+    for _ in range(draw(st.integers(1, 3))):
+        chunks = [Chunk(draw(seconds), draw(chunk_bytes)) for _ in range(draw(st.integers(0, 6)))]
+        timed = draw(st.booleans())
+        if not timed:
+            chunks = [Chunk(0.0, c.data) for c in chunks]
+        response = Response(
+            status=draw(st.integers(100, 599)),
+            headers=draw(st.lists(st.tuples(header_text, header_text), max_size=4)),
+            chunks=chunks,
+            start=draw(seconds) if timed else 0.0,
+            end=End(draw(seconds) if timed else 0.0, draw(st.sampled_from(END_HOWS))),
+            timed=timed,
+        )
+        body = draw(st.none() | st.binary(max_size=30) | st.just(b'{"model":"x","stream":true}'))
+        request = Request(draw(st.sampled_from(["GET", "POST"])), "/v1/" + draw(st.text("abc/", max_size=8)),
+                          body=body)
+        interactions.append(Interaction(request, response))
+    return Cassette("c", interactions, {"source": draw(st.text(max_size=20))})
+
+
+@settings(max_examples=200)
+@given(cassettes())
+def test_any_bytes_chunking_and_timing_round_trip_exactly(cassette: Cassette) -> None:
+    again = Cassette.loads(cassette.dumps(), name="c")
+    for a, b in zip(cassette.interactions, again.interactions, strict=True):
+        assert b.response == a.response  # bytes, chunk boundaries, floats: all exact
+        assert (b.request.method, b.request.path, b.request.json() or b.request.body) == (
+            a.request.method, a.request.path, a.request.json() or a.request.body)
+    assert again.provenance == cassette.provenance
+
+
+def test_utf8_stream_reads_as_text_lines_in_the_file() -> None:
+    body = b'data: {"text": "caf\xc3\xa9"}\n\n'
+    cassette = Cassette("r", [Interaction(Request("POST", "/v1/x"), Response(chunks=[Chunk(0.25, body)]))])
+    text = cassette.dumps()
+    assert '      text: |+\n        data: {"text": "café"}\n\n' in text
+    assert text.startswith("ssemock_cassette: 1\n")
+
+
+def test_split_character_stays_lossless_as_base64() -> None:
+    chunks = [Chunk(0.1, b"data: caf\xc3"), Chunk(0.2, b"\xa9\n\n")]
+    cassette = Cassette("r", [Interaction(Request(), Response(chunks=chunks))])
+    doc = yaml.safe_load(cassette.dumps())
+    assert doc["interactions"][0]["response"]["chunks"][0] == {"t": 0.1, "base64": "ZGF0YTogY2Fmww=="}
+    assert Cassette.loads(cassette.dumps()).interactions[0].response.chunks == chunks
+
+
+def test_hand_written_events() -> None:
+    text = """
+ssemock_cassette: 1
+interactions:
+- request: {method: POST, path: /v1/chat/completions}
+  response:
+    headers: {content-type: text/event-stream}
+    interval: 0.1
+    events:
+    - comment: OPENROUTER PROCESSING
+    - data: {choices: [{delta: {content: Hi}}]}
+    - {event: done, id: "7", data: "[DONE]"}
+"""
+    resp = Cassette.loads(text).interactions[0].response
+    assert [c.t for c in resp.chunks] == [0.1, 0.2, 0.3]
+    assert resp.body == (b": OPENROUTER PROCESSING\n\n"
+                         b'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n'
+                         b"event: done\nid: 7\ndata: [DONE]\n\n")
+    assert [e.data for e in decode(resp.body)] == ['{"choices":[{"delta":{"content":"Hi"}}]}', "[DONE]"]
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "expected"),
+    [
+        ("interactions: []", "ssemock_cassette", "format version 1"),
+        ("ssemock_cassette: 2\ninteractions: []", "ssemock_cassette", "format version 1"),
+        ("ssemock_cassette: 1\ninteractions: {}", "interactions", "a list of interactions"),
+        ("ssemock_cassette: 1\ninteractions: [{request: {}}]", "interactions[0].response", "a response mapping"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {status: 700}}]", "interactions[0].response.status",
+         "an HTTP status code 100-599"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {chunks: [{t: -1, text: x}]}}]",
+         "interactions[0].response.chunks[0].t", "a number of seconds >= 0"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {chunks: [{t: 1}]}}]",
+         "interactions[0].response.chunks[0]", "exactly one of 'text' or 'base64'"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {chunks: [{base64: '!!'}]}}]",
+         "interactions[0].response.chunks[0].base64", "valid base64"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {end: {how: crashed}}}]",
+         "interactions[0].response.end.how", "one of clean, cut, reset, timeout, client_gone"),
+        ("ssemock_cassette: 1\ninteractions: [{request: {path: v1}, response: {}}]",
+         "interactions[0].request.path", "a URL path starting with /"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {stauts: 200}}]", "interactions[0].response.stauts",
+         "one of the keys"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {events: [{data: a, id: \"a\\nb\"}]}}]",
+         "interactions[0].response.events[0]", "an encodable event"),
+        ("ssemock_cassette: [1\n", "", "valid YAML"),
+    ],
+)
+def test_broken_cassette_names_file_field_and_expectation(
+    tmp_path: Path, text: str, field: str, expected: str
+) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(CassetteError) as info:
+        Cassette.load(path)
+    assert info.value.file == str(path)
+    assert info.value.field == field
+    assert expected in info.value.expected
+    assert str(path) in str(info.value) and expected in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
+    path = tmp_path / "evil.yaml"
+    path.write_text("ssemock_cassette: !!python/object/apply:os.system ['true']\ninteractions: []\n")
+    with pytest.raises(CassetteError, match="valid YAML"):
+        Cassette.load(path)
+
+
+def test_missing_cassette_is_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(CassetteNotFoundError) as info:
+        Cassette.load(tmp_path / "nope.yaml")
+    assert isinstance(info.value, FileNotFoundError)
+    with pytest.raises(CassetteNotFoundError):
+        load_cassettes(tmp_path / "no-dir")
+
+
+def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "c.yaml"
+    cassette = Cassette("c", [Interaction(Request(), Response(chunks=[Chunk(0, b"data: x\n\n")]))])
+    cassette.save(target)
+    assert [p.name for p in target.parent.iterdir()] == ["c.yaml"]
+    assert oct(target.stat().st_mode & 0o777) != oct(0o600)
+    assert Cassette.load(target).interactions[0].response.body == b"data: x\n\n"
+
+
+def test_large_body_by_digest_round_trips() -> None:
+    req = Request("POST", "/v1/x", body_sha256="a" * 64, body_size=5_000_000)
+    again = Cassette.loads(Cassette("d", [Interaction(req, Response())]).dumps()).interactions[0].request
+    assert (again.body, again.body_sha256, again.body_size) == (None, "a" * 64, 5_000_000)

@@ -1,0 +1,161 @@
+"""Importers on the real recordings: VCR.py variants, raw bodies, chunks files, bundled cassettes."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ssemock import Cassette, ImportFormatError
+from ssemock.cli import main
+from ssemock.importers import event_chunks
+from ssemock.importers.chunks import import_chunks
+from ssemock.importers.raw import import_raw
+from ssemock.importers.vcr import import_vcr
+from ssemock.redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, SECRET_RESPONSE_HEADERS
+from ssemock.sse import decode
+
+from .conftest import REALWORLD
+
+ROOT = Path(__file__).parent.parent
+
+
+def _tool():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("import_realworld", ROOT / "tools" / "import_realworld.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_realworld"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bundled_cassettes_are_the_real_recordings_imported(bundled: dict[str, Cassette]) -> None:
+    fresh = {c.name: c for c in _tool().import_all(REALWORLD)}
+    assert sorted(fresh) == sorted(bundled)
+    assert len(bundled) == 14  # every real stream listed in SOURCES.md
+    for name, cassette in fresh.items():
+        assert bundled[name].dumps() == cassette.dumps(), name
+
+
+def test_every_bundled_cassette_carries_its_provenance(bundled: dict[str, Cassette]) -> None:
+    for cassette in bundled.values():
+        p = cassette.provenance
+        assert p["source_repository"].count("/") == 1, cassette.name
+        assert p["source_path"] and p["licence"] in {"MIT", "Apache-2.0"}, cassette.name
+        assert (REALWORLD / p["imported_from"]).is_file()
+
+
+def test_no_secret_header_or_query_parameter_in_bundled_cassettes(bundled: dict[str, Cassette]) -> None:
+    for cassette in bundled.values():
+        for inter in cassette.interactions:
+            assert not {k.lower() for k, _ in inter.request.headers} & SECRET_REQUEST_HEADERS
+            assert not {k.lower() for k, _ in inter.response.headers} & SECRET_RESPONSE_HEADERS
+            assert not {k for k, _ in inter.request.query} & SECRET_QUERY_PARAMS
+        assert "REDACTED-" not in cassette.dumps()
+
+
+def test_vcr_parsed_body_becomes_the_json_request_body() -> None:
+    cassette = import_vcr(REALWORLD / "openai-chat-tool-calls-usage.vcr.yaml")
+    body = cassette.interactions[0].request.json()
+    assert body["model"] == "gpt-4o-mini" and body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert cassette.interactions[0].request.path == "/v1/chat/completions"
+
+
+def test_vcr_gzip_binary_body_is_kept_encoded() -> None:
+    inter = import_vcr(REALWORLD / "anthropic-messages-tool-use-gzip.vcr.yaml").interactions[0]
+    assert inter.response.header("Content-Encoding") == "gzip"
+    assert len(inter.response.chunks) == 1  # encoded bytes are not split at event boundaries
+    plain = gzip.decompress(inter.response.body)
+    assert len(plain) == 1284  # SOURCES.md: "1,284 bytes once gunzipped"
+    types = [e.type for e in decode(plain)]  # type: ignore[union-attr]
+    assert types == ["message_start", "content_block_start", "ping", "content_block_delta",
+                     "content_block_stop", "message_delta", "message_stop"]
+
+
+def test_vcr_crlf_double_quoted_body_keeps_crlf() -> None:
+    inter = import_vcr(REALWORLD / "gemini-streamgeneratecontent-crlf.vcr.yaml").interactions[0]
+    assert inter.request.query == [("alt", "sse")]
+    assert [c.data[-4:] for c in inter.response.chunks] == [b"\r\n\r\n"] * 3
+    last = json.loads(decode(inter.response.body)[-1].data)  # type: ignore[union-attr]
+    assert last["candidates"][0]["finishReason"] == "STOP"
+
+
+def test_vcr_import_marks_missing_timing_and_splits_after_blank_lines() -> None:
+    cassette = import_vcr(REALWORLD / "openrouter-chat-keepalive-midstream-error.vcr.yaml")
+    resp = cassette.interactions[0].response
+    assert resp.timed is False and all(c.t == 0.0 for c in resp.chunks)
+    assert [c.data for c in resp.chunks[:17]] == [b": OPENROUTER PROCESSING\n\n"] * 17
+    assert resp.chunks[-1].data == b"data: [DONE]\n\n"
+
+
+def test_raw_bin_body_is_served_byte_for_byte() -> None:
+    source = REALWORLD / "openai-chat-finish-length-usage.sse.bin"
+    inter = import_raw(source, request_path="/v1/chat/completions").interactions[0]
+    assert inter.response.body == source.read_bytes() and len(inter.response.body) == 1124
+    assert inter.request.body is None  # matches any request body
+    assert len(decode(inter.response.body)) == 5
+
+
+def test_raw_txt_without_final_newline_keeps_it_so() -> None:
+    source = REALWORLD / "anthropic-messages-max-tokens-partial-json.sse.txt"
+    body = import_raw(source, request_path="/v1/messages").interactions[0].response.body
+    assert body == source.read_bytes() and body.endswith(b'"message_stop" }')
+    # The last event has no closing blank line: a conforming client never sees message_stop.
+    assert [e.type for e in decode(body)][-1] == "message_delta"  # type: ignore[union-attr]
+
+
+def test_chunks_file_wraps_each_payload_and_adds_done() -> None:
+    source = REALWORLD / "alibaba-qwen-chat-emoji-split.chunks.txt"
+    lines = source.read_text(encoding="utf-8").split("\n")
+    events = decode(import_chunks(source, request_path="/x", done=True).interactions[0].response.body)
+    assert [e.data for e in events] == [*lines, "[DONE]"]  # type: ignore[union-attr]
+    assert len(lines) == 275  # the last line has no newline after it
+    left = json.loads(lines[242])["choices"][0]["delta"]["content"]
+    right = json.loads(lines[243])["choices"][0]["delta"]["content"]
+    assert left.endswith("\u26a0") and right.startswith("\ufe0f")  # one emoji split across two events
+
+
+def test_chunks_event_from_type_rebuilds_responses_event_names() -> None:
+    source = REALWORLD / "openai-responses-error-insufficient-quota.chunks.txt"
+    events = decode(import_chunks(source, request_path="/v1/responses", event_from_type=True)
+                    .interactions[0].response.body)
+    assert [e.type for e in events] == ["response.created", "response.in_progress", "error",  # type: ignore
+                                        "response.failed"]
+
+
+def test_event_chunks_split_after_every_blank_line_and_join_back() -> None:
+    body = b": c\r\n\r\ndata: a\n\ndata: b\r\rdata: tail"
+    assert event_chunks(body) == [b": c\r\n\r\n", b"data: a\n\n", b"data: b\r\r", b"data: tail"]
+
+
+def test_import_errors_name_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "notvcr.yaml"
+    bad.write_text("hello: world\n")
+    with pytest.raises(ImportFormatError) as info:
+        import_vcr(bad)
+    assert info.value.file == str(bad) and info.value.field == "interactions"
+    lines = tmp_path / "x.chunks.txt"
+    lines.write_text('{"a": 1}\nnot json\n')
+    with pytest.raises(ImportFormatError, match="line 2"):
+        import_chunks(lines, request_path="/x")
+
+
+def test_cli_import_vcr_writes_loadable_cassettes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(REALWORLD / "gemini-streamgeneratecontent-crlf.vcr.yaml"),
+             str(REALWORLD / "mcp-deepwiki-ping-comments-crlf.vcr.yaml")]
+    assert main(["import", "vcr", *files, "-o", str(tmp_path), "--licence", "MIT"]) == 0
+    mcp = Cassette.load(tmp_path / "mcp-deepwiki-ping-comments-crlf.yaml")
+    assert len(mcp.interactions) == 9 and mcp.provenance["licence"] == "MIT"
+    assert [i.response.status for i in mcp.interactions].count(202) == 2
+    assert "timing: none" in capsys.readouterr().out
+
+
+def test_cli_import_bad_file_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", "vcr", str(tmp_path / "missing.yaml"), "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "missing.yaml" in err

@@ -1,0 +1,179 @@
+"""The replay server on the wire: exact bytes, exact chunks, recorded timing, endings, errors, admin."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+
+import httpx
+import pytest
+
+from ssemock import Cassette, Chunk, End, Interaction, MockServer, Request, Response
+
+from .rawclient import raw_json, raw_request
+
+SSE = [("content-type", "text/event-stream")]
+
+
+def _cassette(name: str, *interactions: Interaction) -> Cassette:
+    return Cassette(name, list(interactions))
+
+
+def test_every_bundled_interaction_is_replayed_byte_and_chunk_exact(bundled: dict[str, Cassette]) -> None:
+    served = 0
+    for cassette in bundled.values():
+        with MockServer([cassette], scenarios=[], timing_scale=0) as server:
+            for index, inter in enumerate(cassette.interactions):
+                req = inter.request
+                target = req.path + ("?" + "&".join(f"{k}={v}" for k, v in req.query) if req.query else "")
+                got = raw_request(server.url, req.method, target, req.body or b"")
+                assert server.requests[-1]["interaction"] == index, (cassette.name, index)
+                assert got.status == inter.response.status
+                assert got.chunks == [c.data for c in inter.response.chunks], (cassette.name, index)
+                assert got.ending == "complete"
+                for name, value in inter.response.headers:
+                    if name.lower() not in {"transfer-encoding", "content-length", "connection"}:
+                        assert (name.lower(), value) in got.headers, (cassette.name, name)
+                served += 1
+    assert served == 27  # every interaction of the 14 real recordings
+
+
+def test_recorded_timing_is_kept_within_tolerance() -> None:
+    gaps = [0.0, 0.05, 0.12, 0.02, 0.2, 0.001, 0.08, 0.03, 0.15, 0.01]
+    times, t = [], 0.04
+    for gap in gaps:
+        t += gap
+        times.append(round(t, 6))
+    chunks = [Chunk(at, f"data: {i}\n\n".encode()) for i, at in enumerate(times)]
+    resp = Response(200, None, SSE, chunks, start=0.03, end=End(times[-1], "clean"))
+    cassette = _cassette("timed", Interaction(Request("GET", "/t"), resp))
+    for scale in (1.0, 0.5):
+        with MockServer([cassette], scenarios=[], timing_scale=scale) as server:
+            got = raw_request(server.url, "GET", "/t")
+            assert got.chunks == [c.data for c in chunks]
+            errors = [arrived - scale * c.t for arrived, c in zip(got.times, chunks, strict=True)]
+            # Never early (a timer fires at or after its deadline), and at most 25 ms late even on a busy CI.
+            assert min(errors) > -0.002, errors
+            assert max(errors) < 0.025, errors
+            assert statistics.median(errors) < 0.01, errors
+
+
+def test_untimed_recordings_are_sent_without_delay(bundled: dict[str, Cassette]) -> None:
+    cassette = bundled["alibaba-qwen-chat-emoji-split"]
+    with MockServer([cassette], scenarios=[]) as server:  # timing_scale 1, but "timing: none"
+        got = raw_request(server.url, "POST", "/compatible-mode/v1/chat/completions", b"{}")
+    assert len(got.chunks) == 276 and got.times[-1] < 2.0
+
+
+def test_cut_and_reset_endings_are_distinguishable_from_a_clean_end() -> None:
+    def inter(path: str, how: str) -> Interaction:
+        return Interaction(Request("GET", path), Response(200, None, SSE, [Chunk(0, b"data: a\n\n"),
+                                                                          Chunk(0, b"data: b")], end=End(0, how)))
+
+    cassette = _cassette("ends", inter("/clean", "clean"), inter("/cut", "cut"), inter("/reset", "reset"))
+    with MockServer([cassette], scenarios=[]) as server:
+        assert raw_request(server.url, "GET", "/clean").ending == "complete"
+        cut = raw_request(server.url, "GET", "/cut")
+        assert (cut.ending, cut.chunks) == ("cut", [b"data: a\n\n", b"data: b"])
+        assert raw_request(server.url, "GET", "/reset").ending == "reset"
+        with httpx.Client() as client:
+            with pytest.raises(httpx.RemoteProtocolError, match="incomplete chunked read"):
+                client.get(server.url + "/cut")
+            with pytest.raises(httpx.ReadError):
+                client.get(server.url + "/reset")
+        assert [e["outcome"] for e in server.requests] == ["complete", "cut", "reset", "cut", "reset"]
+
+
+def _two_turns() -> Cassette:
+    def turn(text: str, content: str) -> Interaction:
+        body = f'{{"model":"m","messages":[{{"role":"user","content":"{text}"}}]}}'.encode()
+        return Interaction(Request("POST", "/v1/chat/completions", body=body),
+                           Response(200, None, SSE, [Chunk(0, f"data: {content}\n\n".encode())]))
+
+    return _cassette("turns", turn("hello", "first"), turn("again", "second"))
+
+
+def test_request_matching_by_json_value_not_bytes() -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server:
+        got = raw_json(server.url, "POST", "/v1/chat/completions",
+                       {"messages": [{"content": "again", "role": "user"}], "model": "m"})
+        assert got.body == b"data: second\n\n"
+
+
+def test_no_match_is_a_json_404_naming_the_closest_interaction_and_the_difference() -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server:
+        r = httpx.post(server.url + "/v1/chat/completions",
+                       json={"model": "m", "messages": [{"role": "user", "content": "hellp"}]})
+        assert r.status_code == 404
+        error = r.json()["error"]
+        assert error["type"] == "ssemock_no_match"
+        assert "POST /v1/chat/completions" in error["message"]
+        assert "messages[0].content" in error["message"] and '"hellp" != recorded "hello"' in error["message"]
+        assert error["closest"][0]["cassette"] == "turns"
+        assert error["closest"][0]["differences"] == [
+            'body: messages[0].content: "hellp" != recorded "hello"']
+        journal = server.requests[-1]
+        assert (journal["status"], journal["outcome"], journal["error"]["type"]) == (404, "refused",
+                                                                                   "ssemock_no_match")
+
+
+def test_explicit_cassette_by_header_or_path_prefix_answers_any_body() -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server:
+        by_header = raw_json(server.url, "POST", "/v1/chat/completions", {"other": 1},
+                             headers={"X-SSEMock-Cassette": "turns"})
+        by_prefix = raw_json(server.url, "POST", "/_ssemock/c/turns/v1/chat/completions", {"other": 1})
+        # First unplayed interaction, in recording order.
+        assert (by_header.body, by_prefix.body) == (b"data: first\n\n", b"data: second\n\n")
+
+
+def test_bad_requests_get_json_errors_and_the_server_keeps_serving() -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server, httpx.Client(base_url=server.url) as client:
+        r = client.post("/_ssemock/c/nope/v1/chat/completions", content=b"{")
+        assert r.status_code == 404 and r.json()["error"]["type"] == "ssemock_unknown_cassette"
+        assert r.json()["error"]["known"] == ["turns"]
+        r = client.post("/v1/chat/completions", headers={"X-SSEMock-Scenario": "nope"}, content=b"{")
+        assert r.status_code == 400 and r.json()["error"]["type"] == "ssemock_unknown_scenario"
+        r = client.post("/v1/chat/completions", content=b"\xff not json")
+        assert r.status_code == 404 and "body:" in r.json()["error"]["message"]
+        r = client.get("/_ssemock/nothing")
+        assert r.status_code == 404 and r.json()["error"]["type"] == "ssemock_unknown_admin_path"
+        assert client.get("/_ssemock/health").json() == {"status": "ok", "cassettes": 1, "scenarios": 0}
+
+
+def test_admin_endpoints_list_cassettes_and_manage_the_journal(bundled: dict[str, Cassette]) -> None:
+    with MockServer(scenarios=[]) as server, httpx.Client(base_url=server.url) as client:
+        listing = client.get("/_ssemock/cassettes").json()
+        assert {c["name"] for c in listing} == set(bundled)
+        gemini = next(c for c in listing if c["name"] == "gemini-streamgeneratecontent-crlf")
+        assert gemini["interactions"][0]["request"] == "POST /v1beta/models/gemini-2.0-flash-exp:streamGenerateContent?alt=sse"
+        client.post("/v1/chat/completions", json={"model": "x", "stream": True})
+        journal = client.get("/_ssemock/requests").json()
+        assert [(e["path"], e["cassette"], e["outcome"]) for e in journal] == [
+            ("/v1/chat/completions", "openai-chat-finish-length-usage", "complete")]
+        assert client.delete("/_ssemock/requests").json() == {"cleared": 1}
+        assert client.get("/_ssemock/requests").json() == []
+
+
+def test_secrets_are_not_kept_in_the_journal() -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server:
+        httpx.post(server.url + "/v1/chat/completions?key=AIzaSECRET", json={},
+                   headers={"Authorization": "Bearer sk-secret", "x-api-key": "sk-ant-secret"})
+        entry = server.requests[-1]
+    assert "sk-secret" not in str(entry) and "sk-ant-secret" not in str(entry) and "AIzaSECRET" not in str(entry)
+
+
+async def test_async_with_runs_in_the_current_loop() -> None:
+    async with MockServer([_two_turns()], scenarios=[]) as server:
+        async with httpx.AsyncClient() as client:
+            r = await client.post(server.url + "/v1/chat/completions",
+                                  json={"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+        assert r.text == "data: first\n\n"
+        assert asyncio.get_running_loop() is not None and server.requests[0]["outcome"] == "complete"
+
+
+def test_port_in_use_is_a_server_error() -> None:
+    from ssemock import ServerError
+
+    with MockServer([_two_turns()], scenarios=[]) as first:
+        with pytest.raises(ServerError, match="cannot listen"), MockServer([], scenarios=[], port=first.port):
+            pass
