@@ -1,4 +1,4 @@
-"""The ``ssemock`` command: serve | import | inspect | scenarios.
+"""The ``ssemock`` command: serve | record | import | inspect | scenarios.
 
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
 (one line on stderr, no traceback), 1 when serving fails at run time.
@@ -19,6 +19,7 @@ from .cassette import Cassette
 from .errors import SSEMockError
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
+from .recorder import cli as record_cli
 from .server import cassette_summary
 from .sse import Comment, Decoder
 
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--chunks", action="store_true", help="list every chunk (size and time)")
 
     sub.add_parser("scenarios", help="list the bundled scenarios, one line each")
+    record_cli.add_parser(sub)
     return parser
 
 
@@ -83,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ssemock`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios}
+        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios,
+                   "record": record_cli.run}
         return handler[args.command](args)
     except SSEMockError as exc:
         print(f"ssemock: error: {exc}", file=sys.stderr)

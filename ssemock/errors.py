@@ -9,7 +9,9 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
     ├── NoMatchError (LookupError)          no interaction matches a request
-    └── ServerError (RuntimeError)          the replay server failed to start or stop
+    ├── ServerError (RuntimeError)          the replay server failed to start or stop
+    ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
+    └── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ __all__ = [
     "CassetteNotFoundError",
     "ImportFormatError",
     "NoMatchError",
+    "RecorderConfigError",
+    "RecorderError",
     "SSEMockError",
     "ScenarioError",
     "ServerError",
@@ -119,3 +123,11 @@ class NoMatchError(SSEMockError, LookupError):
 
 class ServerError(SSEMockError, RuntimeError):
     """The replay server could not start, or failed while serving."""
+
+
+class RecorderError(SSEMockError, RuntimeError):
+    """The recorder could not start (e.g. the port is taken) or could not write a cassette."""
+
+
+class RecorderConfigError(SSEMockError, ValueError):
+    """Invalid recorder input: record mode, target URL, cassette name or filter pattern."""

@@ -1,0 +1,19 @@
+"""The recorder: a streaming reverse proxy that records what a provider really sends.
+
+``Recorder(target, cassette_dir, mode=...)`` (also ``ssemock record --target URL``)
+forwards every request to the provider and streams the answer back read by read,
+while each read is kept with its time offset into a cassette; secrets are
+filtered out before anything is written (:mod:`ssemock.redact`).
+
+Modules: :mod:`.modes` (record modes), :mod:`.proxy` (the aiohttp handler),
+:mod:`.store` (interactions kept off the heap; one writer per cassette),
+:mod:`.writer` (streaming, atomic cassette writes), :mod:`.progress` (one line
+per interaction, summary), :mod:`.core` (``Recorder``).
+"""
+
+from .core import Recorder
+from .modes import RecordMode, record_mode
+from .progress import Progress
+from .proxy import CASSETTE_HEADER
+
+__all__ = ["CASSETTE_HEADER", "Progress", "RecordMode", "Recorder", "record_mode"]

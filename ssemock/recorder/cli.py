@@ -1,0 +1,100 @@
+"""``ssemock record``: the recorder on the command line (design §4).
+
+``ssemock record --target URL [--cassettes DIR] [--host H] [--port P]`` prints
+``ssemock recording on http://HOST:PORT -> URL`` as its first stdout line, one
+progress line per interaction on stderr, and a summary on stderr at exit.
+SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds, every
+cassette is written, then it exits with status 0 (1 if a cassette could not be written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import RecorderError
+from ..matching import MATCHERS
+from ..redact import Filter
+from .core import Recorder
+from .modes import RecordMode
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``record`` subcommand to an argparse subparsers object."""
+    rec = sub.add_parser("record", help="record a provider through a streaming reverse proxy")
+    rec.add_argument("--target", required=True, metavar="URL", help="provider base URL, e.g. https://api.openai.com")
+    rec.add_argument("--cassettes", type=Path, default=Path("cassettes"), metavar="DIR",
+                     help="directory the cassettes are written to (default ./cassettes)")
+    rec.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    rec.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free port)")
+    rec.add_argument("--record-mode", default="once", metavar="MODE",
+                     help=f"one of {', '.join(m.value for m in RecordMode)} (default once)")
+    rec.add_argument("--cassette", metavar="NAME",
+                     help="cassette for requests without X-SSEMock-Cassette (default: one per request fingerprint)")
+    rec.add_argument("--filter-header", action="append", default=[], metavar="NAME",
+                     help="also drop this request or response header (repeatable)")
+    rec.add_argument("--filter-query", action="append", default=[], metavar="NAME",
+                     help="also drop this query parameter (repeatable)")
+    rec.add_argument("--filter-json", action="append", default=[], metavar="PATH",
+                     help="replace this request body JSON path by REDACTED, e.g. metadata.user_id (repeatable)")
+    rec.add_argument("--filter-regex", action="append", default=[], metavar="REGEX",
+                     help="replace matches of this regular expression everywhere (repeatable)")
+    rec.add_argument("--max-body-size", type=int, default=1 << 20, metavar="BYTES",
+                     help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
+    rec.add_argument("--keep-encoding", action="store_true",
+                     help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
+    rec.add_argument("--read-timeout", type=float, default=600.0, metavar="SECONDS",
+                     help="end a stream as 'timeout' after this long without a byte (default 600)")
+    rec.add_argument("--grace", type=float, default=5.0, metavar="SECONDS",
+                     help="on SIGINT/SIGTERM, let streams in progress finish this long (default 5)")
+    rec.add_argument("--match-on", default="method,path,body",
+                     help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``ssemock record`` until SIGINT/SIGTERM; returns the exit status.
+
+    Raises:
+        RecorderConfigError: bad mode, target, cassette name, filter or matcher.
+    """
+    filter_ = Filter(
+        request_headers=frozenset(args.filter_header), response_headers=frozenset(args.filter_header),
+        query_params=frozenset(args.filter_query), json_paths=tuple(args.filter_json),
+        patterns=tuple(args.filter_regex),
+    )
+    recorder = Recorder(
+        args.target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
+        port=args.port, filter=filter_, max_body_size=None if args.max_body_size < 0 else args.max_body_size,
+        keep_encoding=args.keep_encoding, read_timeout=args.read_timeout, grace=args.grace,
+        match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()), progress=sys.stderr,
+    )
+    return asyncio.run(_until_signal(recorder))
+
+
+async def _until_signal(recorder: Recorder) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await recorder.start()
+    print(f"ssemock recording on {recorder.url} -> {recorder.target}", flush=True)
+    print(f"record mode {recorder.mode.value}; cassettes in {recorder.state.directory if recorder.state else ''}",
+          file=sys.stderr, flush=True)
+    status = 0
+    try:
+        await stop.wait()
+    finally:
+        print("ssemock record: stopping; writing cassettes", file=sys.stderr, flush=True)
+        try:
+            await recorder.stop()
+        except RecorderError as exc:
+            print(f"ssemock: error: {exc}", file=sys.stderr, flush=True)
+            status = 1
+        print(recorder.summary(), file=sys.stderr, flush=True)
+    return status

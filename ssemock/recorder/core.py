@@ -1,0 +1,281 @@
+"""``Recorder``: the recording reverse proxy as a context manager (mirrors ``MockServer``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp import web
+
+from .. import __version__
+from ..errors import RecorderConfigError, RecorderError
+from ..matching import DEFAULT_MATCH_ON, MATCHERS
+from ..redact import Filter
+from .modes import RecordMode, record_mode
+from .progress import Progress
+from .proxy import handle
+from .store import CassetteStore, check_cassette_name
+
+__all__ = ["STATE", "Recorder", "RecorderState"]
+
+
+@dataclass
+class RecorderState:
+    """What one recorder's handler needs: options, open cassettes, upstream session, progress."""
+
+    base_url: str
+    host_header: str
+    directory: Path
+    mode: RecordMode
+    filter: Filter
+    cassette: str | None
+    max_body_size: int | None
+    keep_encoding: bool
+    match_on: tuple[str, ...]
+    replay_timing_scale: float
+    progress: Progress
+    session: aiohttp.ClientSession = field(init=False)
+    stores: dict[str, CassetteStore] = field(default_factory=dict)
+    _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def store(self, name: str) -> CassetteStore:
+        """The store of cassette ``name``, opened (and loaded from disk) on first use."""
+        async with self._opening:
+            if name not in self.stores:
+                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.base_url}
+                self.stores[name] = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
+            return self.stores[name]
+
+    def report(self, info: dict[str, Any]) -> None:
+        """Hand one interaction's description to the progress output."""
+        self.progress.report(info)
+
+
+STATE: web.AppKey[RecorderState] = web.AppKey("ssemock_recorder_state")
+
+
+class Recorder:
+    """A recording reverse proxy on ``host:port`` in front of ``target``.
+
+    Point a client at :attr:`url` instead of the provider: every request is
+    forwarded to ``target`` (same method, path, query, headers and body; the real
+    credentials go upstream untouched) and the answer streams back read by read
+    while it is recorded into ``cassette_dir/NAME.yaml``. The cassette file is
+    rewritten atomically after every completed interaction, with secrets removed
+    (see :class:`ssemock.redact.Filter`).
+
+    Which cassette: the request header ``X-SSEMock-Cassette: NAME`` (not forwarded),
+    else ``cassette``, else a name from the request fingerprint
+    (``<method>-<path words>-<12 hex digits>``). ``NAME`` may contain ``/`` (sub-folders).
+
+    Args:
+        target: the provider base URL, e.g. ``"https://api.openai.com"``; a path
+            (``https://host/openai``) is prefixed to every request path.
+        cassette_dir: directory of the cassettes (created when needed).
+        mode: record mode (:class:`RecordMode` or its name): ``none``, ``once``
+            (default), ``new_episodes``, ``all``. Matching requests are replayed
+            from the cassette where the mode says so.
+        cassette: default cassette name for requests without the header.
+        host: address to bind (default ``127.0.0.1``).
+        port: TCP port (default 0: a free port).
+        filter: extra secrets to remove (headers, query names, JSON paths, regexes);
+            the defaults always apply.
+        max_body_size: request bodies larger than this many bytes are stored as
+            SHA-256 digest and size (still matched on replay); None keeps every body.
+            Default 1 MiB.
+        keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded
+            bytes; default False asks the upstream for ``identity``.
+        read_timeout: seconds without an upstream byte before a stream is ended
+            as ``timeout`` (default 600).
+        grace: seconds :meth:`stop` lets streams in progress finish; then they are
+            recorded as ended by ``timeout`` (default 5).
+        match_on: matchers used to find a recorded interaction to replay.
+        replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
+        progress: stream for one line per interaction (None, the default: silent).
+
+    Attributes:
+        url: ``http://HOST:PORT`` once started.
+        interactions: one dict per request handled (see :class:`Progress`).
+
+    Raises:
+        RecorderConfigError: bad mode, target URL, cassette name or matcher.
+        RecorderError: the port cannot be bound (from :meth:`start` / ``with``).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        cassette_dir: str | os.PathLike[str] = "cassettes",
+        *,
+        mode: RecordMode | str = RecordMode.ONCE,
+        cassette: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        filter: Filter | None = None,  # noqa: A002 - VCR's word
+        max_body_size: int | None = 1 << 20,
+        keep_encoding: bool = False,
+        read_timeout: float = 600.0,
+        grace: float = 5.0,
+        match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        replay_timing_scale: float = 1.0,
+        progress: TextIO | None = None,
+    ) -> None:
+        parts = urlsplit(target)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+            raise RecorderConfigError(f"target {target!r} must be an http(s) URL without query, e.g. https://api.openai.com")
+        unknown = [m for m in match_on if m not in MATCHERS]
+        if unknown:
+            raise RecorderConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+        self.target = target.rstrip("/")
+        self.host = host
+        self.port = port
+        self.grace = grace
+        self.read_timeout = read_timeout
+        self._progress = Progress(progress)
+        self._options: dict[str, Any] = {
+            "base_url": self.target, "host_header": parts.netloc, "directory": Path(cassette_dir),
+            "mode": record_mode(mode), "filter": filter or Filter(),
+            "cassette": check_cassette_name(cassette) if cassette else None,
+            "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
+            "replay_timing_scale": replay_timing_scale,
+        }
+        self.state: RecorderState | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Event | None = None
+        self._failure: list[BaseException] = []
+
+    @property
+    def url(self) -> str:
+        """The base URL, ``http://HOST:PORT``. Raises :class:`RecorderError` when not running."""
+        if self._runner is None:
+            raise RecorderError("Recorder is not running")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def mode(self) -> RecordMode:
+        """The record mode."""
+        return self._options["mode"]  # type: ignore[no-any-return]
+
+    @property
+    def interactions(self) -> list[dict[str, Any]]:
+        """One dict per request handled so far (a copy; see :class:`Progress`)."""
+        return [dict(i) for i in self._progress.interactions]
+
+    def summary(self) -> str:
+        """One line: what was recorded, replayed or refused, and into which cassettes."""
+        return self._progress.summary()
+
+    # ---- async ----------------------------------------------------------------
+    async def start(self) -> None:
+        """Start in the running event loop. Raises :class:`RecorderError` if the port is taken."""
+        state = RecorderState(progress=self._progress, **self._options)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_timeout)
+        state.session = aiohttp.ClientSession(
+            auto_decompress=False, timeout=timeout, connector=aiohttp.TCPConnector(limit=0),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        app = web.Application(client_max_size=1 << 31)
+        app[STATE] = state
+        app.router.add_route("*", "/{tail:.*}", handle)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=self.grace)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            await state.session.close()
+            raise RecorderError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+        self.port = runner.addresses[0][1]
+        self.state, self._runner = state, runner
+
+    async def stop(self) -> None:
+        """Stop: streams in progress get ``grace`` seconds, then every cassette is written.
+
+        Raises:
+            RecorderError: a cassette could not be written (the others still are).
+        """
+        if self._runner is None or self.state is None:
+            return
+        runner, self._runner = self._runner, None
+        await runner.cleanup()
+        await self.state.session.close()
+        errors = []
+        for store in self.state.stores.values():
+            try:
+                await store.flush()
+            except RecorderError as exc:
+                errors.append(exc)
+            store.close()
+        if errors:
+            raise errors[0]
+
+    async def flush(self) -> None:
+        """Wait until every interaction completed so far is written to its cassette file."""
+        if self.state is not None:
+            for store in list(self.state.stores.values()):
+                await store.flush()
+
+    async def __aenter__(self) -> Recorder:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # ---- background thread ------------------------------------------------------
+    def __enter__(self) -> Recorder:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        self._failure = failure
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self.start())
+                self._stopped = asyncio.Event()
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_until_complete(self._stopped.wait())
+                loop.run_until_complete(self.stop())
+            except BaseException as exc:
+                failure.append(exc)
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="ssemock-recorder", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            raise failure[0]
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._loop is not None and self._stopped is not None:
+            self._loop.call_soon_threadsafe(self._stopped.set)
+        if self._thread is not None:
+            self._thread.join(timeout=self.grace + 30)
+        self._thread = self._loop = self._stopped = None
+        if self._failure and exc is None:
+            raise self._failure[0]

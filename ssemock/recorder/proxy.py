@@ -1,0 +1,299 @@
+"""The recording reverse proxy: aiohttp handler, upstream forwarding, tee to the spool.
+
+For each request: pick the cassette (``X-SSEMock-Cassette`` header, else the
+recorder's default cassette, else the request fingerprint), replay a matching
+interaction when the record mode allows it, else forward the request upstream
+and stream the answer back: **one client write per upstream read**, awaited
+(back-pressure, no buffering), each read kept as a chunk with its time in seconds
+since the request was sent upstream. How the upstream body ended is kept:
+
+* ``clean``: the body was complete;
+* ``cut``: the connection closed before the body was complete (the client's
+  connection is then closed without the chunked terminator too);
+* ``reset``: the upstream reset the connection (the client gets a TCP RST);
+* ``timeout``: no byte for ``read_timeout`` seconds, or the recorder was stopped
+  while the stream ran (the client's connection is closed);
+* ``client_gone``: the client disconnected first (the upstream request is dropped).
+
+Compression: by default the request goes upstream with ``Accept-Encoding: identity``,
+so cassettes hold readable text, can be scanned for secrets and keep the
+provider's own chunk timing (a compressor's flushes would blur it). With
+``keep_encoding=True`` the client's ``Accept-Encoding`` is forwarded and the
+encoded wire bytes are recorded (``Content-Encoding`` kept; replay sends them as
+they were). A gzip or deflate body is then scanned decoded; if it holds a secret
+the interaction is stored decoded and scrubbed instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from aiohttp import web
+
+from ..cassette import End, Request, Response, body_digest
+from ..errors import CassetteError, NoMatchError, RecorderConfigError
+from ..matching import find_interaction
+from ..scenario import Plan
+from ..server import _abort, error_response, send_plan
+from ..sse import Decoder, Event
+from .modes import RecordMode
+from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassette_name
+
+if TYPE_CHECKING:
+    from .core import RecorderState
+
+__all__ = ["CASSETTE_HEADER", "handle"]
+
+CASSETTE_HEADER = "X-SSEMock-Cassette"
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
+     "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
+)
+_NO_BODY_STATUS = frozenset({204, 304})
+
+
+async def handle(request: web.Request) -> web.StreamResponse:
+    """Replay or forward-and-record one request (see the module docstring)."""
+    from .core import STATE
+
+    st = request.app[STATE]
+    loop = asyncio.get_running_loop()
+    arrived = loop.time()
+    body = await request.read()
+    received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
+                       [(str(k), v) for k, v in request.headers.items()], body)
+    info: dict[str, Any] = {"method": request.method, "path": request.path, "status": None, "bytes": 0,
+                            "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None, "filtered": []}
+    named = request.headers.get(CASSETTE_HEADER) or st.cassette
+    try:
+        name = check_cassette_name(named) if named else cassette_name_for(received, st.filter.secret_query_params)
+        store = await st.store(name)
+    except (RecorderConfigError, CassetteError) as exc:
+        st.report(info | {"action": "refused", "cassette": named, "status": 400})
+        return error_response(400, "ssemock_bad_cassette", str(exc))
+    info["cassette"] = name
+    replayed = await _replay(request, st, store, received, info, arrived)
+    if replayed is not None:
+        return replayed
+    if st.mode is RecordMode.NONE or (st.mode is RecordMode.ONCE and store.existed):
+        message = (f"record mode {st.mode.value}: cassette {name!r} has no interaction for "
+                   f"{request.method} {request.path}, and the recorder may not record it")
+        st.report(info | {"action": "refused", "status": 404})
+        return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=st.mode.value)
+    return await _forward(request, st, store, received, info)
+
+
+async def _replay(
+    request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
+    info: dict[str, Any], arrived: float,
+) -> web.StreamResponse | None:
+    if st.mode is RecordMode.ALL or not any(e.loaded for e in store.entries):
+        return None
+    if st.mode is RecordMode.ONCE and not store.existed:
+        return None
+    cassette, indexes = store.cassette(replayable_only=True)
+    if st.mode is RecordMode.NEW_EPISODES:  # VCR: each recorded interaction is played once
+        keep = [k for k, i in enumerate(indexes) if (store.name, i) not in store.played]
+        cassette.interactions = [cassette.interactions[k] for k in keep]
+        indexes = [indexes[k] for k in keep]
+    try:
+        match = find_interaction([cassette], received, st.match_on, played={})
+    except NoMatchError:
+        return None
+    index = indexes[match.index]
+    store.played[(store.name, index)] = store.played.get((store.name, index), 0) + 1
+    response = store.entries[index].interaction(with_chunks=True).response
+    entry: dict[str, Any] = {}
+    sent = await send_plan(request, Plan.of(response, timing_scale=st.replay_timing_scale), entry, arrived)
+    st.report(info | {"action": "replayed", "status": response.status, "bytes": entry.get("bytes_sent", 0),
+                      "chunks": entry.get("chunks_sent", 0), "end": entry.get("outcome")})
+    return sent
+
+
+def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str, str]]:
+    headers = [(str(k), v) for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP]
+    if not st.keep_encoding:
+        headers = [(k, v) for k, v in headers if k.lower() != "accept-encoding"] + [("Accept-Encoding", "identity")]
+    return headers
+
+
+async def _forward(
+    request: web.Request, st: RecorderState, store: CassetteStore, received: Request, info: dict[str, Any],
+) -> web.StreamResponse:
+    loop = asyncio.get_running_loop()
+    headers = _upstream_headers(request, st)
+    body = received.body or b""
+    t0 = loop.time()
+    try:
+        upstream = await st.session.request(
+            request.method, st.base_url + request.raw_path, headers=headers, data=body or None,
+            allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
+        )
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
+        reason = str(exc) or type(exc).__name__
+        return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
+    async with upstream:
+        return await _stream(request, st, store, received, headers, upstream, info, t0)
+
+
+async def _stream(
+    request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
+    sent_headers: list[tuple[str, str]], upstream: aiohttp.ClientResponse, info: dict[str, Any], t0: float,
+) -> web.StreamResponse:
+    loop = asyncio.get_running_loop()
+    start = loop.time() - t0
+    raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in upstream.raw_headers]
+    response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+    for k, v in raw_headers:
+        if k.lower() not in _HOP_BY_HOP:
+            response.headers.add(k, v)
+    no_body = request.method == "HEAD" or upstream.status in _NO_BODY_STATUS
+    if upstream.headers.get("Content-Length") is not None and "chunked" not in upstream.headers.get(
+        "Transfer-Encoding", ""
+    ):
+        response.content_length = int(upstream.headers["Content-Length"])
+    elif not no_body:
+        response.enable_chunked_encoding()
+    tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))
+    how = "clean"
+    cancelled: BaseException | None = None
+    try:
+        await response.prepare(request)
+        while True:
+            data = await upstream.content.readany()
+            if not data:
+                break
+            tee.add(round(loop.time() - t0, 6), data)
+            try:
+                await response.write(data)
+            except ConnectionError:
+                how = "client_gone"
+                break
+    except (TimeoutError, aiohttp.ServerTimeoutError):
+        how = "timeout"
+    except aiohttp.ClientPayloadError as exc:
+        how = "reset" if _is_reset(exc) else "cut"
+    except (ConnectionResetError, aiohttp.ClientOSError):
+        how = "reset"
+    except ConnectionError:
+        how = "client_gone"
+    except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
+        how, cancelled = "timeout", exc
+    end = loop.time() - t0
+    if cancelled is None:
+        await _finish_client(request, response, how)
+    filtered: list[str] = []
+    recorded_request = _recorded_request(st, received, sent_headers, filtered)
+    resp_headers, dropped = st.filter.pairs(raw_headers, st.filter.secret_response_headers)
+    filtered += [f"response header {d}" for d in dropped]
+    spool, events, scrubbed, resp_headers = tee.close(resp_headers)
+    if scrubbed:
+        filtered.append(f"response body: {scrubbed} key-shaped string(s)")
+    recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
+    store.add(Entry(recorded_request, recorded, spool), filtered)
+    st.report(info | {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
+                      "events": events, "ttfb": tee.first, "duration": end, "end": how, "filtered": filtered})
+    if cancelled is not None:
+        raise cancelled
+    return response
+
+
+async def _finish_client(request: web.Request, response: web.StreamResponse, how: str) -> None:
+    if how == "clean":
+        with contextlib.suppress(ConnectionError):
+            await response.write_eof()
+    elif how == "reset":
+        _abort(request, reset=True)
+    elif how in ("cut", "timeout"):
+        _abort(request, reset=False)
+
+
+def _is_reset(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionResetError) or "reset by peer" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _recorded_request(
+    st: RecorderState, received: Request, sent_headers: list[tuple[str, str]], filtered: list[str]
+) -> Request:
+    headers, dropped = st.filter.pairs(
+        [("Host", st.host_header), *sent_headers], st.filter.secret_request_headers
+    )
+    query, qdropped = st.filter.pairs(received.query, st.filter.secret_query_params)
+    filtered += [f"request header {d}" for d in dropped] + [f"query {d}" for d in qdropped]
+    body = received.body or b""
+    req = Request(received.method, received.path, query, headers)
+    if st.max_body_size is not None and len(body) > st.max_body_size:
+        req.body_sha256, req.body_size = body_digest(body), len(body)
+    elif body:
+        req.body, body_report = st.filter.body(body)
+        filtered += body_report
+    return req
+
+
+class _Tee:
+    """What is kept of a streamed body: scrubbed chunks into a spool, events counted."""
+
+    def __init__(self, st: RecorderState, content_type: str, encoding: str) -> None:
+        self.spool = Spool()
+        self.first: float | None = None
+        self.events = 0
+        self.encoding = encoding.strip().lower()
+        self._decoded = self.encoding in ("gzip", "x-gzip", "deflate")
+        self._inflate = zlib.decompressobj(47) if self._decoded else None  # 47: gzip or zlib header
+        self._scrub = st.filter.scrubber()
+        self._check = st.filter.scrubber() if self._decoded else None
+        self._decoder = Decoder() if "event-stream" in content_type.lower() else None
+        self._filter = st.filter
+
+    def add(self, t: float, data: bytes) -> None:
+        if self.first is None:
+            self.first = t
+        if self._inflate is not None and self._check is not None:
+            try:
+                plain = self._inflate.decompress(data)
+            except zlib.error:
+                self._inflate = None
+                plain = b""
+            self._check.feed(t, plain)
+            self._count(plain)
+            self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
+            return
+        self._count(data)
+        for piece in self._scrub.feed(t, data):
+            self.spool.add(*piece)
+
+    def _count(self, data: bytes) -> None:
+        if self._decoder is not None and data:
+            self.events += sum(isinstance(i, Event) for i in self._decoder.feed(data))
+
+    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, int, list[tuple[str, str]]]:
+        """Returns the spool, the event count, the scrub count and the headers to record."""
+        if self._check is not None:
+            self._check.close()
+            if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
+                return self._decode_and_scrub(headers)
+            return self.spool, self.events, 0, headers
+        for piece in self._scrub.close():
+            self.spool.add(*piece)
+        return self.spool, self.events, self._scrub.hits, headers
+
+    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, int, list[tuple[str, str]]]:
+        plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber()
+        for chunk in self.spool.chunks():
+            for piece in scrub.feed(chunk.t, inflate.decompress(chunk.data)):
+                plain.add(*piece)
+        for piece in scrub.close():
+            plain.add(*piece)
+        self.spool.close()
+        kept = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
+        return plain, self.events, scrub.hits, kept
