@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -127,10 +128,12 @@ async def _forward(
     loop = asyncio.get_running_loop()
     headers = _upstream_headers(request, st)
     body = received.body or b""
+    # aiohttp sends a file-like body in pieces (a large bytes body would block the loop).
+    data = None if not body else io.BytesIO(body) if len(body) > 1 << 16 else body
     t0 = loop.time()
     try:
         upstream = await st.session.request(
-            request.method, st.base_url + request.raw_path, headers=headers, data=body or None,
+            request.method, st.base_url + request.raw_path, headers=headers, data=data,
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:

@@ -1,0 +1,247 @@
+"""The recorder on the wire: live pass-through, record -> replay exactness, record modes, naming.
+
+Timing tolerance: a recorded chunk time is within 60 ms of when the upstream wrote
+it, and a replayed chunk arrives within 60 ms of its recorded time (2-core CI).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssemock import Cassette, MockServer
+from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.errors import RecorderConfigError
+from ssemock.recorder import Recorder, RecordMode, record_mode
+from ssemock.recorder.store import Entry, Spool
+from ssemock.recorder.writer import write_cassette
+
+from .rawclient import raw_json, raw_request
+from .upstream import SCRIPTS, Upstream, script_times
+
+TOLERANCE = 0.06  # seconds
+ENDINGS = {"clean": "complete", "cut": "cut", "reset": "reset"}  # cassette end.how -> what a raw client sees
+
+
+def only_cassette(directory: Path) -> Cassette:
+    files = sorted(directory.glob("*.yaml"))
+    assert len(files) == 1, files
+    return Cassette.load(files[0])
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_stream_is_passed_on_live_recorded_exactly_and_replayed_exactly(name: str, tmp_path: Path) -> None:
+    script, ending = SCRIPTS[name]
+    writes = [data for _, data in script]
+    with Upstream() as up, Recorder(up.url, tmp_path) as rec:
+        live = raw_json(rec.url, "POST", f"/stream/{name}", {"model": "gpt-4o", "stream": True})
+    # The client saw each upstream write as it happened, and the same ending.
+    assert live.chunks == writes
+    assert live.ending == ENDINGS[ending]
+    for got, want in zip(live.times, script_times(script)):
+        assert abs(got - want) < TOLERANCE
+    inter = only_cassette(tmp_path).interactions[0]
+    assert [c.data for c in inter.response.chunks] == writes
+    assert inter.response.end.how == ending
+    for chunk, want in zip(inter.response.chunks, script_times(script)):
+        assert abs(chunk.t - want) < TOLERANCE
+    assert inter.response.header("content-type") == "text/event-stream"
+    assert inter.request.json() == {"model": "gpt-4o", "stream": True}
+
+    with MockServer([tmp_path], scenarios=[]) as server:
+        replay = raw_json(server.url, "POST", f"/stream/{name}", {"model": "gpt-4o", "stream": True})
+    assert replay.chunks == writes
+    assert replay.ending == ENDINGS[ending]
+    for got, chunk in zip(replay.times, inter.response.chunks):
+        assert abs(got - chunk.t) < TOLERANCE
+
+
+def test_non_stream_answers_are_recorded_and_replayed(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="answers") as rec:
+        ok = raw_json(rec.url, "POST", "/json", {"stream": False})
+        limited = raw_json(rec.url, "POST", "/ratelimited", {"stream": False})
+    assert ok.status == 200 and json.loads(ok.body)["choices"][0]["message"]["content"] == "Hi"
+    assert limited.status == 429 and limited.header("retry-after") == "7"
+    cassette = Cassette.load(tmp_path / "answers.yaml")
+    assert [i.response.status for i in cassette.interactions] == [200, 429]
+    assert cassette.interactions[1].response.header("Retry-After") == "7"
+    with MockServer([cassette], scenarios=[], timing_scale=0) as server:
+        again = raw_json(server.url, "POST", "/ratelimited", {"stream": False})
+    assert again.status == 429 and again.body == limited.body and again.header("retry-after") == "7"
+
+
+def test_credentials_go_upstream_untouched_and_the_cassette_header_is_not_forwarded(tmp_path: Path) -> None:
+    headers = {"Authorization": "Bearer sk-proj-abcdefghijklmnopqrstuvwx", "X-SSEMock-Cassette": "team/chat"}
+    with Upstream() as up, Recorder(up.url, tmp_path) as rec:
+        raw_json(rec.url, "POST", "/json", {"q": 1}, headers=headers)
+    sent = up.received[0]["headers"]
+    assert sent["Authorization"] == headers["Authorization"]
+    assert "X-SSEMock-Cassette" not in sent
+    assert sent["Accept-Encoding"] == "identity"
+    recorded = Cassette.load(tmp_path / "team" / "chat.yaml").interactions[0].request
+    assert "authorization" not in {k.lower() for k, _ in recorded.headers}
+
+
+def test_cassette_named_by_fingerprint_ignores_json_key_order(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
+        raw_json(rec.url, "POST", "/json", {"a": 1, "b": [1, 2]})
+        raw_json(rec.url, "POST", "/json", {"b": [1, 2], "a": 1})
+        raw_json(rec.url, "POST", "/json", {"a": 2})
+    names = sorted(p.stem for p in tmp_path.glob("*.yaml"))
+    assert len(names) == 2 and all(n.startswith("post-json-") for n in names)
+    assert sorted(len(Cassette.load(tmp_path / f"{n}.yaml").interactions) for n in names) == [1, 2]
+
+
+def test_bad_cassette_name_is_a_400_and_nothing_is_written(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path) as rec:
+        bad = raw_json(rec.url, "POST", "/json", {}, headers={"X-SSEMock-Cassette": "../escape"})
+    assert bad.status == 400 and json.loads(bad.body)["error"]["type"] == "ssemock_bad_cassette"
+    assert up.received == [] and list(tmp_path.iterdir()) == []
+    with pytest.raises(RecorderConfigError):
+        Recorder("http://127.0.0.1:1", tmp_path, cassette="/abs")
+
+
+def test_record_modes_have_their_vcr_meanings(tmp_path: Path) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with Upstream() as up:
+        with Recorder(up.url, tmp_path, mode=RecordMode.NONE, cassette="c") as rec:
+            refused = raw_json(rec.url, "POST", "/json", body)
+        assert refused.status == 404 and json.loads(refused.body)["error"]["type"] == "ssemock_no_match"
+        assert len(up.received) == 0
+
+        with Recorder(up.url, tmp_path, mode="once", cassette="c") as rec:  # new cassette: records
+            first = raw_json(rec.url, "POST", "/json", body)
+            raw_json(rec.url, "POST", "/json", body)  # same session, new cassette: recorded again (VCR)
+        assert len(up.received) == 2 and first.status == 200
+
+        with Recorder(up.url, tmp_path, mode="once", cassette="c") as rec:  # existing cassette: replay only
+            replayed = raw_json(rec.url, "POST", "/json", body)
+            other = raw_json(rec.url, "POST", "/json", {"other": True})
+            assert [i["action"] for i in rec.interactions] == ["replayed", "refused"]
+        assert len(up.received) == 2 and replayed.body == first.body and other.status == 404
+
+        with Recorder(up.url, tmp_path, mode="new_episodes", cassette="c") as rec:
+            for _ in range(3):  # two recorded interactions are played once each, the third is new
+                raw_json(rec.url, "POST", "/json", body)
+            raw_json(rec.url, "POST", "/json", {"other": True})
+            assert [i["action"] for i in rec.interactions] == ["replayed", "replayed", "recorded", "recorded"]
+        assert len(up.received) == 4
+
+        with Recorder(up.url, tmp_path, mode="all", cassette="c") as rec:
+            raw_json(rec.url, "POST", "/json", body)
+        assert len(up.received) == 5
+    assert len(Cassette.load(tmp_path / "c.yaml").interactions) == 5
+
+
+def test_record_mode_validator_lists_the_valid_values() -> None:
+    assert record_mode("NEW-EPISODES") is RecordMode.NEW_EPISODES
+    assert RecordMode.ONCE == "once"
+    with pytest.raises(ValueError, match="none, once, new_episodes, all"):
+        record_mode("rewrite")
+
+
+def test_a_5_mb_request_body_is_forwarded_whole_stored_by_digest_and_still_matches(tmp_path: Path) -> None:
+    prompt = ("You are a careful assistant. " * 200_000)[:5 * 1024 * 1024]
+    payload = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": prompt}]}
+    raw = json.dumps(payload).encode()
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="big-prompt") as rec:
+        live = raw_json(rec.url, "POST", "/v1/chat/completions", payload)
+    assert up.received[0]["body_sha256"] == hashlib.sha256(raw).hexdigest()
+    assert up.received[0]["body_size"] == len(raw) > 5 * 1024 * 1024
+    assert up.received[0]["headers"]["Content-Length"] == str(len(raw))
+    text = (tmp_path / "big-prompt.yaml").read_text()
+    assert len(text) < 20_000 and "careful assistant" not in text
+    request = Cassette.load(tmp_path / "big-prompt.yaml").interactions[0].request
+    assert (request.body_sha256, request.body_size) == (hashlib.sha256(raw).hexdigest(), len(raw))
+    with MockServer([tmp_path], scenarios=[], timing_scale=0) as server:
+        assert raw_json(server.url, "POST", "/v1/chat/completions", payload).body == live.body
+        changed = dict(payload, model="gpt-4o-mini")
+        assert raw_json(server.url, "POST", "/v1/chat/completions", changed).status == 404
+
+
+def test_recording_the_replay_server_reproduces_every_bundled_cassette(
+    bundled: dict[str, Cassette], tmp_path: Path
+) -> None:
+    for name, source in bundled.items():
+        with MockServer([source], scenarios=[], timing_scale=0) as server, \
+                Recorder(server.url, tmp_path / name, cassette="copy") as rec:
+            for inter in source.interactions:
+                req = inter.request
+                target = req.path + ("?" + urlencode(req.query) if req.query else "")
+                kind = {"Content-Type": "application/json"} if req.body else {}
+                raw_request(rec.url, req.method, target, req.body or b"", kind)
+        copy = Cassette.load(tmp_path / name / "copy.yaml")
+        assert len(copy.interactions) == len(source.interactions), name
+        for got, want in zip(copy.interactions, source.interactions):
+            assert got.response.status == want.response.status, name
+            assert got.response.body == want.response.body, name
+            assert got.response.end.how == ("clean" if want.response.end.how == "clean" else got.response.end.how)
+            for header in ("content-type", "content-encoding"):
+                assert got.response.header(header) == want.response.header(header), (name, header)
+
+
+def test_recording_a_timed_replay_keeps_its_chunks_and_timing(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path / "first") as rec:
+        raw_json(rec.url, "POST", "/stream/chat", {"stream": True})
+    source = only_cassette(tmp_path / "first")
+    with MockServer([source], scenarios=[]) as server, Recorder(server.url, tmp_path / "second") as rec:
+        raw_json(rec.url, "POST", "/stream/chat", {"stream": True})
+    copy = only_cassette(tmp_path / "second").interactions[0].response
+    want = source.interactions[0].response
+    assert [c.data for c in copy.chunks] == [c.data for c in want.chunks]
+    for got, chunk in zip(copy.chunks, want.chunks):
+        assert abs(got.t - chunk.t) < TOLERANCE
+
+
+async def test_async_with_records_in_the_current_loop(tmp_path: Path) -> None:
+    with Upstream() as up:
+        async with Recorder(up.url, tmp_path, cassette="a") as rec, aiohttp.ClientSession() as session:
+            async with session.post(f"{rec.url}/stream/chat", json={"stream": True}) as resp:
+                pieces = [p async for p in resp.content.iter_any()]
+            await rec.flush()
+            assert Cassette.load(tmp_path / "a.yaml").interactions[0].response.body == b"".join(pieces)
+    assert b"".join(pieces) == b"".join(d for _, d in SCRIPTS["chat"][0])
+
+
+def test_unreachable_upstream_is_a_502_and_nothing_is_recorded(tmp_path: Path) -> None:
+    with Upstream() as up:
+        dead = up.url
+    with Recorder(dead, tmp_path) as rec:
+        answer = raw_json(rec.url, "POST", "/json", {})
+    assert answer.status == 502 and json.loads(answer.body)["error"]["type"] == "ssemock_upstream_error"
+    assert list(tmp_path.glob("*.yaml")) == []
+
+
+_bytes = st.binary(max_size=40) | st.text(max_size=40).map(lambda s: s.encode("utf-8"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chunks=st.lists(st.tuples(st.floats(0, 1e4, allow_nan=False), _bytes), max_size=6),
+    body=st.none() | _bytes, how=st.sampled_from(["clean", "cut", "reset", "timeout", "client_gone"]),
+)
+def test_streamed_cassette_writes_load_back_exactly(
+    chunks: list[tuple[float, bytes]], body: bytes | None, how: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    spool = Spool()
+    for t, data in chunks:
+        spool.add(t, data)
+    request = Request("POST", "/v1/x", [("a", "b")], [("Content-Type", "text/plain")], body)
+    response = Response(200, None, [("content-type", "text/event-stream")], [], 0.5, End(2.0, how))
+    path = tmp_path_factory.mktemp("w") / "c.yaml"
+    try:
+        write_cassette(path, "c", {"target": "http://x"}, [Entry(request, response, spool)] * 2)
+    finally:
+        spool.close()
+    loaded = Cassette.load(path)
+    want = Interaction(request, Response(200, None, response.headers, [Chunk(t, d) for t, d in chunks], 0.5,
+                                         End(2.0, how)))
+    assert loaded.interactions == [want, want]
+    assert loaded.provenance == {"target": "http://x"}
