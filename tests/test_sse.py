@@ -229,4 +229,4 @@ def test_same_events_as_httpx_sse_on_every_real_recording(bundled: dict[str, Cas
             ours = [(e.type, e.data, e.last_event_id, e.retry) for e in decode(body)]  # type: ignore[union-attr]
             assert ours == httpx_sse_events(body), cassette.name
             compared += 1
-    assert compared >= 20  # every event-stream interaction of the bundled real recordings
+    assert compared == 22  # every event-stream interaction of the bundled real recordings
