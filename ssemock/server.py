@@ -214,7 +214,10 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     except NoMatchError as exc:
         return _refuse(entry, error_response(404, "ssemock_no_match", str(exc), closest=exc.closest))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
-    plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale)
+    plan = Plan.of(
+        match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
+        request=match.interaction.request,
+    )
     if scenario is not None:
         scenario.apply(plan)
     return await send_plan(request, plan, entry, arrived)
@@ -246,41 +249,56 @@ async def send_plan(
 ) -> web.StreamResponse:
     """Send ``plan``: status and headers at ``start``, then one write per chunk at its time.
 
-    The journal ``entry`` gets ``status``, ``chunks_sent``, ``bytes_sent`` and
-    ``outcome`` (``complete``, ``cut``, ``reset`` or ``client_gone``).
+    Recorded times (and ``plan.pace``) are multiplied by ``plan.timing_scale``;
+    ``plan.first_byte_delay`` and ``plan.pauses`` are absolute and push every later
+    write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
+    TCP_NODELAY), at least ``pace`` seconds after the previous one.
+
+    The journal ``entry`` gets ``status``, ``chunks_sent``, ``bytes_sent``,
+    ``injected`` (what the scenario's steps did) and ``outcome`` (``complete``,
+    ``cut``, ``reset`` or ``client_gone``).
     """
     resp_rec = plan.response
     scale = plan.timing_scale
+    chunks = plan.wire_chunks()
     headers = [(k, v) for k, v in resp_rec.headers if k.lower() not in _FRAMING_HEADERS]
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
     for name, value in headers:
         response.headers.add(name, value)
+    if plan.content_encoding is not None:
+        response.headers["Content-Encoding"] = plan.content_encoding
     if plan.framing == "chunked":
         response.enable_chunked_encoding()
     elif plan.framing == "length":
-        response.content_length = sum(len(c.data) for c in resp_rec.chunks)
+        response.content_length = sum(len(c.data) for c in chunks)
     else:
         response.force_close()
     entry["status"] = resp_rec.status
     entry["chunks_sent"] = entry["bytes_sent"] = 0
+    entry["injected"] = list(plan.notes)
     loop = asyncio.get_running_loop()
+    shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
     try:
-        await _sleep_until(loop, arrived + resp_rec.start * scale)
+        await _sleep_until(loop, shift + resp_rec.start * scale)
         await response.prepare(request)
-        for chunk in resp_rec.chunks:
+        last = -1.0
+        for index, chunk in enumerate(chunks):
+            shift += await _pause(plan, index)
             if scale:
-                await _sleep_until(loop, arrived + chunk.t * scale)
+                await _sleep_until(loop, max(shift + chunk.t * scale, last + plan.pace * scale))
             await response.write(chunk.data)
+            last = loop.time()
             entry["chunks_sent"] += 1
             entry["bytes_sent"] += len(chunk.data)
+        shift += await _pause(plan, len(chunks))
         if scale:
-            await _sleep_until(loop, arrived + resp_rec.end.t * scale)
+            await _sleep_until(loop, shift + resp_rec.end.t * scale)
         how = resp_rec.end.how
         if how == "reset":
             _abort(request, reset=True)
             entry["outcome"] = "reset"
         elif how in ("cut", "timeout", "client_gone") or plan.framing == "close":
-            if plan.framing == "close":
+            if plan.framing == "close" and how == "clean":
                 await response.write_eof()
                 entry["outcome"] = "complete"
             else:
@@ -292,6 +310,14 @@ async def send_plan(
     except ConnectionError:
         entry["outcome"] = "client_gone"
     return response
+
+
+async def _pause(plan: Plan, index: int) -> float:
+    """Sleep the injected pause before chunk ``index`` (a stall), from now; returns its length."""
+    seconds = plan.pauses.get(index, 0.0)
+    if seconds > 0:
+        await asyncio.sleep(seconds)
+    return seconds
 
 
 async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:

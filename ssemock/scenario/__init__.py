@@ -1,0 +1,92 @@
+"""Scenarios: named, composable steps applied to a recorded response on replay.
+
+A scenario file (YAML)::
+
+    ssemock_scenario: 1
+    name: split-crlf
+    description: CRLF line ends, each split between its CR and its LF
+    preserves: events          # events | payloads | nothing (a fault)
+    steps:
+    - line-endings: {eol: crlf}
+    - fragment: {mode: crlf}
+
+Order of application (design §2): the steps run stage by stage, ``event`` →
+``byte`` → ``chunk`` → ``transport``; within a stage, in the order written.
+Composing scenarios (``X-SSEMock-Scenario: crlf,split-bytes``) concatenates
+their steps before that sort, so ``crlf,split-bytes`` and ``split-bytes,crlf``
+send the same bytes.
+
+* event: ``json-separators``, ``multiline-data``, ``long-lines``,
+  ``line-separators``, ``no-done``, ``error-mid-stream``
+  (:mod:`.event_steps`; only ``text/event-stream`` bodies);
+* byte: ``line-endings``, ``bom``, ``keepalive``, ``field-spacing``,
+  ``extra-fields``, ``meta-blocks``, ``drop-final-blank-line``
+  (:mod:`.byte_steps`; only ``text/event-stream`` bodies);
+* chunk: ``timing``, ``fragment`` (:mod:`.chunk_steps`);
+* transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
+  ``disconnect``, ``framing``, ``content-encoding`` (:mod:`.transport_steps`).
+
+Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
+``timing: {mode: jitter}``) comes from the server's seed, the step's position
+and its name: the same seed gives the same bytes and chunk boundaries. The seed
+is in every journal entry.
+
+Each step's docstring gives its fields and a YAML example; a wrong file, step,
+field or value raises :class:`~ssemock.ScenarioError` naming the file, the step
+(``steps[1].fragment.mode``) and the valid choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from . import byte_steps, chunk_steps, event_steps, transport_steps
+from .base import STAGES, STEPS, Field, LineStep, Step
+from .chunk_steps import Fragment, TimingStep
+from .model import PRESERVES, Scenario, load_scenarios
+from .plan import Plan
+
+__all__ = [
+    "PRESERVES",
+    "STAGES",
+    "STEPS",
+    "Field",
+    "Fragment",
+    "LineStep",
+    "Plan",
+    "Scenario",
+    "Step",
+    "TimingStep",
+    "byte_steps",
+    "chunk_steps",
+    "conformance_matrix",
+    "event_steps",
+    "load_scenarios",
+    "transport_steps",
+]
+
+
+def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]:
+    """The names of the scenarios a correct SSE client must get through unchanged.
+
+    These are the semantics-preserving (``preserves: events``) and
+    payload-preserving (``preserves: payloads``) scenarios, sorted by name; use
+    them as a pytest parameter list::
+
+        @pytest.mark.parametrize("scenario", ssemock.conformance_matrix())
+        def test_client(scenario): ...
+
+    Args:
+        scenarios: the scenarios to choose from; default: the bundled presets.
+
+    Returns:
+        Scenario names, for ``X-SSEMock-Scenario`` or ``MockServer(scenario=...)``.
+
+    Raises:
+        ScenarioError: a bundled scenario file is malformed.
+    """
+    if scenarios is None:
+        from ..bundled import bundled_scenarios
+
+        scenarios = load_scenarios(bundled_scenarios()).values()
+    return sorted(s.name for s in scenarios if s.preserves in ("events", "payloads"))

@@ -1,0 +1,284 @@
+"""Byte-stage steps: line endings, BOM, comments, field spacing and extra fields (design §2, §6).
+
+Except ``drop-final-blank-line``, these steps never change the type and data
+of the events a WHATWG parser dispatches (design §2 invariant); ``extra-fields``
+and ``meta-blocks`` may change the last event ID and the reconnection time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .base import Field, LineStep, choice, flag, integer, register, text
+from .plan import Plan
+from .text import Block, Line, blocks, field_line, parse_field
+
+__all__ = ["Bom", "DropFinalBlankLine", "ExtraFields", "FieldSpacing", "KeepAlive", "LineEndings", "MetaBlocks"]
+
+EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+BOM = "\ufeff"
+
+
+@register
+@dataclass
+class LineEndings(LineStep):
+    """Rewrite every line end (WHATWG: CRLF, LF and CR all end a line).
+
+    YAML::
+
+        - line-endings: {eol: crlf}     # lf | crlf | cr | mixed
+
+    Fields: ``eol`` (``mixed`` picks LF, CRLF or CR per line with the seed; it
+    never writes a CR right before the LF of a blank line, which would make one
+    CRLF of them).
+    """
+
+    eol: str = "crlf"
+
+    name: ClassVar[str] = "line-endings"
+    fields: ClassVar[dict[str, Field]] = {"eol": choice("lf", "crlf", "cr", "mixed")}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        rng = plan.rng(self.name)
+        out: list[Line] = []
+        previous = ""
+        for line in lines:
+            if not line.eol:
+                out.append(line)
+                continue
+            if self.eol != "mixed":
+                eol = EOLS[self.eol]
+            else:
+                options = ["\r\n", "\r"] if previous == "\r" and line.text == "" else ["\n", "\r\n", "\r"]
+                eol = rng.choice(options)
+            out.append(Line(line.text, eol, line.chunk))
+            previous = eol
+        return out
+
+
+@register
+@dataclass
+class Bom(LineStep):
+    """Start the stream with one U+FEFF BYTE ORDER MARK (WHATWG: one leading BOM is ignored).
+
+    YAML::
+
+        - bom: {}
+    """
+
+    name: ClassVar[str] = "bom"
+    fields: ClassVar[dict[str, Field]] = {}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        if not lines:
+            return [Line(BOM, "", 0)]
+        if lines[0].text.startswith(BOM):
+            return lines
+        return [lines[0].with_text(BOM + lines[0].text), *lines[1:]]
+
+
+def _comment_block(text_: str, eol: str, chunk: int) -> list[Line]:
+    return [Line(f": {text_}" if text_ else ":", eol, chunk), Line("", eol, chunk)]
+
+
+@register
+@dataclass
+class KeepAlive(LineStep):
+    """Keep-alive comments: N leading ones, and one after every N events.
+
+    YAML::
+
+        - keepalive: {leading: 3, every_events: 5, text: OPENROUTER PROCESSING}
+
+    Fields: ``leading`` (comments before the first event, default 3),
+    ``every_events`` (one comment after every N events, 0 = none, default 5),
+    ``text`` (the comment text, written ``: TEXT``; an empty text writes ``:``).
+    Each comment is its own block (comment line + blank line), as OpenRouter
+    sends ``: OPENROUTER PROCESSING``; a blank line with no data dispatches nothing.
+    """
+
+    leading: int = 3
+    every_events: int = 5
+    text: str = "OPENROUTER PROCESSING"
+
+    name: ClassVar[str] = "keepalive"
+    fields: ClassVar[dict[str, Field]] = {
+        "leading": integer(0),
+        "every_events": integer(0),
+        "text": Field("a string without CR or LF", lambda v: isinstance(v, str) and not set(v) & {"\r", "\n"}),
+    }
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        groups = blocks(lines)
+        eol = groups[0].eol if groups else "\n"
+        out: list[Line] = []
+        events = 0
+        for block in groups:
+            out.extend(block.lines)
+            if block.dispatches:
+                events += 1
+                if self.every_events and events % self.every_events == 0:
+                    out.extend(_comment_block(self.text, eol, block.lines[-1].chunk))
+        leading = [ln for _ in range(self.leading) for ln in _comment_block(self.text, eol, 0)]
+        return leading + out
+
+
+@register
+@dataclass
+class FieldSpacing(LineStep):
+    """Write fields as ``name:value`` (or ``name: value``), as some servers do.
+
+    YAML::
+
+        - field-spacing: {space: false}                  # data:{"a":1}
+        - field-spacing: {space: false, only: "[DONE]"}   # data:[DONE] only
+
+    Fields: ``space`` (default false), ``only`` (change only lines whose value is
+    this, default all). WHATWG removes one space after the colon, so a value that
+    itself starts with a space keeps the separating space.
+    """
+
+    space: bool = False
+    only: str | None = None
+
+    name: ClassVar[str] = "field-spacing"
+    fields: ClassVar[dict[str, Field]] = {"space": flag(), "only": text(optional=True)}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        out: list[Line] = []
+        for line in lines:
+            parsed = parse_field(line.text)
+            if parsed is None or ":" not in line.text or (self.only is not None and parsed[1] != self.only):
+                out.append(line)
+            else:
+                out.append(line.with_text(field_line(*parsed, space=self.space)))
+        return out
+
+
+def _before_blank(block: Block, extra: list[str]) -> list[Line]:
+    """The block with ``extra`` field lines inserted before its blank line."""
+    *body, blank = block.lines
+    return [*body, *(Line(t, blank.eol, blank.chunk) for t in extra), blank]
+
+
+@register
+@dataclass
+class ExtraFields(LineStep):
+    """Add ``id``, ``retry`` and unknown fields to every event.
+
+    YAML::
+
+        - extra-fields: {id: true, retry_ms: 3000, unknown: [x-ssemock, foo]}
+
+    Fields: ``id`` (an ``id:`` line numbering the events 1, 2, …; default true),
+    ``retry_ms`` (a ``retry:`` line in milliseconds, or null; default 3000),
+    ``unknown`` (field names WHATWG parsers ignore, written ``NAME: 1``; default
+    ``[x-ssemock]``). The event types and data stay the same; the last event ID
+    and the reconnection time change.
+    """
+
+    id: bool = True
+    retry_ms: int | None = 3000
+    unknown: list[str] = field(default_factory=lambda: ["x-ssemock"])
+
+    name: ClassVar[str] = "extra-fields"
+    fields: ClassVar[dict[str, Field]] = {
+        "id": flag(),
+        "retry_ms": integer(0, optional=True),
+        "unknown": Field("a list of field names other than data, event, id, retry (no colon, CR or LF)",
+                         lambda v: isinstance(v, list) and all(_unknown_name(x) for x in v)),
+    }
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        out: list[Line] = []
+        number = 0
+        for block in blocks(lines):
+            if not block.dispatches:
+                out.extend(block.lines)
+                continue
+            number += 1
+            extra = [f"id: {number}"] if self.id else []
+            extra += [f"retry: {self.retry_ms}"] if self.retry_ms is not None else []
+            extra += [f"{name}: 1" for name in self.unknown]
+            out.extend(_before_blank(block, extra))
+        return out
+
+
+def _unknown_name(value: Any) -> bool:
+    return (isinstance(value, str) and bool(value) and value not in ("data", "event", "id", "retry")
+            and not set(value) & {":", "\r", "\n"} and not value.startswith(BOM))
+
+
+@register
+@dataclass
+class MetaBlocks(LineStep):
+    """Blocks with only ``retry`` or ``id`` and no data, which dispatch nothing.
+
+    YAML::
+
+        - meta-blocks: {retry_ms: 3000, id: "7", every_events: 1}
+
+    Fields: ``retry_ms`` (a ``retry: N`` block, or null), ``id`` (an ``id: X``
+    block, or null), ``every_events`` (the blocks go before the first event and
+    after every N events; default 1). An ``id`` block sets the last event ID of
+    the events that follow (WHATWG dispatch step 1) but dispatches nothing.
+    """
+
+    retry_ms: int | None = 3000
+    id: str | None = "7"
+    every_events: int = 1
+
+    name: ClassVar[str] = "meta-blocks"
+    fields: ClassVar[dict[str, Field]] = {
+        "retry_ms": integer(0, optional=True),
+        "id": Field("a string without CR, LF or NULL, or null",
+                    lambda v: v is None or (isinstance(v, str) and not set(v) & {"\r", "\n", "\0"})),
+        "every_events": integer(1),
+    }
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        groups = blocks(lines)
+        eol = groups[0].eol if groups else "\n"
+
+        def meta(chunk: int) -> list[Line]:
+            out = []
+            if self.retry_ms is not None:
+                out += [Line(f"retry: {self.retry_ms}", eol, chunk), Line("", eol, chunk)]
+            if self.id is not None:
+                out += [Line(f"id: {self.id}", eol, chunk), Line("", eol, chunk)]
+            return out
+
+        out: list[Line] = []
+        events = 0
+        for block in groups:
+            if block.dispatches and events % self.every_events == 0:
+                out.extend(meta(block.lines[0].chunk))
+            out.extend(block.lines)
+            events += block.dispatches
+        return out
+
+
+@register
+@dataclass
+class DropFinalBlankLine(LineStep):
+    """Drop the blank line after the last event, so a WHATWG parser discards that event.
+
+    YAML::
+
+        - drop-final-blank-line: {}
+    """
+
+    name: ClassVar[str] = "drop-final-blank-line"
+    fields: ClassVar[dict[str, Field]] = {}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        groups = blocks(lines)
+        last = max((i for i, b in enumerate(groups) if b.dispatches), default=None)
+        if last is None:
+            return lines
+        out = [ln for b in groups[:last] for ln in b.lines]
+        out += groups[last].lines[:-1]
+        out += [ln for b in groups[last + 1 :] for ln in b.lines]
+        plan.notes.append("drop-final-blank-line: the last event is not dispatched")
+        return out

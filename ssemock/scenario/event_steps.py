@@ -1,0 +1,292 @@
+"""Event-stage steps: they edit the data of dispatched events (design §2, §6).
+
+Each step reads the event blocks (:mod:`.text`), changes some data buffers or
+drops/adds blocks, and writes the data back as ``data:`` lines in place of the
+old ones. Data that is not JSON (``[DONE]``) is never changed by the JSON steps.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .base import Field, LineStep, choice, integer, integers, register, text
+from .plan import Plan
+from .providers import PROVIDERS, error_blocks, provider_of
+from .text import Block, Line, blocks, map_blocks
+
+__all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]
+
+_MISSING = object()
+
+
+def _json(data: str) -> Any:
+    """The JSON value of ``data``, or ``_MISSING`` (objects and arrays only)."""
+    if not data.lstrip().startswith(("{", "[")):
+        return _MISSING
+    try:
+        return json.loads(data)
+    except ValueError:
+        return _MISSING
+
+
+@register
+@dataclass
+class JsonSeparators(LineStep):
+    """Re-serialise every JSON payload with other separators (payload-preserving).
+
+    YAML::
+
+        - json-separators: {item: " , ", key: " : ", ascii: true}
+
+    Fields: ``item`` (the separator between items: a comma with spaces or tabs
+    around it, default ``", "``), ``key`` (between a key and its value: a colon with
+    spaces or tabs, default ``": "``), ``ascii`` (escape every non-ASCII character
+    as ``\\uXXXX``, default true). The JSON values stay equal; the text changes.
+    """
+
+    item: str = ", "
+    key: str = ": "
+    ascii: bool = True
+
+    name: ClassVar[str] = "json-separators"
+    stage: ClassVar[str] = "event"
+    fields: ClassVar[dict[str, Field]] = {
+        "item": Field("a comma with optional spaces or tabs around it", lambda v: _sep(v, ",")),
+        "key": Field("a colon with optional spaces or tabs around it", lambda v: _sep(v, ":")),
+        "ascii": Field("true or false", lambda v: isinstance(v, bool)),
+    }
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        def one(index: int, block: Block) -> list[Line] | None:
+            value = _json(block.data or "")
+            if value is _MISSING:
+                return None
+            return block.with_data(json.dumps(value, separators=(self.item, self.key), ensure_ascii=self.ascii))
+
+        return map_blocks(lines, one)
+
+
+def _sep(value: Any, mark: str) -> bool:
+    return isinstance(value, str) and value.strip(" \t") == mark
+
+
+def _cut_points(data: str) -> list[int]:
+    """Offsets after a ``,`` ``:`` ``{`` or ``[`` outside JSON strings (where a LF is JSON whitespace)."""
+    points: list[int] = []
+    in_string = escaped = False
+    for index, char in enumerate(data):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in ",:{[":
+            points.append(index + 1)
+    return points
+
+
+@register
+@dataclass
+class MultilineData(LineStep):
+    """Spread each JSON payload over several ``data:`` lines, breaking the JSON mid-way.
+
+    YAML::
+
+        - multiline-data: {parts: 3}
+
+    Fields: ``parts`` (at most this many ``data:`` lines per payload, default 2).
+    The cuts fall after a ``,`` ``:`` ``{`` or ``[`` outside strings, as close as
+    possible to equal parts. A parser joins the lines with LF (WHATWG: each
+    ``data`` value + LF), which is JSON whitespace: the data buffer gains LFs and
+    the JSON value is unchanged. Payloads that are not JSON stay on one line.
+    """
+
+    parts: int = 2
+
+    name: ClassVar[str] = "multiline-data"
+    stage: ClassVar[str] = "event"
+    fields: ClassVar[dict[str, Field]] = {"parts": integer(2)}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        def one(index: int, block: Block) -> list[Line] | None:
+            data = block.data or ""
+            if "\n" in data or _json(data) is _MISSING:
+                return None
+            points = _cut_points(data)
+            cuts = sorted({min(points, key=lambda p: abs(p - len(data) * k / self.parts)) for k in
+                           range(1, self.parts)} - {len(data)}) if points else []
+            pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+            return block.with_data("\n".join(pieces))
+
+        return map_blocks(lines, one)
+
+
+@register
+@dataclass
+class LongLines(LineStep):
+    """Pad JSON payloads with JSON whitespace so their ``data:`` line passes a size.
+
+    YAML::
+
+        - long-lines: {sizes: [65537, 131073, 1048577]}   # past 64 KiB, 128 KiB, 1 MiB
+
+    Fields: ``sizes`` (bytes; the first JSON event's ``data:`` line is padded to
+    the first size, the second to the second, and so on; default the three
+    above). The spaces go right after the opening ``{`` or ``[``: the JSON value is
+    unchanged, but a reader with a line-length limit (aiohttp ``readline`` 64 KiB,
+    asyncio ``StreamReader`` 64 KiB) fails.
+    """
+
+    sizes: list[int] = field(default_factory=lambda: [65537, 131073, 1048577])
+
+    name: ClassVar[str] = "long-lines"
+    stage: ClassVar[str] = "event"
+    fields: ClassVar[dict[str, Field]] = {"sizes": integers(1)}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        padded = 0
+
+        def one(index: int, block: Block) -> list[Line] | None:
+            nonlocal padded
+            data = block.data or ""
+            if padded >= len(self.sizes) or "\n" in data or _json(data) is _MISSING:
+                return None
+            line = next(ln for ln in block.lines if ln.text.startswith("data"))
+            missing = self.sizes[padded] - len(line.text.encode("utf-8", "surrogateescape"))
+            padded += 1
+            if missing <= 0:
+                return None
+            return block.with_data(data[0] + " " * missing + data[1:])
+
+        return map_blocks(lines, one)
+
+
+TEXT_KEYS = ["content", "text", "delta", "thinking", "reasoning", "reasoning_content"]
+
+
+@register
+@dataclass
+class LineSeparators(LineStep):
+    """Append raw U+2028, U+2029 and U+0085 to the text values of JSON payloads.
+
+    YAML::
+
+        - line-separators: {chars: "\\u2028\\u2029\\x85", keys: [content, text, delta]}
+
+    Fields: ``chars`` (the characters appended, default LINE SEPARATOR, PARAGRAPH
+    SEPARATOR, NEXT LINE), ``keys`` (JSON object keys whose non-empty string
+    values get them, at any depth; default the text-bearing keys of the providers:
+    content, text, delta, thinking, reasoning, reasoning_content). The characters
+    are written raw (legal inside JSON strings and SSE lines, which end only at CR
+    or LF); a reader that splits with ``str.splitlines()`` breaks the line there.
+    This changes the payload: the assembled text gains the characters.
+    """
+
+    chars: str = "\u2028\u2029\x85"
+    keys: list[str] = field(default_factory=lambda: list(TEXT_KEYS))
+
+    name: ClassVar[str] = "line-separators"
+    stage: ClassVar[str] = "event"
+    fields: ClassVar[dict[str, Field]] = {
+        "chars": Field("a non-empty string without CR or LF", lambda v: isinstance(v, str) and bool(v)
+                       and "\r" not in v and "\n" not in v),
+        "keys": Field("a non-empty list of strings", lambda v: isinstance(v, list) and bool(v)
+                      and all(isinstance(x, str) for x in v)),
+    }
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        def one(index: int, block: Block) -> list[Line] | None:
+            value = _json(block.data or "")
+            if value is _MISSING or not self._mark(value):
+                return None
+            return block.with_data(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+        return map_blocks(lines, one)
+
+    def _mark(self, value: Any) -> bool:
+        changed = False
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in self.keys and isinstance(item, str) and item:
+                    value[key] = item + self.chars
+                    changed = True
+                else:
+                    changed = self._mark(item) or changed
+        elif isinstance(value, list):
+            for item in value:
+                changed = self._mark(item) or changed
+        return changed
+
+
+@register
+@dataclass
+class NoDone(LineStep):
+    """Drop the ``data: [DONE]`` event (OpenAI chat-style streams then end without it).
+
+    YAML::
+
+        - no-done: {}
+    """
+
+    name: ClassVar[str] = "no-done"
+    stage: ClassVar[str] = "event"
+    fields: ClassVar[dict[str, Field]] = {}
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        return map_blocks(lines, lambda i, b: [] if (b.data or "").strip() == "[DONE]" else None)
+
+
+@register
+@dataclass
+class ErrorMidStream(LineStep):
+    """After N events, send the provider's mid-stream error instead of the rest.
+
+    YAML::
+
+        - error-mid-stream: {after_events: 2, provider: auto, message: Overloaded}
+
+    Fields: ``after_events`` (events sent before the error; negative counts from
+    the end, default 1), ``provider`` (auto | openai-chat | openai-responses |
+    anthropic | gemini | openrouter | generic; auto recognises it from the
+    request path and the payloads), ``message`` (the error message). The shapes
+    (see :mod:`.providers`) come from the providers' docs and the bundled
+    recordings; the stream then ends cleanly.
+    """
+
+    after_events: int = 1
+    provider: str = "auto"
+    message: str = "The server had an error while processing your request."
+
+    name: ClassVar[str] = "error-mid-stream"
+    stage: ClassVar[str] = "event"
+    fields: ClassVar[dict[str, Field]] = {
+        "after_events": integer(None),
+        "provider": choice("auto", *PROVIDERS),
+        "message": text(nonempty=True),
+    }
+
+    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        provider = self.provider if self.provider != "auto" else provider_of(plan)
+        groups = blocks(lines)
+        dispatching = [i for i, b in enumerate(groups) if b.dispatches]
+        n = _index(self.after_events, len(dispatching))
+        stop = dispatching[n] if n < len(dispatching) else len(groups)
+        kept = [ln for b in groups[:stop] for ln in b.lines]
+        chunk = kept[-1].chunk if kept else 0
+        eol = groups[0].eol if groups else "\n"
+        sent = [b for b in groups[:stop] if b.dispatches]
+        plan.notes.append(f"error-mid-stream: {provider} error after {len(sent)} event(s)")
+        extra = error_blocks(provider, self.message, sent)
+        return kept + [Line(t, eol, chunk) for t in extra]
+
+
+def _index(n: int, count: int) -> int:
+    """``n`` as a count of events (negative from the end), clamped to 0..count."""
+    return max(0, min(count, n if n >= 0 else count + n))
+

@@ -1,0 +1,141 @@
+"""The :class:`Scenario`: a named list of steps, its YAML file format, loading and composition."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ScenarioError
+from .base import STAGES, STEPS, LineStep, Step
+from .plan import Plan
+from .text import join_lines, split_lines
+
+__all__ = ["FORMAT_KEY", "PRESERVES", "Scenario", "load_scenarios"]
+
+FORMAT_KEY = "ssemock_scenario"
+PRESERVES = ("events", "payloads", "nothing")
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
+
+
+@dataclass
+class Scenario:
+    """A named list of steps.
+
+    Attributes:
+        name: the scenario name used in ``X-SSEMock-Scenario`` and ``/_ssemock/s/NAME/``.
+        steps: the steps, applied in stage order (see :mod:`ssemock.scenario`).
+        description: one line shown by ``ssemock scenarios``.
+        preserves: what a client must still see the same: ``events`` (the type and
+            data of every dispatched event), ``payloads`` (the type and JSON value
+            of every event's data) or ``nothing`` (a fault).
+    """
+
+    name: str
+    steps: list[Step] = field(default_factory=list)
+    description: str = ""
+    preserves: str = "nothing"
+
+    def apply(self, plan: Plan) -> Plan:
+        """Apply the steps to ``plan`` in stage order; returns the same plan.
+
+        A recorded gzip/deflate body is decompressed first when a step edits the
+        body, and compressed again on the wire. Consecutive event and byte steps
+        share one split of the body into lines.
+        """
+        ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
+        if any(step.edits_body for step in self.steps):
+            plan.decode_content()
+        lines = None
+        original = plan.response.chunks
+        for index, step in ordered:
+            plan.step_index = index
+            if isinstance(step, LineStep):
+                if plan.is_event_stream:
+                    if lines is None:
+                        original = plan.response.chunks
+                        lines = split_lines(original)
+                    lines = step.run(lines, plan)
+                continue
+            if lines is not None:
+                plan.response.chunks, lines = join_lines(lines, original), None
+            step.apply(plan)
+        if lines is not None:
+            plan.response.chunks = join_lines(lines, original)
+        return plan
+
+    def describe(self) -> dict[str, Any]:
+        """The scenario as YAML data (the file format)."""
+        return {FORMAT_KEY: 1, "name": self.name, "description": self.description,
+                "preserves": self.preserves, "steps": [s.describe() for s in self.steps]}
+
+    @classmethod
+    def compose(cls, scenarios: Iterable[Scenario]) -> Scenario:
+        """One scenario with the steps of all, named ``a,b``; it preserves what all of them preserve."""
+        items = list(scenarios)
+        rank = max((PRESERVES.index(s.preserves) for s in items), default=0)
+        return cls(
+            ",".join(s.name for s in items),
+            [step for s in items for step in s.steps],
+            "; ".join(s.description for s in items if s.description),
+            PRESERVES[rank],
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
+        """Read a scenario file. Raises :class:`ScenarioError` naming file, step and field."""
+        p = Path(path)
+        try:
+            doc = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise ScenarioError(p, "", "a readable YAML scenario file", str(exc).replace("\n", " ")) from None
+        return cls.from_dict(doc, name=p.stem, source=str(p))
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, name: str = "scenario", source: str = "<memory>") -> Scenario:
+        """Build a scenario from parsed YAML. Raises :class:`ScenarioError`."""
+        if not isinstance(doc, Mapping):
+            raise ScenarioError(source, "", "a mapping with 'steps'", doc)
+        if doc.get(FORMAT_KEY, 1) != 1:
+            raise ScenarioError(source, FORMAT_KEY, "scenario format version 1", doc.get(FORMAT_KEY))
+        for key in doc:
+            if key not in _KEYS:
+                raise ScenarioError(source, str(key), f"a scenario key: one of {', '.join(_KEYS)}", None)
+        for key in ("name", "description"):
+            if key in doc and not isinstance(doc[key], str):
+                raise ScenarioError(source, key, "a string", doc[key])
+        preserves = doc.get("preserves", "nothing")
+        if preserves not in PRESERVES:
+            raise ScenarioError(source, "preserves", f"one of {' | '.join(PRESERVES)}", preserves)
+        steps_doc = doc.get("steps", [])
+        if not isinstance(steps_doc, list):
+            raise ScenarioError(source, "steps", "a list of steps", steps_doc)
+        steps = [_step(item, f"steps[{i}]", source) for i, item in enumerate(steps_doc)]
+        return cls(doc.get("name", name), steps, doc.get("description", ""), preserves)
+
+
+def _step(item: Any, where: str, source: str) -> Step:
+    names = ", ".join(sorted(STEPS))
+    if not (isinstance(item, Mapping) and len(item) == 1):
+        raise ScenarioError(source, where, f"a one-key mapping naming a step: one of {names}", item)
+    ((kind, args),) = item.items()
+    if kind not in STEPS:
+        raise ScenarioError(source, where, f"a step name: one of {names}", kind)
+    return STEPS[kind].build(args, f"{where}.{kind}", source)
+
+
+def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
+    """Load every ``*.yaml`` / ``*.yml`` scenario in ``directory`` by name. Raises :class:`ScenarioError`."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise ScenarioError(root, "", "a directory of scenario files", None)
+    found = {}
+    for file in sorted(root.glob("*.y*ml")):
+        scenario = Scenario.load(file)
+        found[scenario.name] = scenario
+    return found

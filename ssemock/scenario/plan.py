@@ -1,0 +1,206 @@
+"""The :class:`Plan`: what the server will send for one request, edited by the steps.
+
+A plan starts as a private copy of the recorded response. Steps change its
+chunks (bytes and times), headers and status, and set what only the transport
+can do: a delay before the headers, pauses before given chunks, pacing between
+writes, a content encoding applied on the wire, the HTTP framing and the way the
+connection ends (``response.end.how``).
+
+Times: ``Chunk.t`` and ``Response.start`` are recorded times, multiplied by
+``timing_scale`` when sent; ``first_byte_delay``, ``pauses`` are injected
+faults in absolute seconds (never scaled); ``pace`` is scaled like recorded time.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+import zlib
+from dataclasses import dataclass, field
+
+from ..cassette import Chunk, Request, Response
+from ..sse import Decoder, Event
+
+__all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
+
+FRAMINGS = ("chunked", "length", "close")
+ENCODINGS = ("gzip", "deflate")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass
+class Plan:
+    """What the server will send for one request; steps edit it in place.
+
+    Attributes:
+        response: a private copy of the recorded response (status, headers, chunks, end).
+        framing: ``chunked`` (HTTP/1.1 chunked), ``length`` (Content-Length) or
+            ``close`` (body ends when the connection closes).
+        seed: the seed of every random choice, reported in the journal.
+        timing_scale: multiplies every recorded time and ``pace``; 0 sends without delay.
+        request: the recorded request answered (used to recognise the provider), or None.
+        first_byte_delay: seconds to wait before the status line and headers (not scaled).
+        pauses: seconds to wait before chunk ``i`` (key ``len(chunks)``: before the end);
+            not scaled, and every later time moves by the pause.
+        pace: minimum seconds between two writes (scaled by ``timing_scale``), so that
+            each chunk reaches the client as its own read.
+        content_encoding: ``gzip`` or ``deflate`` to compress on the wire, each chunk
+            flushed on its own (``Z_SYNC_FLUSH``); None sends the chunks as they are.
+        notes: what the steps did, one short line each (copied to the journal).
+        step_index: position of the running step in its scenario (seeds :meth:`rng`).
+    """
+
+    response: Response
+    framing: str = "chunked"
+    seed: int = 0
+    timing_scale: float = 1.0
+    request: Request | None = None
+    first_byte_delay: float = 0.0
+    pauses: dict[int, float] = field(default_factory=dict)
+    pace: float = 0.0
+    content_encoding: str | None = None
+    notes: list[str] = field(default_factory=list)
+    step_index: int = 0
+
+    @classmethod
+    def of(
+        cls, response: Response, *, seed: int = 0, timing_scale: float = 1.0, request: Request | None = None
+    ) -> Plan:
+        """A plan for ``response`` (deep-copied, so steps never touch the cassette)."""
+        return cls(copy.deepcopy(response), seed=seed, timing_scale=timing_scale, request=request)
+
+    # ---- helpers for steps ------------------------------------------------------
+    def rng(self, name: str) -> random.Random:
+        """A random generator seeded by the seed, the running step's position and ``name``.
+
+        The same seed and scenario give the same choices, hence the same bytes and chunks.
+        """
+        return random.Random(f"{self.seed}/{self.step_index}/{name}")  # noqa: S311 - test data
+
+    @property
+    def is_event_stream(self) -> bool:
+        """True when the response's content type is ``text/event-stream``."""
+        return "event-stream" in (self.response.header("content-type") or "").lower()
+
+    def set_header(self, name: str, value: str | None) -> None:
+        """Replace header ``name`` (case-insensitive) by ``value``; None removes it."""
+        lname = name.lower()
+        headers = [(k, v) for k, v in self.response.headers if k.lower() != lname]
+        if value is not None:
+            headers.append((name, value))
+        self.response.headers = headers
+
+    def decode_content(self) -> None:
+        """Undo a recorded gzip/deflate ``Content-Encoding`` so steps see the SSE bytes.
+
+        Each chunk is decompressed on its own, keeping its time; the encoding is
+        then applied again on the wire (``content_encoding``), flushed per chunk.
+        A body that does not decompress is left as it is.
+        """
+        encoding = (self.response.header("content-encoding") or "").strip().lower()
+        if encoding not in ENCODINGS:
+            return
+        inflater = zlib.decompressobj(wbits=47 if encoding == "gzip" else 15)
+        try:
+            plain = [Chunk(c.t, inflater.decompress(c.data)) for c in self.response.chunks]
+            tail = inflater.flush()
+        except zlib.error:
+            return
+        if tail and plain:
+            plain[-1] = Chunk(plain[-1].t, plain[-1].data + tail)
+        self.response.chunks = [c for c in plain if c.data]
+        self.set_header("Content-Encoding", None)
+        self.content_encoding = encoding
+
+    def event_offsets(self) -> list[int]:
+        """Byte offsets in the body just after each dispatched event (see :func:`dispatch_offsets`)."""
+        return dispatch_offsets(self.response.body)
+
+    def cut_body(self, offset: int) -> None:
+        """Keep the first ``offset`` bytes of the body (chunk times unchanged, pauses beyond dropped)."""
+        kept: list[Chunk] = []
+        size = 0
+        for chunk in self.response.chunks:
+            if size >= offset:
+                break
+            kept.append(Chunk(chunk.t, chunk.data[: offset - size]))
+            size += len(kept[-1].data)
+        self.response.chunks = kept
+        end_pause = self.pauses.pop(len(kept), None)
+        self.pauses = {i: s for i, s in self.pauses.items() if i < len(kept)}
+        if end_pause:
+            self.pauses[len(kept)] = end_pause
+
+    def chunk_at(self, offset: int) -> int:
+        """Split chunks so that one starts at body byte ``offset``; returns its index."""
+        self.response.chunks = split_at(self.response.chunks, [offset])
+        size = 0
+        for index, chunk in enumerate(self.response.chunks):
+            if size >= offset:
+                return index
+            size += len(chunk.data)
+        return len(self.response.chunks)
+
+    def wire_chunks(self) -> list[Chunk]:
+        """The chunks as written on the wire: compressed per chunk when ``content_encoding`` is set."""
+        chunks = self.response.chunks
+        if self.content_encoding is None:
+            return list(chunks)
+        deflater = zlib.compressobj(wbits=31 if self.content_encoding == "gzip" else 15)
+        wire = [Chunk(c.t, deflater.compress(c.data) + deflater.flush(zlib.Z_SYNC_FLUSH)) for c in chunks]
+        if self.response.end.how == "clean":
+            tail = deflater.flush()
+            t = wire[-1].t if wire else self.response.start
+            if wire:
+                wire[-1] = Chunk(t, wire[-1].data + tail)
+            else:
+                wire.append(Chunk(t, tail))
+        return wire
+
+
+def split_at(chunks: list[Chunk], offsets: list[int]) -> list[Chunk]:
+    """Split ``chunks`` at the given body byte offsets (kept times; no empty chunks).
+
+    Args:
+        chunks: the body as timed chunks.
+        offsets: body offsets in bytes where a new chunk must begin (any order).
+
+    Returns:
+        New chunks whose boundaries are the old ones plus ``offsets``.
+    """
+    cuts = sorted(set(offsets))
+    out: list[Chunk] = []
+    start = 0
+    i = 0
+    for chunk in chunks:
+        end = start + len(chunk.data)
+        while i < len(cuts) and cuts[i] <= start:
+            i += 1
+        pos = start
+        while i < len(cuts) and cuts[i] < end:
+            out.append(Chunk(chunk.t, chunk.data[pos - start : cuts[i] - start]))
+            pos = cuts[i]
+            i += 1
+        if pos < end:
+            out.append(Chunk(chunk.t, chunk.data[pos - start :]))
+        start = end
+    return [c for c in out if c.data]
+
+
+def dispatch_offsets(body: bytes) -> list[int]:
+    """Byte offsets just after the blank line that dispatches each event (WHATWG §9.2.6).
+
+    Only blank lines that dispatch an event count (a blank line after a comment or
+    a meta-only block dispatches nothing). The offset is after the whole line end,
+    so a CRLF is never split.
+    """
+    decoder = Decoder()
+    offsets: list[int] = []
+    pos = 0
+    for match in _LINE_END.finditer(body):
+        items = decoder.feed(body[pos : match.end()])
+        pos = match.end()
+        if any(isinstance(item, Event) for item in items):
+            offsets.append(pos)
+    return offsets

@@ -1,0 +1,192 @@
+"""The body as lines, for the ``event`` and ``byte`` stages.
+
+The body is split where a WHATWG parser ends a line (CRLF, LF or CR, §9.2.5).
+Each :class:`Line` keeps its text, its line end and the index of the recorded
+chunk that completed it, so that joining the lines back gives the recorded
+bytes and chunk times, with one difference: a line that was split across
+chunks arrives whole, with the chunk that completed it.
+
+Lossless: bytes that are not UTF-8 are kept through ``surrogateescape``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+
+from ..cassette import Chunk
+
+__all__ = ["Block", "Line", "blocks", "field_line", "join_lines", "map_blocks", "parse_field", "split_lines"]
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the event stream.
+
+    Attributes:
+        text: the line without its end (a leading BOM stays in the first line's text).
+        eol: ``"\\n"``, ``"\\r\\n"``, ``"\\r"`` or ``""`` (last line without an end).
+        chunk: index of the recorded chunk in which the line ends.
+    """
+
+    text: str
+    eol: str
+    chunk: int
+
+    def with_text(self, text: str) -> Line:
+        """The same line end and chunk, another text."""
+        return replace(self, text=text)
+
+
+def split_lines(chunks: list[Chunk]) -> list[Line]:
+    """The body of ``chunks`` as lines (see module docstring)."""
+    body = b"".join(c.data for c in chunks)
+    ends: list[int] = []
+    total = 0
+    for c in chunks:
+        total += len(c.data)
+        ends.append(total)
+    text = body.decode("utf-8", "surrogateescape")
+    lines: list[Line] = []
+    pos = offset = 0
+    matches: Iterator[re.Match[str]] = _EOL.finditer(text)
+    for match in matches:
+        piece = text[pos : match.start()]
+        offset += len(piece.encode("utf-8", "surrogateescape")) + len(match.group())
+        lines.append(Line(piece, match.group(), _chunk_of(ends, offset)))
+        pos = match.end()
+    if pos < len(text):
+        lines.append(Line(text[pos:], "", max(len(chunks) - 1, 0)))
+    return lines
+
+
+def _chunk_of(ends: list[int], offset: int) -> int:
+    return min(bisect.bisect_left(ends, offset), max(len(ends) - 1, 0))
+
+
+def join_lines(lines: list[Line], chunks: list[Chunk]) -> list[Chunk]:
+    """The lines as chunks: chunk ``i`` holds the lines that end in recorded chunk ``i``.
+
+    Args:
+        lines: the edited lines.
+        chunks: the recorded chunks (for their times).
+
+    Returns:
+        One chunk per recorded chunk that still holds bytes, at its recorded time.
+    """
+    parts: dict[int, list[str]] = {}
+    for line in lines:
+        parts.setdefault(line.chunk, []).append(line.text + line.eol)
+    out: list[Chunk] = []
+    for index in sorted(parts):
+        data = "".join(parts[index]).encode("utf-8", "surrogateescape")
+        t = chunks[index].t if index < len(chunks) else (chunks[-1].t if chunks else 0.0)
+        if data:
+            out.append(Chunk(t, data))
+    return out
+
+
+def parse_field(text: str) -> tuple[str, str] | None:
+    """``(name, value)`` of a field line per §9.2.6 (one leading space removed); None for a comment."""
+    if text.startswith(":"):
+        return None
+    name, colon, value = text.partition(":")
+    if colon and value.startswith(" "):
+        value = value[1:]
+    return name, value
+
+
+def field_line(name: str, value: str, *, space: bool = True) -> str:
+    """A field line; without ``space`` writes ``name:value`` unless the value starts with a space."""
+    return f"{name}: {value}" if space or value.startswith(" ") else f"{name}:{value}"
+
+
+@dataclass
+class Block:
+    """The lines of one event block, up to and including the blank line that ends it.
+
+    Attributes:
+        lines: the block's lines (the last one is blank unless the stream ended first).
+        start: index of the first line in the whole stream.
+    """
+
+    lines: list[Line]
+    start: int
+
+    @property
+    def data(self) -> str | None:
+        """The data buffer this block dispatches (LF-joined ``data`` values), or None without data."""
+        values = [f[1] for f in map(parse_field, (ln.text for ln in self.lines)) if f and f[0] == "data"]
+        return "\n".join(values) if values else None
+
+    @property
+    def event_type(self) -> str:
+        """The event type set in this block (``message`` when none)."""
+        kinds = [f[1] for f in map(parse_field, (ln.text for ln in self.lines)) if f and f[0] == "event"]
+        return kinds[-1] if kinds else "message"
+
+    @property
+    def eol(self) -> str:
+        """The line end this block uses (its first line's, LF if none)."""
+        return next((ln.eol for ln in self.lines if ln.eol), "\n")
+
+    @property
+    def dispatches(self) -> bool:
+        """True when the block has data and ends with a blank line (so a parser dispatches it)."""
+        return self.data is not None and bool(self.lines) and self.lines[-1].text == "" and self.lines[-1].eol != ""
+
+    def with_data(self, data: str) -> list[Line]:
+        """The block's lines with its ``data`` lines replaced by ``data`` (one line per LF-separated part).
+
+        The new data lines stand where the first data line was, keep its spacing
+        style, its line end and its chunk.
+        """
+        out: list[Line] = []
+        done = False
+        for line in self.lines:
+            parsed = parse_field(line.text)
+            if parsed is None or parsed[0] != "data":
+                out.append(line)
+            elif not done:
+                done = True
+                space = line.text.startswith("data: ") or line.text == "data"
+                out.extend(line.with_text(field_line("data", part, space=space)) for part in data.split("\n"))
+        return out
+
+
+def blocks(lines: list[Line]) -> list[Block]:
+    """Group lines into event blocks, each ending with its blank line."""
+    out: list[Block] = []
+    current: list[Line] = []
+    start = 0
+    for index, line in enumerate(lines):
+        if not current:
+            start = index
+        current.append(line)
+        if line.text == "" and line.eol:
+            out.append(Block(current, start))
+            current = []
+    if current:
+        out.append(Block(current, start))
+    return out
+
+
+def map_blocks(lines: list[Line], edit: Callable[[int, Block], list[Line] | None]) -> list[Line]:
+    """Apply ``edit(event_index, block)`` to each dispatching block; None keeps the block.
+
+    ``event_index`` counts dispatching blocks from 0.
+    """
+    out: list[Line] = []
+    index = 0
+    for block in blocks(lines):
+        if block.dispatches:
+            new = edit(index, block)
+            index += 1
+            out.extend(block.lines if new is None else new)
+        else:
+            out.extend(block.lines)
+    return out

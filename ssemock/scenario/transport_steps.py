@@ -1,0 +1,256 @@
+"""Transport-stage steps: status and headers, delays, stalls, disconnects, framing, encoding.
+
+These run last, on the final bytes, so "after N events" counts the events a
+WHATWG parser dispatches from exactly what will be sent. Injected delays are
+absolute seconds (the server's timing scale does not shorten a fault).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..cassette import Chunk, End
+from ..errors import ScenarioError
+from .base import Field, Step, anything, choice, integer, mapping, number, register
+from .base import text as text_field
+from .event_steps import _index
+from .plan import ENCODINGS, FRAMINGS, Plan
+
+__all__ = ["ContentEncoding", "ContentType", "Disconnect", "FirstByte", "Framing", "HttpError", "Stall"]
+
+
+@register
+@dataclass
+class HttpError(Step):
+    """Answer with an HTTP error instead of the stream.
+
+    YAML::
+
+        - http-error:
+            status: 429
+            headers: {retry-after: "2"}
+            json: {error: {message: Rate limit reached, type: rate_limit_error}}
+        - http-error: {status: 502, content_type: text/html, text: "<html>Bad gateway</html>"}
+
+    Fields: ``status`` (100-599), ``headers`` (added to the content type),
+    ``json`` (a JSON body) or ``text`` (a text body), ``content_type`` (default
+    ``application/json`` for ``json``, ``text/plain; charset=utf-8`` for ``text``).
+    The body is sent with a ``Content-Length``, as providers do.
+    """
+
+    status: int = 500
+    headers: dict[str, str] = field(default_factory=dict)
+    json: Any = None
+    text: str | None = None
+    content_type: str | None = None
+
+    name: ClassVar[str] = "http-error"
+    stage: ClassVar[str] = "transport"
+    fields: ClassVar[dict[str, Field]] = {
+        "status": Field("an HTTP status code 100-599",
+                        lambda v: isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599),
+        "headers": mapping(),
+        "json": anything(),
+        "text": text_field(optional=True),
+        "content_type": text_field(optional=True, nonempty=True),
+    }
+
+    def validate(self, where: str, source: str) -> None:
+        if self.json is not None and self.text is not None:
+            raise ScenarioError(source, f"{where}.text", "either json or text, not both", self.text)
+
+    def apply(self, plan: Plan) -> None:
+        resp = plan.response
+        if self.text is not None:
+            body, kind = self.text.encode("utf-8"), "text/plain; charset=utf-8"
+        else:
+            body, kind = json.dumps(self.json).encode("utf-8"), "application/json"
+        resp.status, resp.reason = self.status, None
+        resp.headers = [("Content-Type", self.content_type or kind), *self.headers.items()]
+        resp.chunks = [Chunk(resp.start, body)]
+        resp.end = End(resp.start, "clean")
+        plan.content_encoding = None
+        plan.framing = "length"
+        plan.notes.append(f"http-error: status {self.status}, {len(body)} byte body")
+
+
+@register
+@dataclass
+class ContentType(Step):
+    """Set or remove the ``Content-Type`` header.
+
+    YAML::
+
+        - content-type: {value: text/event-stream}                  # no charset
+        - content-type: {value: "text/event-stream; charset=utf-8"}
+        - content-type: {value: text/plain}
+        - content-type: {value: null}                               # no header at all
+
+    Fields: ``value`` (the header value, or null to send none).
+    """
+
+    value: str | None = "text/event-stream"
+
+    name: ClassVar[str] = "content-type"
+    stage: ClassVar[str] = "transport"
+    edits_body: ClassVar[bool] = False
+    fields: ClassVar[dict[str, Field]] = {"value": text_field(optional=True, nonempty=True)}
+
+    def apply(self, plan: Plan) -> None:
+        plan.set_header("Content-Type", self.value)
+
+
+@register
+@dataclass
+class FirstByte(Step):
+    """Wait before sending the status line and headers (time to first byte).
+
+    YAML::
+
+        - first-byte: {seconds: 3}
+
+    Fields: ``seconds`` (added to the recorded start; not scaled).
+    """
+
+    seconds: float = 3.0
+
+    name: ClassVar[str] = "first-byte"
+    stage: ClassVar[str] = "transport"
+    edits_body: ClassVar[bool] = False
+    fields: ClassVar[dict[str, Field]] = {"seconds": number(0)}
+
+    def apply(self, plan: Plan) -> None:
+        plan.first_byte_delay += self.seconds
+        plan.notes.append(f"first-byte: {self.seconds:g} s before the headers")
+
+
+@register
+@dataclass
+class Stall(Step):
+    """Stop sending for a while after N events, then go on.
+
+    YAML::
+
+        - stall: {after_events: 1, seconds: 5}
+
+    Fields: ``after_events`` (events sent before the stall; 0 = right after the
+    headers; negative counts from the end; default 1), ``seconds`` (the length
+    of the stall; not scaled; default 5).
+    """
+
+    after_events: int = 1
+    seconds: float = 5.0
+
+    name: ClassVar[str] = "stall"
+    stage: ClassVar[str] = "transport"
+    fields: ClassVar[dict[str, Field]] = {"after_events": integer(None), "seconds": number(0)}
+
+    def apply(self, plan: Plan) -> None:
+        ends = plan.event_offsets()
+        n = _index(self.after_events, len(ends))
+        index = plan.chunk_at(ends[n - 1]) if n else 0
+        plan.pauses[index] = plan.pauses.get(index, 0.0) + self.seconds
+        plan.notes.append(f"stall: {self.seconds:g} s after {n} event(s)")
+
+
+@register
+@dataclass
+class Disconnect(Step):
+    """End the response early: after N events, after N bytes, or inside an event.
+
+    YAML::
+
+        - disconnect: {after_events: -2, how: clean}   # a clean end, two events short
+        - disconnect: {inside_event: 1, how: cut}      # FIN inside the second event
+        - disconnect: {after_bytes: 100, how: reset}   # TCP RST after 100 bytes
+
+    Fields: exactly one of ``after_events`` (negative counts from the end),
+    ``after_bytes`` (bytes of the decoded body) or ``inside_event`` (0-based
+    index of the event cut in the middle of its bytes; clamped to the last
+    event); ``how``: ``clean`` (the HTTP body ends normally), ``cut`` (the
+    connection closes without the chunked terminator) or ``reset`` (TCP RST).
+    """
+
+    after_events: int | None = None
+    after_bytes: int | None = None
+    inside_event: int | None = None
+    how: str = "cut"
+
+    name: ClassVar[str] = "disconnect"
+    stage: ClassVar[str] = "transport"
+    fields: ClassVar[dict[str, Field]] = {
+        "after_events": integer(None, optional=True),
+        "after_bytes": integer(0, optional=True),
+        "inside_event": integer(None, optional=True),
+        "how": choice("clean", "cut", "reset"),
+    }
+
+    def validate(self, where: str, source: str) -> None:
+        given = [k for k in ("after_events", "after_bytes", "inside_event") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ScenarioError(source, where, "exactly one of after_events, after_bytes, inside_event", given)
+
+    def apply(self, plan: Plan) -> None:
+        ends = plan.event_offsets()
+        if self.after_bytes is not None:
+            offset, where = self.after_bytes, f"after {self.after_bytes} bytes"
+        elif self.after_events is not None:
+            n = _index(self.after_events, len(ends))
+            offset, where = (ends[n - 1] if n else 0), f"after {n} event(s)"
+        else:
+            n = min(_index(self.inside_event or 0, len(ends)), max(len(ends) - 1, 0))
+            start = ends[n - 1] if n else 0
+            stop = ends[n] if ends else len(plan.response.body)
+            offset, where = start + (stop - start) // 2, f"inside event {n} (bytes {start}..{stop})"
+        offset = min(offset, len(plan.response.body))
+        plan.cut_body(offset)
+        plan.response.end = End(plan.response.chunks[-1].t if plan.response.chunks else 0.0, self.how)
+        plan.notes.append(f"disconnect: {self.how} at byte {offset}, {where}")
+
+
+@register
+@dataclass
+class Framing(Step):
+    """How the HTTP body is delimited.
+
+    YAML::
+
+        - framing: {mode: length}   # chunked | length (Content-Length) | close (ends at FIN)
+
+    Fields: ``mode``.
+    """
+
+    mode: str = "chunked"
+
+    name: ClassVar[str] = "framing"
+    stage: ClassVar[str] = "transport"
+    edits_body: ClassVar[bool] = False
+    fields: ClassVar[dict[str, Field]] = {"mode": choice(*FRAMINGS)}
+
+    def apply(self, plan: Plan) -> None:
+        plan.framing = self.mode
+
+
+@register
+@dataclass
+class ContentEncoding(Step):
+    """Compress the body on the wire, each chunk flushed on its own (``Z_SYNC_FLUSH``).
+
+    YAML::
+
+        - content-encoding: {coding: gzip}   # gzip | deflate
+
+    Fields: ``coding``. Every chunk decompresses on arrival, so a client that
+    decodes incrementally sees each event when it is sent.
+    """
+
+    coding: str = "gzip"
+
+    name: ClassVar[str] = "content-encoding"
+    stage: ClassVar[str] = "transport"
+    fields: ClassVar[dict[str, Field]] = {"coding": choice(*ENCODINGS)}
+
+    def apply(self, plan: Plan) -> None:
+        plan.content_encoding = self.coding
