@@ -11,7 +11,7 @@ from .errors import (
     SSEMockError,
 )
 from .mockserver import MockServer
-from .scenario import Scenario
+from .scenario import Scenario, conformance_matrix
 from .sse import Comment, Decoder, Event
 
 __version__ = "0.1.0"
@@ -36,4 +36,5 @@ __all__ = [
     "ScenarioError",
     "ServerError",
     "__version__",
+    "conformance_matrix",
 ]

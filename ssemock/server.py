@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
@@ -44,6 +45,7 @@ __all__ = ["ServerState", "create_app"]
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
 _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
+REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
 @dataclass
@@ -85,8 +87,24 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
-    app.router.add_route("*", "/{tail:.*}", _replay)
+    # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
+    for method in REPLAY_METHODS:
+        app.router.add_route(method, "/{tail:.*}", _replay)
+    _allow_cors(app)
     return app
+
+
+def _allow_cors(app: web.Application) -> None:
+    """Let pages from any origin read every route (browser ``EventSource``, ``fetch``).
+
+    aiohttp-cors answers preflight ``OPTIONS`` requests and adds
+    ``Access-Control-Allow-Origin`` (and exposes every header) to the responses.
+    """
+    options = aiohttp_cors.ResourceOptions(allow_credentials=False, expose_headers="*", allow_headers="*",
+                                           allow_methods="*")  # type: ignore[no-untyped-call]
+    cors = aiohttp_cors.setup(app, defaults={"*": options})
+    for route in list(app.router.routes()):
+        cors.add(route)
 
 
 def error_response(status: int, kind: str, message: str, **extra: Any) -> web.Response:
