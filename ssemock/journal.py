@@ -1,0 +1,113 @@
+"""Reading the journal: one line per request, selecting requests, repeats, unmatched requests.
+
+A journal entry is the dict the replay server records for each request it
+received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
+``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
+``interaction``, ``scenario``, ``seed``, ``status``, ``outcome`` (``complete``,
+``cut``, ``reset``, ``client_gone`` or ``refused``), ``chunks_sent``,
+``bytes_sent`` and, for a refused request, ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["describe_entry", "describe_journal", "repeats", "select", "unmatched", "unmatched_report"]
+
+Entry = Mapping[str, Any]
+
+# The criteria select() understands, each compared with the entry field of the same name.
+CRITERIA = ("method", "path", "query", "body", "cassette", "interaction", "scenario", "status", "outcome")
+
+
+def describe_entry(entry: Entry) -> str:
+    """One line: ``#1 POST /v1/chat/completions -> 200 complete, 5 chunks, 1124 bytes (cassette #0)``."""
+    query = "&".join(f"{k}={v}" for k, v in (entry.get("query") or {}).items())
+    line = f"#{entry.get('seq')} {entry.get('method')} {entry.get('path')}{'?' + query if query else ''}"
+    line += f" -> {entry.get('status')} {entry.get('outcome') or 'in progress'}"
+    if entry.get("outcome") == "refused":
+        error = entry.get("error") or {}
+        return f"{line} ({error.get('type', 'error')})"
+    if "chunks_sent" in entry:
+        line += f", {entry['chunks_sent']} chunks, {entry.get('bytes_sent', 0)} bytes"
+    where = [f"{entry['cassette']} #{entry.get('interaction')}"] if entry.get("cassette") else []
+    if entry.get("scenario"):
+        where.append(f"scenario {entry['scenario']}")
+    return f"{line} ({', '.join(where)})" if where else line
+
+
+def describe_journal(entries: Sequence[Entry]) -> str:
+    """One line per entry, or ``(no requests)``."""
+    return "\n".join(describe_entry(e) for e in entries) or "(no requests)"
+
+
+def select(entries: Iterable[Entry], **where: Any) -> list[Entry]:
+    """The entries whose fields equal every criterion given.
+
+    Args:
+        entries: journal entries.
+        **where: field values among :data:`CRITERIA`. ``body`` given as a mapping
+            matches a JSON body containing those keys with equal values (the
+            request may carry more); any other value must equal the field.
+
+    Raises:
+        TypeError: a criterion that is not a journal field.
+    """
+    unknown = sorted(set(where) - set(CRITERIA))
+    if unknown:
+        raise TypeError(f"unknown journal field {unknown[0]!r}; valid: {', '.join(CRITERIA)}")
+    return [e for e in entries if all(_matches(name, e.get(name), want) for name, want in where.items())]
+
+
+def _matches(name: str, got: Any, want: Any) -> bool:
+    if name == "body" and isinstance(want, Mapping):
+        return isinstance(got, Mapping) and all(k in got and got[k] == v for k, v in want.items())
+    if name == "method" and isinstance(want, str):
+        return isinstance(got, str) and got.upper() == want.upper()
+    return bool(got == want)
+
+
+def repeats(entries: Sequence[Entry]) -> list[tuple[Entry, Entry]]:
+    """Requests sent again: ``(first, again)`` pairs with equal method, path, query and body."""
+    seen: dict[str, Entry] = {}
+    found = []
+    for entry in entries:
+        key = json.dumps(
+            [entry.get("method"), entry.get("path"), entry.get("query"), entry.get("body")],
+            sort_keys=True, default=str,
+        )
+        if key in seen:
+            found.append((seen[key], entry))
+        else:
+            seen[key] = entry
+    return found
+
+
+def unmatched(entries: Iterable[Entry]) -> list[Entry]:
+    """The requests the server refused (no matching interaction, unknown cassette or scenario)."""
+    return [e for e in entries if e.get("outcome") == "refused"]
+
+
+def unmatched_report(entries: Sequence[Entry]) -> str | None:
+    """What a test failure says about refused requests: each request, the closest
+    recorded interactions and how they differ; None when every request was answered."""
+    refused = unmatched(entries)
+    if not refused:
+        return None
+    noun = "request was" if len(refused) == 1 else "requests were"
+    lines = [f"ssemock: {len(refused)} {noun} refused by the fake provider:"]
+    for entry in refused:
+        error = entry.get("error") or {}
+        lines.append(describe_entry(entry))
+        message = str(error.get("message", ""))
+        lines.append(f"  {message.split('; closest: ')[0] if error.get('closest') else message}")
+        for near in error.get("closest") or []:
+            lines.append(f"  closest: {near['cassette']} #{near['interaction']} {near['request']}")
+            lines.extend(f"    {difference}" for difference in near.get("differences", []))
+        if error.get("known"):
+            lines.append(f"  known: {', '.join(error['known'])}")
+    lines.append("all requests:")
+    lines.extend(f"  {describe_entry(e)}" for e in entries)
+    return "\n".join(lines)

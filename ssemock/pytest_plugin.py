@@ -1,0 +1,258 @@
+"""pytest plugin (``pytest11`` entry point ``ssemock``): a fake provider per test.
+
+Fixtures:
+
+* ``ssemock`` — an :class:`~ssemock.testing.SSEMockFixture`: one replay server per
+  session (per xdist worker) in a background thread, reset before each test.
+* ``ssemock_env`` — opt-in: points ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``,
+  ``GOOGLE_GEMINI_BASE_URL`` at the server and sets placeholder API keys (monkeypatch).
+* ``ssemock_server`` — the session's :class:`~ssemock.MockServer`.
+
+Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
+timing_scale=None, target=None)``; with ``matrix=True`` the test runs once per
+conformance preset, with the preset name as test id (or give a list of scenario names).
+
+Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
+``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable); ini keys
+``ssemock_cassettes`` (directories, one a line), ``ssemock_record_mode``,
+``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing).
+
+A request the server refuses (no matching interaction, unknown cassette or
+scenario) fails the test with the closest interactions and their differences,
+as does an exception in the server thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .bundled import bundled_cassettes
+from .cassette import Cassette, load_cassettes
+from .errors import SSEMockError
+from .mockserver import MockServer
+from .scenario import conformance_matrix
+from .testing import CassetteLookup, SSEMockFixture
+
+__all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
+
+RECORD_MODES = ("none", "once", "new_episodes", "all")
+MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target")
+ENV_VARS = {
+    "OPENAI_BASE_URL": "{url}/v1",
+    "OPENAI_API_KEY": "ssemock-placeholder-key",
+    "ANTHROPIC_BASE_URL": "{url}",
+    "ANTHROPIC_API_KEY": "ssemock-placeholder-key",
+    "GOOGLE_GEMINI_BASE_URL": "{url}",
+    "GEMINI_API_KEY": "ssemock-placeholder-key",
+}
+"""What ``ssemock_env`` sets; ``{url}`` is the fake provider's base URL."""
+
+_FIXTURE = pytest.StashKey[SSEMockFixture]()
+_SESSION = pytest.StashKey["_Session"]()
+_SERVER_THREAD = "ssemock-server"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ssemock", "ssemock: fake SSE providers (record and replay)")
+    group.addoption(
+        "--ssemock-record", choices=RECORD_MODES, default=None, metavar="MODE",
+        help="record mode: none (default: replay only, never reach the network), once, new_episodes, all",
+    )
+    group.addoption("--ssemock-target", default=None, metavar="URL", help="upstream provider to record from")
+    group.addoption(
+        "--ssemock-cassettes", action="append", default=[], metavar="DIR",
+        help="cassette directory searched after the test's own cassettes (repeatable)",
+    )
+    parser.addini("ssemock_cassettes", "cassette directories searched after the test's own", type="paths")
+    parser.addini("ssemock_record_mode", "record mode when --ssemock-record is not given", default="none")
+    parser.addini("ssemock_target", "upstream provider URL to record from", default="")
+    parser.addini("ssemock_timing_scale", "multiplies recorded times (0: no delays)", default="1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None): "
+        "the cassette and scenario the fake provider serves this test; matrix=True runs the test "
+        "under every conformance preset",
+    )
+    mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
+    if mode not in RECORD_MODES:
+        raise pytest.UsageError(f"ssemock_record_mode: {mode!r} is not one of {', '.join(RECORD_MODES)}")
+
+
+def conformance_presets() -> list[str]:
+    """The conformance-matrix presets (see :func:`ssemock.scenario.conformance_matrix`):
+    the bundled scenarios a correct client gets through with the same events or payloads."""
+    return conformance_matrix()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("ssemock")
+    if marker is None or "ssemock" not in metafunc.fixturenames:
+        return
+    matrix = marker.kwargs.get("matrix", False)
+    if not matrix:
+        return
+    names = conformance_presets() if matrix is True else [str(n) for n in matrix]
+    metafunc.parametrize("ssemock", names, ids=names, indirect=True)
+
+
+@dataclass
+class _Session:
+    """What every test of a session (or xdist worker) shares."""
+
+    server: MockServer
+    configured: dict[str, Cassette]
+    bundled: dict[str, Cassette]
+    base: dict[str, Cassette]
+    timing_scale: float
+    record_mode: str
+    target: str | None
+    cache: dict[Path, tuple[float, Cassette]] = field(default_factory=dict)
+    failures: list[logging.LogRecord] = field(default_factory=list)
+
+
+class _ServerFailures(logging.Handler):
+    """Keeps the errors logged by aiohttp in the server thread, to fail the test that caused them."""
+
+    def __init__(self, into: list[logging.LogRecord]) -> None:
+        super().__init__(logging.ERROR)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.threadName == _SERVER_THREAD:
+            self.into.append(record)
+
+
+@pytest.fixture(scope="session")
+def ssemock_server(pytestconfig: pytest.Config) -> Iterator[MockServer]:
+    """The session's replay server (one per xdist worker), running in a background thread."""
+    dirs = [Path(d) for d in pytestconfig.getoption("ssemock_cassettes")]
+    dirs += [Path(d) for d in pytestconfig.getini("ssemock_cassettes")]
+    try:
+        configured: dict[str, Cassette] = {}
+        for directory in dirs:
+            configured.update(load_cassettes(directory))
+        bundled = load_cassettes(bundled_cassettes())
+        scale = float(pytestconfig.getini("ssemock_timing_scale"))
+    except (SSEMockError, ValueError) as exc:
+        raise pytest.UsageError(f"ssemock: {exc}") from None
+    base = {**configured, **{k: v for k, v in bundled.items() if k not in configured}}
+    mode = pytestconfig.getoption("ssemock_record") or pytestconfig.getini("ssemock_record_mode")
+    target = pytestconfig.getoption("ssemock_target") or pytestconfig.getini("ssemock_target") or None
+    with MockServer(list(base.values()), timing_scale=scale) as server:
+        session = _Session(server, configured, bundled, base, scale, mode, target)
+        handler = _ServerFailures(session.failures)
+        logger = logging.getLogger("aiohttp.server")
+        logger.addHandler(handler)
+        pytestconfig.stash[_SESSION] = session
+        try:
+            yield server
+        finally:
+            logger.removeHandler(handler)
+            del pytestconfig.stash[_SESSION]
+
+
+def _test_name(item: pytest.Item) -> str:
+    """The default cassette name (pytest-recording): ``test_x[param]`` or ``TestClass.test_x``."""
+    cls = getattr(item, "cls", None)
+    name = f"{cls.__name__}.{item.name}" if cls is not None else item.name
+    return re.sub(r"[<>?%*:|\"'/\\]", "-", name)
+
+
+def _marker_options(item: pytest.Item) -> dict[str, Any]:
+    marker = item.get_closest_marker("ssemock")
+    if marker is None:
+        return {}
+    if marker.args:
+        pytest.fail("@pytest.mark.ssemock takes keyword arguments only: " + ", ".join(MARKER_ARGS), pytrace=False)
+    unknown = sorted(set(marker.kwargs) - set(MARKER_ARGS))
+    if unknown:
+        pytest.fail(
+            f"@pytest.mark.ssemock: unknown argument {unknown[0]!r}; valid: {', '.join(MARKER_ARGS)}", pytrace=False
+        )
+    return dict(marker.kwargs)
+
+
+@pytest.fixture
+def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Iterator[SSEMockFixture]:
+    """A fake provider for this test: ``.url``, ``.use(cassette, scenario=...)``, ``.requests``,
+    ``.assert_requests(...)``, ``.assert_no_repeats()``."""
+    session = request.config.stash[_SESSION]
+    item = request.node
+    options = _marker_options(item)
+    lookup = CassetteLookup(
+        test_dir=request.path.parent, module=request.path.stem, test_name=_test_name(item),
+        rootdir=request.config.rootpath, configured=session.configured, bundled=session.bundled,
+        cache=session.cache,
+    )
+    handle = SSEMockFixture(ssemock_server, lookup, session.base)
+    scenarios = [s for s in (options.get("scenario"), getattr(request, "param", None)) if s]
+    scale = options.get("timing_scale")
+    problem = None
+    try:
+        cassette = options.get("cassette")
+        handle.reset(
+            lookup.find(cassette) if cassette is not None else lookup.own(),
+            scenario=",".join(scenarios) or None,
+            timing_scale=session.timing_scale if scale is None else float(scale),
+        )
+    except SSEMockError as exc:
+        problem = f"@pytest.mark.ssemock: {exc}"
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    del session.failures[:]
+    item.stash[_FIXTURE] = handle
+    yield handle
+    del item.stash[_FIXTURE]
+
+
+@pytest.fixture
+def ssemock_env(ssemock: SSEMockFixture, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Point the usual SDK environment variables at the fake provider; returns what was set."""
+    values = {name: value.format(url=ssemock.url) for name, value in ENV_VARS.items()}
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
+
+
+def _failure_report(item: pytest.Item) -> str | None:
+    handle = item.stash.get(_FIXTURE, None)
+    if handle is None:
+        return None
+    parts = []
+    session = item.config.stash.get(_SESSION, None)
+    if session is not None and session.failures:
+        for record in session.failures:
+            text = record.getMessage()
+            if record.exc_info is not None:
+                text += "\n" + "".join(traceback.format_exception(*record.exc_info))
+            parts.append(f"ssemock: the fake provider failed while serving a request: {text}")
+    report = handle.unmatched_report()
+    if report:
+        parts.append(report)
+    return "\n".join(parts) or None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Fail the test when the fake provider refused a request or failed serving one."""
+    try:
+        yield
+    except Exception as exc:
+        report = _failure_report(item)
+        if report:
+            exc.add_note(report)
+        raise
+    report = _failure_report(item)
+    if report:
+        pytest.fail(report, pytrace=False)

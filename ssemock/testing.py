@@ -1,0 +1,262 @@
+"""The per-test handle on a shared replay server, and cassette lookup beside a test.
+
+:class:`SSEMockFixture` is what the pytest fixture ``ssemock`` gives a test: the
+server URL, :meth:`~SSEMockFixture.use` to pick a cassette and scenario, the
+journal and assertions over it. It does not import pytest, so it can also serve
+other test runners.
+
+Lookup order for a cassette named ``NAME`` (the pytest-recording convention first):
+
+1. a path to an existing file (absolute, or relative to the test file's directory);
+2. ``cassettes/<test module>/NAME.yaml`` (or ``.yml``) beside the test file;
+3. ``cassettes/NAME.yaml`` beside the test file;
+4. the configured cassette directories (loaded by name);
+5. the bundled real-world cassettes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cassette import Cassette
+from .errors import CassetteNotFoundError, ScenarioError
+from .journal import describe_journal, repeats, select, unmatched_report
+from .mockserver import MockServer
+
+__all__ = ["CassetteLookup", "SSEMockFixture"]
+
+CassetteRef = str | os.PathLike[str] | Cassette
+
+
+@dataclass
+class CassetteLookup:
+    """Where cassettes are searched for one test.
+
+    Attributes:
+        test_dir: the directory of the test file.
+        module: the test module's file name without ``.py``.
+        test_name: the default cassette name of the test (``test_x`` or ``TestClass.test_x``).
+        rootdir: cassette files under it are named by their path relative to it.
+        configured: cassettes from the configured directories, by name.
+        bundled: the bundled cassettes, by name.
+        cache: loaded cassette files by path, with their modification time (shared by tests).
+    """
+
+    test_dir: Path
+    module: str
+    test_name: str
+    rootdir: Path
+    configured: Mapping[str, Cassette]
+    bundled: Mapping[str, Cassette]
+    cache: dict[Path, tuple[float, Cassette]] = field(default_factory=dict)
+
+    @property
+    def default_path(self) -> Path:
+        """``cassettes/<test module>/<test name>.yaml`` beside the test: the test's own cassette."""
+        return self.test_dir / "cassettes" / self.module / f"{self.test_name}.yaml"
+
+    def candidates(self, name: str) -> list[Path]:
+        """The files that may hold cassette ``name``, in search order."""
+        files = [Path(name) if Path(name).is_absolute() else self.test_dir / name]
+        for base in (self.test_dir / "cassettes" / self.module, self.test_dir / "cassettes"):
+            files += [base / f"{name}.yaml", base / f"{name}.yml"]
+        return files
+
+    def find(self, ref: CassetteRef) -> Cassette:
+        """The cassette ``ref`` names (see the module docstring for the order).
+
+        Raises:
+            CassetteNotFoundError: nowhere; the message lists every place searched.
+            CassetteError: the file found is malformed.
+        """
+        if isinstance(ref, Cassette):
+            return ref
+        name = os.fspath(ref)
+        for file in self.candidates(name):
+            if file.is_file():
+                return self.load(file)
+        if name in self.configured:
+            return self.configured[name]
+        if name in self.bundled:
+            return self.bundled[name]
+        searched = [str(p) for p in self.candidates(name)]
+        searched.append(f"the configured directories ({', '.join(sorted(self.configured)) or 'no cassettes'})")
+        searched.append(f"the bundled cassettes ({', '.join(sorted(self.bundled))})")
+        error = CassetteNotFoundError(name)
+        error.args = (f"no cassette named {name!r}; searched: " + "; ".join(searched),)
+        raise error
+
+    def own(self) -> Cassette | None:
+        """The test's own cassette (:attr:`default_path`), when that file exists."""
+        path = self.default_path
+        return self.load(path) if path.is_file() else None
+
+    def load(self, file: Path) -> Cassette:
+        """Load ``file`` (cached until it changes), named by its path relative to the rootdir."""
+        file = file.resolve()
+        mtime = file.stat().st_mtime
+        cached = self.cache.get(file)
+        if cached is not None and cached[0] == mtime:
+            return cached[1]
+        try:
+            key = file.relative_to(self.rootdir).with_suffix("").as_posix()
+        except ValueError:
+            key = file.with_suffix("").as_posix()
+        cassette = Cassette.load(file, name=key)
+        cassette.name = key
+        self.cache[file] = (mtime, cassette)
+        return cassette
+
+
+class SSEMockFixture:
+    """One test's view of the shared replay server.
+
+    Args:
+        server: the running :class:`MockServer` (started ``with``, in its thread).
+        lookup: where this test's cassettes are searched.
+        base: the session's cassettes by name (configured, then bundled).
+        url: the URL clients should use (the server's, or a recorder's in record mode).
+    """
+
+    def __init__(
+        self, server: MockServer, lookup: CassetteLookup, base: dict[str, Cassette], url: str | None = None
+    ) -> None:
+        self.server = server
+        self.lookup = lookup
+        self._base = base
+        self._url = url
+        self.cassette: Cassette | None = None
+        self.scenario: str | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the client, ``http://127.0.0.1:PORT`` (append ``/v1`` for OpenAI SDKs)."""
+        return self._url or self.server.url
+
+    def use(
+        self, cassette: CassetteRef | None = None, *, scenario: str | None = None,
+        timing_scale: float | None = None,
+    ) -> SSEMockFixture:
+        """Answer this test's requests from ``cassette`` under ``scenario``.
+
+        Args:
+            cassette: a cassette name (see :class:`CassetteLookup`), a file path or a
+                :class:`Cassette`; None keeps every session cassette in play, matched
+                by method, path and body.
+            scenario: scenario name(s), comma-separated; None replays faithfully.
+            timing_scale: multiplies recorded times (0 = no delays); None keeps the session's.
+
+        Returns:
+            self, so ``ssemock.use("name").url`` reads in one line.
+
+        Raises:
+            CassetteNotFoundError: no such cassette (the message lists the places searched).
+            ScenarioError: no such scenario (the message lists the known ones).
+        """
+        found = self.lookup.find(cassette) if cassette is not None else None
+        self._check_scenario(scenario)
+        self.cassette, self.scenario = found, scenario
+        self._apply(timing_scale=timing_scale)
+        return self
+
+    def reset(
+        self, cassette: Cassette | None = None, *, scenario: str | None = None, timing_scale: float | None = None
+    ) -> None:
+        """Forget the journal and play counts; serve ``cassette`` (None: all the session's
+        cassettes) under ``scenario``. Raises :class:`ScenarioError` for an unknown scenario."""
+        self._check_scenario(scenario)
+        self.cassette, self.scenario = cassette, scenario
+        self._apply(reset=True, timing_scale=timing_scale)
+
+    def _check_scenario(self, scenario: str | None) -> None:
+        known = self.server.state.scenarios
+        for name in (n.strip() for n in (scenario or "").split(",")):
+            if name and name not in known:
+                raise ScenarioError(
+                    "ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name
+                )
+
+    def _apply(self, *, reset: bool = False, timing_scale: float | None = None) -> None:
+        cassette, scenario, base = self.cassette, self.scenario, self._base
+        if cassette is None or base.get(cassette.name) is cassette:
+            cassettes = base
+        else:
+            cassettes = {cassette.name: cassette, **base}
+
+        def apply() -> None:
+            state = self.server.state
+            if reset:
+                state.reset()
+            state.cassettes = cassettes
+            state.cassette = cassette.name if cassette is not None else None
+            state.scenario = scenario
+            if timing_scale is not None:
+                state.timing_scale = timing_scale
+
+        self.server.call(apply)
+
+    # ---- the journal -------------------------------------------------------------
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The journal of this test: one dict per request received, oldest first."""
+        return self.server.requests
+
+    @property
+    def last_request(self) -> dict[str, Any]:
+        """The most recent request. Raises ``AssertionError`` when there was none."""
+        entries = self.requests
+        assert entries, "no request reached the fake provider"
+        return entries[-1]
+
+    def assert_requests(self, count: int | None = None, **where: Any) -> list[dict[str, Any]]:
+        """Assert which requests reached the server; returns them.
+
+        Args:
+            count: how many requests (that match ``where``) are expected;
+                None: at least one.
+            **where: journal fields to match: ``method``, ``path``, ``query``,
+                ``body`` (a mapping matches a JSON body holding those keys),
+                ``cassette``, ``interaction``, ``scenario``, ``status``, ``outcome``.
+
+        Raises:
+            AssertionError: with the whole journal, one line per request.
+        """
+        entries = self.requests
+        chosen = select(entries, **where)
+        what = f"request(s) matching {where}" if where else "request(s)"
+        if count is None:
+            assert chosen, f"expected at least one {what}, got none; journal:\n{describe_journal(entries)}"
+        else:
+            assert len(chosen) == count, (
+                f"expected {count} {what}, got {len(chosen)}; journal:\n{describe_journal(entries)}"
+            )
+        return [dict(e) for e in chosen]
+
+    def assert_no_repeats(self) -> None:
+        """Assert that no request was sent twice (same method, path, query and body):
+        e.g. that a client did not replay a generation after the stream was interrupted.
+
+        Raises:
+            AssertionError: naming the first repeated request, with the whole journal.
+        """
+        entries = self.requests
+        found = repeats(entries)
+        if found:
+            first, again = found[0]
+            raise AssertionError(
+                f"request #{again['seq']} repeats #{first['seq']} ({first['method']} {first['path']}, "
+                f"same body); journal:\n{describe_journal(entries)}"
+            )
+
+    def unmatched_report(self) -> str | None:
+        """What went unanswered (refused requests, closest interactions, differences), or None."""
+        return unmatched_report(self.requests)
+
+    def describe(self) -> str:
+        """The journal, one line per request."""
+        return describe_journal(self.requests)
+
