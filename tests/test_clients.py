@@ -27,6 +27,20 @@ def server() -> Iterator[MockServer]:
         yield running
 
 
+@pytest.fixture
+def closing() -> Iterator[Any]:
+    """Closes the SDK clients a test opens (their connection pools) at the end of the test."""
+    opened: list[Any] = []
+
+    def register(client: Any) -> Any:
+        opened.append(client)
+        return client
+
+    yield register
+    for client in opened:
+        client.close()
+
+
 def payloads(cassette: Cassette, index: int) -> list[Any]:
     """JSON payloads of the recorded events (``[DONE]`` and non-JSON skipped)."""
     body = cassette.interactions[index].response.body
@@ -54,9 +68,11 @@ def chat_deltas(items: list[Any]) -> tuple[str, dict[int, str]]:
     return text, args
 
 
-def test_openai_sdk_chat_completions_tool_call_then_text(server: MockServer, bundled: dict[str, Cassette]) -> None:
+def test_openai_sdk_chat_completions_tool_call_then_text(
+    server: MockServer, bundled: dict[str, Cassette], closing: Any
+) -> None:
     cassette = bundled["openai-chat-tool-calls-usage"]
-    client = openai.OpenAI(base_url=server.url + "/v1", api_key="sk-test", max_retries=0)
+    client = closing(openai.OpenAI(base_url=server.url + "/v1", api_key="sk-test", max_retries=0))
     for index, inter in enumerate(cassette.interactions):
         body = inter.request.json()
         stream = client.chat.completions.create(**body)  # the recorded request, sent by the SDK
@@ -78,35 +94,40 @@ def test_openai_sdk_chat_completions_tool_call_then_text(server: MockServer, bun
         ("openai-chat-tool-calls-usage", 0), ("openai-chat-tool-calls-usage", 1)]
 
 
-async def test_openai_async_sdk_qwen_emoji_split_across_events(server: MockServer, bundled: dict[str, Cassette]) -> None:
-    client = openai.AsyncOpenAI(base_url=server.url + "/compatible-mode/v1", api_key="sk-test", max_retries=0)
-    stream = await client.chat.completions.create(model="qwen3-max", messages=[{"role": "user", "content": "?"}],
-                                                  stream=True)
+async def test_openai_async_sdk_qwen_emoji_split_across_events(
+    server: MockServer, bundled: dict[str, Cassette]
+) -> None:
     text, reasoning = "", ""
-    async for chunk in stream:
-        for choice in chunk.choices:
-            text += choice.delta.content or ""
-            reasoning += (choice.delta.model_extra or {}).get("reasoning_content") or ""
+    async with openai.AsyncOpenAI(base_url=server.url + "/compatible-mode/v1", api_key="sk-test",
+                                  max_retries=0) as client:
+        stream = await client.chat.completions.create(
+            model="qwen3-max", messages=[{"role": "user", "content": "?"}], stream=True)
+        async for chunk in stream:
+            for choice in chunk.choices:
+                text += choice.delta.content or ""
+                reasoning += (choice.delta.model_extra or {}).get("reasoning_content") or ""
     items = payloads(bundled["alibaba-qwen-chat-emoji-split"], 0)
     assert text == chat_deltas(items)[0]
     assert reasoning == "".join(c["choices"][0]["delta"].get("reasoning_content") or "" for c in items if c["choices"])
     assert "\u26a0\ufe0f" in text  # the emoji split across two events is whole once assembled
 
 
-def test_openai_sdk_raises_the_error_sent_inside_an_http_200_stream(server: MockServer) -> None:
-    client = openai.OpenAI(base_url=server.url + "/api/v1", api_key="sk-test", max_retries=0)
+def test_openai_sdk_raises_the_error_sent_inside_an_http_200_stream(server: MockServer, closing: Any) -> None:
+    client = closing(openai.OpenAI(base_url=server.url + "/api/v1", api_key="sk-test", max_retries=0))
     cassette = server.state.cassettes["openrouter-chat-keepalive-midstream-error"]
     body = cassette.interactions[0].request.json()
     seen = []
-    with pytest.raises(openai.APIError, match="Token limit reached"):
-        for chunk in client.chat.completions.create(**body):
+    with pytest.raises(openai.APIError, match="Token limit reached"), client.chat.completions.create(**body) as stream:
+        for chunk in stream:
             seen.append(chunk)
     assert len(seen) == 3  # the 3 reasoning chunks before the error chunk (SOURCES.md)
 
 
-def test_openai_sdk_responses_streaming_function_call_and_text(server: MockServer, bundled: dict[str, Cassette]) -> None:
+def test_openai_sdk_responses_streaming_function_call_and_text(
+    server: MockServer, bundled: dict[str, Cassette], closing: Any
+) -> None:
     cassette = bundled["openai-responses-function-call"]
-    client = openai.OpenAI(base_url=server.url + "/v1", api_key="sk-test", max_retries=0)
+    client = closing(openai.OpenAI(base_url=server.url + "/v1", api_key="sk-test", max_retries=0))
     for index, inter in enumerate(cassette.interactions):
         events = list(client.responses.create(**inter.request.json()))
         recorded = payloads(cassette, index)
@@ -120,19 +141,23 @@ def test_openai_sdk_responses_streaming_function_call_and_text(server: MockServe
     assert sum(1 for p in payloads(cassette, 0) if p["type"] == "response.function_call_arguments.delta") == 11
 
 
-def test_openai_sdk_responses_on_openrouter_data_only_events(server: MockServer, bundled: dict[str, Cassette]) -> None:
+def test_openai_sdk_responses_on_openrouter_data_only_events(
+    server: MockServer, bundled: dict[str, Cassette], closing: Any
+) -> None:
     cassette = bundled["openrouter-responses-empty-comment-tool-calls"]
-    client = openai.OpenAI(base_url=server.url + "/api/v1", api_key="sk-test", max_retries=0)
+    client = closing(openai.OpenAI(base_url=server.url + "/api/v1", api_key="sk-test", max_retries=0))
     inter = cassette.interactions[1]
     events = list(client.responses.create(**inter.request.json()))
     assert [e.type for e in events] == [p["type"] for p in payloads(cassette, 1)]
 
 
-def test_anthropic_sdk_thinking_stream(server: MockServer, bundled: dict[str, Cassette]) -> None:
+def test_anthropic_sdk_thinking_stream(
+    server: MockServer, bundled: dict[str, Cassette], closing: Any
+) -> None:
     cassette = bundled["anthropic-messages-thinking"]
     body = cassette.interactions[0].request.json()
     body.pop("stream")
-    client = anthropic.Anthropic(base_url=server.url, api_key="sk-ant-test", max_retries=0)
+    client = closing(anthropic.Anthropic(base_url=server.url, api_key="sk-ant-test", max_retries=0))
     with client.messages.stream(**body) as stream:
         message = stream.get_final_message()
     recorded = payloads(cassette, 0)
@@ -146,9 +171,9 @@ def test_anthropic_sdk_thinking_stream(server: MockServer, bundled: dict[str, Ca
     assert message.content[1].text == text
 
 
-def test_anthropic_sdk_gzip_tool_use(server: MockServer) -> None:
-    client = anthropic.Anthropic(base_url=server.url + "/_ssemock/c/anthropic-messages-tool-use-gzip",
-                                 api_key="sk-ant-test", max_retries=0)
+def test_anthropic_sdk_gzip_tool_use(server: MockServer, closing: Any) -> None:
+    client = closing(anthropic.Anthropic(base_url=server.url + "/_ssemock/c/anthropic-messages-tool-use-gzip",
+                                         api_key="sk-ant-test", max_retries=0))
     with client.messages.stream(model="claude-haiku-4-5-20251001", max_tokens=8192,
                                 messages=[{"role": "user", "content": "Generate one name for a pet pelican"}]) as s:
         message = s.get_final_message()
@@ -156,7 +181,9 @@ def test_anthropic_sdk_gzip_tool_use(server: MockServer) -> None:
     assert [(b.type, b.name, b.input) for b in message.content] == [("tool_use", "pelican_name_generator", {})]
 
 
-def test_httpx_sse_sees_the_recorded_events_of_every_stream(server: MockServer, bundled: dict[str, Cassette]) -> None:
+def test_httpx_sse_sees_the_recorded_events_of_every_stream(
+    server: MockServer, bundled: dict[str, Cassette]
+) -> None:
     checked = 0
     with httpx.Client(base_url=server.url) as client:
         for cassette in bundled.values():

@@ -145,7 +145,8 @@ def test_admin_endpoints_list_cassettes_and_manage_the_journal(bundled: dict[str
         listing = client.get("/_ssemock/cassettes").json()
         assert {c["name"] for c in listing} == set(bundled)
         gemini = next(c for c in listing if c["name"] == "gemini-streamgeneratecontent-crlf")
-        assert gemini["interactions"][0]["request"] == "POST /v1beta/models/gemini-2.0-flash-exp:streamGenerateContent?alt=sse"
+        assert gemini["interactions"][0]["request"] == (
+            "POST /v1beta/models/gemini-2.0-flash-exp:streamGenerateContent?alt=sse")
         client.post("/v1/chat/completions", json={"model": "x", "stream": True})
         journal = client.get("/_ssemock/requests").json()
         assert [(e["path"], e["cassette"], e["outcome"]) for e in journal] == [
@@ -174,6 +175,9 @@ async def test_async_with_runs_in_the_current_loop() -> None:
 def test_port_in_use_is_a_server_error() -> None:
     from ssemock import ServerError
 
-    with MockServer([_two_turns()], scenarios=[]) as first:
-        with pytest.raises(ServerError, match="cannot listen"), MockServer([], scenarios=[], port=first.port):
-            pass
+    with (
+        MockServer([_two_turns()], scenarios=[]) as first,
+        pytest.raises(ServerError, match="cannot listen"),
+        MockServer([], scenarios=[], port=first.port),
+    ):
+        pass
