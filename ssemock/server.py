@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 import aiohttp_cors
 from aiohttp import web
@@ -163,16 +164,21 @@ async def _clear_journal(request: web.Request) -> web.Response:
     return web.json_response({"cleared": count})
 
 
-def _split_prefixes(path: str) -> tuple[str, str | None, str | None]:
-    """Remove ``/_ssemock/c/NAME`` and ``/_ssemock/s/NAMES`` prefixes (any order)."""
+def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
+    """Remove ``/_ssemock/c/NAME`` and ``/_ssemock/s/NAMES`` prefixes (any order).
+
+    Works on the raw (still percent-encoded) path, so a cassette in a subdirectory is
+    reachable as ``/_ssemock/c/openai%2Fchat/...``; returns the decoded provider path.
+    """
     cassette = scenario = None
+    path = raw_path
     while (m := _PREFIX.match(path)) is not None:
         if m.group(1) == "c":
-            cassette = m.group(2)
+            cassette = unquote(m.group(2))
         else:
-            scenario = m.group(2)
+            scenario = unquote(m.group(2))
         path = m.group(3)
-    return path, cassette, scenario
+    return unquote(path), cassette, scenario
 
 
 def _body_for_journal(body: bytes) -> Any:
@@ -185,7 +191,7 @@ def _body_for_journal(body: bytes) -> Any:
 async def _replay(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     arrived = asyncio.get_running_loop().time()
-    path, cassette_name, scenario_names = _split_prefixes(request.path)
+    path, cassette_name, scenario_names = _split_prefixes(request.rel_url.raw_path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
     cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name) or state.cassette

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+from pathlib import Path
 
 import httpx
 import pytest
@@ -181,3 +182,12 @@ def test_port_in_use_is_a_server_error() -> None:
         MockServer([], scenarios=[], port=first.port),
     ):
         pass
+
+
+def test_cassette_in_a_subdirectory_is_reachable_by_an_encoded_prefix(tmp_path: Path) -> None:
+    sub = tmp_path / "openai"
+    _two_turns().save(sub / "chat.yaml")
+    with MockServer([tmp_path], scenarios=[]) as server:
+        got = raw_json(server.url, "POST", "/_ssemock/c/openai%2Fchat/v1/chat/completions", {})
+        assert (got.status, got.body) == (200, b"data: first\n\n")
+        assert server.requests[-1]["cassette"] == "openai/chat"
