@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +57,8 @@ KEY_PATTERN = re.compile(
 )
 
 # Bytes a key-shaped string may continue with: a read ending in them is held back.
-_KEY_CHARS = re.compile(rb"[A-Za-z0-9._~+/=\-]*\Z")
+_KEY_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-"
+_KEY_WORDS = (b"sk-", b"aiza", b"bearer")  # lower case; each KEY_PATTERN branch holds one
 _HOLD_MIN = 64  # bytes always held back (covers "Bearer " and short user patterns)
 _HOLD_MAX = 4096  # a secret longer than this that is split across reads is scrubbed in pieces
 
@@ -207,7 +208,7 @@ class Filter:
 
     def scrubber(self) -> ChunkScrubber:
         """A new :class:`ChunkScrubber` for one streamed body."""
-        return ChunkScrubber(self._bytes)
+        return ChunkScrubber(self._bytes, custom=bool(self.patterns))
 
 
 def _redact_path(doc: Any, keys: list[str]) -> bool:
@@ -244,8 +245,9 @@ class ChunkScrubber:
         hits: the number of replacements so far.
     """
 
-    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+    def __init__(self, pattern: re.Pattern[bytes], *, custom: bool = True) -> None:
         self._pattern = pattern
+        self._custom = custom
         self._marker = REDACTED.encode("ascii")
         self._pending: list[tuple[float, bytes]] = []
         self.hits = 0
@@ -264,11 +266,10 @@ class ChunkScrubber:
         size = len(joined)
         hold = size
         if not final:
-            run = _KEY_CHARS.search(joined)
-            run_start = run.start() if run else size
+            run_start = len(joined.rstrip(_KEY_CHARS))
             hold = max(size - _HOLD_MAX, min(size - _HOLD_MIN, run_start), 0)
         spans: list[tuple[int, int]] = []
-        for m in self._pattern.finditer(joined):
+        for m in self._matches(joined):
             if m.end() > hold or m.start() >= hold:
                 hold = min(hold, m.start())
                 break
@@ -289,6 +290,13 @@ class ChunkScrubber:
         # Spans already applied to kept reads must not be applied again.
         self._pending = keep
         return out
+
+    def _matches(self, joined: bytes) -> Iterator[re.Match[bytes]]:
+        if not self._custom:  # fast path: every default pattern holds one of these words
+            low = joined.lower()
+            if not any(word in low for word in _KEY_WORDS):
+                return iter(())
+        return self._pattern.finditer(joined)
 
     def _apply(self, data: bytes, offset: int, spans: list[tuple[int, int]]) -> bytes:
         end = offset + len(data)

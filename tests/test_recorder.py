@@ -7,6 +7,7 @@ it, and a replayed chunk arrives within 60 ms of its recorded time (2-core CI).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 from urllib.parse import urlencode
@@ -20,8 +21,10 @@ from ssemock import Cassette, MockServer
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder, RecordMode, record_mode
+from ssemock.recorder.proxy import EventCounter
 from ssemock.recorder.store import Entry, Spool
 from ssemock.recorder.writer import write_cassette
+from ssemock.sse import Event, decode
 
 from .rawclient import raw_json, raw_request
 from .upstream import SCRIPTS, Upstream, script_times
@@ -245,3 +248,19 @@ def test_streamed_cassette_writes_load_back_exactly(
                                          End(2.0, how)))
     assert loaded.interactions == [want, want]
     assert loaded.provenance == {"target": "http://x"}
+
+
+@settings(max_examples=80, deadline=None)
+@given(cuts=st.lists(st.integers(0, 100_000), max_size=10), which=st.integers(0, 100))
+def test_progress_event_count_agrees_with_the_whatwg_decoder(
+    bundled: dict[str, Cassette], cuts: list[int], which: int
+) -> None:
+    responses = [i.response for c in bundled.values() for i in c.interactions]
+    bodies = [r.body for r in responses
+              if "event-stream" in (r.header("content-type") or "") and not r.header("content-encoding")]
+    body = bodies[which % len(bodies)]
+    points = sorted({c % (len(body) + 1) for c in cuts} | {0, len(body)})
+    counter = EventCounter()
+    for a, b in itertools.pairwise(points):
+        counter.feed(body[a:b])
+    assert counter.events == sum(isinstance(item, Event) for item in decode(body))
