@@ -6,11 +6,15 @@ from .errors import (
     CassetteNotFoundError,
     ImportFormatError,
     NoMatchError,
+    RecorderConfigError,
+    RecorderError,
     ScenarioError,
     ServerError,
     SSEMockError,
 )
 from .mockserver import MockServer
+from .recorder import Recorder, RecordMode
+from .redact import Filter
 from .scenario import Scenario, conformance_matrix
 from .sse import Comment, Decoder, Event
 
@@ -25,10 +29,15 @@ __all__ = [
     "Decoder",
     "End",
     "Event",
+    "Filter",
     "ImportFormatError",
     "Interaction",
     "MockServer",
     "NoMatchError",
+    "RecordMode",
+    "Recorder",
+    "RecorderConfigError",
+    "RecorderError",
     "Request",
     "Response",
     "SSEMockError",

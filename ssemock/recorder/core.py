@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 
-from .. import __version__
 from ..errors import RecorderConfigError, RecorderError
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
@@ -50,6 +49,8 @@ class RecorderState:
         """The store of cassette ``name``, opened (and loaded from disk) on first use."""
         async with self._opening:
             if name not in self.stores:
+                from .. import __version__
+
                 provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.base_url}
                 self.stores[name] = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
             return self.stores[name]
