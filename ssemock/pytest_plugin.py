@@ -30,16 +30,19 @@ import traceback
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
-from .errors import SSEMockError
+from .errors import RecorderConfigError, SSEMockError
 from .mockserver import MockServer
 from .scenario import conformance_matrix
 from .testing import CassetteLookup, SSEMockFixture
+
+if TYPE_CHECKING:
+    from .recorder import Recorder
 
 __all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
 
@@ -163,10 +166,41 @@ def ssemock_server(pytestconfig: pytest.Config) -> Iterator[MockServer]:
 
 
 def _test_name(item: pytest.Item) -> str:
-    """The default cassette name (pytest-recording): ``test_x[param]`` or ``TestClass.test_x``."""
+    """The default cassette name (pytest-recording): ``test_x`` or ``TestClass.test_x``; in
+    parametrized tests every character other than letters, digits, ``.``, ``_``, ``-`` becomes
+    ``-`` (``test_x[a b]`` → ``test_x-a-b-``)."""
     cls = getattr(item, "cls", None)
     name = f"{cls.__name__}.{item.name}" if cls is not None else item.name
-    return re.sub(r"[<>?%*:|\"'/\\]", "-", name)
+    return re.sub(r"[^A-Za-z0-9._-]", "-", name)
+
+
+def _recorder(lookup: CassetteLookup, options: dict[str, Any], session: _Session) -> Recorder | None:
+    """The recorder this test talks to in a record mode, or None to replay.
+
+    ``once`` replays a cassette that exists anywhere in the lookup order and records a
+    missing one; ``new_episodes`` and ``all`` always go through the recorder, which
+    replays or records each request as the mode says. Recordings are written to
+    ``cassettes/<test module>/<cassette name>.yaml`` beside the test.
+    """
+    mode = session.record_mode
+    if mode == "none":
+        return None
+    name = str(options.get("cassette") or lookup.test_name)
+    if mode == "once":
+        try:
+            lookup.find(name)
+            return None
+        except SSEMockError:
+            pass
+    target = options.get("target") or session.target
+    if not target:
+        raise RecorderConfigError(
+            f"record mode {mode} needs the upstream provider: --ssemock-target URL, the ini key "
+            "ssemock_target, or @pytest.mark.ssemock(target=URL)"
+        )
+    from .recorder import Recorder
+
+    return Recorder(str(target), lookup.test_dir / "cassettes" / lookup.module, mode=mode, cassette=name)
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any]:
@@ -200,7 +234,8 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
     scale = options.get("timing_scale")
     problem = None
     try:
-        cassette = options.get("cassette")
+        handle.recorder = _recorder(lookup, options, session)
+        cassette = options.get("cassette") if handle.recorder is None else None
         handle.reset(
             lookup.find(cassette) if cassette is not None else lookup.own(),
             scenario=",".join(scenarios) or None,
@@ -212,7 +247,11 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
         pytest.fail(problem, pytrace=False)
     del session.failures[:]
     item.stash[_FIXTURE] = handle
-    yield handle
+    if handle.recorder is None:
+        yield handle
+    else:
+        with handle.recorder:
+            yield handle
     del item.stash[_FIXTURE]
 
 

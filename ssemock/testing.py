@@ -17,19 +17,24 @@ Lookup order for a cassette named ``NAME`` (the pytest-recording convention firs
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .cassette import Cassette
 from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .mockserver import MockServer
 
+if TYPE_CHECKING:
+    from .recorder import Recorder
+
 __all__ = ["CassetteLookup", "SSEMockFixture"]
 
 CassetteRef = str | os.PathLike[str] | Cassette
+RECORDER_SETTLE = 2.0
 
 
 @dataclass
@@ -119,23 +124,24 @@ class SSEMockFixture:
         server: the running :class:`MockServer` (started ``with``, in its thread).
         lookup: where this test's cassettes are searched.
         base: the session's cassettes by name (configured, then bundled).
-        url: the URL clients should use (the server's, or a recorder's in record mode).
+
+    Attributes:
+        recorder: in a record mode, the running :class:`~ssemock.recorder.Recorder`
+            the client talks to instead of the replay server; else None.
     """
 
-    def __init__(
-        self, server: MockServer, lookup: CassetteLookup, base: dict[str, Cassette], url: str | None = None
-    ) -> None:
+    def __init__(self, server: MockServer, lookup: CassetteLookup, base: dict[str, Cassette]) -> None:
         self.server = server
         self.lookup = lookup
         self._base = base
-        self._url = url
+        self.recorder: Recorder | None = None
         self.cassette: Cassette | None = None
         self.scenario: str | None = None
 
     @property
     def url(self) -> str:
         """The base URL to give the client, ``http://127.0.0.1:PORT`` (append ``/v1`` for OpenAI SDKs)."""
-        return self._url or self.server.url
+        return self.recorder.url if self.recorder is not None else self.server.url
 
     def use(
         self, cassette: CassetteRef | None = None, *, scenario: str | None = None,
@@ -202,7 +208,13 @@ class SSEMockFixture:
     # ---- the journal -------------------------------------------------------------
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The journal of this test: one dict per request received, oldest first."""
+        """The journal of this test: one dict per request received, oldest first.
+
+        In a record mode, the recorder's interactions instead (keys ``seq``, ``action``,
+        ``cassette``, ``method``, ``path``, ``status``, ``bytes``, ``chunks``, ``end``...).
+        """
+        if self.recorder is not None:
+            return self.recorder.interactions
         return self.server.requests
 
     @property
@@ -225,7 +237,7 @@ class SSEMockFixture:
         Raises:
             AssertionError: with the whole journal, one line per request.
         """
-        entries = self.requests
+        entries = self._settled(lambda found: len(select(found, **where)) >= (count or 1))
         chosen = select(entries, **where)
         what = f"request(s) matching {where}" if where else "request(s)"
         if count is None:
@@ -235,6 +247,17 @@ class SSEMockFixture:
                 f"expected {count} {what}, got {len(chosen)}; journal:\n{describe_journal(entries)}"
             )
         return [dict(e) for e in chosen]
+
+    def _settled(self, done: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
+        """The journal; in a record mode, waited for (up to :data:`RECORDER_SETTLE` seconds)
+        until ``done`` holds, since the recorder lists an interaction just after its client
+        has read the end of the response."""
+        entries = self.requests
+        deadline = time.monotonic() + RECORDER_SETTLE
+        while self.recorder is not None and not done(entries) and time.monotonic() < deadline:
+            time.sleep(0.005)
+            entries = self.requests
+        return entries
 
     def assert_no_repeats(self) -> None:
         """Assert that no request was sent twice (same method, path, query and body):

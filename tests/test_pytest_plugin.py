@@ -14,15 +14,10 @@ import pytest
 
 from ssemock.pytest_plugin import conformance_presets
 
+from .sessions import INI
+
 pytest_plugins = ["pytester"]
 
-INI = """
-[pytest]
-addopts = -p no:cacheprovider -p no:hypothesispytest -p no:benchmark
-asyncio_mode = auto
-asyncio_default_fixture_loop_scope = function
-filterwarnings = error
-"""
 
 # What the recordings carry, computed with our decoder: the expected side of the inner tests.
 EXPECTED = '''
