@@ -211,6 +211,11 @@ class Filter:
         return ChunkScrubber(self._bytes, custom=bool(self.patterns))
 
 
+def _has_key_word(data: bytes) -> bool:
+    low = data.lower()
+    return any(word in low for word in _KEY_WORDS)
+
+
 def _redact_path(doc: Any, keys: list[str]) -> bool:
     if not keys:
         return False
@@ -250,10 +255,25 @@ class ChunkScrubber:
         self._custom = custom
         self._marker = REDACTED.encode("ascii")
         self._pending: list[tuple[float, bytes]] = []
+        self._dirty = False  # held-back bytes may hold a key word
         self.hits = 0
 
     def feed(self, t: float, data: bytes) -> list[tuple[float, bytes]]:
         """Add one read (``data`` that arrived at ``t`` seconds); returns the reads now final."""
+        overlap = self._pending[-1][1][-8:] if self._pending else b""
+        if not self._custom and not self._dirty and not _has_key_word(overlap + data):
+            return self._release_clean(t, data)  # fast path: no default pattern can match
+        self._dirty = True
+        self._pending.append((t, data))
+        return self._release(final=False)
+
+    def _release_clean(self, t: float, data: bytes) -> list[tuple[float, bytes]]:
+        # No key word in what is pending nor in ``data``, and every default match starts
+        # with one: only a key word begun at the very end of ``data`` could follow.
+        tail = data[-8:].lower()
+        if not any(tail.endswith(word[:k]) for word in _KEY_WORDS for k in range(1, len(word))):
+            out, self._pending = [*self._pending, (t, data)], []
+            return out
         self._pending.append((t, data))
         return self._release(final=False)
 
@@ -289,13 +309,12 @@ class ChunkScrubber:
             start = end
         # Spans already applied to kept reads must not be applied again.
         self._pending = keep
+        self._dirty = _has_key_word(b"".join(d for _, d in keep))
         return out
 
     def _matches(self, joined: bytes) -> Iterator[re.Match[bytes]]:
-        if not self._custom:  # fast path: every default pattern holds one of these words
-            low = joined.lower()
-            if not any(word in low for word in _KEY_WORDS):
-                return iter(())
+        if not self._custom and not _has_key_word(joined):  # every default pattern holds a key word
+            return iter(())
         return self._pattern.finditer(joined)
 
     def _apply(self, data: bytes, offset: int, spans: list[tuple[int, int]]) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -43,6 +43,7 @@ class RecorderState:
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def store(self, name: str) -> CassetteStore:
@@ -54,6 +55,12 @@ class RecorderState:
                 provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.base_url}
                 self.stores[name] = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
             return self.stores[name]
+
+    def background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` after the response; :meth:`Recorder.stop` waits for it."""
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     def report(self, info: dict[str, Any]) -> None:
         """Hand one interaction's description to the progress output."""
@@ -211,6 +218,8 @@ class Recorder:
         runner, self._runner = self._runner, None
         await runner.cleanup()
         await self.state.session.close()
+        if self.state.tasks:
+            await asyncio.gather(*self.state.tasks)
         errors = []
         for store in self.state.stores.values():
             try:
@@ -224,6 +233,8 @@ class Recorder:
     async def flush(self) -> None:
         """Wait until every interaction completed so far is written to its cassette file."""
         if self.state is not None:
+            if self.state.tasks:
+                await asyncio.gather(*self.state.tasks)
             for store in list(self.state.stores.values()):
                 await store.flush()
 

@@ -48,7 +48,8 @@ class Progress:
         if info["action"] in ("recorded", "replayed"):
             parts.append(f"{info['bytes']} bytes in {info['chunks']} chunks")
         if info["action"] == "recorded":
-            parts.append(f"{info['events']} events")
+            if info["events"] is not None:
+                parts.append(f"{info['events']} events")
             if info["ttfb"] is not None:
                 parts.append(f"first byte {info['ttfb']:.3f} s")
             parts.append(f"{info['duration']:.3f} s")

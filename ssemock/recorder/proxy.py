@@ -193,13 +193,17 @@ async def _stream(
     recorded_request = _recorded_request(st, received, sent_headers, filtered)
     resp_headers, dropped = st.filter.pairs(raw_headers, st.filter.secret_response_headers)
     filtered += [f"response header {d}" for d in dropped]
-    spool, events, scrubbed, resp_headers = tee.close(resp_headers)
+    spool, scrubbed, resp_headers = tee.close(resp_headers)
     if scrubbed:
         filtered.append(f"response body: {scrubbed} key-shaped string(s)")
     recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
     store.add(Entry(recorded_request, recorded, spool), filtered)
-    st.report(info | {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
-                      "events": events, "ttfb": tee.first, "duration": end, "end": how, "filtered": filtered})
+    info |= {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
+             "events": None, "ttfb": tee.first, "duration": end, "end": how, "filtered": filtered}
+    if cancelled is None and tee.counts_events(resp_headers):  # counted after the answer, off the request
+        st.background(_report_with_events(st, info, spool))
+    else:
+        st.report(info)
     if cancelled is not None:
         raise cancelled
     return response
@@ -280,19 +284,31 @@ class EventCounter:
             self._has_data = True
 
 
+async def _report_with_events(st: RecorderState, info: dict[str, Any], spool: Spool) -> None:
+    info["events"] = await asyncio.to_thread(count_events, spool)
+    st.report(info)
+
+
+def count_events(spool: Spool) -> int:
+    """The number of events a WHATWG parser dispatches from the spooled body (blocking)."""
+    counter = EventCounter()
+    for chunk in spool.chunks():
+        counter.feed(chunk.data)
+    return counter.events
+
+
 class _Tee:
-    """What is kept of a streamed body: scrubbed chunks into a spool, events counted."""
+    """What is kept of a streamed body: scrubbed chunks into a spool (gzip/deflate scanned decoded)."""
 
     def __init__(self, st: RecorderState, content_type: str, encoding: str) -> None:
         self.spool = Spool()
         self.first: float | None = None
-        self.events = 0
         self.encoding = encoding.strip().lower()
         self._decoded = self.encoding in ("gzip", "x-gzip", "deflate")
         self._inflate = zlib.decompressobj(47) if self._decoded else None  # 47: gzip or zlib header
         self._scrub = st.filter.scrubber()
         self._check = st.filter.scrubber() if self._decoded else None
-        self._counter = EventCounter() if "event-stream" in content_type.lower() else None
+        self._event_stream = "event-stream" in content_type.lower()
         self._filter = st.filter
 
     def add(self, t: float, data: bytes) -> None:
@@ -305,29 +321,27 @@ class _Tee:
                 self._inflate = None
                 plain = b""
             self._check.feed(t, plain)
-            self._count(plain)
             self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
             return
-        self._count(data)
         for piece in self._scrub.feed(t, data):
             self.spool.add(*piece)
 
-    def _count(self, data: bytes) -> None:
-        if self._counter is not None and data:
-            self.events = self._counter.feed(data)
+    def counts_events(self, headers: list[tuple[str, str]]) -> bool:
+        """Whether the recorded body is a plain (not encoded) event stream."""
+        return self._event_stream and not any(k.lower() == "content-encoding" for k, _ in headers)
 
-    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, int, list[tuple[str, str]]]:
-        """Returns the spool, the event count, the scrub count and the headers to record."""
+    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, list[tuple[str, str]]]:
+        """Returns the spool, the scrub count and the headers to record."""
         if self._check is not None:
             self._check.close()
             if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
                 return self._decode_and_scrub(headers)
-            return self.spool, self.events, 0, headers
+            return self.spool, 0, headers
         for piece in self._scrub.close():
             self.spool.add(*piece)
-        return self.spool, self.events, self._scrub.hits, headers
+        return self.spool, self._scrub.hits, headers
 
-    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, int, list[tuple[str, str]]]:
+    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, list[tuple[str, str]]]:
         plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber()
         for chunk in self.spool.chunks():
             for piece in scrub.feed(chunk.t, inflate.decompress(chunk.data)):
@@ -336,4 +350,4 @@ class _Tee:
             plain.add(*piece)
         self.spool.close()
         kept = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
-        return plain, self.events, scrub.hits, kept
+        return plain, scrub.hits, kept

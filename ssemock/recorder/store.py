@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..cassette import Cassette, Chunk, Interaction, Request, Response
 from ..errors import RecorderConfigError, RecorderError
@@ -42,11 +42,14 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-]*(/[A-Za-z0-9_][A-Za-z0-9._\-]*
 class Spool:
     """The chunks of one response, ``(t seconds, bytes)`` in order, off the heap past 1 MiB.
 
+    Chunks collect in a memory buffer; each time it passes 1 MiB it is appended to
+    an unnamed temporary file in one write (few system calls on the streaming path).
     Safe to read from one thread while another reads (each read holds a lock).
     """
 
     def __init__(self) -> None:
-        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_MEMORY)  # noqa: SIM115 - closed in close()
+        self._buffer = bytearray()
+        self._file: IO[bytes] | None = None
         self._lock = threading.Lock()
         self.count = 0
         self.size = 0
@@ -54,26 +57,42 @@ class Spool:
     def add(self, t: float, data: bytes) -> None:
         """Append a chunk received ``t`` seconds after the request was sent."""
         with self._lock:
-            self._file.seek(0, 2)
-            self._file.write(_RECORD.pack(t, len(data)))
-            self._file.write(data)
+            self._buffer += _RECORD.pack(t, len(data))
+            self._buffer += data
+            if len(self._buffer) >= _SPOOL_MEMORY:
+                self._spill()
         self.count += 1
         self.size += len(data)
+
+    def _spill(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self._file.seek(0, 2)
+        self._file.write(self._buffer)
+        self._buffer.clear()
 
     def chunks(self) -> Iterator[Chunk]:
         """The chunks in order (read back one at a time)."""
         pos = 0
         for _ in range(self.count):
             with self._lock:
-                self._file.seek(pos)
-                t, length = _RECORD.unpack(self._file.read(_RECORD.size))
-                data = self._file.read(length)
+                if self._file is not None and self._buffer:
+                    self._spill()
+                if self._file is None:
+                    t, length = _RECORD.unpack_from(self._buffer, pos)
+                    data = bytes(self._buffer[pos + _RECORD.size : pos + _RECORD.size + length])
+                else:
+                    self._file.seek(pos)
+                    t, length = _RECORD.unpack(self._file.read(_RECORD.size))
+                    data = self._file.read(length)
             pos += _RECORD.size + length
             yield Chunk(t, data)
 
     def close(self) -> None:
         """Free the memory or temporary file."""
-        self._file.close()
+        self._buffer = bytearray()
+        if self._file is not None:
+            self._file.close()
 
 
 @dataclass

@@ -1,0 +1,180 @@
+"""What the recorder costs a streaming client, against a direct connection in the same run.
+
+* **Added latency per chunk**: an upstream on 127.0.0.1 writes one SSE event every
+  ``interval`` seconds and notes when; a raw-socket client notes when each event
+  arrives. The figure is the p50 (p99) of arrival minus write through the recorder,
+  minus the same percentile on a direct connection. Goal: p50 <= 0.5 ms.
+* **Throughput**: the upstream sends ``size`` bytes of events as fast as the client
+  reads them; MB/s through the recorder divided by MB/s direct. Goal: >= 0.8.
+
+Everything runs on 127.0.0.1: upstream and recorder each in a thread with its own
+event loop, the client in the calling thread. Run: ``python -m benchmarks.recorder_overhead``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from ssemock.recorder import Recorder
+
+__all__ = ["figures"]
+
+EVENT = b'data: {"choices":[{"index":0,"delta":{"content":"lorem ipsum dolor sit amet "}}]}\n\n'
+
+
+class _Upstream:
+    def __init__(self) -> None:
+        self.sent: dict[int, float] = {}
+
+    async def paced(self, request: web.Request) -> web.StreamResponse:
+        count, interval = int(request.query["count"]), float(request.query["interval"])
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        for i in range(count):
+            await asyncio.sleep(interval)
+            self.sent[i] = time.perf_counter()
+            await resp.write(b"data: %d\n\n" % i)
+        await resp.write_eof()
+        return resp
+
+    async def bulk(self, request: web.Request) -> web.StreamResponse:
+        size = int(request.query["size"])
+        block = EVENT * (65536 // len(EVENT))
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        sent = 0
+        while sent < size:
+            await resp.write(block)
+            sent += len(block)
+        await resp.write_eof()
+        return resp
+
+
+@contextmanager
+def _serve(upstream: _Upstream) -> Iterator[str]:
+    app = web.Application()
+    app.router.add_get("/paced", upstream.paced)
+    app.router.add_get("/bulk", upstream.bulk)
+    ready, url = threading.Event(), []
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+
+    async def main() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        url.append(f"http://127.0.0.1:{runner.addresses[0][1]}")
+        ready.set()
+        await stop.wait()
+        await runner.cleanup()
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
+    thread.start()
+    ready.wait(10)
+    try:
+        yield url[0]
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(10)
+        loop.close()
+
+
+def _get(base: str, path: str, on_data: Any) -> int:
+    """GET over a raw socket; ``on_data(bytes)`` for every recv; returns the bytes received."""
+    parts = urlsplit(base)
+    total = 0
+    with socket.create_connection((parts.hostname, parts.port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n".encode())
+        tail = b""
+        while data := sock.recv(1 << 18):
+            total += len(data)
+            on_data(data)
+            tail = (tail + data)[-5:]
+            if tail == b"0\r\n\r\n":  # the terminating chunk: the answer is complete
+                break
+    return total
+
+
+def _latencies(base: str, upstream: _Upstream, count: int, interval: float) -> list[float]:
+    upstream.sent.clear()
+    arrived: dict[int, float] = {}
+    buffer = bytearray()
+
+    def on_data(data: bytes) -> None:
+        now = time.perf_counter()
+        buffer.extend(data)
+        while (start := buffer.find(b"data: ")) >= 0 and (end := buffer.find(b"\n\n", start)) >= 0:
+            arrived[int(buffer[start + 6 : end])] = now
+            del buffer[: end + 2]
+
+    _get(base, f"/paced?count={count}&interval={interval}", on_data)
+    return [(arrived[i] - upstream.sent[i]) * 1000 for i in range(count) if i in arrived]
+
+
+def _throughput(base: str, size: int) -> float:
+    start = time.perf_counter()
+    total = _get(base, f"/bulk?size={size}", lambda data: None)
+    return total / (time.perf_counter() - start) / 1e6
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1024) -> list[dict[str, Any]]:
+    """Measure the recorder against a direct connection.
+
+    Args:
+        count: events in the latency run.
+        interval: seconds between events in the latency run.
+        size: bytes in the throughput run.
+
+    Returns:
+        Figure dicts with keys ``name``, ``value``, ``unit``, ``baseline`` (direct),
+        ``ratio`` (value / baseline), ``goal`` (text or None) and ``met`` (bool or None).
+    """
+    upstream = _Upstream()
+    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, \
+            Recorder(direct, tmp, mode="all", max_body_size=None) as rec:
+        _latencies(direct, upstream, 20, interval)  # warm up both paths
+        _latencies(rec.url, upstream, 20, interval)
+        base_lat = _latencies(direct, upstream, count, interval)
+        rec_lat = _latencies(rec.url, upstream, count, interval)
+        base_tp = _throughput(direct, size)
+        rec_tp = _throughput(rec.url, size)
+    out = []
+    for q, goal in ((50, 0.5), (99, None)):
+        base, via = _pct(base_lat, q), _pct(rec_lat, q)
+        added = via - base
+        out.append({
+            "name": f"recorder added latency per chunk p{q}", "value": round(added, 3), "unit": "ms",
+            "baseline": round(base, 3), "ratio": round(via / base, 2) if base else None,
+            "goal": f"<= {goal} ms" if goal is not None else None,
+            "met": added <= goal if goal is not None else None,
+        })
+    ratio = rec_tp / base_tp
+    out.append({
+        "name": "recorder throughput", "value": round(rec_tp, 1), "unit": "MB/s", "baseline": round(base_tp, 1),
+        "ratio": round(ratio, 3), "goal": ">= 0.8 of direct", "met": ratio >= 0.8,
+    })
+    return out
+
+
+if __name__ == "__main__":
+    for figure in figures():
+        print(json.dumps(figure))
