@@ -10,3 +10,21 @@ asyncio_mode = auto
 asyncio_default_fixture_loop_scope = function
 filterwarnings = error
 """
+
+
+def preload_clients() -> None:
+    """Import the clients, and the parts they import lazily, before any in-process run.
+
+    pytester removes the modules an in-process run imported; a later run importing them
+    again would create new exception classes that the clients imported earlier do not
+    catch (e.g. a cut stream surfacing as a raw transport error).
+    """
+    import aiohttp  # noqa: F401
+    import anthropic
+    import httpx
+    import httpx_sse  # noqa: F401
+    import openai
+
+    openai.OpenAI(api_key="preload", base_url="http://127.0.0.1:9").close()
+    anthropic.Anthropic(api_key="preload", base_url="http://127.0.0.1:9").close()
+    httpx.Client().close()

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-# The clients the inner sessions use, imported once here: pytester keeps the modules
-# imported before an in-process run, so each run does not import them again.
-import aiohttp  # noqa: F401
-import anthropic  # noqa: F401
-import httpcore  # noqa: F401  (httpx imports it lazily)
-import httpx  # noqa: F401
-import httpx_sse  # noqa: F401
-import openai  # noqa: F401
 import pytest
 
 from ssemock.pytest_plugin import conformance_presets
 
-from .sessions import INI
+from .sessions import INI, preload_clients
 
 pytest_plugins = ["pytester"]
+preload_clients()
 
 
 # What the recordings carry, computed with our decoder: the expected side of the inner tests.

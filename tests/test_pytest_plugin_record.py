@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import httpcore  # noqa: F401  (imported once here: pytester keeps it between in-process runs)
-import httpx  # noqa: F401
 import pytest
 
 from ssemock import Cassette
 from ssemock.sse import decode
 
-from .sessions import INI
+from .sessions import INI, preload_clients
 from .upstream import SCRIPTS, Upstream
 
 pytest_plugins = ["pytester"]
+preload_clients()
 
 
 

@@ -6,17 +6,14 @@ import ast
 import re
 from pathlib import Path
 
-import anthropic  # noqa: F401  (the clients, imported once: pytester keeps them between runs)
-import httpcore  # noqa: F401
-import httpx_sse  # noqa: F401
-import openai  # noqa: F401
 import pytest
 
 from ssemock.pytest_plugin import conformance_presets
 
-from .sessions import INI
+from .sessions import INI, preload_clients
 
 pytest_plugins = ["pytester"]
+preload_clients()
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 
