@@ -16,9 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import yaml
-
-from ..cassette import FORMAT_KEY, FORMAT_VERSION, _chunk_doc, _Dumper, _interaction_doc
+from ..cassette import FORMAT_KEY, FORMAT_VERSION
+from ..cassette.write import chunk_doc, dump_yaml, interaction_doc
 from ..redact import scrub_text
 
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ def write_cassette(path: Path, name: str, provenance: dict[str, Any], entries: I
 
 def _write_entry(out: TextIO, entry: Entry) -> int:
     inter = entry.interaction(with_chunks=False)
-    doc = _interaction_doc(inter)
+    doc = interaction_doc(inter)
     response = doc["response"]
     end = response.pop("end")
     response.pop("chunks")
@@ -78,7 +77,7 @@ def _write_entry(out: TextIO, entry: Entry) -> int:
     else:
         out.write(f"{_INDENT}chunks:\n")
         for chunk in entry.spool.chunks():
-            out.write(_indent(_dump([_chunk_doc(chunk, entry.response.timed)])))
+            out.write(_indent(_dump([chunk_doc(chunk, entry.response.timed)])))
     out.write(_indent(_dump({"end": end})))
     return hits
 
@@ -90,7 +89,7 @@ def _put(out: TextIO, text: str) -> int:
 
 
 def _dump(value: Any) -> str:
-    text: str = yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    text = dump_yaml(value)
     # A document ending in a "|+" block gets an explicit end marker; the file goes on.
     return text[:-4] if text.endswith("\n...\n") else text
 

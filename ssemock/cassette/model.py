@@ -1,0 +1,257 @@
+"""The cassette data model: Cassette, Interaction, Request, Response, Chunk, End.
+
+Loading and validation live in :mod:`ssemock.cassette.read`, YAML writing in
+:mod:`ssemock.cassette.write`; the format itself is described in :mod:`ssemock.cassette`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import CassetteError, CassetteNotFoundError
+
+FORMAT_KEY = "ssemock_cassette"
+FORMAT_VERSION = 1
+END_HOWS = ("clean", "cut", "reset", "timeout", "client_gone")
+"""How a recorded stream ended: ``clean`` (complete body), ``cut`` (connection closed
+before the body was complete), ``reset`` (TCP reset), ``timeout`` (the recorder gave up),
+``client_gone`` (the recording client disconnected first)."""
+
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One upstream read: ``data`` bytes that arrived ``t`` seconds after the request was sent."""
+
+    t: float
+    data: bytes
+
+
+@dataclass(slots=True)
+class End:
+    """The end of a recorded response: time in seconds and how it ended (one of :data:`END_HOWS`)."""
+
+    t: float = 0.0
+    how: str = "clean"
+
+
+@dataclass(slots=True)
+class Request:
+    """A recorded request, after redaction.
+
+    Attributes:
+        method: upper-case HTTP method.
+        path: URL path, starting with ``/``.
+        query: query parameters as ``(name, value)`` pairs, in order.
+        headers: ``(name, value)`` pairs, names as recorded.
+        body: the body bytes; None when the interaction matches any body.
+        body_sha256: hex SHA-256 of a body stored by digest (then ``body`` is None).
+        body_size: size in bytes of a body stored by digest.
+    """
+
+    method: str = "GET"
+    path: str = "/"
+    query: list[tuple[str, str]] = field(default_factory=list)
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes | None = None
+    body_sha256: str | None = None
+    body_size: int | None = None
+
+    def json(self) -> Any:
+        """The body parsed as JSON, or None when it is absent or not JSON."""
+        return parse_json(self.body)
+
+
+@dataclass(slots=True)
+class Response:
+    """A recorded response.
+
+    Attributes:
+        status: HTTP status code.
+        reason: reason phrase, or None for the standard one.
+        headers: ``(name, value)`` pairs as recorded (``Content-Encoding`` kept: the
+            chunks are the bytes on the wire, still encoded).
+        chunks: the body as it was read, with times.
+        start: seconds from request sent to response headers.
+        end: when and how the body ended.
+        timed: False when the recording kept no timing (e.g. imported from VCR.py):
+            every ``t`` is then 0 and replay sends the chunks without delay.
+    """
+
+    status: int = 200
+    reason: str | None = None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    start: float = 0.0
+    end: End = field(default_factory=End)
+    timed: bool = True
+
+    @property
+    def body(self) -> bytes:
+        """All chunk bytes joined."""
+        return b"".join(c.data for c in self.chunks)
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """The first value of header ``name`` (case-insensitive), or ``default``."""
+        lname = name.lower()
+        return next((v for k, v in self.headers if k.lower() == lname), default)
+
+
+@dataclass(slots=True)
+class Interaction:
+    """One request and its recorded response."""
+
+    request: Request
+    response: Response
+
+
+@dataclass
+class Cassette:
+    """A named list of interactions, with its provenance.
+
+    Attributes:
+        name: the cassette name (file name without ``.yaml`` by default).
+        interactions: recorded interactions, in recording order.
+        provenance: free-form mapping: source repository, path, licence, importer, notes.
+        path: the file it was loaded from or saved to, if any.
+    """
+
+    name: str
+    interactions: list[Interaction] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    # ---- loading -------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, name: str | None = None) -> Cassette:
+        """Read a cassette file.
+
+        Args:
+            path: the YAML file.
+            name: the cassette name; default: ``name:`` in the file, else the file stem.
+
+        Raises:
+            CassetteNotFoundError: the file does not exist.
+            CassetteError: the file is unreadable or malformed (names file and field).
+        """
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CassetteNotFoundError(str(p)) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CassetteError(p, "", "a readable UTF-8 YAML file", str(exc)) from None
+        cassette = cls.loads(text, name=name or p.stem, source=str(p))
+        cassette.path = p
+        return cassette
+
+    @classmethod
+    def loads(cls, text: str, *, name: str = "cassette", source: str = "<string>") -> Cassette:
+        """Parse cassette YAML text; ``source`` names it in errors. Raises :class:`CassetteError`."""
+        from .read import load_yaml
+
+        return cls.from_dict(load_yaml(text, source), name=name, source=source)
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, name: str = "cassette", source: str = "<memory>") -> Cassette:
+        """Build a cassette from parsed YAML. Raises :class:`CassetteError` naming the field."""
+        from .read import parse_cassette
+
+        return parse_cassette(doc, name=name, source=source)
+
+    # ---- saving --------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML document as plain data (format version key first)."""
+        from .write import cassette_doc
+
+        return cassette_doc(self)
+
+    def dumps(self) -> str:
+        """The cassette as YAML text; UTF-8 bodies appear as readable text blocks."""
+        from .write import dump_yaml
+
+        return dump_yaml(self.to_dict())
+
+    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
+        """Write the cassette atomically (temporary file in the same directory, then rename).
+
+        Args:
+            path: target file; default: :attr:`path`.
+
+        Returns:
+            The path written.
+
+        Raises:
+            ValueError: no path given and none known.
+        """
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("Cassette.save() needs a path")
+        atomic_write(target, self.dumps())
+        self.path = target
+        return target
+
+
+def atomic_write(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` via a temporary file and ``os.replace`` (atomic on POSIX)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
+    """Load every ``*.yaml`` / ``*.yml`` cassette under ``directory`` (recursively).
+
+    Returns:
+        Cassettes by name: the path relative to ``directory`` without suffix, ``/``-separated.
+
+    Raises:
+        CassetteNotFoundError: the directory does not exist.
+        CassetteError: a file is malformed (the first one found, named in the message).
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise CassetteNotFoundError(str(root))
+    found: dict[str, Cassette] = {}
+    for file in sorted(_yaml_files(root)):
+        key = file.relative_to(root).with_suffix("").as_posix()
+        found[key] = Cassette.load(file, name=key)
+        found[key].name = key
+    return found
+
+
+def _yaml_files(root: Path) -> Iterator[Path]:
+    for pattern in ("*.yaml", "*.yml"):
+        yield from (p for p in root.rglob(pattern) if not p.name.startswith("."))
+
+
+def parse_json(body: bytes | None) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def body_digest(body: bytes) -> str:
+    """Hex SHA-256 of a request body, as stored in ``body: {sha256: ...}``."""
+    return hashlib.sha256(body).hexdigest()

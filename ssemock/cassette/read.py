@@ -1,0 +1,265 @@
+"""Reading cassettes: safe YAML loading, format version and migrations, validation.
+
+Every problem raises :class:`~ssemock.CassetteError` naming the file, the field
+(a dotted path such as ``interactions[0].response.chunks[3].t``) and what was expected.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+
+from ..errors import CassetteError
+from ..sse import encode
+from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
+
+__all__ = ["MIGRATIONS", "load_yaml", "parse_cassette"]
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
+version ``n + 1``. Version 1 is the first format, so there is none yet."""
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse YAML with the safe (C when available) loader; raises :class:`CassetteError`."""
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
+    except yaml.YAMLError as exc:
+        raise CassetteError(source, "", "valid YAML", str(exc).replace("\n", " ")) from None
+
+
+def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
+    """Validate a parsed document (migrating older versions) and build the :class:`Cassette`."""
+    v = _Validator(source)
+    doc = v.mapping(doc, "")
+    version = doc.get(FORMAT_KEY)
+    while isinstance(version, int) and not isinstance(version, bool) and version in MIGRATIONS:
+        doc = MIGRATIONS[version](doc)
+        version = doc.get(FORMAT_KEY)
+    if version != FORMAT_VERSION:
+        raise CassetteError(
+            source, FORMAT_KEY, f"format version {FORMAT_VERSION} (is this an ssemock cassette?"
+            " VCR.py files are converted with 'ssemock import vcr')", version,
+        )
+    v.known(doc, "", {FORMAT_KEY, "name", "provenance", "interactions"})
+    items = v.typed(doc.get("interactions", []), "interactions", list, "a list of interactions")
+    return Cassette(
+        name=v.typed(doc.get("name", name), "name", str, "a string"),
+        interactions=[_interaction(v, item, f"interactions[{i}]") for i, item in enumerate(items)],
+        provenance=dict(v.mapping(doc.get("provenance", {}), "provenance")),
+    )
+
+
+class _Validator:
+    """Type checks that raise :class:`CassetteError` naming the file and the field."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, expected: str, got: Any) -> CassetteError:
+        return CassetteError(self.source, where, expected, got)
+
+    def typed(self, value: Any, where: str, kind: type | tuple[type, ...], expected: str) -> Any:
+        if not isinstance(value, kind) or (kind in (int, float, (int, float)) and isinstance(value, bool)):
+            raise self.fail(where, expected, value)
+        return value
+
+    def mapping(self, value: Any, where: str) -> dict[str, Any]:
+        return self.typed(value, where or "(top level)", dict, "a mapping")  # type: ignore[no-any-return]
+
+    def known(self, doc: dict[str, Any], where: str, keys: set[str]) -> None:
+        extra = sorted(set(map(str, doc)) - keys)
+        if extra:
+            path = f"{where}.{extra[0]}" if where else extra[0]
+            raise CassetteError(self.source, path, f"one of the keys {', '.join(sorted(keys))}", None)
+
+    def seconds(self, value: Any, where: str) -> float:
+        self.typed(value, where, (int, float), "a number of seconds >= 0")
+        if not math.isfinite(value) or value < 0:
+            raise self.fail(where, "a number of seconds >= 0", value)
+        return float(value)
+
+    def pairs(self, value: Any, where: str) -> list[tuple[str, str]]:
+        """Headers: a mapping name -> value or list of values, or a list of [name, value]."""
+        out: list[tuple[str, str]] = []
+        if isinstance(value, dict):
+            for name, val in value.items():
+                vals = val if isinstance(val, list) else [val]
+                for j, one in enumerate(vals):
+                    sub = f"{where}.{name}" + (f"[{j}]" if isinstance(val, list) else "")
+                    out.append((str(name), _scalar_text(self, one, sub)))
+            return out
+        for i, pair in enumerate(self.typed(value, where, list, "a mapping or a list of [name, value]")):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise self.fail(f"{where}[{i}]", "a [name, value] pair", pair)
+            out.append((str(pair[0]), _scalar_text(self, pair[1], f"{where}[{i}][1]")))
+        return out
+
+
+def _scalar_text(v: _Validator, value: Any, where: str) -> str:
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise v.fail(where, "a string", value)
+
+
+def _interaction(v: _Validator, item: Any, where: str) -> Interaction:
+    doc = v.mapping(item, where)
+    v.known(doc, where, {"request", "response"})
+    if "response" not in doc:
+        raise v.fail(f"{where}.response", "a response mapping", None)
+    return Interaction(
+        _request(v, doc.get("request", {}), f"{where}.request"),
+        _response(v, doc["response"], f"{where}.response"),
+    )
+
+
+def _request(v: _Validator, item: Any, where: str) -> Request:
+    doc = v.mapping(item, where)
+    v.known(doc, where, {"method", "path", "query", "headers", "body"})
+    method = v.typed(doc.get("method", "GET"), f"{where}.method", str, "an HTTP method").upper()
+    path = v.typed(doc.get("path", "/"), f"{where}.path", str, "a URL path starting with /")
+    if not path.startswith("/"):
+        raise v.fail(f"{where}.path", "a URL path starting with /", path)
+    req = Request(
+        method=method,
+        path=path,
+        query=v.pairs(doc.get("query", []), f"{where}.query"),
+        headers=v.pairs(doc.get("headers", {}), f"{where}.headers"),
+    )
+    if "body" in doc:
+        _body(v, doc["body"], f"{where}.body", req)
+    return req
+
+
+def _body(v: _Validator, item: Any, where: str, req: Request) -> None:
+    forms = "one of {json: VALUE}, {text: STR}, {base64: STR}, {sha256: HEX, size: BYTES}"
+    doc = v.typed(item, where, dict, forms)
+    if set(doc) == {"json"}:
+        req.body = json.dumps(doc["json"], separators=(",", ":"), ensure_ascii=False).encode()
+    elif set(doc) == {"text"}:
+        req.body = v.typed(doc["text"], f"{where}.text", str, "a string").encode("utf-8")
+    elif set(doc) == {"base64"}:
+        req.body = _b64(v, doc["base64"], f"{where}.base64")
+    elif set(doc) == {"sha256", "size"}:
+        digest = v.typed(doc["sha256"], f"{where}.sha256", str, "64 hex digits")
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise v.fail(f"{where}.sha256", "64 lower-case hex digits", digest)
+        req.body_sha256 = digest
+        req.body_size = v.typed(doc["size"], f"{where}.size", int, "a size in bytes")
+    else:
+        raise v.fail(where, forms, doc)
+
+
+def _b64(v: _Validator, value: Any, where: str) -> bytes:
+    text = v.typed(value, where, str, "base64 text")
+    try:
+        return base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise v.fail(where, "valid base64", text) from None
+
+
+def _response(v: _Validator, item: Any, where: str) -> Response:
+    doc = v.mapping(item, where)
+    v.known(
+        doc, where,
+        {"status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end"},
+    )
+    status = v.typed(doc.get("status", 200), f"{where}.status", int, "an HTTP status code 100-599")
+    if not 100 <= status <= 599:
+        raise v.fail(f"{where}.status", "an HTTP status code 100-599", status)
+    timing = doc.get("timing", "recorded")
+    if timing not in ("recorded", "none"):
+        raise v.fail(f"{where}.timing", "'recorded' or 'none'", timing)
+    resp = Response(
+        status=status,
+        reason=v.typed(doc["reason"], f"{where}.reason", str, "a string") if "reason" in doc else None,
+        headers=v.pairs(doc.get("headers", {}), f"{where}.headers"),
+        start=v.seconds(doc.get("start", 0.0), f"{where}.start"),
+        timed=timing == "recorded",
+    )
+    if "chunks" in doc and "events" in doc:
+        raise v.fail(where, "either 'chunks' or 'events', not both", None)
+    if "events" in doc:
+        resp.chunks = _events_to_chunks(v, doc, where, resp.start)
+    else:
+        resp.chunks = _chunks(v, doc.get("chunks", []), f"{where}.chunks")
+    last = resp.chunks[-1].t if resp.chunks else resp.start
+    end_doc = v.mapping(doc.get("end", {}), f"{where}.end")
+    v.known(end_doc, f"{where}.end", {"t", "how"})
+    how = end_doc.get("how", "clean")
+    if how not in END_HOWS:
+        raise v.fail(f"{where}.end.how", f"one of {', '.join(END_HOWS)}", how)
+    resp.end = End(v.seconds(end_doc.get("t", last), f"{where}.end.t"), how)
+    return resp
+
+
+def _chunks(v: _Validator, items: Any, where: str) -> list[Chunk]:
+    out: list[Chunk] = []
+    for i, item in enumerate(v.typed(items, where, list, "a list of chunks")):
+        at = f"{where}[{i}]"
+        doc = v.mapping(item, at)
+        v.known(doc, at, {"t", "text", "base64"})
+        t = v.seconds(doc.get("t", 0.0), f"{at}.t")
+        if ("text" in doc) == ("base64" in doc):
+            raise v.fail(at, "exactly one of 'text' or 'base64'", sorted(doc))
+        if "text" in doc:
+            data = v.typed(doc["text"], f"{at}.text", str, "a string").encode("utf-8")
+        else:
+            data = _b64(v, doc["base64"], f"{at}.base64")
+        out.append(Chunk(t, data))
+    return out
+
+
+_EVENT_KEYS = {"data", "event", "id", "retry", "comment"}
+
+
+def _events_to_chunks(v: _Validator, doc: dict[str, Any], where: str, start: float) -> list[Chunk]:
+    """Hand-written events: one chunk per event, ``interval`` seconds apart after ``start``.
+
+    Each event is a mapping with any of ``data`` (string, or any other YAML value,
+    written as compact JSON), ``event``, ``id``, ``retry`` (milliseconds) and
+    ``comment``; ``eol`` (``lf``, ``crlf``, ``cr``) picks the line ending.
+    """
+    eols = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+    eol = doc.get("eol", "lf")
+    if eol not in eols:
+        raise v.fail(f"{where}.eol", "one of lf, crlf, cr", eol)
+    interval = v.seconds(doc.get("interval", 0.0), f"{where}.interval")
+    chunks = []
+    for i, item in enumerate(v.typed(doc["events"], f"{where}.events", list, "a list of events")):
+        at = f"{where}.events[{i}]"
+        ev = v.mapping(item, at)
+        v.known(ev, at, _EVENT_KEYS)
+        data = ev.get("data")
+        if data is not None and not isinstance(data, str):
+            data = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        retry = ev.get("retry")
+        if retry is not None:
+            v.typed(retry, f"{at}.retry", int, "milliseconds (an integer >= 0)")
+        try:
+            block = encode(
+                data,
+                event=_opt_str(v, ev, "event", at),
+                id=_opt_str(v, ev, "id", at),
+                retry=retry,
+                comment=_opt_str(v, ev, "comment", at),
+                eol=eols[eol],
+            )
+        except ValueError as exc:
+            raise v.fail(at, "an encodable event", str(exc)) from None
+        chunks.append(Chunk(round(start + interval * (i + 1), 9) if interval else start, block))
+    return chunks
+
+
+def _opt_str(v: _Validator, ev: dict[str, Any], key: str, at: str) -> str | None:
+    if ev.get(key) is None:
+        return None
+    return _scalar_text(v, ev[key], f"{at}.{key}")

@@ -1,0 +1,106 @@
+"""Writing cassettes: plain data for YAML, and a dumper that keeps UTF-8 bodies readable.
+
+A chunk that decodes as UTF-8 is written as ``text`` (a literal block when it has line
+breaks and no character a block would change), any other chunk as ``base64``.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import yaml
+
+from .model import FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, Interaction, parse_json
+
+__all__ = ["Dumper", "cassette_doc", "chunk_doc", "dump_yaml", "interaction_doc"]
+
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+class Dumper(_BaseDumper):  # type: ignore[misc]
+    pass
+
+
+# Characters a literal block cannot carry unchanged: YAML folds CR and NEL into LF,
+# LS/PS are line breaks too, and BOM/controls need escapes.
+_BLOCK_UNSAFE = frozenset("\r\x85\u2028\u2029\ufeff") | frozenset(map(chr, range(0x20))) - {"\n"}
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    style = None
+    if "\n" in value and not (_BLOCK_UNSAFE & set(value)):
+        style = "|"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(doc: Any) -> str:
+    """YAML text of ``doc`` with :class:`Dumper` (key order kept, Unicode as is)."""
+    return yaml.dump(doc, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def cassette_doc(cassette: Cassette) -> dict[str, Any]:
+    """The YAML document of a cassette as plain data (format version key first)."""
+    doc: dict[str, Any] = {FORMAT_KEY: FORMAT_VERSION, "name": cassette.name}
+    if cassette.provenance:
+        doc["provenance"] = cassette.provenance
+    doc["interactions"] = [interaction_doc(i) for i in cassette.interactions]
+    return doc
+
+
+def headers_doc(pairs: list[tuple[str, str]]) -> dict[str, Any] | list[list[str]]:
+    """A mapping (repeated names as lists) when that keeps the order, else ``[name, value]`` pairs."""
+    names = [name for i, (name, _) in enumerate(pairs) if i == 0 or pairs[i - 1][0] != name]
+    if len(names) != len(set(names)):
+        return [[name, value] for name, value in pairs]
+    doc: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in doc:
+            doc[name] = (doc[name] if isinstance(doc[name], list) else [doc[name]]) + [value]
+        else:
+            doc[name] = value
+    return doc
+
+
+def interaction_doc(inter: Interaction) -> dict[str, Any]:
+    req, resp = inter.request, inter.response
+    rdoc: dict[str, Any] = {"method": req.method, "path": req.path}
+    if req.query:
+        rdoc["query"] = [list(p) for p in req.query]
+    if req.headers:
+        rdoc["headers"] = headers_doc(req.headers)
+    if req.body_sha256 is not None:
+        rdoc["body"] = {"sha256": req.body_sha256, "size": req.body_size}
+    elif req.body is not None:
+        rdoc["body"] = body_doc(req.body)
+    sdoc: dict[str, Any] = {"status": resp.status}
+    if resp.reason is not None:
+        sdoc["reason"] = resp.reason
+    sdoc["headers"] = headers_doc(resp.headers)
+    sdoc["timing"] = "recorded" if resp.timed else "none"
+    if resp.timed:
+        sdoc["start"] = resp.start
+    sdoc["chunks"] = [chunk_doc(c, resp.timed) for c in resp.chunks]
+    sdoc["end"] = {"t": resp.end.t, "how": resp.end.how} if resp.timed else {"how": resp.end.how}
+    return {"request": rdoc, "response": sdoc}
+
+
+def body_doc(body: bytes) -> dict[str, Any]:
+    parsed = parse_json(body)
+    if isinstance(parsed, (dict, list)):
+        return {"json": parsed}
+    try:
+        return {"text": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(body).decode("ascii")}
+
+
+def chunk_doc(chunk: Chunk, timed: bool) -> dict[str, Any]:
+    doc: dict[str, Any] = {"t": chunk.t} if timed else {}
+    try:
+        doc["text"] = chunk.data.decode("utf-8")
+    except UnicodeDecodeError:
+        doc["base64"] = base64.b64encode(chunk.data).decode("ascii")
+    return doc
