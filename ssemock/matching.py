@@ -21,6 +21,7 @@ from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
 from .errors import NoMatchError
+from .redact import REDACTED
 
 __all__ = ["DEFAULT_MATCH_ON", "MATCHERS", "Match", "Matcher", "describe", "find_interaction"]
 
@@ -72,7 +73,12 @@ MATCHERS: dict[str, Matcher] = {"method": method, "path": path, "query": query, 
 
 
 def json_difference(got: Any, want: Any, where: str) -> str | None:
-    """The first difference between two JSON values, as ``"where: got != recorded want"``."""
+    """The first difference between two JSON values, as ``"where: got != recorded want"``.
+
+    A recorded value that the recorder's filter replaced by ``"REDACTED"`` matches any value.
+    """
+    if want == REDACTED:
+        return None
     if isinstance(got, dict) and isinstance(want, dict):
         for key in sorted(set(got) | set(want), key=str):
             sub = f"{where}.{key}" if where else str(key)

@@ -191,3 +191,14 @@ def test_cassette_in_a_subdirectory_is_reachable_by_an_encoded_prefix(tmp_path: 
         got = raw_json(server.url, "POST", "/_ssemock/c/openai%2Fchat/v1/chat/completions", {})
         assert (got.status, got.body) == (200, b"data: first\n\n")
         assert server.requests[-1]["cassette"] == "openai/chat"
+
+
+def test_a_redacted_recorded_json_field_matches_any_value() -> None:
+    body = b'{"model":"m","metadata":{"user_id":"REDACTED"}}'
+    cassette = _cassette("scrubbed", Interaction(Request("POST", "/v1/messages", body=body),
+                                                 Response(200, None, SSE, [Chunk(0, b"data: ok\n\n")])))
+    with MockServer([cassette], scenarios=[]) as server:
+        ok = raw_json(server.url, "POST", "/v1/messages", {"model": "m", "metadata": {"user_id": "u-123"}})
+        other = raw_json(server.url, "POST", "/v1/messages", {"model": "n", "metadata": {"user_id": "u-123"}})
+    assert (ok.status, ok.body) == (200, b"data: ok\n\n")
+    assert other.status == 404
