@@ -26,6 +26,7 @@ import re
 import socket
 import struct
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,7 @@ __all__ = ["ServerState", "create_app"]
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
 _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
+_NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
@@ -92,7 +94,14 @@ def create_app(state: ServerState) -> web.Application:
     for method in REPLAY_METHODS:
         app.router.add_route(method, "/{tail:.*}", _replay)
     _allow_cors(app)
+    app.on_response_prepare.append(_drop_default_content_type)
     return app
+
+
+async def _drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
+    """aiohttp adds ``Content-Type: application/octet-stream``; a scenario may want none at all."""
+    if response in _NO_CONTENT_TYPE:
+        response.headers.popall("Content-Type", None)
 
 
 def _allow_cors(app: web.Application) -> None:
@@ -291,12 +300,15 @@ async def send_plan(
         response.headers.add(name, value)
     if plan.content_encoding is not None:
         response.headers["Content-Encoding"] = plan.content_encoding
+    if resp_rec.header("content-type") is None:
+        _NO_CONTENT_TYPE.add(response)
     if plan.framing == "chunked":
         response.enable_chunked_encoding()
     elif plan.framing == "length":
         response.content_length = sum(len(c.data) for c in chunks)
     else:
         response.force_close()
+        response._length_check = False  # no chunked framing: the body ends when the connection closes
     entry["status"] = resp_rec.status
     entry["chunks_sent"] = entry["bytes_sent"] = 0
     entry["injected"] = list(plan.notes)
