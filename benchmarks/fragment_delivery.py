@@ -1,0 +1,140 @@
+"""Fragment delivery: does each fragment of a split stream reach a client as its own read?
+
+A replay server runs in another process (``ssemock serve``). It sends a real recording
+(``openai-chat-finish-length-usage``, 1,124 bytes) split into seeded random fragments of 1
+to 16 bytes, each one HTTP chunk, once paced (``fragment.pace``, the default) and once
+unpaced (``pace: 0``, the baseline). Two readers record where their reads end:
+
+* aiohttp ``StreamReader.iter_any()`` (returns whatever is buffered: reads coalesce unless
+  the fragments arrive apart);
+* httpx ``Response.iter_raw()`` (one item per h11 ``Data`` event).
+
+A fragment boundary is "observed" when a read ends exactly there. Figures: the share of
+boundaries each reader observes, and the boundaries delivered per second.
+
+Run: ``python -m benchmarks.fragment_delivery [--quick]`` (one JSON line per figure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+
+from benchmarks import figure
+from benchmarks.common import standalone
+from ssemock.mockserver import collect_cassettes
+from ssemock.scenario import Plan, Scenario
+from ssemock.scenario.chunk_steps import DEFAULT_PACE
+
+CASSETTE = "openai-chat-finish-length-usage"
+PATH = "/v1/chat/completions"
+RUNS = 3
+STEPS = {"paced": DEFAULT_PACE, "unpaced": 0.0}
+SHARE_GOAL = 0.95
+RATE_GOAL = 200.0  # boundaries per second
+
+
+def _scenario(pace: float) -> dict[str, Any]:
+    return {"ssemock_scenario": 1, "steps": [{"fragment": {"mode": "random", "min": 1, "max": 16, "pace": pace}}]}
+
+
+def expected_boundaries(pace: float) -> set[int]:
+    """Body offsets where the server's fragments end (same seed, same scenario: same fragments)."""
+    response = collect_cassettes(None)[CASSETTE].interactions[0].response
+    plan = Scenario.from_dict(_scenario(pace)).apply(Plan.of(response))
+    ends, pos = set(), 0
+    for chunk in plan.response.chunks[:-1]:
+        pos += len(chunk.data)
+        ends.add(pos)
+    return ends
+
+
+def _ends(sizes: list[int]) -> set[int]:
+    out, pos = set(), 0
+    for size in sizes:
+        pos += size
+        out.add(pos)
+    return out
+
+
+async def _aiohttp_reads(url: str, headers: dict[str, str]) -> list[int]:
+    sizes = []
+    async with aiohttp.ClientSession() as session, session.post(url, data=b"{}", headers=headers) as r:
+        async for data in r.content.iter_any():
+            sizes.append(len(data))
+    return sizes
+
+
+def _httpx_reads(url: str, headers: dict[str, str]) -> list[int]:
+    with httpx.Client(timeout=30) as client, client.stream("POST", url, content=b"{}", headers=headers) as r:
+        return [len(data) for data in r.iter_raw()]
+
+
+def _serve(scenarios: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssemock", "serve", "--port", "0", "--scenarios", str(scenarios)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("ssemock serving on "):
+        proc.kill()
+        raise RuntimeError(f"ssemock serve did not start: {line!r}")
+    return proc, line.rsplit(" ", 1)[1]
+
+
+def measure(runs: int = RUNS) -> dict[str, dict[str, float]]:
+    """Shares of observed boundaries per reader and boundaries per second, paced and unpaced."""
+    import yaml
+
+    results: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, pace in STEPS.items():
+            Path(tmp, f"{name}.yaml").write_text(yaml.safe_dump({**_scenario(pace), "name": name}))
+        proc, base = _serve(Path(tmp))
+        try:
+            for name, pace in STEPS.items():
+                expected = expected_boundaries(pace)
+                headers = {"X-SSEMock-Cassette": CASSETTE, "X-SSEMock-Scenario": name}
+                seen = {"aiohttp": 0.0, "httpx": 0.0}
+                elapsed = 0.0
+                for _ in range(runs):
+                    started = time.perf_counter()
+                    sizes = asyncio.run(_aiohttp_reads(base + PATH, headers))
+                    elapsed += time.perf_counter() - started
+                    seen["aiohttp"] += len(_ends(sizes) & expected) / len(expected) / runs
+                    seen["httpx"] += len(_ends(_httpx_reads(base + PATH, headers)) & expected) / len(expected) / runs
+                results[name] = {**seen, "rate": len(expected) * runs / elapsed, "boundaries": len(expected)}
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    return results
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    """The benchmark's figures: ``{"name", "value", "unit", "baseline", "ratio", "goal", "met"}``.
+
+    ``baseline`` is the same figure without pacing (``pace: 0``); ``quick`` reads each stream once.
+    """
+    r = measure(1 if quick else RUNS)
+    paced, unpaced = r["paced"], r["unpaced"]
+    out = []
+    for reader, label in (("aiohttp", "aiohttp iter_any()"), ("httpx", "httpx iter_raw()")):
+        share = paced[reader] * 100
+        out.append(figure(f"fragment boundaries seen by {label}", share, "%", baseline=unpaced[reader] * 100,
+                          goal=f">= {SHARE_GOAL * 100:g} %", met=share >= SHARE_GOAL * 100))
+    out.append(figure("fragment boundaries delivered per second (aiohttp reader)", paced["rate"], "boundaries/s",
+                      baseline=unpaced["rate"], goal=f">= {RATE_GOAL:g} boundaries/s", met=paced["rate"] >= RATE_GOAL))
+    return out
+
+
+if __name__ == "__main__":
+    standalone(run)
