@@ -271,3 +271,20 @@ def test_line_separators_reach_the_text_raw(server: MockServer) -> None:
 def test_comments_and_events_of_keepalive_are_what_a_whatwg_parser_sees(server: MockServer) -> None:
     items = decode(wire(server, "keepalive").body, comments=True)
     assert [i.text for i in items if isinstance(i, Comment)] == ["OPENROUTER PROCESSING"] * 5
+
+
+# ---- the README section -------------------------------------------------------------------
+def test_the_readme_documents_every_preset_and_its_examples_load() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Scenarios\n")
+    text = readme[start : readme.index("\n## ", start + 1)]
+    file_example, steps_example = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    assert Scenario.from_dict(yaml.safe_load(file_example)).describe() == \
+        collect_scenarios(None)["split-crlf"].describe()
+    steps = Scenario.from_dict(yaml.safe_load(steps_example), source="README").steps
+    assert {s.name for s in steps} == set(STEPS), "one example per step"
+    rows = re.findall(r"^\| (`[^|]+`) \| (events|payloads|—) \|", text, re.M)
+    named = {n.strip("` ") for cell, _ in rows for n in cell.split("/")}
+    assert named == set(ISSUE_PRESETS)
+    assert {n.strip("` ") for cell, kind in rows if kind != "—" for n in cell.split("/")} == \
+        {n for n, s in collect_scenarios(None).items() if s.preserves != "nothing"}
