@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free port)")
     serve.add_argument("--timing-scale", type=float, default=1.0, metavar="FACTOR",
                        help="multiply recorded delays (1 = as recorded, 0 = no delays, 0.5 = twice as fast)")
+    serve.add_argument("--seed", type=int, default=0,
+                       help="seed of the scenarios' random choices (default 0; journaled with every request)")
     serve.add_argument("--match-on", default="method,path,body",
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
 
@@ -104,7 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--timing-scale must be >= 0, got {args.timing_scale}")
     server = MockServer(
         args.cassettes, scenarios=args.scenarios, scenario=args.scenario, host=args.host,
-        port=args.port, match_on=match_on, timing_scale=args.timing_scale,
+        port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
     )
     if args.scenario:
         missing = [n for n in args.scenario.split(",") if n.strip() and n.strip() not in server.state.scenarios]

@@ -78,6 +78,8 @@ class MockServer:
         port: TCP port (default 0: a free port).
         match_on: matcher names (default ``("method", "path", "body")``).
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
+        seed: seeds the scenarios' random choices (journaled with every request;
+            the same seed replays the same bytes and chunk boundaries).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -97,6 +99,7 @@ class MockServer:
         port: int = 0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         timing_scale: float = 1.0,
+        seed: int = 0,
     ) -> None:
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
@@ -104,6 +107,7 @@ class MockServer:
             scenario=scenario,
             match_on=tuple(match_on),
             timing_scale=timing_scale,
+            seed=seed,
         )
         self.host = host
         self.port = port

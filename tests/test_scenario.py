@@ -164,12 +164,10 @@ def test_the_same_seed_gives_the_same_bytes_and_chunks_and_is_journaled(server: 
     again = wire(server, "split-random,mixed-eol")
     assert first.chunks == again.chunks and len(first.chunks) > 100
     assert all(1 <= len(c) <= 16 for c in first.chunks)
-    server.state.seed = 12345
-    try:
-        other = wire(server, "split-random,mixed-eol")
-        assert server.requests[0]["seed"] == 12345 and other.chunks != first.chunks
-    finally:
-        server.state.seed = 0
+    with MockServer(seed=12345, timing_scale=0) as seeded:
+        other = raw_request(seeded.url, "POST", "/v1/chat/completions", b"{}",
+                            {"X-SSEMock-Cassette": CHAT, "X-SSEMock-Scenario": "split-random,mixed-eol"})
+        assert seeded.requests[0]["seed"] == 12345 and other.chunks != first.chunks
     assert events(other.body) == events(first.body) == events(recorded())
 
 
