@@ -1,0 +1,107 @@
+"""``python -m benchmarks [--quick] [--json FILE] [--only NAME,…]``: run every figure, print a table.
+
+Exit status 0 when every figure module ran (goals met or not), 1 when one failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from . import FIGURE_KEYS
+
+# In the order of the figures in the issue; each module exposes run(quick) -> list[dict].
+MODULES = (
+    "replay_throughput",
+    "concurrent_streams",
+    "fixture_overhead",
+    "fragment_delivery",
+    "timing_fidelity",
+    "recorder_overhead",
+    "cold_start",
+)
+_ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
+
+
+def entry_point(name: str) -> Callable[[bool], list[dict[str, Any]]]:
+    """The figure function of module ``benchmarks.NAME``, called as ``fn(quick)``."""
+    module = importlib.import_module(f"{__package__}.{name}")
+    fn = next((getattr(module, n) for n in _ENTRY_POINTS if callable(getattr(module, n, None))), None)
+    if fn is None:
+        raise RuntimeError(f"benchmarks.{name} has none of {', '.join(_ENTRY_POINTS)}()")
+    if "quick" in inspect.signature(fn).parameters:
+        return lambda quick: fn(quick=quick)  # type: ignore[no-any-return]
+    return lambda quick: fn()  # type: ignore[no-any-return]
+
+
+def named(module: str, fig: dict[str, Any]) -> dict[str, Any]:
+    """``fig`` with exactly the figure keys, its name prefixed by ``module`` unless it starts with it."""
+    out = {k: fig.get(k) for k in FIGURE_KEYS}
+    if not str(out["name"]).startswith(module):
+        out["name"] = f"{module}: {out['name']}"
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "NO"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:.0f}"
+    return str(value)
+
+
+def table(figures: list[dict[str, Any]]) -> str:
+    """The figures as an aligned plain-text table."""
+    header = ["figure", "value", "unit", "baseline", "ratio", "goal", "met"]
+    rows = [[_fmt(f.get(k)) for k in FIGURE_KEYS] for f in figures]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller loads (under 60 s on 2 cores)")
+    parser.add_argument("--json", metavar="FILE", help="write the figures as a JSON list to FILE")
+    parser.add_argument("--only", metavar="NAMES", help=f"comma-separated modules among {', '.join(MODULES)}")
+    args = parser.parse_args(argv)
+    wanted = [n.strip() for n in args.only.split(",")] if args.only else list(MODULES)
+    figures: list[dict[str, Any]] = []
+    failed: list[str] = []
+    for name in wanted:
+        started = time.perf_counter()
+        if importlib.util.find_spec(f"{__package__}.{name}") is None:
+            print(f"{name}: module benchmarks.{name} not found", file=sys.stderr)
+            failed.append(name)
+            continue
+        try:
+            found = entry_point(name)(args.quick)
+        except Exception:
+            traceback.print_exc()
+            failed.append(name)
+            continue
+        figures.extend(named(name, f) for f in found)
+        print(f"{name}: {len(found)} figure(s) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(table(figures))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(figures, fh, indent=2)
+            fh.write("\n")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

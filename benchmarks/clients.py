@@ -1,0 +1,124 @@
+"""A benchmark client process: reads a JSON list of jobs on stdin, prints one result per job.
+
+Each job (see :func:`benchmarks.common.stream_job`) opens ``n`` concurrent connections
+and sends ``POST url`` with ``Connection: close``; each response is read by a minimal
+asyncio protocol that parses HTTP/1.1 chunked framing as bytes arrive and notes when each
+HTTP chunk (one server ``write``) was complete, so the client costs little next to the
+server it measures. Results::
+
+    {"elapsed": s, "streams": [{"ok": bool, "status": int, "sizes": [bytes per chunk],
+                                 "times": [s after send per chunk], "elapsed": s}, ...]}
+
+``times`` is omitted when the job says ``keep_times: false`` (throughput runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from .common import raise_open_files_limit
+
+
+class StreamProtocol(asyncio.Protocol):
+    """One request; records the size and completion time of every HTTP chunk of the answer."""
+
+    def __init__(self, request: bytes, done: asyncio.Future[dict[str, Any]], keep_times: bool) -> None:
+        self.request = request
+        self.done = done
+        self.keep_times = keep_times
+        self.buf = bytearray()
+        self.head: bytes | None = None
+        self.sizes: list[int] = []
+        self.times: list[float] = []
+        self.complete = False
+        self.sent = 0.0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.sent = time.perf_counter()
+        transport.write(self.request)  # type: ignore[attr-defined]
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        if self.keep_times or self.head is None:
+            self._parse(time.perf_counter())
+
+    def _parse(self, now: float) -> None:
+        buf = self.buf
+        if self.head is None:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            self.head = bytes(buf[:end])
+            del buf[: end + 4]
+        while not self.complete:
+            eol = buf.find(b"\r\n")
+            if eol < 0:
+                return
+            size = int(bytes(buf[:eol]).split(b";")[0], 16)
+            if len(buf) < eol + size + 4:
+                return
+            del buf[: eol + size + 4]
+            if size == 0:
+                self.complete = True
+            else:
+                self.sizes.append(size)
+                self.times.append(now - self.sent)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        elapsed = time.perf_counter() - self.sent
+        if not self.keep_times:
+            self._parse(time.perf_counter())
+        status = int(self.head[9:12]) if self.head else 0
+        if not self.done.done():
+            result = {"ok": self.complete and status == 200, "status": status, "sizes": self.sizes,
+                      "elapsed": elapsed}
+            if self.keep_times:
+                result["times"] = self.times
+            self.done.set_result(result)
+
+
+async def one_stream(job: dict[str, Any]) -> dict[str, Any]:
+    url = urlsplit(job["url"])
+    body = job["body"].encode()
+    request = (
+        f"POST {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[dict[str, Any]] = loop.create_future()
+    try:
+        async with asyncio.timeout(job["timeout"]):
+            transport, _ = await loop.create_connection(
+                lambda: StreamProtocol(request, done, job["keep_times"]), url.hostname, url.port
+            )
+            try:
+                return await done
+            finally:
+                transport.close()
+    except (OSError, TimeoutError) as exc:
+        return {"ok": False, "status": 0, "sizes": [], "times": [], "elapsed": 0.0, "error": repr(exc)}
+
+
+async def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    streams = await asyncio.gather(*(one_stream(job) for _ in range(job["n"])))
+    return {"elapsed": time.perf_counter() - started, "streams": streams}
+
+
+async def run_all(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [await run_job(job) for job in jobs]
+
+
+def main() -> None:
+    raise_open_files_limit()
+    jobs = json.loads(sys.stdin.read())
+    json.dump(asyncio.run(run_all(jobs)), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

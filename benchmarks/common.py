@@ -1,0 +1,206 @@
+"""Shared pieces: statistics, benchmark cassettes, server and client processes, memory.
+
+Servers (``benchmarks.servers``) and clients (``benchmarks.clients``) run in their own
+processes, so that a client's work and memory never count as the server's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pickle
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ssemock.bundled import bundled_cassettes
+from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Response
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The real recording every benchmark replays: an Anthropic Messages stream with extended
+# thinking (118 chunks, 16.6 KB), recorded by a public project and bundled in cassettes/.
+SOURCE_CASSETTE = "anthropic-messages-thinking"
+STREAM_PATH = "/v1/messages"
+REQUEST_BODY = b'{"model": "claude-sonnet-4-5", "stream": true, "max_tokens": 1024}'
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of ``values``, nearest-rank; 0.0 when empty."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def median(values: Sequence[float]) -> float:
+    """The median of ``values`` (0.0 when empty)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def raise_open_files_limit() -> None:
+    """Lift the soft limit on open files to the hard one (thousands of sockets)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+
+
+def rss_kb(pid: int) -> int:
+    """Resident set size of process ``pid`` in KiB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+# ---- benchmark cassettes ------------------------------------------------------------
+def real_chunks(source: str = SOURCE_CASSETTE, interaction: int = 0) -> list[bytes]:
+    """The chunks of a bundled real recording, as recorded."""
+    cassette = Cassette.load(bundled_cassettes() / f"{source}.yaml")
+    return [c.data for c in cassette.interactions[interaction].response.chunks]
+
+
+def _cassette(name: str, chunks: list[Chunk], *, timed: bool, start: float, end: float, source: str) -> Cassette:
+    response = Response(
+        status=200,
+        headers=[("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache")],
+        chunks=chunks, start=start, end=End(end, "clean"), timed=timed,
+    )
+    interaction = Interaction(Request(method="POST", path=STREAM_PATH), response)
+    return Cassette(name, [interaction], provenance={"built_from": source})
+
+
+def timed_cassette(
+    source: str = SOURCE_CASSETTE, interaction: int = 0, *, seed: int = 6, first: float = 0.4,
+    gap: tuple[float, float] = (0.01, 0.05), limit: int | None = None,
+) -> Cassette:
+    """A real recording's chunks with recorded timing.
+
+    The bundled recordings keep no timing, so times are made up like a provider's: the
+    first chunk ``first`` seconds after the request, then gaps drawn (seeded) uniformly
+    from ``gap`` (typical token-streaming intervals). ``limit`` keeps the first chunks only.
+    """
+    rng = random.Random(seed)
+    t = first
+    chunks = []
+    for data in real_chunks(source, interaction)[:limit]:
+        chunks.append(Chunk(round(t, 6), data))
+        t += rng.uniform(*gap)
+    end = round(chunks[-1].t, 6)
+    return _cassette("timed", chunks, timed=True, start=round(first * 0.8, 6), end=end, source=source)
+
+
+def bulk_cassette(size: int, *, timed: bool = False) -> Cassette:
+    """At least ``size`` bytes of the real recording's chunks, repeated; untimed by default."""
+    source = real_chunks()
+    chunks: list[Chunk] = []
+    total = 0
+    while total < size:
+        data = source[len(chunks) % len(source)]
+        chunks.append(Chunk(round(len(chunks) * 0.001, 6) if timed else 0.0, data))
+        total += len(data)
+    end = chunks[-1].t if chunks else 0.0
+    return _cassette("bulk", chunks, timed=timed, start=0.0, end=end, source=SOURCE_CASSETTE)
+
+
+@contextlib.contextmanager
+def handed_over(cassette: Cassette) -> Iterator[Path]:
+    """``cassette`` pickled to a temporary file for the server processes, removed afterwards.
+
+    Pickle, not YAML: handing a 20 MB cassette over is not what is measured here.
+    """
+    with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
+        path = Path(tmp) / f"{cassette.name}.pickle"
+        path.write_bytes(pickle.dumps(cassette, protocol=pickle.HIGHEST_PROTOCOL))
+        yield path
+
+
+# ---- processes -------------------------------------------------------------------------
+class ServerProcess:
+    """A replay server in its own process: ``kind`` is ``ours`` (ssemock) or ``bare`` (aiohttp).
+
+    Both serve the first interaction of ``cassette`` at ``POST /v1/messages`` with
+    recorded times multiplied by ``timing_scale``. Stops when the harness closes its stdin.
+    """
+
+    def __init__(self, kind: str, cassette: Path, timing_scale: float) -> None:
+        self.kind = kind
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.servers", kind, str(cassette), str(timing_scale)],
+            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.strip().isdigit():
+            self.close()
+            raise RuntimeError(f"{kind} server did not start: {line!r}")
+        self.url = f"http://127.0.0.1:{int(line)}{STREAM_PATH}"
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start_client(jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:
+    """Start a client process running ``jobs`` one after the other (see ``benchmarks.clients``)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.clients"], cwd=ROOT,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(jobs))
+    proc.stdin.close()
+    return proc
+
+
+def finish_client(proc: subprocess.Popen[str], timeout: float = 300) -> list[dict[str, Any]]:
+    """Wait for a client process; its results, one per job."""
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    if proc.wait(timeout=timeout) != 0:
+        raise RuntimeError(f"benchmark client failed with status {proc.returncode}")
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+def run_client(jobs: list[dict[str, Any]], timeout: float = 300) -> list[dict[str, Any]]:
+    """Run ``jobs`` in a client process and return its results, one per job."""
+    return finish_client(start_client(jobs), timeout)
+
+
+def stream_job(url: str, *, n: int = 1, keep_times: bool = True, timeout: float = 60) -> dict[str, Any]:
+    """A client job: ``n`` concurrent ``POST`` streams to ``url``."""
+    return {"url": url, "n": n, "body": REQUEST_BODY.decode(), "keep_times": keep_times, "timeout": timeout}
+
+
+def standalone(run: Any) -> None:
+    """``python -m benchmarks.NAME [--quick]``: print the module's figures as JSON lines."""
+    quick = "--quick" in sys.argv[1:]
+    for fig in run(quick):
+        print(json.dumps(fig))

@@ -1,0 +1,90 @@
+"""A benchmark server process: ``python -m benchmarks.servers ours|bare PICKLE TIMING_SCALE``.
+
+PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`).
+
+``ours`` is ssemock's replay server (:class:`ssemock.MockServer`, no scenario) serving
+the cassette. ``bare`` is the baseline: a bare aiohttp handler that writes the same
+chunks, one ``write`` each, at the same times (recorded time × scale, from the moment the
+request arrived), with nothing else: no matching, journal, plan or scenario.
+
+Prints the port on the first line of stdout, then serves until stdin is closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+import sys
+import threading
+from pathlib import Path
+
+from aiohttp import web
+
+from ssemock import Cassette, MockServer
+
+from .common import STREAM_PATH, raise_open_files_limit
+
+
+def bare_app(cassette: Cassette, timing_scale: float) -> web.Application:
+    """The baseline: a plain aiohttp handler replaying the first interaction's chunks."""
+    recorded = cassette.interactions[0].response
+    chunks = [(c.t * timing_scale, c.data) for c in recorded.chunks]
+    start = recorded.start * timing_scale
+    headers = dict(recorded.headers)
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()
+        await request.read()
+        response = web.StreamResponse(headers=headers)
+        response.enable_chunked_encoding()
+        if start > 0:
+            await asyncio.sleep(max(0.0, arrived + start - loop.time()))
+        await response.prepare(request)
+        for t, data in chunks:
+            if timing_scale:
+                delay = arrived + t - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            await response.write(data)
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post(STREAM_PATH, handler)
+    return app
+
+
+async def serve(kind: str, cassette_file: str, timing_scale: float) -> None:
+    cassette = pickle.loads(Path(cassette_file).read_bytes())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set)), daemon=True).start()
+    if kind == "ours":
+        server = MockServer([cassette], scenarios=[], timing_scale=timing_scale)
+        await server.start()
+        port = server.port
+    else:
+        runner = web.AppRunner(bare_app(cassette, timing_scale), access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+    print(port, flush=True)
+    await stop.wait()
+    if kind == "ours":
+        await server.stop()
+    else:
+        await runner.cleanup()
+
+
+def main() -> None:
+    raise_open_files_limit()
+    kind, cassette_file, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    if kind not in ("ours", "bare"):
+        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare CASSETTE TIMING_SCALE (got {kind!r})")
+    asyncio.run(serve(kind, cassette_file, scale))
+
+
+if __name__ == "__main__":
+    main()
