@@ -286,3 +286,33 @@ def test_the_readme_documents_every_preset_and_its_examples_load() -> None:
     assert named == set(ISSUE_PRESETS)
     assert {n.strip("` ") for cell, kind in rows if kind != "—" for n in cell.split("/")} == \
         {n for n, s in collect_scenarios(None).items() if s.preserves != "nothing"}
+
+
+def test_done_without_space_bytes_disconnect_and_content_types() -> None:
+    steps: dict[str, list[dict[str, object]]] = {
+        "done": [{"field-spacing": {"space": False, "only": "[DONE]"}}],
+        "bytes": [{"disconnect": {"after_bytes": 100, "how": "cut"}}],
+        "charset": [{"content-type": {"value": "text/event-stream; charset=utf-8"}}],
+    }
+    with MockServer(scenarios=[Scenario.from_dict({"name": n, "steps": s}) for n, s in steps.items()],
+                    timing_scale=0) as server:
+        done = wire(server, "done")
+        assert done.body == recorded().replace(b"data: [DONE]", b"data:[DONE]")
+        assert done.body.endswith(b"\n\ndata:[DONE]\n\n")
+        cut = wire(server, "bytes")
+        assert cut.body == recorded()[:100] and cut.ending == "cut"
+        assert server.requests[0]["injected"] == ["disconnect: cut at byte 100, after 100 bytes"]
+        assert wire(server, "charset").header("content-type") == "text/event-stream; charset=utf-8"
+
+
+def test_timing_steps_shape_the_recorded_times() -> None:
+    inter = CASSETTES[CHAT].interactions[0]
+    jitter = Scenario.from_dict({"steps": [{"timing": {"mode": "jitter", "interval": 0.05}}]})
+    times = [c.t for c in jitter.apply(Plan.of(inter.response, seed=3)).response.chunks]
+    assert times == [c.t for c in jitter.apply(Plan.of(inter.response, seed=3)).response.chunks]
+    gaps = [b - a for a, b in zip([0.0, *times], times)]
+    assert all(0 <= g <= 0.05 for g in gaps) and len(set(gaps)) == len(gaps)
+    fixed = Scenario.from_dict({"steps": [{"timing": {"mode": "fixed", "interval": 0.05, "first_byte": 0.5}}]})
+    plan = fixed.apply(Plan.of(inter.response))
+    assert plan.response.start == 0.5
+    assert [round(c.t, 6) for c in plan.response.chunks] == [0.55, 0.6, 0.65, 0.7, 0.75]
