@@ -256,21 +256,24 @@ class ChunkScrubber:
         self._marker = REDACTED.encode("ascii")
         self._pending: list[tuple[float, bytes]] = []
         self._dirty = False  # held-back bytes may hold a key word
+        self._tail = b""  # the last 8 bytes fed
         self.hits = 0
 
     def feed(self, t: float, data: bytes) -> list[tuple[float, bytes]]:
         """Add one read (``data`` that arrived at ``t`` seconds); returns the reads now final."""
-        overlap = self._pending[-1][1][-8:] if self._pending else b""
-        if not self._custom and not self._dirty and not _has_key_word(overlap + data):
-            return self._release_clean(t, data)  # fast path: no default pattern can match
+        # The last bytes fed, whatever the reads: a key word may be split over several.
+        window = self._tail + data
+        self._tail = window[-8:]
+        if not self._custom and not self._dirty and not _has_key_word(window):
+            return self._release_clean(t, data, window)  # fast path: no default pattern can match
         self._dirty = True
         self._pending.append((t, data))
         return self._release(final=False)
 
-    def _release_clean(self, t: float, data: bytes) -> list[tuple[float, bytes]]:
+    def _release_clean(self, t: float, data: bytes, window: bytes) -> list[tuple[float, bytes]]:
         # No key word in what is pending nor in ``data``, and every default match starts
-        # with one: only a key word begun at the very end of ``data`` could follow.
-        tail = data[-8:].lower()
+        # with one: only a key word begun at the very end of the bytes fed could follow.
+        tail = window[-8:].lower()
         if not any(tail.endswith(word[:k]) for word in _KEY_WORDS for k in range(1, len(word))):
             out, self._pending = [*self._pending, (t, data)], []
             return out

@@ -135,3 +135,11 @@ def test_secrets_corpus_never_reaches_any_written_file(tmp_path: Path) -> None:
     assert any("request header authorization" in f.lower() for f in report[0]["filtered"])
     assert any("query key" in f for f in report[0]["filtered"])
     assert any("response body" in f for f in report[2]["filtered"])
+
+
+def test_a_key_word_split_over_three_reads_is_still_scrubbed() -> None:
+    key = "AIzaSyD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T"
+    reads = [b"-hello A", b"I", b"zaS", key[4:].encode() + b"\n\n"]
+    scrubber = Filter().scrubber()
+    out = [piece for i, read in enumerate(reads) for piece in scrubber.feed(float(i), read)] + scrubber.close()
+    assert b"".join(d for _, d in out) == b"-hello REDACTED\n\n"
