@@ -319,7 +319,8 @@ async def send_plan(
         await response.prepare(request)
         last = -1.0
         for index, chunk in enumerate(chunks):
-            shift += await _pause(plan, index)
+            if plan.pauses:  # no coroutine per chunk on the common path
+                shift += await _pause(plan, index)
             if scale:
                 await _sleep_until(loop, max(shift + chunk.t * scale, last + plan.pace * scale))
             await response.write(chunk.data)

@@ -201,9 +201,25 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
     return resp
 
 
+def _plain_text_chunk(item: Any) -> Chunk | None:
+    """``{t: seconds, text: STR}`` (or ``{text: STR}``) as a chunk without building error paths; else None.
+
+    The common case, checked exactly as below; anything else (including every malformed
+    chunk) goes through the full validation, which names the field.
+    """
+    if type(item) is dict and type(text := item.get("text")) is str and len(item) == 1 + ("t" in item):
+        t = item.get("t", 0.0)
+        if (type(t) is float or type(t) is int) and 0 <= t < math.inf:
+            return Chunk(float(t), text.encode("utf-8"))
+    return None
+
+
 def _chunks(v: _Validator, items: Any, where: str) -> list[Chunk]:
     out: list[Chunk] = []
     for i, item in enumerate(v.typed(items, where, list, "a list of chunks")):
+        if (plain := _plain_text_chunk(item)) is not None:
+            out.append(plain)
+            continue
         at = f"{where}[{i}]"
         doc = v.mapping(item, at)
         v.known(doc, at, {"t", "text", "base64"})
