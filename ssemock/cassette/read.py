@@ -17,6 +17,7 @@ import yaml
 
 from ..errors import CassetteError
 from ..sse import encode
+from .fastyaml import Unsupported, fast_safe_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
 __all__ = ["MIGRATIONS", "load_yaml", "parse_cassette"]
@@ -29,7 +30,12 @@ version ``n + 1``. Version 1 is the first format, so there is none yet."""
 
 
 def load_yaml(text: str, source: str) -> Any:
-    """Parse YAML with the safe (C when available) loader; raises :class:`CassetteError`."""
+    """Parse YAML safely: the event-built fast path (:mod:`.fastyaml`), else the safe
+    (C when available) loader; raises :class:`CassetteError`."""
+    try:
+        return fast_safe_load(text)
+    except (Unsupported, yaml.YAMLError):
+        pass  # the full safe loader decides, and words any error
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
     except yaml.YAMLError as exc:
