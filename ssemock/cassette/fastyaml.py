@@ -58,7 +58,8 @@ def _scalar(event: ScalarEvent) -> Any:
         return _plain_cache[text]
     except KeyError:
         pass
-    tag = _RESOLVER.resolve(ScalarNode, text, event.implicit)
+    tag = _RESOLVER.resolve(ScalarNode, text, event.implicit)  # type: ignore[no-untyped-call]
+    value: Any
     if tag == _STR:
         value = text
     else:
@@ -82,6 +83,7 @@ def fast_safe_load(text: str) -> Any:
     stack: list[list[Any]] = []  # open containers: [kind, items]
     result: Any = None
     documents = 0
+    event: Any
     for event in yaml.parse(text, Loader=_Loader):
         kind = type(event)
         if kind is ScalarEvent:
