@@ -4,6 +4,7 @@ from .cassette import Cassette, Chunk, End, Interaction, Request, Response
 from .errors import (
     CassetteError,
     CassetteNotFoundError,
+    ConfigError,
     ImportFormatError,
     NoMatchError,
     RecorderConfigError,
@@ -26,6 +27,7 @@ __all__ = [
     "CassetteNotFoundError",
     "Chunk",
     "Comment",
+    "ConfigError",
     "Decoder",
     "End",
     "Event",

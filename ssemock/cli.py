@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -15,8 +17,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
+from .bundled import bundled_scenarios
 from .cassette import Cassette
-from .errors import SSEMockError
+from .errors import ConfigError, SSEMockError
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -31,8 +34,30 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-class UsageError(SSEMockError, ValueError):
+class UsageError(ConfigError):
     """Bad command-line input."""
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port 0-65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {port}")
+    return port
+
+
+def scale_factor(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,11 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--cassettes", action="append", type=Path, metavar="DIR",
                        help="cassette directory or file (repeatable; default: the bundled cassettes)")
     serve.add_argument("--scenarios", action="append", type=Path, metavar="DIR",
-                       help="scenario directory or file (repeatable; default: the bundled presets)")
+                       help="scenario directory or file, added to the bundled presets (repeatable; "
+                            "a scenario of the same name replaces the preset)")
     serve.add_argument("--scenario", metavar="NAME", help="default scenario(s), comma-separated")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free port)")
-    serve.add_argument("--timing-scale", type=float, default=1.0, metavar="FACTOR",
+    serve.add_argument("--port", type=port_number, default=8080,
+                       help="port (default 8080; 0 picks a free port)")
+    serve.add_argument("--timing-scale", type=scale_factor, default=1.0, metavar="FACTOR",
                        help="multiply recorded delays (1 = as recorded, 0 = no delays, 0.5 = twice as fast)")
     serve.add_argument("--seed", type=int, default=0,
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
@@ -95,24 +122,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. "ssemock inspect X | head": the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
-    match_on = tuple(m.strip() for m in args.match_on.split(",") if m.strip())
-    unknown = [m for m in match_on if m not in MATCHERS]
-    if unknown:
-        raise UsageError(f"--match-on: unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
-    if args.timing_scale < 0:
-        raise UsageError(f"--timing-scale must be >= 0, got {args.timing_scale}")
-    server = MockServer(
-        args.cassettes, scenarios=args.scenarios, scenario=args.scenario, host=args.host,
-        port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
-    )
-    if args.scenario:
-        missing = [n for n in args.scenario.split(",") if n.strip() and n.strip() not in server.state.scenarios]
-        if missing:
-            known = ", ".join(sorted(server.state.scenarios)) or "(none)"
-            raise UsageError(f"--scenario: no scenario named {missing[0]!r}; known: {known}")
+    match_on = tuple(m.strip() for m in args.match_on.split(","))
+    if not all(match_on):
+        raise UsageError(f"--match-on: expected comma-separated matchers among {', '.join(MATCHERS)}, "
+                         f"got {args.match_on!r}")
+    scenarios = [bundled_scenarios(), *args.scenarios] if args.scenarios else None
+    try:
+        server = MockServer(
+            args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
+            port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
+        )
+    except ConfigError as exc:
+        raise UsageError(f"serve: {exc}") from None
     return asyncio.run(_run_until_signal(server))
 
 
@@ -138,6 +165,8 @@ def _import(args: argparse.Namespace) -> int:
     from .importers.vcr import import_vcr
 
     provenance: dict[str, Any] = {k: v for k, v in (("source", args.source), ("licence", args.licence)) if v}
+    if args.output.exists() and not args.output.is_dir():
+        raise UsageError(f"-o {args.output}: expected a directory, found a file")
     for file in args.files:
         if args.kind == "vcr":
             cassette = import_vcr(file, provenance=provenance)

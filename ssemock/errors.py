@@ -9,6 +9,7 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
     ├── NoMatchError (LookupError)          no interaction matches a request
+    ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name)
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
     └── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
@@ -22,6 +23,7 @@ from typing import Any
 __all__ = [
     "CassetteError",
     "CassetteNotFoundError",
+    "ConfigError",
     "ImportFormatError",
     "NoMatchError",
     "RecorderConfigError",
@@ -123,6 +125,10 @@ class NoMatchError(SSEMockError, LookupError):
 
 class ServerError(SSEMockError, RuntimeError):
     """The replay server could not start, or failed while serving."""
+
+
+class ConfigError(SSEMockError, ValueError):
+    """An invalid option given to ``MockServer`` or the command line (port, timing scale, matcher...)."""
 
 
 class RecorderError(SSEMockError, RuntimeError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -21,8 +22,8 @@ from aiohttp import web
 
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
-from .errors import ServerError
-from .matching import DEFAULT_MATCH_ON
+from .errors import ConfigError, ServerError
+from .matching import DEFAULT_MATCH_ON, MATCHERS
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 
@@ -33,14 +34,23 @@ CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
 
 
-def collect_cassettes(sources: Iterable[CassetteSource] | None) -> dict[str, Cassette]:
-    """Cassettes by name from directories, files and :class:`Cassette` objects.
+def _sources(sources: Any, bundled: Path) -> list[Any]:
+    """None: the bundled directory; one path or object: a list of it; else the iterable as a list."""
+    if sources is None:
+        return [bundled]
+    if isinstance(sources, (str, os.PathLike, Cassette, Scenario)):
+        return [sources]
+    return list(sources)
+
+
+def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None) -> dict[str, Cassette]:
+    """Cassettes by name from directories, files and :class:`Cassette` objects (one or several).
 
     None means the bundled cassettes. Raises :class:`~ssemock.CassetteError` or
     :class:`~ssemock.CassetteNotFoundError`.
     """
     found: dict[str, Cassette] = {}
-    for source in [bundled_cassettes()] if sources is None else sources:
+    for source in _sources(sources, bundled_cassettes()):
         if isinstance(source, Cassette):
             found[source.name] = source
         elif Path(source).is_dir():
@@ -51,10 +61,10 @@ def collect_cassettes(sources: Iterable[CassetteSource] | None) -> dict[str, Cas
     return found
 
 
-def collect_scenarios(sources: Iterable[ScenarioSource] | None) -> dict[str, Scenario]:
+def collect_scenarios(sources: Iterable[ScenarioSource] | ScenarioSource | None) -> dict[str, Scenario]:
     """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled)."""
     found: dict[str, Scenario] = {}
-    for source in [bundled_scenarios()] if sources is None else sources:
+    for source in _sources(sources, bundled_scenarios()):
         if isinstance(source, Scenario):
             found[source.name] = source
         elif Path(source).is_dir():
@@ -65,14 +75,41 @@ def collect_scenarios(sources: Iterable[ScenarioSource] | None) -> dict[str, Sce
     return found
 
 
+def check_options(*, port: int, timing_scale: float, match_on: Sequence[str]) -> None:
+    """Raise :class:`~ssemock.ConfigError` for a port outside 0-65535, a timing scale that is
+    not a finite number >= 0, or an empty or unknown list of matchers."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(f"port must be an integer 0-65535, got {port!r}")
+    if isinstance(timing_scale, bool) or not isinstance(timing_scale, (int, float)) or not (
+        math.isfinite(timing_scale) and timing_scale >= 0
+    ):
+        raise ConfigError(f"timing scale must be a finite number >= 0, got {timing_scale!r}")
+    if isinstance(match_on, str) or not match_on:
+        raise ConfigError(f"match_on must be a non-empty list of matchers among {', '.join(MATCHERS)}")
+    unknown = [m for m in match_on if m not in MATCHERS]
+    if unknown:
+        raise ConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+
+
+def check_names(state: ServerState) -> None:
+    """Raise :class:`~ssemock.ConfigError` when the default scenario or cassette does not exist."""
+    for name in (n.strip() for n in (state.scenario or "").split(",") if n.strip()):
+        if name not in state.scenarios:
+            known = ", ".join(sorted(state.scenarios)) or "(none)"
+            raise ConfigError(f"no scenario named {name!r}; known: {known}")
+    if state.cassette is not None and state.cassette not in state.cassettes:
+        known = ", ".join(sorted(state.cassettes)) or "(none)"
+        raise ConfigError(f"no cassette named {state.cassette!r}; known: {known}")
+
+
 class MockServer:
     """A replay server on ``host:port`` (port 0 picks a free one).
 
     Args:
-        cassettes: directories, cassette files or :class:`Cassette` objects;
-            None (default) serves the bundled real-world cassettes.
-        scenarios: directories, scenario files or :class:`Scenario` objects;
-            None (default) loads the bundled presets.
+        cassettes: a directory, a cassette file or a :class:`Cassette`, or a list of
+            them; None (default) serves the bundled real-world cassettes.
+        scenarios: a directory, a scenario file or a :class:`Scenario`, or a list of
+            them; None (default) loads the bundled presets.
         scenario: default scenario name(s), comma-separated, or None.
         host: address to bind (default ``127.0.0.1``).
         port: TCP port (default 0: a free port).
@@ -86,14 +123,16 @@ class MockServer:
 
     Raises:
         CassetteError, ScenarioError: a cassette or scenario file is malformed.
+        ConfigError: an invalid option (port, timing scale, matcher, unknown default
+            scenario or cassette name).
         ServerError: the server could not start (e.g. the port is taken).
     """
 
     def __init__(
         self,
-        cassettes: Iterable[CassetteSource] | None = None,
+        cassettes: Iterable[CassetteSource] | CassetteSource | None = None,
         *,
-        scenarios: Iterable[ScenarioSource] | None = None,
+        scenarios: Iterable[ScenarioSource] | ScenarioSource | None = None,
         scenario: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -101,6 +140,7 @@ class MockServer:
         timing_scale: float = 1.0,
         seed: int = 0,
     ) -> None:
+        check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -109,6 +149,7 @@ class MockServer:
             timing_scale=timing_scale,
             seed=seed,
         )
+        check_names(self.state)
         self.host = host
         self.port = port
         self._runner: web.AppRunner | None = None

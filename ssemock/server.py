@@ -45,7 +45,7 @@ __all__ = ["ServerState", "create_app"]
 
 # Hop-by-hop and framing headers: the server frames the body itself.
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
-_PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)$")
+_PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -186,7 +186,7 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
             cassette = unquote(m.group(2))
         else:
             scenario = unquote(m.group(2))
-        path = m.group(3)
+        path = m.group(3) or "/"
     return unquote(path), cassette, scenario
 
 
@@ -205,7 +205,15 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
     cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name) or state.cassette
     scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
-    body = await request.read()
+    try:
+        body = await request.read()
+    except web.HTTPException:
+        raise  # aiohttp's own answers (e.g. 413 body too large)
+    except Exception as exc:  # e.g. a body labelled gzip that is not gzip
+        reply = error_response(400, "ssemock_bad_request", f"cannot read the request body: {exc}")
+        reply.force_close()  # the rest of the body cannot be read either: no keep-alive
+        request.content.feed_eof()  # nothing more to drain after the answer
+        return reply
     received = Request(
         method=request.method,
         path=path,

@@ -15,6 +15,8 @@ from ssemock.sse import decode
 
 seconds = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
 header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=20)
+header_name = st.text("!#$%&'*+.^_`|~-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                      min_size=1, max_size=20)
 chunk_bytes = st.one_of(
     st.binary(max_size=64),
     st.text(max_size=64).map(lambda s: s.encode("utf-8", "surrogatepass")),
@@ -33,7 +35,7 @@ def cassettes(draw: st.DrawFn) -> Cassette:
             chunks = [Chunk(0.0, c.data) for c in chunks]
         response = Response(
             status=draw(st.integers(100, 599)),
-            headers=draw(st.lists(st.tuples(header_text, header_text), max_size=4)),
+            headers=draw(st.lists(st.tuples(header_name, header_text), max_size=4)),
             chunks=chunks,
             start=draw(seconds) if timed else 0.0,
             end=End(draw(seconds) if timed else 0.0, draw(st.sampled_from(END_HOWS))),
@@ -118,6 +120,13 @@ interactions:
         ("ssemock_cassette: 1\ninteractions: [{response: {events: [{data: a, id: \"a\\nb\"}]}}]",
          "interactions[0].response.events[0]", "an encodable event"),
         ("ssemock_cassette: [1\n", "", "valid YAML"),
+        ("ssemock_cassette: 1\ninteractions: [{response: {headers: {x-bad: \"a\\r\\nInjected: yes\"}}}]",
+         "interactions[0].response.headers.x-bad", "a header value without CR, LF or NUL"),
+        ("ssemock_cassette: 1\ninteractions: [{request: {headers: {\"bad name\": x}}, response: {}}]",
+         "interactions[0].request.headers.bad name", "a header name"),
+        ("ssemock_cassette: 1\nname: ../../etc/evil\ninteractions: []", "name", "a name of letters"),
+        ("ssemock_cassette: 1\nprovenance: {a: &a [x, x], b: &b [*a, *a], c: [*b, *b]}\ninteractions: []",
+         "", "YAML without anchors or aliases"),
     ],
 )
 def test_broken_cassette_names_file_field_and_expectation(

@@ -202,3 +202,43 @@ def test_a_redacted_recorded_json_field_matches_any_value() -> None:
         other = raw_json(server.url, "POST", "/v1/messages", {"model": "n", "metadata": {"user_id": "u-123"}})
     assert (ok.status, ok.body) == (200, b"data: ok\n\n")
     assert other.status == 404
+
+
+def test_a_body_labelled_gzip_that_is_not_gzip_is_a_400_and_the_server_keeps_serving() -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server, httpx.Client(base_url=server.url) as client:
+        r = client.post("/v1/chat/completions", content=b"not gzip",
+                        headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["error"]["type"] == "ssemock_bad_request"
+        assert client.get("/_ssemock/health").status_code == 200
+
+
+def test_a_prefix_without_a_provider_path_means_the_root_path() -> None:
+    root = Interaction(Request("GET", "/"), Response(200, None, SSE, [Chunk(0, b"data: root\n\n")]))
+    with MockServer([_cassette("root", root)], scenarios=[]) as server:
+        assert raw_request(server.url, "GET", "/_ssemock/c/root").body == b"data: root\n\n"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"port": 99999}, "port must be an integer 0-65535"),
+        ({"port": -1}, "port must be an integer 0-65535"),
+        ({"timing_scale": float("inf")}, "finite number >= 0"),
+        ({"timing_scale": float("nan")}, "finite number >= 0"),
+        ({"timing_scale": -1}, "finite number >= 0"),
+        ({"match_on": ()}, "non-empty list of matchers"),
+        ({"match_on": ("method", "colour")}, "unknown matcher 'colour'"),
+        ({"scenario": "nope"}, "no scenario named 'nope'"),
+    ],
+)
+def test_invalid_options_are_config_errors(kwargs: dict[str, object], message: str) -> None:
+    from ssemock import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        MockServer([_two_turns()], scenarios=[], **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_single_directory_or_file_is_accepted_as_cassettes(tmp_path: Path) -> None:
+    path = _two_turns().save(tmp_path / "turns.yaml")
+    for source in (str(tmp_path), tmp_path, path, str(path)):
+        assert list(MockServer(source, scenarios=[]).state.cassettes) == ["turns"]

@@ -27,7 +27,7 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-__all__ = ["Unsupported", "fast_safe_load"]
+__all__ = ["AliasFound", "Unsupported", "fast_safe_load"]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR = "tag:yaml.org,2002:str"
@@ -42,15 +42,21 @@ _PLAIN_TYPES = {
 
 
 class Unsupported(Exception):
-    """The document uses YAML the fast path does not build (tags, anchors, merge keys...)."""
+    """The document uses YAML the fast path does not build (tags, merge keys, timestamps...)."""
+
+
+class AliasFound(Unsupported):
+    """The document uses anchors or aliases (``&a`` / ``*a``), which can expand without bound."""
 
 
 _plain_cache: dict[str, Any] = {}  # plain scalar text -> value (keys and times repeat)
 
 
 def _scalar(event: ScalarEvent) -> Any:
-    if event.anchor is not None or event.tag not in (None, "!"):
-        raise Unsupported("tag or anchor")
+    if event.anchor is not None:
+        raise AliasFound("anchor")
+    if event.tag not in (None, "!"):
+        raise Unsupported("tag")
     if not event.implicit[0]:  # quoted and block scalars, and "!": strings
         return event.value
     text = event.value
@@ -89,8 +95,10 @@ def fast_safe_load(text: str) -> Any:
         if kind is ScalarEvent:
             value = _scalar(event)
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
-            if event.anchor is not None or event.tag is not None:
-                raise Unsupported("tag or anchor on a collection")
+            if event.anchor is not None:
+                raise AliasFound("anchor on a collection")
+            if event.tag is not None:
+                raise Unsupported("tag on a collection")
             stack.append([kind, []])
             continue
         elif kind is MappingEndEvent:
@@ -103,7 +111,7 @@ def fast_safe_load(text: str) -> Any:
         elif kind is SequenceEndEvent:
             value = stack.pop()[1]
         elif kind is AliasEvent:
-            raise Unsupported("alias")
+            raise AliasFound("alias")
         else:
             if kind is DocumentStartEvent:
                 documents += 1

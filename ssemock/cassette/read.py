@@ -10,6 +10,7 @@ import base64
 import binascii
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ import yaml
 
 from ..errors import CassetteError
 from ..sse import encode
-from .fastyaml import Unsupported, fast_safe_load
+from .fastyaml import AliasFound, Unsupported, fast_safe_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
 __all__ = ["MIGRATIONS", "load_yaml", "parse_cassette"]
@@ -34,6 +35,9 @@ def load_yaml(text: str, source: str) -> Any:
     (C when available) loader; raises :class:`CassetteError`."""
     try:
         return fast_safe_load(text)
+    except AliasFound:
+        # Ssemock never writes them, and a few nested aliases expand to gigabytes.
+        raise CassetteError(source, "", "YAML without anchors or aliases (& and *)", None) from None
     except (Unsupported, yaml.YAMLError):
         pass  # the full safe loader decides, and words any error
     try:
@@ -58,7 +62,7 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
     v.known(doc, "", {FORMAT_KEY, "name", "provenance", "interactions"})
     items = v.typed(doc.get("interactions", []), "interactions", list, "a list of interactions")
     return Cassette(
-        name=v.typed(doc.get("name", name), "name", str, "a string"),
+        name=_cassette_name(v, doc.get("name", name)),
         interactions=[_interaction(v, item, f"interactions[{i}]") for i, item in enumerate(items)],
         provenance=dict(v.mapping(doc.get("provenance", {}), "provenance")),
     )
@@ -110,6 +114,28 @@ class _Validator:
         return out
 
 
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
+
+
+def _cassette_name(v: _Validator, value: Any) -> str:
+    """``name:``: letters, digits, ``._-``, ``/`` between parts; no ``..`` (it names files and URLs)."""
+    if not (isinstance(value, str) and _NAME.match(value) and ".." not in value.split("/")):
+        raise v.fail("name", "a name of letters, digits, '.', '_', '-' (and '/' between parts)", value)
+    return value
+
+
+def _headers(v: _Validator, value: Any, where: str) -> list[tuple[str, str]]:
+    """Header pairs whose names are HTTP tokens and whose values hold no CR, LF or NUL."""
+    pairs = v.pairs(value, where)
+    for name, text in pairs:
+        if not _HEADER_NAME.match(name):
+            raise v.fail(f"{where}.{name}", "a header name (letters, digits and !#$%&'*+.^_`|~-)", name)
+        if any(c in text for c in "\r\n\0"):
+            raise v.fail(f"{where}.{name}", "a header value without CR, LF or NUL", text)
+    return pairs
+
+
 def _scalar_text(v: _Validator, value: Any, where: str) -> str:
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         return str(value)
@@ -138,7 +164,7 @@ def _request(v: _Validator, item: Any, where: str) -> Request:
         method=method,
         path=path,
         query=v.pairs(doc.get("query", []), f"{where}.query"),
-        headers=v.pairs(doc.get("headers", {}), f"{where}.headers"),
+        headers=_headers(v, doc.get("headers", {}), f"{where}.headers"),
     )
     if "body" in doc:
         _body(v, doc["body"], f"{where}.body", req)
@@ -187,7 +213,7 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
     resp = Response(
         status=status,
         reason=v.typed(doc["reason"], f"{where}.reason", str, "a string") if "reason" in doc else None,
-        headers=v.pairs(doc.get("headers", {}), f"{where}.headers"),
+        headers=_headers(v, doc.get("headers", {}), f"{where}.headers"),
         start=v.seconds(doc.get("start", 0.0), f"{where}.start"),
         timed=timing == "recorded",
     )
