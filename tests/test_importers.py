@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ssemock import Cassette, ImportFormatError
 from ssemock.cli import main
@@ -159,3 +160,31 @@ def test_cli_import_bad_file_is_one_line_exit_2(tmp_path: Path, capsys: pytest.C
     assert main(["import", "vcr", str(tmp_path / "missing.yaml"), "-o", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing.yaml" in err
+
+
+def test_vcr_import_scrubs_key_shaped_strings_from_paths_bodies_and_streams(tmp_path: Path) -> None:
+    req_key, resp_key, path_key = ("sk-proj-VCRBODYSECRET0123456789abcdef", "sk-proj-VCRRESPSECRET0123456789abcdef",
+                                   "sk-proj-VCRPATHSECRET0123456789abcdef")
+    gz_key = "AIzaSyVCRGZIPSECRET0123456789abcdefghij"
+    doc = {"interactions": [
+        {"request": {"method": "POST", "uri": f"https://api.example.com/v1/keys/{path_key}?key=AIzaQUERY",
+                     "headers": {"Authorization": ["Bearer sk-secret-header-0123456789"], "X-Note": [req_key]},
+                     "body": json.dumps({"api": req_key})},
+         "response": {"status": {"code": 200, "message": "OK"},
+                      "headers": {"Content-Type": ["text/event-stream"]},
+                      "body": {"string": f"data: {resp_key}\n\ndata: ok\n\n"}}},
+        {"request": {"method": "POST", "uri": "https://api.example.com/v1/gz", "body": None},
+         "response": {"status": {"code": 200, "message": "OK"},
+                      "headers": {"Content-Type": ["text/event-stream"], "Content-Encoding": ["gzip"]},
+                      "body": {"string": gzip.compress(f"data: {gz_key}\n\n".encode())}}},
+    ]}
+    source = tmp_path / "secrets.yaml"
+    source.write_text(yaml.safe_dump(doc))
+    cassette = import_vcr(source)
+    saved = cassette.save(tmp_path / "out" / "secrets.yaml").read_text()
+    for secret in (req_key, resp_key, path_key, gz_key, "AIzaQUERY", "sk-secret-header"):
+        assert secret not in saved
+    first, second = cassette.interactions
+    assert [e.data for e in decode(first.response.body)] == ["REDACTED", "ok"]  # type: ignore[union-attr]
+    assert second.response.header("content-encoding") is None  # stored decoded once scrubbed
+    assert second.response.body == b"data: REDACTED\n\n"

@@ -9,11 +9,13 @@ bytes. On replay such chunks are written one by one without delay.
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Chunk, End, Request, Response
-from ..redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, SECRET_RESPONSE_HEADERS, redact_pairs
+from ..redact import Filter
 
 __all__ = ["event_chunks", "request_from_url", "untimed_response"]
 
@@ -35,23 +37,41 @@ def event_chunks(body: bytes) -> list[bytes]:
 def request_from_url(
     method: str, url: str, headers: list[tuple[str, str]], body: bytes | None
 ) -> Request:
-    """A redacted :class:`Request` from a full URL (secret headers and query parameters dropped)."""
+    """A redacted :class:`Request` from a full URL.
+
+    Secret headers and query parameters are dropped; key-shaped strings in the path,
+    the other headers and the body are scrubbed (the recorder's default filter).
+    """
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
+    kept, _ = _FILTER.pairs(query, _FILTER.secret_query_params)
+    header_pairs, _ = _FILTER.pairs(headers, _FILTER.secret_request_headers)
     return Request(
         method=method.upper(),
-        path=parts.path or "/",
-        query=redact_pairs(query, SECRET_QUERY_PARAMS),
-        headers=redact_pairs(headers, SECRET_REQUEST_HEADERS),
-        body=body,
+        path=_FILTER.text(parts.path or "/")[0],
+        query=kept,
+        headers=header_pairs,
+        body=_FILTER.body(body)[0] if body else body,
     )
 
 
 def untimed_response(status: int, reason: str | None, headers: list[tuple[str, str]], body: bytes) -> Response:
-    """A response recorded without timing: one chunk per event block (or one encoded chunk)."""
-    kept = redact_pairs(headers, SECRET_RESPONSE_HEADERS)
-    encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity")
-    pieces = [body] if encoding.lower() != "identity" else event_chunks(body)
+    """A response recorded without timing: one chunk per event block (or one encoded chunk).
+
+    Key-shaped strings are scrubbed. An encoded body (e.g. gzip) stays as it is unless
+    its decoded text holds one; it is then stored decoded, scrubbed, without the header.
+    """
+    kept, _ = _FILTER.pairs(headers, _FILTER.secret_response_headers)
+    encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity").lower()
+    if encoding != "identity":
+        plain = _decoded(body, encoding)
+        if plain is None or _FILTER.text(plain.decode("utf-8", "replace"))[1] == 0:
+            pieces = [body]
+        else:
+            kept = [(k, v) for k, v in kept if k.lower() not in ("content-encoding", "content-length")]
+            pieces = _scrubbed(event_chunks(plain))
+    else:
+        pieces = _scrubbed(event_chunks(body))
     return Response(
         status=status,
         reason=reason,
@@ -60,3 +80,25 @@ def untimed_response(status: int, reason: str | None, headers: list[tuple[str, s
         end=End(0.0, "clean"),
         timed=False,
     )
+
+
+_FILTER = Filter()
+
+
+def _scrubbed(pieces: list[bytes]) -> list[bytes]:
+    """The pieces with key-shaped strings replaced (a key split over two pieces included)."""
+    scrubber = _FILTER.scrubber()
+    out = [data for piece in pieces for _, data in scrubber.feed(0.0, piece)]
+    return out + [data for _, data in scrubber.close()]
+
+
+def _decoded(body: bytes, encoding: str) -> bytes | None:
+    """``body`` decoded from gzip or deflate, or None for other or broken encodings."""
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            return gzip.decompress(body)
+        if encoding == "deflate":
+            return zlib.decompress(body)
+    except (OSError, zlib.error, EOFError):
+        return None
+    return None
