@@ -53,7 +53,7 @@ async def test_50_concurrent_recordings_into_one_cassette_lose_nothing(tmp_path:
 class RecorderProcess:
     """``python -m ssemock record`` in a subprocess; ``url`` from its first stdout line."""
 
-    def __init__(self, target: str, cassettes: Path, *extra: str) -> None:
+    def __init__(self, target: str, cassettes: Path, *extra: str, shown: str | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", str(cassettes),
              "--port", "0", *extra],
@@ -63,7 +63,8 @@ class RecorderProcess:
         assert self.proc.stdout is not None
         self.first_line = self.proc.stdout.readline().strip()
         prefix, _, rest = self.first_line.partition(" -> ")
-        assert rest == target and prefix.startswith("ssemock recording on http://127.0.0.1:"), self.first_line
+        assert rest == (shown or target), self.first_line
+        assert prefix.startswith("ssemock recording on http://127.0.0.1:"), self.first_line
         self.url = prefix.removeprefix("ssemock recording on ")
 
     def peak_rss(self) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import threading
 from collections.abc import Coroutine, Sequence
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 from aiohttp import web
@@ -23,7 +24,7 @@ from .progress import Progress
 from .proxy import handle
 from .store import CassetteStore, check_cassette_name
 
-__all__ = ["STATE", "Recorder", "RecorderState"]
+__all__ = ["STATE", "Recorder", "RecorderState", "split_target"]
 
 
 @dataclass
@@ -31,7 +32,8 @@ class RecorderState:
     """What one recorder's handler needs: options, open cassettes, upstream session, progress."""
 
     base_url: str
-    host_header: str
+    shown_target: str
+    credentials: str | None
     directory: Path
     mode: RecordMode
     filter: Filter
@@ -52,7 +54,7 @@ class RecorderState:
             if name not in self.stores:
                 from .. import __version__
 
-                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.base_url}
+                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.shown_target}
                 self.stores[name] = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
             return self.stores[name]
 
@@ -65,6 +67,31 @@ class RecorderState:
     def report(self, info: dict[str, Any]) -> None:
         """Hand one interaction's description to the progress output."""
         self.progress.report(info)
+
+
+def split_target(target: str) -> tuple[str, str, str | None]:
+    """Split a target URL into what is sent to, what is shown, and basic-auth credentials.
+
+    ``http://alice:pw@host:8080/base`` gives ``("http://host:8080/base",
+    "http://***@host:8080/base", "Basic YWxpY2U6cHc=")``: the user info is never
+    shown nor written; it becomes the ``Authorization`` header of requests that
+    carry none (as curl does).
+
+    Raises:
+        RecorderConfigError: not an http(s) URL with a host, or it has a query or fragment.
+    """
+    parts = urlsplit(target)
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
+        shown = target.replace(userinfo + "@", "***@") if userinfo else target
+        raise RecorderConfigError(f"target {shown!r} must be an http(s) URL without query, e.g. https://api.openai.com")
+    base_url = urlunsplit((parts.scheme, host, parts.path, "", "")).rstrip("/")
+    if not userinfo:
+        return base_url, base_url, None
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    credentials = f"Basic {token}"
+    return base_url, f"{parts.scheme}://***@{host}{parts.path}".rstrip("/"), credentials
 
 
 STATE: web.AppKey[RecorderState] = web.AppKey("ssemock_recorder_state")
@@ -86,7 +113,9 @@ class Recorder:
 
     Args:
         target: the provider base URL, e.g. ``"https://api.openai.com"``; a path
-            (``https://host/openai``) is prefixed to every request path.
+            (``https://host/openai``) is prefixed to every request path. User info
+            (``https://user:password@host``) is sent upstream as basic auth on requests
+            without an ``Authorization`` header and never shown or recorded.
         cassette_dir: directory of the cassettes (created when needed).
         mode: record mode (:class:`RecordMode` or its name): ``none``, ``once``
             (default), ``new_episodes``, ``all``. Matching requests are replayed
@@ -111,6 +140,7 @@ class Recorder:
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
+        target: the target as shown (user info replaced by ``***``).
         interactions: one dict per request handled (see :class:`Progress`).
 
     Raises:
@@ -136,20 +166,19 @@ class Recorder:
         replay_timing_scale: float = 1.0,
         progress: TextIO | None = None,
     ) -> None:
-        parts = urlsplit(target)
-        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
-            raise RecorderConfigError(f"target {target!r} must be an http(s) URL without query, e.g. https://api.openai.com")
+        base_url, shown, credentials = split_target(target)
         unknown = [m for m in match_on if m not in MATCHERS]
         if unknown:
             raise RecorderConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
-        self.target = target.rstrip("/")
+        self.target = shown
         self.host = host
         self.port = port
         self.grace = grace
         self.read_timeout = read_timeout
         self._progress = Progress(progress)
         self._options: dict[str, Any] = {
-            "base_url": self.target, "host_header": parts.netloc, "directory": Path(cassette_dir),
+            "base_url": base_url, "shown_target": shown, "credentials": credentials,
+            "directory": Path(cassette_dir),
             "mode": record_mode(mode), "filter": filter or Filter(),
             "cassette": check_cassette_name(cassette) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),

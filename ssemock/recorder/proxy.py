@@ -118,6 +118,8 @@ def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str
     headers = [(str(k), v) for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP]
     if not st.keep_encoding:
         headers = [(k, v) for k, v in headers if k.lower() != "accept-encoding"] + [("Accept-Encoding", "identity")]
+    if st.credentials and not any(k.lower() == "authorization" for k, _ in headers):
+        headers.append(("Authorization", st.credentials))  # user info of the target URL
     return headers
 
 
@@ -190,7 +192,8 @@ async def _stream(
     if cancelled is None:
         await _finish_client(request, response, how)
     filtered: list[str] = []
-    recorded_request = _recorded_request(st, received, sent_headers, filtered)
+    host = upstream.request_info.headers.get("Host", "")
+    recorded_request = _recorded_request(st, received, [("Host", host), *sent_headers], filtered)
     resp_headers, dropped = st.filter.pairs(raw_headers, st.filter.secret_response_headers)
     filtered += [f"response header {d}" for d in dropped]
     spool, scrubbed, resp_headers = tee.close(resp_headers)
@@ -231,9 +234,7 @@ def _is_reset(exc: BaseException) -> bool:
 def _recorded_request(
     st: RecorderState, received: Request, sent_headers: list[tuple[str, str]], filtered: list[str]
 ) -> Request:
-    headers, dropped = st.filter.pairs(
-        [("Host", st.host_header), *sent_headers], st.filter.secret_request_headers
-    )
+    headers, dropped = st.filter.pairs(sent_headers, st.filter.secret_request_headers)
     query, qdropped = st.filter.pairs(received.query, st.filter.secret_query_params)
     filtered += [f"request header {d}" for d in dropped] + [f"query {d}" for d in qdropped]
     body = received.body or b""
