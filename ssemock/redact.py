@@ -143,6 +143,16 @@ class Filter:
         """``text`` with every key-shaped string and pattern match replaced; and the count."""
         return self._text.subn(REDACTED, text)
 
+    def name(self, text: str) -> str:
+        """:meth:`text` for file names: also replaces what is key-shaped once lower-cased."""
+        text, _ = self.text(text)
+        lowered = text.lower()
+        if len(lowered) != len(text):  # non-ASCII case mapping: offsets would not line up
+            return text
+        for m in reversed(list(self._text.finditer(lowered))):
+            text = text[: m.start()] + REDACTED + text[m.end() :]
+        return text
+
     def value(self, value: Any) -> tuple[Any, int]:
         """A JSON-like value (dicts, lists, strings) with :meth:`text` applied to every string."""
         if isinstance(value, str):

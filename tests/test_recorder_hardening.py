@@ -5,13 +5,14 @@ path, JSON-escaped keys. Real servers on 127.0.0.1, real clients, no mocks."""
 from __future__ import annotations
 
 import base64
+import io
 import signal
 from pathlib import Path
 
 from ssemock import Cassette
 from ssemock.recorder import Recorder
 
-from .rawclient import raw_json
+from .rawclient import raw_json, raw_request
 from .test_recorder_scale import RecorderProcess
 from .upstream import Upstream
 
@@ -42,3 +43,28 @@ def test_the_clients_own_authorization_wins_over_the_targets_user_info(tmp_path:
         assert rec.target == up.url.replace("http://", "http://***@")
         raw_json(rec.url, "POST", "/json", {}, headers={"Authorization": "Bearer mine"})
     assert up.received[0]["headers"]["Authorization"] == "Bearer mine"
+
+
+PATH_KEY = "sk-proj-HHHHHHHHHHHHHHHHHHHHHHHHH16"
+
+
+def assert_no_key(text: str, *keys: str) -> None:
+    for key in keys:
+        assert key.lower() not in text.lower(), text
+
+
+def test_a_key_in_the_path_or_cassette_name_reaches_no_file_name_nor_progress_line(tmp_path: Path) -> None:
+    progress = io.StringIO()
+    upper = "SK-PROJ-UPPERCASEUPPERCASEUPPER"
+    with Upstream() as up, Recorder(up.url, tmp_path, progress=progress) as rec:
+        answer = raw_request(rec.url, "GET", f"/v1/models/{PATH_KEY}/x")
+        raw_json(rec.url, "POST", "/json", {}, headers={"X-SSEMock-Cassette": f"team/{PATH_KEY}"})
+        raw_json(rec.url, "POST", "/json", {}, headers={"X-SSEMock-Cassette": upper})
+        raw_request(rec.url, "GET", f"/v1/{upper}/y")
+    assert answer.status == 404  # the upstream's own answer, recorded
+    names = [str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.yaml")]
+    assert len(names) == 4 and "team/REDACTED.yaml" in names
+    for text in [*names, progress.getvalue()]:
+        assert_no_key(text, PATH_KEY, upper)
+    assert not any(PATH_KEY in p.read_text() for p in tmp_path.rglob("*.yaml"))
+    assert any(n.startswith("get-v1-models-redacted-x-") for n in names)

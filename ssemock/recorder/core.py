@@ -167,6 +167,7 @@ class Recorder:
         progress: TextIO | None = None,
     ) -> None:
         base_url, shown, credentials = split_target(target)
+        filter = filter or Filter()  # noqa: A001
         unknown = [m for m in match_on if m not in MATCHERS]
         if unknown:
             raise RecorderConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
@@ -179,8 +180,8 @@ class Recorder:
         self._options: dict[str, Any] = {
             "base_url": base_url, "shown_target": shown, "credentials": credentials,
             "directory": Path(cassette_dir),
-            "mode": record_mode(mode), "filter": filter or Filter(),
-            "cassette": check_cassette_name(cassette) if cassette else None,
+            "mode": record_mode(mode), "filter": filter,
+            "cassette": filter.name(check_cassette_name(cassette)) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
             "replay_timing_scale": replay_timing_scale,
         }

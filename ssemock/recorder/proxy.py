@@ -66,14 +66,15 @@ async def handle(request: web.Request) -> web.StreamResponse:
     body = await request.read()
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                        [(str(k), v) for k, v in request.headers.items()], body)
-    info: dict[str, Any] = {"method": request.method, "path": request.path, "status": None, "bytes": 0,
-                            "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None, "filtered": []}
+    info: dict[str, Any] = {"method": request.method, "path": st.filter.name(request.path), "status": None,
+                            "bytes": 0, "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None,
+                            "filtered": []}
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
-        name = check_cassette_name(named) if named else cassette_name_for(received, st.filter.secret_query_params)
+        name = st.filter.name(check_cassette_name(named)) if named else cassette_name_for(received, st.filter)
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
-        st.report(info | {"action": "refused", "cassette": named, "status": 400})
+        st.report(info | {"action": "refused", "cassette": named and st.filter.name(named), "status": 400})
         return error_response(400, "ssemock_bad_cassette", str(exc))
     info["cassette"] = name
     replayed = await _replay(request, st, store, received, info, arrived)
@@ -237,8 +238,11 @@ def _recorded_request(
     headers, dropped = st.filter.pairs(sent_headers, st.filter.secret_request_headers)
     query, qdropped = st.filter.pairs(received.query, st.filter.secret_query_params)
     filtered += [f"request header {d}" for d in dropped] + [f"query {d}" for d in qdropped]
+    path, hits = st.filter.text(received.path)
+    if hits:
+        filtered.append("request path (key-shaped value)")
     body = received.body or b""
-    req = Request(received.method, received.path, query, headers)
+    req = Request(received.method, path, query, headers)
     if st.max_body_size is not None and len(body) > st.max_body_size:
         req.body_sha256, req.body_size = body_digest(body), len(body)
     elif body:

@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from ..cassette import Cassette, Chunk, Interaction, Request, Response
 from ..errors import RecorderConfigError, RecorderError
+from ..redact import Filter
 from .writer import write_cassette
 
 __all__ = ["CassetteStore", "Entry", "Spool", "cassette_name_for", "check_cassette_name"]
@@ -218,19 +219,21 @@ def check_cassette_name(name: str) -> str:
     return name
 
 
-def cassette_name_for(request: Request, secret_query: frozenset[str]) -> str:
+def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - VCR's word
     """The cassette name of a request by fingerprint: ``<method>-<path words>-<12 hex digits>``.
 
-    The digest covers method, path, the non-secret query and the body (JSON bodies
-    by value, so key order and spacing do not matter).
+    Built from the scrubbed request (no key-shaped string in any letter case): the
+    digest covers method, path, the non-secret query and the body (JSON bodies by
+    value, so key order and spacing do not matter).
     """
+    path = filter.name(request.path)
     digest = hashlib.sha256()
-    digest.update(f"{request.method} {request.path}\n".encode())
-    for k, v in sorted(p for p in request.query if p[0].lower() not in secret_query):
-        digest.update(f"{k}={v}\n".encode())
+    digest.update(f"{request.method} {path}\n".encode())
+    for k, v in sorted(p for p in request.query if p[0].lower() not in filter.secret_query_params):
+        digest.update(f"{k}={filter.text(v)[0]}\n".encode())
     body = request.body or b""
     with contextlib.suppress(ValueError, UnicodeDecodeError):
         body = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
     digest.update(body)
-    words = re.sub(r"[^a-z0-9]+", "-", request.path.lower()).strip("-")[:60] or "root"
-    return f"{request.method.lower()}-{words}-{digest.hexdigest()[:12]}"
+    words = re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")[:60] or "root"
+    return f"{request.method.lower()}-{filter.name(words)}-{digest.hexdigest()[:12]}"
