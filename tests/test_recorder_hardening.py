@@ -5,7 +5,9 @@ path, JSON-escaped keys. Real servers on 127.0.0.1, real clients, no mocks."""
 from __future__ import annotations
 
 import base64
+import gzip
 import io
+import json
 import signal
 from pathlib import Path
 
@@ -68,3 +70,27 @@ def test_a_key_in_the_path_or_cassette_name_reaches_no_file_name_nor_progress_li
         assert_no_key(text, PATH_KEY, upper)
     assert not any(PATH_KEY in p.read_text() for p in tmp_path.rglob("*.yaml"))
     assert any(n.startswith("get-v1-models-redacted-x-") for n in names)
+
+
+def test_a_gzip_request_body_is_forwarded_and_recorded_decoded(tmp_path: Path) -> None:
+    payload = {"model": "gpt-4o", "say": "hello"}
+    packed = gzip.compress(json.dumps(payload).encode())
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip", "X-SSEMock-Cassette": "z"}
+    with Upstream() as up, Recorder(up.url, tmp_path) as rec:
+        answer = raw_request(rec.url, "POST", "/echo", packed, headers)
+    assert answer.status == 200 and answer.body == b"hello"
+    sent = up.received[0]
+    assert json.loads(sent["body"]) == payload and "Content-Encoding" not in sent["headers"]
+    assert sent["headers"]["Content-Length"] == str(len(sent["body"]))
+    request = Cassette.load(tmp_path / "z.yaml").interactions[0].request
+    assert request.json() == payload
+    assert "content-encoding" not in {k.lower() for k, _ in request.headers}
+
+
+def test_a_malformed_gzip_request_body_is_a_400_json_error(tmp_path: Path) -> None:
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    with Upstream() as up, Recorder(up.url, tmp_path) as rec:
+        answer = raw_request(rec.url, "POST", "/json", b"not gzip at all", headers)
+        assert rec.interactions[0]["action"] == "refused"
+    assert answer.status == 400 and json.loads(answer.body)["error"]["type"] == "ssemock_bad_request_body"
+    assert up.received == [] and list(tmp_path.iterdir()) == []

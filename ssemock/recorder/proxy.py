@@ -21,7 +21,9 @@ provider's own chunk timing (a compressor's flushes would blur it). With
 ``keep_encoding=True`` the client's ``Accept-Encoding`` is forwarded and the
 encoded wire bytes are recorded (``Content-Encoding`` kept; replay sends them as
 they were). A gzip or deflate body is then scanned decoded; if it holds a secret
-the interaction is stored decoded and scrubbed instead.
+the interaction is stored decoded and scrubbed instead. A compressed request body
+is decoded by aiohttp; it is forwarded and recorded decoded, without its
+``Content-Encoding`` (400 ``ssemock_bad_request_body`` if it does not decode).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ _HOP_BY_HOP = frozenset(
      "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
 )
 _NO_BODY_STATUS = frozenset({204, 304})
+_DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
@@ -63,12 +66,16 @@ async def handle(request: web.Request) -> web.StreamResponse:
     st = request.app[STATE]
     loop = asyncio.get_running_loop()
     arrived = loop.time()
-    body = await request.read()
-    received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
-                       [(str(k), v) for k, v in request.headers.items()], body)
     info: dict[str, Any] = {"method": request.method, "path": st.filter.name(request.path), "status": None,
                             "bytes": 0, "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None,
                             "filtered": []}
+    try:
+        body = await request.read()
+    except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
+        st.report(info | {"action": "refused", "status": 400})
+        return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
+    received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
+                       _client_headers(request), body)
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
         name = st.filter.name(check_cassette_name(named)) if named else cassette_name_for(received, st.filter)
@@ -115,8 +122,23 @@ async def _replay(
     return sent
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _client_headers(request: web.Request) -> list[tuple[str, str]]:
+    """The request headers, without ``Content-Encoding`` when aiohttp decoded the body.
+
+    aiohttp's parser decodes a request body whose ``Content-Encoding`` is one of
+    :data:`_DECODED_REQUEST_CODINGS`; the decoded body is what is forwarded and recorded.
+    """
+    coding = request.headers.get("Content-Encoding", "")
+    decoded = coding.isascii() and coding.lower() in _DECODED_REQUEST_CODINGS
+    return [(str(k), v) for k, v in request.headers.items() if not (decoded and k.lower() == "content-encoding")]
+
+
 def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str, str]]:
-    headers = [(str(k), v) for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP]
+    headers = [(k, v) for k, v in _client_headers(request) if k.lower() not in _HOP_BY_HOP]
     if not st.keep_encoding:
         headers = [(k, v) for k, v in headers if k.lower() != "accept-encoding"] + [("Accept-Encoding", "identity")]
     if st.credentials and not any(k.lower() == "authorization" for k, _ in headers):
