@@ -11,7 +11,10 @@ import json
 import signal
 from pathlib import Path
 
+import pytest
+
 from ssemock import Cassette
+from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
 
 from .rawclient import raw_json, raw_request
@@ -94,3 +97,19 @@ def test_a_malformed_gzip_request_body_is_a_400_json_error(tmp_path: Path) -> No
         assert rec.interactions[0]["action"] == "refused"
     assert answer.status == 400 and json.loads(answer.body)["error"]["type"] == "ssemock_bad_request_body"
     assert up.received == [] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "/".join(["b" * 150] * 8), "../up", "/tmp/evil"])
+def test_a_bad_or_too_long_cassette_name_is_a_400_json_error(name: str, tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path) as rec:
+        answer = raw_json(rec.url, "POST", "/json", {}, headers={"X-SSEMock-Cassette": name})
+    assert answer.status == 400 and json.loads(answer.body)["error"]["type"] == "ssemock_bad_cassette"
+    assert up.received == [] and list(tmp_path.iterdir()) == []
+    with pytest.raises(RecorderConfigError):
+        Recorder(up.url, tmp_path, cassette=name)
+
+
+def test_the_longest_allowed_cassette_name_is_written(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="c" * 200) as rec:
+        assert raw_json(rec.url, "POST", "/json", {}).status == 200
+    assert (tmp_path / f"{'c' * 200}.yaml").is_file()

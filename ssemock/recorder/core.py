@@ -181,7 +181,7 @@ class Recorder:
             "base_url": base_url, "shown_target": shown, "credentials": credentials,
             "directory": Path(cassette_dir),
             "mode": record_mode(mode), "filter": filter,
-            "cassette": filter.name(check_cassette_name(cassette)) if cassette else None,
+            "cassette": check_cassette_name(filter.name(cassette)) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
             "replay_timing_scale": replay_timing_scale,
         }

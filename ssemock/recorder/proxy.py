@@ -78,7 +78,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
                        _client_headers(request), body)
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
-        name = st.filter.name(check_cassette_name(named)) if named else cassette_name_for(received, st.filter)
+        name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(received, st.filter)
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
         st.report(info | {"action": "refused", "cassette": named and st.filter.name(named), "status": 400})

@@ -37,6 +37,8 @@ __all__ = ["CassetteStore", "Entry", "Spool", "cassette_name_for", "check_casset
 
 _RECORD = struct.Struct("<dI")  # t seconds (float64), data length (uint32)
 _SPOOL_MEMORY = 1 << 20
+_PART_MAX = 200  # "<part>.yaml" and its temporary file's name stay under the usual 255-byte limit
+_NAME_MAX = 1000
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-]*(/[A-Za-z0-9_][A-Za-z0-9._\-]*)*$")
 
 
@@ -210,11 +212,17 @@ def check_cassette_name(name: str) -> str:
     """``name`` if it is a safe relative cassette name (``a-z0-9._-``, ``/`` for folders).
 
     Raises:
-        RecorderConfigError: absolute, ``..``, empty or other characters.
+        RecorderConfigError: absolute, ``..``, empty, other characters, or too long
+            (a part over 200 characters, or over 1000 in all: file names have limits).
     """
     if not _NAME.match(name) or any(part in ("..", ".") for part in name.split("/")):
         raise RecorderConfigError(
             f"cassette name {name!r} must be a relative name of letters, digits, '.', '_', '-' and '/'"
+        )
+    if len(name) > _NAME_MAX or any(len(part) > _PART_MAX for part in name.split("/")):
+        raise RecorderConfigError(
+            f"cassette name {name[:40]!r}... is too long: at most {_PART_MAX} characters between '/', "
+            f"{_NAME_MAX} in all"
         )
     return name
 
