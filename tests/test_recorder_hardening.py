@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ssemock import Cassette
+from ssemock.cli import main
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
 
@@ -99,7 +100,8 @@ def test_a_malformed_gzip_request_body_is_a_400_json_error(tmp_path: Path) -> No
     assert up.received == [] and list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["a" * 300, "/".join(["b" * 150] * 8), "../up", "/tmp/evil"])
+@pytest.mark.parametrize("name", ["a" * 300, "/".join(["b" * 150] * 8), "../up", "/tmp/evil"],
+                         ids=["300-chars", "1207-chars", "dot-dot", "absolute"])
 def test_a_bad_or_too_long_cassette_name_is_a_400_json_error(name: str, tmp_path: Path) -> None:
     with Upstream() as up, Recorder(up.url, tmp_path) as rec:
         answer = raw_json(rec.url, "POST", "/json", {}, headers={"X-SSEMock-Cassette": name})
@@ -113,3 +115,27 @@ def test_the_longest_allowed_cassette_name_is_written(tmp_path: Path) -> None:
     with Upstream() as up, Recorder(up.url, tmp_path, cassette="c" * 200) as rec:
         assert raw_json(rec.url, "POST", "/json", {}).status == 200
     assert (tmp_path / f"{'c' * 200}.yaml").is_file()
+
+
+def run_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["record", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("where", ["file", "file/below", "/etc/passwd"])
+def test_a_cassettes_path_that_is_a_file_is_refused_at_start(
+    where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plain = tmp_path / "file"
+    plain.write_text("keep me\n")
+    path = where if where.startswith("/") else str(tmp_path / where)
+    before = Path(path.split("/below")[0]).read_bytes()
+    status, out, err = run_cli("--target", "http://127.0.0.1:1", "--cassettes", path, "--port", "0",
+                               capsys=capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("ssemock: error: ") and err.count("\n") == 1 and "not a directory" in err
+    assert Path(path.split("/below")[0]).read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    with pytest.raises(RecorderConfigError):
+        Recorder("http://127.0.0.1:1", path)

@@ -24,7 +24,7 @@ from .progress import Progress
 from .proxy import handle
 from .store import CassetteStore, check_cassette_name
 
-__all__ = ["STATE", "Recorder", "RecorderState", "split_target"]
+__all__ = ["STATE", "Recorder", "RecorderState", "check_directory", "split_target"]
 
 
 @dataclass
@@ -94,6 +94,25 @@ def split_target(target: str) -> tuple[str, str, str | None]:
     return base_url, f"{parts.scheme}://***@{host}{parts.path}".rstrip("/"), credentials
 
 
+def check_directory(path: Path) -> Path:
+    """``path`` if cassettes can be written there: a directory, or one that can be created.
+
+    Nothing is created here (that happens with the first cassette).
+
+    Raises:
+        RecorderConfigError: ``path`` or its nearest existing ancestor is not a
+            directory, or that ancestor is not writable.
+    """
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise RecorderConfigError(f"cassettes directory {str(path)!r}: {str(existing)!r} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise RecorderConfigError(f"cassettes directory {str(path)!r}: {str(existing)!r} is not writable")
+    return path
+
+
 STATE: web.AppKey[RecorderState] = web.AppKey("ssemock_recorder_state")
 
 
@@ -144,7 +163,8 @@ class Recorder:
         interactions: one dict per request handled (see :class:`Progress`).
 
     Raises:
-        RecorderConfigError: bad mode, target URL, cassette name or matcher.
+        RecorderConfigError: bad mode, target URL, cassette name, matcher, or a
+            ``cassette_dir`` that is not (and cannot become) a writable directory.
         RecorderError: the port cannot be bound (from :meth:`start` / ``with``).
     """
 
@@ -179,7 +199,7 @@ class Recorder:
         self._progress = Progress(progress)
         self._options: dict[str, Any] = {
             "base_url": base_url, "shown_target": shown, "credentials": credentials,
-            "directory": Path(cassette_dir),
+            "directory": check_directory(Path(cassette_dir)),
             "mode": record_mode(mode), "filter": filter,
             "cassette": check_cassette_name(filter.name(cassette)) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
