@@ -95,7 +95,7 @@ class Filter:
 
     Raises:
         RecorderConfigError: a pattern is not a valid regular expression, or matches
-            the empty string.
+            the empty string; a name or a JSON path (or one of its keys) is empty.
     """
 
     request_headers: frozenset[str] = frozenset()
@@ -110,7 +110,12 @@ class Filter:
         lower = {n: frozenset(s.lower() for s in getattr(self, n))
                  for n in ("request_headers", "response_headers", "query_params")}
         for name, value in lower.items():
+            if "" in value:
+                raise RecorderConfigError(f"filter {name.replace('_', ' ')}: a name must not be empty")
             object.__setattr__(self, name, value)
+        for path in self.json_paths:
+            if "" in path.split("."):
+                raise RecorderConfigError(f"filter JSON path {path!r} must be keys separated by '.', none empty")
         sources = [KEY_PATTERN.pattern]
         for pattern in self.patterns:
             try:

@@ -17,6 +17,7 @@ from ssemock import Cassette
 from ssemock.cli import main
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
+from ssemock.redact import Filter
 
 from .rawclient import raw_json, raw_request
 from .test_recorder_scale import RecorderProcess
@@ -139,3 +140,39 @@ def test_a_cassettes_path_that_is_a_file_is_refused_at_start(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
     with pytest.raises(RecorderConfigError):
         Recorder("http://127.0.0.1:1", path)
+
+
+BAD_OPTIONS = {
+    "--max-body-size -5": (["--max-body-size", "-5"], {"max_body_size": -5}),
+    "--grace -1": (["--grace", "-1"], {"grace": -1.0}),
+    "--read-timeout 0": (["--read-timeout", "0"], {"read_timeout": 0.0}),
+    "--read-timeout nan": (["--read-timeout", "nan"], {"read_timeout": float("nan")}),
+    "--filter-json ''": (["--filter-json", ""], {"filter": lambda: Filter(json_paths=("",))}),
+    "--filter-json a..b": (["--filter-json", "a..b"], {"filter": lambda: Filter(json_paths=("a..b",))}),
+    "--filter-header ''": (["--filter-header", ""], {"filter": lambda: Filter(request_headers=frozenset({""}))}),
+    "--port -1": (["--port", "-1"], {"port": -1}),
+    "--port 99999": (["--port", "99999"], {"port": 99999}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
+def test_bad_options_are_one_line_and_exit_2_and_the_same_from_python(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, kwargs = BAD_OPTIONS[case]
+    port = [] if "--port" in argv else ["--port", "0"]
+    status, out, err = run_cli("--target", "http://127.0.0.1:1", "--cassettes", str(tmp_path), *port, *argv,
+                               capsys=capsys)
+    assert (status, out) == (2, "")
+    assert err.startswith("ssemock: error: ") and err.count("\n") == 1, err
+    with pytest.raises(RecorderConfigError):
+        Recorder("http://127.0.0.1:1", tmp_path, **{k: v() if callable(v) else v for k, v in kwargs.items()})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_edge_values_are_accepted(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, max_body_size=0, grace=0, read_timeout=0.5,
+                                    cassette="e") as rec:
+        assert raw_json(rec.url, "POST", "/json", {"a": 1}).status == 200
+    request = Cassette.load(tmp_path / "e.yaml").interactions[0].request
+    assert request.body_size == len(b'{"a": 1}')

@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``ssemock record`` until SIGINT/SIGTERM; returns the exit status.
 
     Raises:
-        RecorderConfigError: bad mode, target, cassette name, filter or matcher.
+        RecorderConfigError: bad mode, target, cassette name, directory, filter,
+            matcher or number (port, size, timeout).
     """
     filter_ = Filter(
         request_headers=frozenset(args.filter_header), response_headers=frozenset(args.filter_header),
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     )
     recorder = Recorder(
         args.target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
-        port=args.port, filter=filter_, max_body_size=None if args.max_body_size < 0 else args.max_body_size,
+        port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
         keep_encoding=args.keep_encoding, read_timeout=args.read_timeout, grace=args.grace,
         match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()), progress=sys.stderr,
     )

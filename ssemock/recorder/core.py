@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import math
 import os
 import threading
 from collections.abc import Coroutine, Sequence
@@ -24,7 +25,7 @@ from .progress import Progress
 from .proxy import handle
 from .store import CassetteStore, check_cassette_name
 
-__all__ = ["STATE", "Recorder", "RecorderState", "check_directory", "split_target"]
+__all__ = ["STATE", "Recorder", "RecorderState", "check_directory", "check_numbers", "split_target"]
 
 
 @dataclass
@@ -92,6 +93,32 @@ def split_target(target: str) -> tuple[str, str, str | None]:
     token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
     credentials = f"Basic {token}"
     return base_url, f"{parts.scheme}://***@{host}{parts.path}".rstrip("/"), credentials
+
+
+def check_numbers(
+    *, port: int, max_body_size: int | None, read_timeout: float, grace: float, replay_timing_scale: float
+) -> None:
+    """Check the numeric options of :class:`Recorder` (see its docstring).
+
+    Raises:
+        RecorderConfigError: ``port`` not an integer 0-65535, ``max_body_size`` negative,
+            ``read_timeout`` not > 0, ``grace`` or ``replay_timing_scale`` negative (or any
+            of them not a finite number).
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise RecorderConfigError(f"port must be an integer 0-65535, got {port!r}")
+    if max_body_size is not None and (isinstance(max_body_size, bool) or not isinstance(max_body_size, int)
+                                      or max_body_size < 0):
+        raise RecorderConfigError(f"max body size must be an integer >= 0 (bytes), got {max_body_size!r}")
+    _check_seconds("read timeout", read_timeout, positive=True)
+    _check_seconds("grace", grace, positive=False)
+    _check_seconds("replay timing scale", replay_timing_scale, positive=False)
+
+
+def _check_seconds(what: str, value: float, *, positive: bool) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < 0 or (positive and value == 0):
+        raise RecorderConfigError(f"{what} must be a number {'> 0' if positive else '>= 0'}, got {value!r}")
 
 
 def check_directory(path: Path) -> Path:
@@ -163,8 +190,9 @@ class Recorder:
         interactions: one dict per request handled (see :class:`Progress`).
 
     Raises:
-        RecorderConfigError: bad mode, target URL, cassette name, matcher, or a
-            ``cassette_dir`` that is not (and cannot become) a writable directory.
+        RecorderConfigError: bad mode, target URL, cassette name, matcher, filter,
+            number (see :func:`check_numbers`), or a ``cassette_dir`` that is not (and
+            cannot become) a writable directory.
         RecorderError: the port cannot be bound (from :meth:`start` / ``with``).
     """
 
@@ -187,6 +215,8 @@ class Recorder:
         progress: TextIO | None = None,
     ) -> None:
         base_url, shown, credentials = split_target(target)
+        check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout, grace=grace,
+                      replay_timing_scale=replay_timing_scale)
         filter = filter or Filter()  # noqa: A001
         unknown = [m for m in match_on if m not in MATCHERS]
         if unknown:
