@@ -260,7 +260,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         request=match.interaction.request,
     )
     if scenario is not None:
-        scenario.apply(plan)
+        # Steps may rebuild a large body: in a thread, so the server goes on answering meanwhile.
+        await asyncio.to_thread(scenario.apply, plan)
     return await send_plan(request, plan, entry, arrived)
 
 

@@ -99,13 +99,13 @@ def test_every_step_is_documented_with_yaml_examples_that_load(name: str) -> Non
 @pytest.mark.parametrize(("steps", "field", "expected"), [
     ([{"fragmnt": {}}], "steps[0]", "a step name: one of bom, content-encoding, content-type"),
     ([{"fragment": {"mode": "halves"}}], "steps[0].fragment.mode", "one of bytes | random | utf8 | crlf"),
-    ([{"fragment": {"size": 0}}], "steps[0].fragment.size", "an integer >= 1"),
+    ([{"fragment": {"size": 0}}], "steps[0].fragment.size", "an integer from 1 to 67108864 (64 MiB)"),
     ([{"fragment": {"mode": "random", "min": 9, "max": 2}}], "steps[0].fragment.max", "a size >= min (9)"),
     ([{"stall": {"secs": 1}}], "steps[0].stall.secs", "a field of stall: after_events, seconds"),
     ([{"line-endings": {"eol": "CRLF"}}], "steps[0].line-endings.eol", "one of lf | crlf | cr | mixed"),
     ([{"disconnect": {"after_events": 1, "after_bytes": 3}}], "steps[0].disconnect", "exactly one of"),
     ([{"http-error": {"status": 700}}], "steps[0].http-error.status", "an HTTP status code 100-599"),
-    ([{"keepalive": {"text": "a\nb"}}], "steps[0].keepalive.text", "a string without CR or LF"),
+    ([{"keepalive": {"text": "a\nb"}}], "steps[0].keepalive.text", "a string of at most 256 characters without CR, LF"),
     ([{"bom": {}}, "crlf"], "steps[1]", "a one-key mapping naming a step"),
 ])
 def test_validation_names_the_file_step_field_and_choices(

@@ -10,6 +10,7 @@ naming the file, the step (``steps[2].fragment``), the field and the choices.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
@@ -18,7 +19,9 @@ from ..errors import ScenarioError
 from .plan import Plan
 from .text import Line, join_lines, split_lines
 
-__all__ = ["STAGES", "STEPS", "Field", "LineStep", "Step", "register"]
+__all__ = [
+    "MAX_BYTES", "MAX_COUNT", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep", "Step", "register",
+]
 
 STAGES = ("event", "byte", "chunk", "transport")
 BOM = "\ufeff"
@@ -45,22 +48,53 @@ def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def number(minimum: float = 0.0, *, optional: bool = False) -> Field:
-    """A number (int or float) ``>= minimum``; seconds unless the name says otherwise."""
+MAX_SECONDS = 3600.0
+"""Longest injected or scaled delay, in seconds (an hour)."""
+MAX_COUNT = 100_000
+"""Most comments, parts or repetitions a step may add."""
+MAX_BYTES = 64 * 1024 * 1024
+"""Largest size or offset a step may ask for, in bytes (64 MiB)."""
+MAX_TEXT = 256
+"""Longest text a step repeats in every event (comment text, id, field name), in characters."""
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
+_HEADER_FORBIDDEN = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # controls but HTAB (RFC 9110 §5.5)
+
+
+def _show(value: float) -> str:
+    """``3600``, ``0.5``, ``67108864 (64 MiB)``."""
+    if isinstance(value, int):
+        mib = 1024 * 1024
+        return f"{value} ({value // mib} MiB)" if value >= mib and value % mib == 0 else str(value)
+    return f"{value:g}"
+
+
+def _bounds(minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f" from {_show(minimum)} to {_show(maximum)}"
+    if minimum is not None:
+        return f" >= {_show(minimum)}"
+    return "" if maximum is None else f" <= {_show(maximum)}"
+
+
+def _within(value: float, minimum: float | None, maximum: float | None) -> bool:
+    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+
+
+def number(minimum: float = 0.0, maximum: float = MAX_SECONDS, *, optional: bool = False) -> Field:
+    """A number (int or float) from ``minimum`` to ``maximum``; seconds unless the name says otherwise."""
     suffix = " or null" if optional else ""
     return Field(
-        f"a number >= {minimum:g}{suffix}",
-        lambda v: (optional and v is None) or (_number(v) and v >= minimum),
+        f"a number{_bounds(minimum, maximum)}{suffix}",
+        lambda v: (optional and v is None) or (_number(v) and _within(v, minimum, maximum)),
     )
 
 
-def integer(minimum: int | None = 0, *, optional: bool = False) -> Field:
-    """An integer ``>= minimum`` (None: any integer, negative ones counting from the end)."""
-    bound = "" if minimum is None else f" >= {minimum}"
+def integer(minimum: int | None = 0, maximum: int | None = None, *, optional: bool = False) -> Field:
+    """An integer from ``minimum`` (None: any, negative ones counting from the end) to ``maximum`` (None: any)."""
     suffix = " or null" if optional else ""
     return Field(
-        f"an integer{bound}{suffix}",
-        lambda v: (optional and v is None) or (_integer(v) and (minimum is None or v >= minimum)),
+        f"an integer{_bounds(minimum, maximum)}{suffix}",
+        lambda v: (optional and v is None) or (_integer(v) and _within(v, minimum, maximum)),
     )
 
 
@@ -79,25 +113,53 @@ def text(*, optional: bool = False, nonempty: bool = False) -> Field:
     )
 
 
+def short_text(forbidden: str = "\r\n", *, maximum: int = MAX_TEXT, optional: bool = False) -> Field:
+    """A string of at most ``maximum`` characters, none of them in ``forbidden`` (default CR and LF)."""
+    names = {"\r": "CR", "\n": "LF", "\0": "NUL", ":": "colon"}
+    without = ", ".join(names.get(c, repr(c)) for c in forbidden)
+    suffix = " or null" if optional else ""
+    return Field(
+        f"a string of at most {maximum} characters without {without}{suffix}",
+        lambda v: (optional and v is None)
+        or (isinstance(v, str) and len(v) <= maximum and not set(v) & set(forbidden)),
+    )
+
+
+def header_value(*, optional: bool = False) -> Field:
+    """A non-empty HTTP header value: no CR, LF, NUL or other control character but HTAB."""
+    suffix = " or null" if optional else ""
+    return Field(
+        f"a non-empty header value without CR, LF, NUL or other control characters{suffix}",
+        lambda v: (optional and v is None) or _header_value(v),
+    )
+
+
+def header_map() -> Field:
+    """A mapping of HTTP header names (RFC 9110 tokens) to header values."""
+    return Field(
+        "a mapping of header names (letters, digits and !#$%&'*+-.^_`|~) to values without CR, LF, NUL "
+        "or other control characters",
+        lambda v: isinstance(v, Mapping)
+        and all(isinstance(k, str) and _HEADER_NAME.fullmatch(k) and _header_value(x, empty=True)
+                for k, x in v.items()),
+    )
+
+
+def _header_value(value: Any, *, empty: bool = False) -> bool:
+    return isinstance(value, str) and (empty or bool(value)) and _HEADER_FORBIDDEN.search(value) is None
+
+
 def flag() -> Field:
     """true or false."""
     return Field("true or false", lambda v: isinstance(v, bool))
 
 
-def integers(minimum: int = 0, *, nonempty: bool = True) -> Field:
-    """A list of integers ``>= minimum``."""
+def integers(minimum: int = 0, maximum: int = MAX_BYTES, *, nonempty: bool = True, items: int = MAX_COUNT) -> Field:
+    """A list of at most ``items`` integers from ``minimum`` to ``maximum``."""
     return Field(
-        f"a {'non-empty ' if nonempty else ''}list of integers >= {minimum}",
-        lambda v: isinstance(v, list) and (bool(v) or not nonempty)
-        and all(_integer(x) and x >= minimum for x in v),
-    )
-
-
-def mapping() -> Field:
-    """A mapping of strings to strings (e.g. headers)."""
-    return Field(
-        "a mapping of names to string values",
-        lambda v: isinstance(v, Mapping) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items()),
+        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{_bounds(minimum, maximum)}",
+        lambda v: isinstance(v, list) and (bool(v) or not nonempty) and len(v) <= items
+        and all(_integer(x) and _within(x, minimum, maximum) for x in v),
     )
 
 

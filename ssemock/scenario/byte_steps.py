@@ -10,13 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .base import Field, LineStep, choice, flag, integer, register, text
+from .base import MAX_COUNT, MAX_TEXT, Field, LineStep, choice, flag, integer, register, short_text, text
 from .plan import Plan
 from .text import Block, Line, blocks, field_line, parse_field
 
 __all__ = ["Bom", "DropFinalBlankLine", "ExtraFields", "FieldSpacing", "KeepAlive", "LineEndings", "MetaBlocks"]
 
 EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+MAX_RETRY_MS = 3_600_000
+"""Largest ``retry:`` value written, in milliseconds (an hour)."""
+MAX_FIELDS = 32
+"""Most unknown fields added to every event."""
 BOM = "\ufeff"
 
 
@@ -91,9 +95,10 @@ class KeepAlive(LineStep):
 
         - keepalive: {leading: 3, every_events: 5, text: OPENROUTER PROCESSING}
 
-    Fields: ``leading`` (comments before the first event, default 3),
-    ``every_events`` (one comment after every N events, 0 = none, default 5),
-    ``text`` (the comment text, written ``: TEXT``; an empty text writes ``:``).
+    Fields: ``leading`` (comments before the first event, 0 to 100,000, default 3),
+    ``every_events`` (one comment after every N events, 0 = none, at most 100,000,
+    default 5), ``text`` (the comment text, written ``: TEXT``, at most 256
+    characters; an empty text writes ``:``).
     Each comment is its own block (comment line + blank line), as OpenRouter
     sends ``: OPENROUTER PROCESSING``; a blank line with no data dispatches nothing.
     """
@@ -104,9 +109,9 @@ class KeepAlive(LineStep):
 
     name: ClassVar[str] = "keepalive"
     fields: ClassVar[dict[str, Field]] = {
-        "leading": integer(0),
-        "every_events": integer(0),
-        "text": Field("a string without CR or LF", lambda v: isinstance(v, str) and not set(v) & {"\r", "\n"}),
+        "leading": integer(0, MAX_COUNT),
+        "every_events": integer(0, MAX_COUNT),
+        "text": short_text(),
     }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
@@ -172,10 +177,10 @@ class ExtraFields(LineStep):
         - extra-fields: {id: true, retry_ms: 3000, unknown: [x-ssemock, foo]}
 
     Fields: ``id`` (an ``id:`` line numbering the events 1, 2, …; default true),
-    ``retry_ms`` (a ``retry:`` line in milliseconds, or null; default 3000),
-    ``unknown`` (field names WHATWG parsers ignore, written ``NAME: 1``; default
-    ``[x-ssemock]``). The event types and data stay the same; the last event ID
-    and the reconnection time change.
+    ``retry_ms`` (a ``retry:`` line in milliseconds, 0 to 3,600,000, or null;
+    default 3000), ``unknown`` (at most 32 field names WHATWG parsers ignore, of at
+    most 256 characters, written ``NAME: 1``; default ``[x-ssemock]``). The event
+    types and data stay the same; the last event ID and the reconnection time change.
     """
 
     id: bool = True
@@ -185,9 +190,10 @@ class ExtraFields(LineStep):
     name: ClassVar[str] = "extra-fields"
     fields: ClassVar[dict[str, Field]] = {
         "id": flag(),
-        "retry_ms": integer(0, optional=True),
-        "unknown": Field("a list of field names other than data, event, id, retry (no colon, CR or LF)",
-                         lambda v: isinstance(v, list) and all(_unknown_name(x) for x in v)),
+        "retry_ms": integer(0, MAX_RETRY_MS, optional=True),
+        "unknown": Field(f"a list of at most {MAX_FIELDS} field names other than data, event, id, retry "
+                         f"(at most {MAX_TEXT} characters, no colon, CR or LF)",
+                         lambda v: isinstance(v, list) and len(v) <= MAX_FIELDS and all(_unknown_name(x) for x in v)),
     }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
@@ -206,7 +212,7 @@ class ExtraFields(LineStep):
 
 
 def _unknown_name(value: Any) -> bool:
-    return (isinstance(value, str) and bool(value) and value not in ("data", "event", "id", "retry")
+    return (isinstance(value, str) and 0 < len(value) <= MAX_TEXT and value not in ("data", "event", "id", "retry")
             and not set(value) & {":", "\r", "\n"} and not value.startswith(BOM))
 
 
@@ -219,9 +225,10 @@ class MetaBlocks(LineStep):
 
         - meta-blocks: {retry_ms: 3000, id: "7", every_events: 1}
 
-    Fields: ``retry_ms`` (a ``retry: N`` block, or null), ``id`` (an ``id: X``
-    block, or null), ``every_events`` (the blocks go before the first event and
-    after every N events; default 1). An ``id`` block sets the last event ID of
+    Fields: ``retry_ms`` (a ``retry: N`` block, N from 0 to 3,600,000 ms, or null),
+    ``id`` (an ``id: X`` block, X at most 256 characters, or null), ``every_events``
+    (the blocks go before the first event and after every N events, 1 to 100,000;
+    default 1). An ``id`` block sets the last event ID of
     the events that follow (WHATWG dispatch step 1) but dispatches nothing.
     """
 
@@ -231,10 +238,9 @@ class MetaBlocks(LineStep):
 
     name: ClassVar[str] = "meta-blocks"
     fields: ClassVar[dict[str, Field]] = {
-        "retry_ms": integer(0, optional=True),
-        "id": Field("a string without CR, LF or NULL, or null",
-                    lambda v: v is None or (isinstance(v, str) and not set(v) & {"\r", "\n", "\0"})),
-        "every_events": integer(1),
+        "retry_ms": integer(0, MAX_RETRY_MS, optional=True),
+        "id": short_text("\r\n\0", optional=True),
+        "every_events": integer(1, MAX_COUNT),
     }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:

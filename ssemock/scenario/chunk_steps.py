@@ -7,19 +7,30 @@ one recorded chunk share its time; the server paces them ``pace`` seconds apart
 
 from __future__ import annotations
 
+import itertools
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..cassette import Chunk
 from ..errors import ScenarioError
-from .base import Field, Step, choice, integer, integers, number, register
+from .base import MAX_BYTES, MAX_COUNT, Field, Step, choice, integer, integers, number, register
 from .plan import Plan, split_at
 
-__all__ = ["DEFAULT_PACE", "Fragment", "TimingStep"]
+__all__ = ["DEFAULT_PACE", "MAX_CHUNKS", "Fragment", "TimingStep"]
 
 DEFAULT_PACE = 0.002
 """Seconds between two fragments, by default: enough on a loaded 2-core machine for a
 reader in another process to take each one in its own read (see benchmarks/fragment_delivery.py)."""
+MAX_FACTOR = 100.0
+"""Largest ``timing.factor``: recorded gaps at most a hundred times longer."""
+MAX_CHUNKS = MAX_COUNT
+"""Most chunks ``fragment`` makes of one response; past it the rest of the body is left as recorded."""
+_CONTINUATION = re.compile(rb"[\x80-\xbf]")
+_CRLF = re.compile(rb"\r\n")
+MAX_PACE = 60.0
+"""Largest ``fragment.pace``, in seconds."""
 
 
 @register
@@ -36,8 +47,9 @@ class TimingStep(Step):
         - timing: {mode: jitter, interval: 0.05}  # seeded random gaps in 0..0.05 s
 
     Fields: ``mode`` (recorded | none | scale | fixed | jitter), ``factor`` (for
-    scale), ``interval`` (seconds, for fixed; the largest gap for jitter),
-    ``first_byte`` (seconds before the headers, replacing the recorded start).
+    scale, 0 to 100), ``interval`` (seconds, for fixed; the largest gap for
+    jitter; 0 to 3600), ``first_byte`` (seconds before the headers, replacing the
+    recorded start; 0 to 3600).
     """
 
     mode: str = "recorded"
@@ -50,7 +62,7 @@ class TimingStep(Step):
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = {
         "mode": choice("recorded", "none", "scale", "fixed", "jitter"),
-        "factor": number(0),
+        "factor": number(0, MAX_FACTOR),
         "interval": number(0),
         "first_byte": number(0, optional=True),
     }
@@ -95,9 +107,11 @@ class Fragment(Step):
         - fragment: {mode: coalesce}                # the whole body as one chunk
 
     Fields: ``mode``, ``size`` (bytes, for ``bytes``), ``min`` / ``max`` (bytes,
-    for ``random``), ``offsets`` (body byte offsets, for ``offsets``), ``pace``
-    (seconds between fragments of one recorded chunk, scaled by the timing scale;
-    default 0.002).
+    for ``random``), ``offsets`` (at most 100,000 body byte offsets, for
+    ``offsets``), ``pace`` (seconds between fragments of one recorded chunk,
+    scaled by the timing scale; 0 to 60, default 0.002). Sizes and offsets are 1
+    to 64 MiB. A response is split into at most 100,000 chunks: past that, the
+    rest of the body keeps its recorded chunks (and the journal says so).
     """
 
     mode: str = "bytes"
@@ -111,11 +125,11 @@ class Fragment(Step):
     stage: ClassVar[str] = "chunk"
     fields: ClassVar[dict[str, Field]] = {
         "mode": choice("bytes", "random", "utf8", "crlf", "offsets", "coalesce"),
-        "size": integer(1),
-        "min": integer(1),
-        "max": integer(1),
+        "size": integer(1, MAX_BYTES),
+        "min": integer(1, MAX_BYTES),
+        "max": integer(1, MAX_BYTES),
         "offsets": integers(1),
-        "pace": number(0),
+        "pace": number(0, MAX_PACE),
     }
 
     def validate(self, where: str, source: str) -> None:
@@ -130,23 +144,31 @@ class Fragment(Step):
             if resp.chunks:
                 resp.chunks = [Chunk(resp.chunks[-1].t, resp.body)]
             return
-        body = resp.body
-        resp.chunks = split_at(resp.chunks, self._cuts(body, plan))
+        room = max(MAX_CHUNKS - len(resp.chunks), 0)
+        cuts = list(itertools.islice(self._cuts(resp.body, plan), room + 1))
+        if len(cuts) > room:
+            cuts = cuts[:room]
+            plan.notes.append(f"fragment: split up to byte {cuts[-1] if cuts else 0} only "
+                              f"(at most {MAX_CHUNKS} chunks per response)")
+        resp.chunks = split_at(resp.chunks, cuts)
         plan.pace = max(plan.pace, self.pace)
 
-    def _cuts(self, body: bytes, plan: Plan) -> list[int]:
+    def _cuts(self, body: bytes, plan: Plan) -> Iterator[int]:
+        """The body offsets where a fragment starts, in increasing order."""
         if self.mode == "bytes":
-            return list(range(self.size, len(body), self.size))
+            return iter(range(self.size, len(body), self.size))
         if self.mode == "random":
-            rng = plan.rng(self.name)
-            cuts, pos = [], 0
-            while pos < len(body):
-                pos += rng.randint(self.min, self.max)
-                cuts.append(pos)
-            return cuts
+            return self._random_cuts(len(body), plan)
         if self.mode == "utf8":
             # before every continuation byte (0b10xxxxxx): each multi-byte character in single bytes
-            return [i for i, byte in enumerate(body) if 0x80 <= byte < 0xC0]
+            return (m.start() for m in _CONTINUATION.finditer(body))
         if self.mode == "crlf":
-            return [i + 1 for i in range(len(body) - 1) if body[i : i + 2] == b"\r\n"]
-        return list(self.offsets)
+            return (m.start() + 1 for m in _CRLF.finditer(body))
+        return iter(sorted(self.offsets))
+
+    def _random_cuts(self, size: int, plan: Plan) -> Iterator[int]:
+        rng = plan.rng(self.name)
+        pos = 0
+        while pos < size:
+            pos += rng.randint(self.min, self.max)
+            yield pos

@@ -7,11 +7,13 @@ old ones. Data that is not JSON (``[DONE]``) is never changed by the JSON steps.
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .base import Field, LineStep, choice, integer, integers, register, text
+from ..errors import ScenarioError
+from .base import MAX_BYTES, Field, LineStep, choice, integer, integers, register, text
 from .plan import Plan
 from .providers import PROVIDERS, error_blocks, provider_of
 from .text import Block, Line, blocks, map_blocks
@@ -19,6 +21,12 @@ from .text import Block, Line, blocks, map_blocks
 __all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]
 
 _MISSING = object()
+MAX_PARTS = 1000
+"""Most ``data:`` lines ``multiline-data`` spreads a payload over."""
+MAX_SEPARATOR = 16
+"""Longest ``json-separators`` separator, in characters."""
+MAX_CHARS = 64
+"""Longest ``line-separators.chars``, in characters."""
 
 
 def _json(data: str) -> Any:
@@ -42,7 +50,7 @@ class JsonSeparators(LineStep):
 
     Fields: ``item`` (the separator between items: a comma with spaces or tabs
     around it, default ``", "``), ``key`` (between a key and its value: a colon with
-    spaces or tabs, default ``": "``), ``ascii`` (escape every non-ASCII character
+    spaces or tabs, default ``": "``; each at most 16 characters), ``ascii`` (escape every non-ASCII character
     as ``\\uXXXX``, default true). The JSON values stay equal; the text changes.
     """
 
@@ -53,8 +61,10 @@ class JsonSeparators(LineStep):
     name: ClassVar[str] = "json-separators"
     stage: ClassVar[str] = "event"
     fields: ClassVar[dict[str, Field]] = {
-        "item": Field("a comma with optional spaces or tabs around it", lambda v: _sep(v, ",")),
-        "key": Field("a colon with optional spaces or tabs around it", lambda v: _sep(v, ":")),
+        "item": Field(f"a comma with optional spaces or tabs around it (at most {MAX_SEPARATOR} characters)",
+                      lambda v: _sep(v, ",")),
+        "key": Field(f"a colon with optional spaces or tabs around it (at most {MAX_SEPARATOR} characters)",
+                     lambda v: _sep(v, ":")),
         "ascii": Field("true or false", lambda v: isinstance(v, bool)),
     }
 
@@ -69,7 +79,7 @@ class JsonSeparators(LineStep):
 
 
 def _sep(value: Any, mark: str) -> bool:
-    return isinstance(value, str) and value.strip(" \t") == mark
+    return isinstance(value, str) and len(value) <= MAX_SEPARATOR and value.strip(" \t") == mark
 
 
 def _cut_points(data: str) -> list[int]:
@@ -91,6 +101,16 @@ def _cut_points(data: str) -> list[int]:
     return points
 
 
+def _nearest(points: list[int], target: float) -> int:
+    """The point of the sorted ``points`` nearest to ``target`` (the smaller one on a tie)."""
+    index = bisect.bisect_left(points, target)
+    if index == 0:
+        return points[0]
+    if index == len(points) or target - points[index - 1] <= points[index] - target:
+        return points[index - 1]
+    return points[index]
+
+
 @register
 @dataclass
 class MultilineData(LineStep):
@@ -100,7 +120,8 @@ class MultilineData(LineStep):
 
         - multiline-data: {parts: 3}
 
-    Fields: ``parts`` (at most this many ``data:`` lines per payload, default 2).
+    Fields: ``parts`` (at most this many ``data:`` lines per payload, 2 to 1000,
+    default 2).
     The cuts fall after a ``,`` ``:`` ``{`` or ``[`` outside strings, as close as
     possible to equal parts. A parser joins the lines with LF (WHATWG: each
     ``data`` value + LF), which is JSON whitespace: the data buffer gains LFs and
@@ -111,7 +132,7 @@ class MultilineData(LineStep):
 
     name: ClassVar[str] = "multiline-data"
     stage: ClassVar[str] = "event"
-    fields: ClassVar[dict[str, Field]] = {"parts": integer(2)}
+    fields: ClassVar[dict[str, Field]] = {"parts": integer(2, MAX_PARTS)}
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         def one(index: int, block: Block) -> list[Line] | None:
@@ -119,8 +140,8 @@ class MultilineData(LineStep):
             if "\n" in data or _json(data) is _MISSING:
                 return None
             points = _cut_points(data)
-            cuts = sorted({min(points, key=lambda p: abs(p - len(data) * k / self.parts)) for k in
-                           range(1, self.parts)} - {len(data)}) if points else []
+            targets = (len(data) * k / self.parts for k in range(1, self.parts))
+            cuts = sorted({_nearest(points, t) for t in targets} - {len(data)}) if points else []
             pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
             return block.with_data("\n".join(pieces))
 
@@ -137,8 +158,8 @@ class LongLines(LineStep):
         - long-lines: {sizes: [65537, 131073, 1048577]}   # past 64 KiB, 128 KiB, 1 MiB
 
     Fields: ``sizes`` (bytes; the first JSON event's ``data:`` line is padded to
-    the first size, the second to the second, and so on; default the three
-    above). The spaces go right after the opening ``{`` or ``[``: the JSON value is
+    the first size, the second to the second, and so on; together at most 64 MiB;
+    default the three above). The spaces go right after the opening ``{`` or ``[``: the JSON value is
     unchanged, but a reader with a line-length limit (aiohttp ``readline`` 64 KiB,
     asyncio ``StreamReader`` 64 KiB) fails.
     """
@@ -148,6 +169,11 @@ class LongLines(LineStep):
     name: ClassVar[str] = "long-lines"
     stage: ClassVar[str] = "event"
     fields: ClassVar[dict[str, Field]] = {"sizes": integers(1)}
+
+    def validate(self, where: str, source: str) -> None:
+        if sum(self.sizes) > MAX_BYTES:
+            raise ScenarioError(source, f"{where}.sizes", f"sizes adding up to at most {MAX_BYTES} bytes (64 MiB)",
+                                sum(self.sizes))
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         padded = 0
@@ -179,8 +205,8 @@ class LineSeparators(LineStep):
 
         - line-separators: {chars: "\\u2028\\u2029\\x85", keys: [content, text, delta]}
 
-    Fields: ``chars`` (the characters appended, default LINE SEPARATOR, PARAGRAPH
-    SEPARATOR, NEXT LINE), ``keys`` (JSON object keys whose non-empty string
+    Fields: ``chars`` (the characters appended, at most 64; default LINE SEPARATOR,
+    PARAGRAPH SEPARATOR, NEXT LINE), ``keys`` (JSON object keys whose non-empty string
     values get them, at any depth; default the text-bearing keys of the providers:
     content, text, delta, thinking, reasoning, reasoning_content). The characters
     are written raw (legal inside JSON strings and SSE lines, which end only at CR
@@ -194,8 +220,8 @@ class LineSeparators(LineStep):
     name: ClassVar[str] = "line-separators"
     stage: ClassVar[str] = "event"
     fields: ClassVar[dict[str, Field]] = {
-        "chars": Field("a non-empty string without CR or LF", lambda v: isinstance(v, str) and bool(v)
-                       and "\r" not in v and "\n" not in v),
+        "chars": Field(f"a non-empty string of at most {MAX_CHARS} characters without CR or LF",
+                       lambda v: isinstance(v, str) and 0 < len(v) <= MAX_CHARS and "\r" not in v and "\n" not in v),
         "keys": Field("a non-empty list of strings", lambda v: isinstance(v, list) and bool(v)
                       and all(isinstance(x, str) for x in v)),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,12 +16,15 @@ from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
 from .text import join_lines, split_lines
 
-__all__ = ["FORMAT_KEY", "PRESERVES", "Scenario", "load_scenarios"]
+__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit "
+             "(no comma, slash or space: names are listed in X-SSEMock-Scenario and /_ssemock/s/NAME/)")
 
 
 @dataclass
@@ -28,7 +32,8 @@ class Scenario:
     """A named list of steps.
 
     Attributes:
-        name: the scenario name used in ``X-SSEMock-Scenario`` and ``/_ssemock/s/NAME/``.
+        name: the scenario name used in ``X-SSEMock-Scenario`` and ``/_ssemock/s/NAME/``; in a
+            file, 1 to 100 ASCII letters, digits, ``-``, ``_`` and ``.``, starting with a letter or digit.
         steps: the steps, applied in stage order (see :mod:`ssemock.scenario`).
         description: one line shown by ``ssemock scenarios``.
         preserves: what a client must still see the same: ``events`` (the type and
@@ -116,7 +121,14 @@ class Scenario:
         if not isinstance(steps_doc, list):
             raise ScenarioError(source, "steps", "a list of steps", steps_doc)
         steps = [_step(item, f"steps[{i}]", source) for i, item in enumerate(steps_doc)]
-        return cls(doc.get("name", name), steps, doc.get("description", ""), preserves)
+        return cls(_name(doc.get("name", name), source), steps, doc.get("description", ""), preserves)
+
+
+def _name(name: str, source: str) -> str:
+    """``name`` if it can be selected (``X-SSEMock-Scenario: A,B``, ``/_ssemock/s/A,B/``). Raises ScenarioError."""
+    if _NAME.fullmatch(name) is None:
+        raise ScenarioError(source, "name", NAME_RULE, name)
+    return name
 
 
 def _step(item: Any, where: str, source: str) -> Step:

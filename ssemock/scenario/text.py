@@ -12,16 +12,13 @@ Lossless: bytes that are not UTF-8 are kept through ``surrogateescape``.
 from __future__ import annotations
 
 import bisect
-import re
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..cassette import Chunk
 
 __all__ = ["Block", "Line", "blocks", "field_line", "join_lines", "map_blocks", "parse_field", "split_lines"]
-
-_EOL = re.compile(r"\r\n|\r|\n")
-
 
 @dataclass(frozen=True)
 class Line:
@@ -44,23 +41,19 @@ class Line:
 
 def split_lines(chunks: list[Chunk]) -> list[Line]:
     """The body of ``chunks`` as lines (see module docstring)."""
-    body = b"".join(c.data for c in chunks)
-    ends: list[int] = []
-    total = 0
-    for c in chunks:
-        total += len(c.data)
-        ends.append(total)
-    text = body.decode("utf-8", "surrogateescape")
+    ends = list(itertools.accumulate(len(c.data) for c in chunks))
     lines: list[Line] = []
-    pos = offset = 0
-    matches: Iterator[re.Match[str]] = _EOL.finditer(text)
-    for match in matches:
-        piece = text[pos : match.start()]
-        offset += len(piece.encode("utf-8", "surrogateescape")) + len(match.group())
-        lines.append(Line(piece, match.group(), _chunk_of(ends, offset)))
-        pos = match.end()
-    if pos < len(text):
-        lines.append(Line(text[pos:], "", max(len(chunks) - 1, 0)))
+    offset = 0
+    # bytes.splitlines ends lines at CRLF, CR and LF only; no UTF-8 sequence holds those bytes,
+    # so decoding line by line gives the same text as decoding the whole body
+    for raw in b"".join(c.data for c in chunks).splitlines(keepends=True):
+        offset += len(raw)
+        piece = raw.rstrip(b"\r\n")
+        text = piece.decode("utf-8", "surrogateescape")
+        if len(piece) < len(raw):
+            lines.append(Line(text, raw[len(piece) :].decode("ascii"), _chunk_of(ends, offset)))
+        else:
+            lines.append(Line(text, "", max(len(chunks) - 1, 0)))
     return lines
 
 

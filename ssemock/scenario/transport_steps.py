@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ..cassette import Chunk, End
 from ..errors import ScenarioError
-from .base import Field, Step, anything, choice, integer, mapping, number, register
+from .base import Field, Step, anything, choice, header_map, header_value, integer, number, register
 from .base import text as text_field
 from .event_steps import _index
 from .plan import ENCODINGS, FRAMINGS, Plan
@@ -34,9 +34,11 @@ class HttpError(Step):
             json: {error: {message: Rate limit reached, type: rate_limit_error}}
         - http-error: {status: 502, content_type: text/html, text: "<html>Bad gateway</html>"}
 
-    Fields: ``status`` (100-599), ``headers`` (added to the content type),
-    ``json`` (a JSON body) or ``text`` (a text body), ``content_type`` (default
-    ``application/json`` for ``json``, ``text/plain; charset=utf-8`` for ``text``).
+    Fields: ``status`` (100-599), ``headers`` (added to the content type; names
+    are HTTP tokens, values have no CR, LF, NUL or other control character but
+    tab), ``json`` (a JSON body) or ``text`` (a text body), ``content_type``
+    (a header value; default ``application/json`` for ``json``,
+    ``text/plain; charset=utf-8`` for ``text``).
     The body is sent with a ``Content-Length``, as providers do.
     """
 
@@ -51,10 +53,10 @@ class HttpError(Step):
     fields: ClassVar[dict[str, Field]] = {
         "status": Field("an HTTP status code 100-599",
                         lambda v: isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599),
-        "headers": mapping(),
+        "headers": header_map(),
         "json": anything(),
         "text": text_field(optional=True),
-        "content_type": text_field(optional=True, nonempty=True),
+        "content_type": header_value(optional=True),
     }
 
     def validate(self, where: str, source: str) -> None:
@@ -88,7 +90,8 @@ class ContentType(Step):
         - content-type: {value: text/plain}
         - content-type: {value: null}                               # no header at all
 
-    Fields: ``value`` (the header value, or null to send none).
+    Fields: ``value`` (the header value, without CR, LF, NUL or other control
+    character but tab; or null to send none).
     """
 
     value: str | None = "text/event-stream"
@@ -96,7 +99,7 @@ class ContentType(Step):
     name: ClassVar[str] = "content-type"
     stage: ClassVar[str] = "transport"
     edits_body: ClassVar[bool] = False
-    fields: ClassVar[dict[str, Field]] = {"value": text_field(optional=True, nonempty=True)}
+    fields: ClassVar[dict[str, Field]] = {"value": header_value(optional=True)}
 
     def apply(self, plan: Plan) -> None:
         plan.set_header("Content-Type", self.value)
@@ -111,7 +114,7 @@ class FirstByte(Step):
 
         - first-byte: {seconds: 3}
 
-    Fields: ``seconds`` (added to the recorded start; not scaled).
+    Fields: ``seconds`` (added to the recorded start; not scaled; 0 to 3600).
     """
 
     seconds: float = 3.0
@@ -137,7 +140,7 @@ class Stall(Step):
 
     Fields: ``after_events`` (events sent before the stall; 0 = right after the
     headers; negative counts from the end; default 1), ``seconds`` (the length
-    of the stall; not scaled; default 5).
+    of the stall; not scaled; 0 to 3600, default 5).
     """
 
     after_events: int = 1
