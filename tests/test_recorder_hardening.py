@@ -176,3 +176,16 @@ def test_edge_values_are_accepted(tmp_path: Path) -> None:
         assert raw_json(rec.url, "POST", "/json", {"a": 1}).status == 200
     request = Cassette.load(tmp_path / "e.yaml").interactions[0].request
     assert request.body_size == len(b'{"a": 1}')
+
+
+def test_the_recorder_answers_its_own_health_and_never_forwards_admin_paths(tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
+        health = raw_request(rec.url, "GET", "/_ssemock/health")
+        others = [raw_request(rec.url, method, path) for method, path in
+                  [("POST", "/_ssemock/health"), ("GET", "/_ssemock/requests"), ("GET", "/_ssemock")]]
+        assert all(i["action"] == "refused" for i in rec.interactions)
+    assert health.status == 200 and (health.header("content-type") or "").startswith("application/json")
+    assert json.loads(health.body) == {"status": "ok", "record_mode": "all", "target": up.url, "cassettes": 0}
+    assert [o.status for o in others] == [404, 404, 404]
+    assert json.loads(others[0].body)["error"]["type"] == "ssemock_admin_path"
+    assert up.received == [] and list(tmp_path.iterdir()) == []

@@ -22,7 +22,7 @@ from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
 from .modes import RecordMode, record_mode
 from .progress import Progress
-from .proxy import handle
+from .proxy import handle, health
 from .store import CassetteStore, check_cassette_name
 
 __all__ = ["STATE", "Recorder", "RecorderState", "check_directory", "check_numbers", "split_target"]
@@ -274,6 +274,7 @@ class Recorder:
         )
         app = web.Application(client_max_size=1 << 31)
         app[STATE] = state
+        app.router.add_get("/_ssemock/health", health)
         app.router.add_route("*", "/{tail:.*}", handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=self.grace)
         await runner.setup()

@@ -1,5 +1,8 @@
 """The recording reverse proxy: aiohttp handler, upstream forwarding, tee to the spool.
 
+``GET /_ssemock/health`` is answered by the recorder itself; no ``/_ssemock/`` path
+is ever forwarded or recorded (any other one is a 404 ``ssemock_admin_path``).
+
 For each request: pick the cassette (``X-SSEMock-Cassette`` header, else the
 recorder's default cassette, else the request fingerprint), replay a matching
 interaction when the record mode allows it, else forward the request upstream
@@ -48,9 +51,10 @@ from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassett
 if TYPE_CHECKING:
     from .core import RecorderState
 
-__all__ = ["CASSETTE_HEADER", "handle"]
+__all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "handle", "health"]
 
 CASSETTE_HEADER = "X-SSEMock-Cassette"
+ADMIN_PREFIX = "/_ssemock/"
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
      "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
@@ -69,6 +73,10 @@ async def handle(request: web.Request) -> web.StreamResponse:
     info: dict[str, Any] = {"method": request.method, "path": st.filter.name(request.path), "status": None,
                             "bytes": 0, "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None,
                             "filtered": []}
+    if request.path == ADMIN_PREFIX.rstrip("/") or request.path.startswith(ADMIN_PREFIX):
+        st.report(info | {"action": "refused", "status": 404})
+        return error_response(404, "ssemock_admin_path", f"{ADMIN_PREFIX} paths are never forwarded; the recorder "
+                              f"answers only GET {ADMIN_PREFIX}health")
     try:
         body = await request.read()
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
@@ -93,6 +101,15 @@ async def handle(request: web.Request) -> web.StreamResponse:
         st.report(info | {"action": "refused", "status": 404})
         return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=st.mode.value)
     return await _forward(request, st, store, received, info)
+
+
+async def health(request: web.Request) -> web.Response:
+    """``GET /_ssemock/health``: the recorder's own answer (never forwarded nor recorded)."""
+    from .core import STATE
+
+    st = request.app[STATE]
+    return web.json_response({"status": "ok", "record_mode": st.mode.value, "target": st.shown_target,
+                              "cassettes": len(st.stores)})
 
 
 async def _replay(
