@@ -7,7 +7,10 @@ journal) so that no API key, token or cookie is ever kept:
 * values at user-given **JSON body paths** become ``"REDACTED"``;
 * **key-shaped strings** (:data:`KEY_PATTERN`: ``sk-…``, ``sk-ant-…``, ``AIza…``,
   ``Bearer …``) and user-given regular expressions are replaced by ``REDACTED``
-  wherever they appear: header values, query values, bodies, streamed chunks.
+  wherever they appear: header values, query values, bodies, streamed chunks;
+  also when a JSON string escapes some of their characters as ``\\u00XX`` (or ``/``
+  as ``\\/``), e.g. ``sk\\u002dproj-…``, ``AIza\\u0053y…``. Escapes beyond ASCII
+  (``\\u0441`` for a look-alike letter) and keys built up from pieces are not caught.
 
 Streamed response bodies are scrubbed by :class:`ChunkScrubber`, which also finds a
 secret split across two reads (it holds back the last bytes of a read until the
@@ -50,15 +53,41 @@ SECRET_RESPONSE_HEADERS = frozenset(
 )
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 
-# Key-shaped strings: OpenAI / Anthropic keys, Google API keys, bearer tokens.
+_ESCAPE = r"\\u00[2-7][0-9A-Fa-f]"  # a JSON \uXXXX escape of a printable ASCII character
+_SLASH = r"|\\/"  # JSON may escape "/" as "\/"
+
+
+def _lit(word: str, *, any_case: bool = False) -> str:
+    """``word``, each character also matched as its JSON ``\\u00XX`` escape (of either case)."""
+    return "".join(f"(?:{re.escape(c)}|{_escape_of(c, any_case)})" for c in word)
+
+
+def _escape_of(char: str, any_case: bool) -> str:
+    codes = {ord(char.lower()), ord(char.upper())} if any_case else {ord(char)}
+    return "|".join(rf"\\u00{n >> 4:x}[{''.join(sorted({f'{n & 15:x}', f'{n & 15:X}'}))}]" for n in sorted(codes))
+
+
+def _run(chars: str, least: int, extra: str = "") -> str:
+    """At least ``least`` of ``chars`` (a character class body) or their JSON escapes."""
+    return f"(?:[{chars}]|{_ESCAPE}{extra}){{{least},}}"
+
+
+# Key-shaped strings: OpenAI / Anthropic keys, Google API keys, bearer tokens; also when a
+# JSON string escapes some of their characters (``sk\u002dproj-…``, ``AIza\u0053y…``).
 KEY_PATTERN = re.compile(
-    r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
-    r"|(?i:bearer)\s+[A-Za-z0-9._~+/=\-]{12,}"
+    f"{_lit('sk-ant-')}{_run('A-Za-z0-9_-', 8)}"
+    f"|{_lit('sk-')}(?:proj-|svcacct-)?{_run('A-Za-z0-9_-', 16)}"
+    f"|{_lit('AIza')}{_run('0-9A-Za-z_-', 30)}"
+    f"|(?i:{_lit('bearer', any_case=True)})\\s+{_run('A-Za-z0-9._~+/=-', 12, _SLASH)}"
 )
 
 # Bytes a key-shaped string may continue with: a read ending in them is held back.
-_KEY_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-"
-_KEY_WORDS = (b"sk-", b"aiza", b"bearer")  # lower case; each KEY_PATTERN branch holds one
+_KEY_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-\\"
+# Lower case; each KEY_PATTERN match holds one: its start as is, or an escape of a character of it.
+_KEY_WORDS = (b"sk-", b"aiza", b"bearer")
+_ESCAPE_WORDS = tuple(sorted({f"\\u{ord(c):04x}".encode() for c in "sk-AIzabearBER"}))
+# Proper beginnings of the words: a read ending in one is held back.
+_WORD_STARTS = frozenset(w[:k] for w in (*_KEY_WORDS, *_ESCAPE_WORDS) for k in range(1, len(w)))
 _HOLD_MIN = 64  # bytes always held back (covers "Bearer " and short user patterns)
 _HOLD_MAX = 4096  # a secret longer than this that is split across reads is scrubbed in pieces
 
@@ -228,7 +257,9 @@ class Filter:
 
 def _has_key_word(data: bytes) -> bool:
     low = data.lower()
-    return any(word in low for word in _KEY_WORDS)
+    if any(word in low for word in _KEY_WORDS):
+        return True
+    return b"\\u00" in low and any(word in low for word in _ESCAPE_WORDS)
 
 
 def _redact_path(doc: Any, keys: list[str]) -> bool:
@@ -289,7 +320,7 @@ class ChunkScrubber:
         # No key word in what is pending nor in ``data``, and every default match starts
         # with one: only a key word begun at the very end of the bytes fed could follow.
         tail = window[-8:].lower()
-        if not any(tail.endswith(word[:k]) for word in _KEY_WORDS for k in range(1, len(word))):
+        if not any(tail[-k:] in _WORD_STARTS for k in range(1, 6)):
             out, self._pending = [*self._pending, (t, data)], []
             return out
         self._pending.append((t, data))

@@ -189,3 +189,26 @@ def test_the_recorder_answers_its_own_health_and_never_forwards_admin_paths(tmp_
     assert [o.status for o in others] == [404, 404, 404]
     assert json.loads(others[0].body)["error"]["type"] == "ssemock_admin_path"
     assert up.received == [] and list(tmp_path.iterdir()) == []
+
+
+ESCAPED_KEYS = [
+    r"sk\u002dproj-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9c",
+    r"AIza\u0053yD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T",
+    r"\u0073k-ant-api03-Zy8xW6vU4tS2rQ0pO8nM6lK4j",
+    r"Bearer eyJhbGciOiJIUzI1NiJ9\/e30\u002esig",
+]
+
+
+@pytest.mark.parametrize("key", ESCAPED_KEYS)
+def test_json_escaped_keys_in_a_streamed_answer_are_scrubbed(key: str, tmp_path: Path) -> None:
+    event = f'data: {{"note": "your key {key} ok"}}\n\n'
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="e") as rec:
+        live = raw_json(rec.url, "POST", "/echo", {"say": event})
+    [report] = rec.interactions  # complete once the recorder has stopped
+    assert live.body == event.encode()  # the client gets the answer untouched
+    written = (tmp_path / "e.yaml").read_text()
+    decoded = json.loads(event.removeprefix("data: "))["note"]
+    assert key not in written and decoded.split()[-2] not in written
+    body = Cassette.load(tmp_path / "e.yaml").interactions[0].response.body
+    assert json.loads(body.decode().removeprefix("data: ")) == {"note": "your key REDACTED ok"}
+    assert "response body: 1 key-shaped string(s)" in report["filtered"]
