@@ -4,17 +4,19 @@ path, JSON-escaped keys. Real servers on 127.0.0.1, real clients, no mocks."""
 
 from __future__ import annotations
 
+import argparse
 import base64
 import gzip
 import io
 import json
+import re
 import signal
 from pathlib import Path
 
 import pytest
 
 from ssemock import Cassette
-from ssemock.cli import main
+from ssemock.cli import build_parser, main
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
 from ssemock.redact import Filter
@@ -212,3 +214,14 @@ def test_json_escaped_keys_in_a_streamed_answer_are_scrubbed(key: str, tmp_path:
     body = Cassette.load(tmp_path / "e.yaml").interactions[0].response.body
     assert json.loads(body.decode().removeprefix("data: ")) == {"note": "your key REDACTED ok"}
     assert "response body: 1 key-shaped string(s)" in report["filtered"]
+
+
+def test_the_readme_lists_every_record_option_and_the_once_mode_as_coded() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `ssemock record "))
+    [sub] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    options = {o for a in sub.choices["record"]._actions for o in a.option_strings if o.startswith("--")}
+    assert {o for o in options if o != "--help"} <= set(re.findall(r"--[a-z-]+", row))
+    assert "8080" in row
+    assert "only replays existing ones" not in readme
+    assert "a cassette that existed when first used is only\nreplayed" in readme
