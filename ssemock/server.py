@@ -366,10 +366,30 @@ async def _pause(plan: Plan, index: int) -> float:
     return seconds
 
 
+# asyncio's timers wake up to ~1 ms late (epoll waits in whole milliseconds). The last
+# stretch before a deadline is therefore waited by yielding to the loop until it is due,
+# by a few streams at a time so that many concurrent streams never keep a core busy.
+_SPIN_WINDOW = 0.0012  # seconds
+_MAX_SPINNERS = 4
+_spinners = 0
+
+
 async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+    """Sleep until ``deadline`` (loop time), to within tens of microseconds when few wait."""
+    global _spinners
     delay = deadline - loop.time()
-    if delay > 0:
-        await asyncio.sleep(delay)
+    if delay <= 0:
+        return
+    if delay > _SPIN_WINDOW or _spinners >= _MAX_SPINNERS:
+        await asyncio.sleep(delay - _SPIN_WINDOW if _spinners < _MAX_SPINNERS else delay)
+        if loop.time() >= deadline or _spinners >= _MAX_SPINNERS:
+            return
+    _spinners += 1
+    try:
+        while loop.time() < deadline:
+            await asyncio.sleep(0)
+    finally:
+        _spinners -= 1
 
 
 def _abort(request: web.Request, *, reset: bool) -> None:
