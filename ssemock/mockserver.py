@@ -7,12 +7,9 @@ event loop, so synchronous clients (``openai.OpenAI``, ``requests``) work;
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import copy
 import math
 import os
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -20,6 +17,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
 from .errors import ConfigError, ServerError
@@ -153,9 +151,7 @@ class MockServer:
         self.host = host
         self.port = port
         self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
+        self._background = BackgroundLoop("ssemock-server", self.start, self.stop)
 
     @property
     def url(self) -> str:
@@ -181,19 +177,7 @@ class MockServer:
         so it may read :attr:`state` or replace its attributes safely from another
         thread. Otherwise ``fn`` is called directly.
         """
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None or threading.current_thread() is thread or not loop.is_running():
-            return fn()
-        done: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                done.set_result(fn())
-            except BaseException as exc:
-                done.set_exception(exc)
-
-        loop.call_soon_threadsafe(run)
-        return done.result()
+        return self._background.call(fn)
 
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
@@ -226,40 +210,10 @@ class MockServer:
 
     # ---- background thread ------------------------------------------------------
     def __enter__(self) -> MockServer:
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            try:
-                loop.run_until_complete(self.start())
-                self._stopped = asyncio.Event()
-            except BaseException as exc:
-                failure.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            try:
-                loop.run_until_complete(self._stopped.wait())
-                loop.run_until_complete(self.stop())
-            finally:
-                loop.close()
-
-        self._thread = threading.Thread(target=run, name="ssemock-server", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failure:
-            self._thread.join()
-            raise failure[0]
+        self._background.run()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._loop is not None and self._stopped is not None:
-            self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-        self._thread = self._loop = self._stopped = None
+        self._background.close(timeout=10)

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import math
 import os
-import threading
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import aiohttp
 from aiohttp import web
 
+from ..background import BackgroundLoop
 from ..errors import RecorderConfigError, RecorderError
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
@@ -237,10 +237,7 @@ class Recorder:
         }
         self.state: RecorderState | None = None
         self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopped: asyncio.Event | None = None
-        self._failure: list[BaseException] = []
+        self._background = BackgroundLoop("ssemock-recorder", self.start, self.stop)
 
     @property
     def url(self) -> str:
@@ -330,45 +327,12 @@ class Recorder:
 
     # ---- background thread ------------------------------------------------------
     def __enter__(self) -> Recorder:
-        ready = threading.Event()
-        failure: list[BaseException] = []
-        self._failure = failure
-
-        def run() -> None:
-            loop = asyncio.new_event_loop()
-            self._loop = loop
-            try:
-                loop.run_until_complete(self.start())
-                self._stopped = asyncio.Event()
-            except BaseException as exc:
-                failure.append(exc)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            try:
-                loop.run_until_complete(self._stopped.wait())
-                loop.run_until_complete(self.stop())
-            except BaseException as exc:
-                failure.append(exc)
-            finally:
-                loop.close()
-
-        self._thread = threading.Thread(target=run, name="ssemock-recorder", daemon=True)
-        self._thread.start()
-        ready.wait()
-        if failure:
-            self._thread.join()
-            raise failure[0]
+        self._background.run()
         return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._loop is not None and self._stopped is not None:
-            self._loop.call_soon_threadsafe(self._stopped.set)
-        if self._thread is not None:
-            self._thread.join(timeout=self.grace + 30)
-        self._thread = self._loop = self._stopped = None
-        if self._failure and exc is None:
-            raise self._failure[0]
+        # Streams still open get ``grace`` seconds to finish; a failure while writing the
+        # cassettes is raised unless the block already raised.
+        self._background.close(timeout=self.grace + 30, raise_failure=exc is None)
