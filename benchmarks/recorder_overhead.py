@@ -7,16 +7,20 @@
 * **Throughput**: the upstream sends ``size`` bytes of events as fast as the client
   reads them; MB/s through the recorder divided by MB/s direct. Goal: >= 0.8.
 
-Everything runs on 127.0.0.1: upstream and recorder each in a thread with its own
-event loop, the client in the calling thread. Run: ``python -m benchmarks.recorder_overhead``.
+Everything runs on 127.0.0.1: the upstream in a thread with its own event loop, the
+recorder in its own process (``ssemock record``, as it is used), the client in the calling
+thread. Run: ``python -m benchmarks.recorder_overhead``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -26,8 +30,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
-
-from ssemock.recorder import Recorder
 
 __all__ = ["figures"]
 
@@ -93,6 +95,31 @@ def _serve(upstream: _Upstream) -> Iterator[str]:
         loop.close()
 
 
+@contextmanager
+def _recorder(target: str, cassettes: str) -> Iterator[str]:
+    """``ssemock record`` in its own process, recording every request; yields its URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
+         "--port", "0", "--record-mode", "all", "--max-body-size", "-1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("ssemock recording on "):
+            raise RuntimeError(f"ssemock record did not start: {line!r}")
+        yield line.split(" ")[3]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
 def _get(base: str, path: str, on_data: Any) -> int:
     """GET over a raw socket; ``on_data(bytes)`` for every recv; returns the bytes received."""
     parts = urlsplit(base)
@@ -149,14 +176,15 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
         ``ratio`` (value / baseline), ``goal`` (text or None) and ``met`` (bool or None).
     """
     upstream = _Upstream()
-    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, \
-            Recorder(direct, tmp, mode="all", max_body_size=None) as rec:
+    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as rec:
         _latencies(direct, upstream, 20, interval)  # warm up both paths
-        _latencies(rec.url, upstream, 20, interval)
+        _latencies(rec, upstream, 20, interval)
         base_lat = _latencies(direct, upstream, count, interval)
-        rec_lat = _latencies(rec.url, upstream, count, interval)
+        rec_lat = _latencies(rec, upstream, count, interval)
+        # One run each: after a recorded run the recorder writes that cassette (tens of MB
+        # of YAML, seconds of work) and would slow a second run down.
         base_tp = _throughput(direct, size)
-        rec_tp = _throughput(rec.url, size)
+        rec_tp = _throughput(rec, size)
     out = []
     for q, goal in ((50, 0.5), (99, None)):
         base, via = _pct(base_lat, q), _pct(rec_lat, q)
