@@ -32,6 +32,7 @@ from typing import Any
 import aiohttp
 import httpx
 
+from benchmarks import figure
 from ssemock.mockserver import collect_cassettes
 from ssemock.scenario import Plan, Scenario
 
@@ -139,12 +140,6 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     out.append(figure("fragment boundaries delivered per second (aiohttp reader)", paced["rate"], "boundaries/s",
                       baseline=unpaced["rate"], goal=f">= {RATE_GOAL:g} boundaries/s", met=paced["rate"] >= RATE_GOAL))
     return out
-
-
-def figure(name: str, value: float, unit: str, *, baseline: float, goal: str, met: bool) -> dict[str, Any]:
-    """One figure dict; ``ratio`` is ``value / baseline``."""
-    return {"name": name, "value": round(value, 3), "unit": unit, "baseline": round(baseline, 3),
-            "ratio": round(value / baseline, 4) if baseline else None, "goal": goal, "met": met}
 
 
 if __name__ == "__main__":

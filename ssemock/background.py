@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import signal
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-__all__ = ["BackgroundLoop"]
+__all__ = ["BackgroundLoop", "stop_on_signals"]
 
 T = TypeVar("T")
 
@@ -94,3 +95,12 @@ class BackgroundLoop:
 
         loop.call_soon_threadsafe(run)
         return done.result()
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event of the running loop that SIGINT or SIGTERM sets (how ``serve`` and ``record`` stop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop

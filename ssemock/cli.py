@@ -10,21 +10,22 @@ import argparse
 import asyncio
 import math
 import os
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
+from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
 from .errors import ConfigError, SSEMockError
+from .importers import decoded_body
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
 from .server import cassette_summary
-from .sse import Comment, Decoder
+from .sse import Comment, decode
 
 __all__ = ["main"]
 
@@ -144,10 +145,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 async def _run_until_signal(server: MockServer) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     await server.start()
     print(f"ssemock serving on {server.url}", flush=True)
     names = ", ".join(server.state.cassettes) or "(none)"
@@ -217,19 +215,15 @@ def _inspect(args: argparse.Namespace) -> int:
 
 def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:
     if encoding and encoding.lower() != "identity":
-        import gzip
-        import zlib
-
-        try:
-            body = gzip.decompress(body) if encoding.lower() == "gzip" else zlib.decompress(body)
-        except (OSError, zlib.error):
+        plain = decoded_body(body, encoding)
+        if plain is None:
             print(f"  body: {len(body)} bytes, {encoding}-encoded (not decodable)")
             return
+        body = plain
     if "event-stream" not in content_type:
         print(f"  body: {body[:100].decode('utf-8', 'replace')!r}" + ("…" if len(body) > 100 else ""))
         return
-    decoder = Decoder()
-    items = decoder.feed(body) + decoder.close()
+    items = decode(body, comments=True)
     events = [i for i in items if not isinstance(i, Comment)]
     print(f"  {len(events)} event(s), {len(items) - len(events)} comment(s):")
     for item in items:

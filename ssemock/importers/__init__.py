@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 from ..cassette import Chunk, End, Request, Response
 from ..redact import Filter
 
-__all__ = ["event_chunks", "request_from_url", "untimed_response"]
+__all__ = ["decoded_body", "event_chunks", "request_from_url", "untimed_response"]
 
 # A blank line: an end-of-line right after another end-of-line (WHATWG §9.2.5).
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
@@ -64,7 +64,7 @@ def untimed_response(status: int, reason: str | None, headers: list[tuple[str, s
     kept, _ = _FILTER.pairs(headers, _FILTER.secret_response_headers)
     encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity").lower()
     if encoding != "identity":
-        plain = _decoded(body, encoding)
+        plain = decoded_body(body, encoding)
         if plain is None or _FILTER.text(plain.decode("utf-8", "replace"))[1] == 0:
             pieces = [body]
         else:
@@ -92,8 +92,10 @@ def _scrubbed(pieces: list[bytes]) -> list[bytes]:
     return out + [data for _, data in scrubber.close()]
 
 
-def _decoded(body: bytes, encoding: str) -> bytes | None:
-    """``body`` decoded from gzip or deflate, or None for other or broken encodings."""
+def decoded_body(body: bytes, encoding: str) -> bytes | None:
+    """``body`` decoded from its ``Content-Encoding`` (gzip or deflate; any letter case), or
+    None for other or broken encodings."""
+    encoding = encoding.lower()
     try:
         if encoding in ("gzip", "x-gzip"):
             return gzip.decompress(body)

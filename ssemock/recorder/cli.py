@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..background import stop_on_signals
 from ..errors import RecorderError
 from ..matching import MATCHERS
 from ..redact import Filter
@@ -79,10 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _until_signal(recorder: Recorder) -> int:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_on_signals()
     await recorder.start()
     print(f"ssemock recording on {recorder.url} -> {recorder.target}", flush=True)
     print(f"record mode {recorder.mode.value}; cassettes in {recorder.state.directory if recorder.state else ''}",
