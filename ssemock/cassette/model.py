@@ -63,10 +63,14 @@ class Request:
     body: bytes | None = None
     body_sha256: str | None = None
     body_size: int | None = None
+    # (body it was parsed from, value): matching asks every candidate for its JSON on every request.
+    _parsed: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def json(self) -> Any:
-        """The body parsed as JSON, or None when it is absent or not JSON."""
-        return parse_json(self.body)
+        """The body parsed as JSON, or None when it is absent or not JSON (parsed once per body)."""
+        if self._parsed is None or self._parsed[0] is not self.body:
+            self._parsed = (self.body, parse_json(self.body))
+        return self._parsed[1]
 
 
 @dataclass(slots=True)
