@@ -70,7 +70,7 @@ def body(received: Request, recorded: Request) -> None:
         return
     if recorded.body is None:
         return
-    mine, theirs = received.json(), recorded.json()
+    mine, theirs = received.json_view(), recorded.json_view()
     if mine is not None and theirs is not None:
         difference = json_difference(mine, theirs, "")
         _require(difference is None, difference or "")

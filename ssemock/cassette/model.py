@@ -67,7 +67,11 @@ class Request:
     _parsed: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def json(self) -> Any:
-        """The body parsed as JSON, or None when it is absent or not JSON (parsed once per body)."""
+        """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
+        return parse_json(self.body)
+
+    def json_view(self) -> Any:
+        """Like :meth:`json`, but parsed once per body and shared: read it, never change it."""
         if self._parsed is None or self._parsed[0] is not self.body:
             self._parsed = (self.body, parse_json(self.body))
         return self._parsed[1]
