@@ -18,7 +18,7 @@ SCRIPT = Path(__file__).parent / "node" / "eventsource.mjs"
 CASSETTE = "openai-chat-finish-length-usage"
 
 
-def test_chromium_eventsource_from_another_origin_under_a_scenario_prefix() -> None:
+def test_chromium_eventsource_from_another_origin_under_a_scenario_prefix(node: str, chromium: Path) -> None:
     recorded = collect_cassettes(None)[CASSETTE].interactions[0].response.body
     expected = [e.data for e in decode(recorded) if isinstance(e, Event)]
     assert len(expected) == 5 and expected[-1] == "[DONE]"
@@ -26,7 +26,7 @@ def test_chromium_eventsource_from_another_origin_under_a_scenario_prefix() -> N
     with MockServer(timing_scale=0, match_on=("path",)) as server:
         base = server.url
         url = f"{base}/_ssemock/s/split-crlf,keepalive/_ssemock/c/{CASSETTE}/v1/chat/completions"
-        done = subprocess.run(["node", str(SCRIPT), url], capture_output=True, timeout=120, check=False)
+        done = subprocess.run([node, str(SCRIPT), url], capture_output=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr.decode()[-2000:]
         result = json.loads(done.stdout)
         (entry,) = server.requests
