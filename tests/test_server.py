@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import statistics
 from pathlib import Path
 
 import httpx
@@ -53,10 +52,9 @@ def test_recorded_timing_is_kept_within_tolerance() -> None:
             got = raw_request(server.url, "GET", "/t")
             assert got.chunks == [c.data for c in chunks]
             errors = [arrived - scale * c.t for arrived, c in zip(got.times, chunks, strict=True)]
-            # Never early (a timer fires at or after its deadline), and at most 25 ms late even on a busy CI.
+            # Never early: a timer fires at or after its deadline, however busy the machine. How late
+            # is a speed figure, measured against a baseline in benchmarks/timing_fidelity.py.
             assert min(errors) > -0.002, errors
-            assert max(errors) < 0.025, errors
-            assert statistics.median(errors) < 0.01, errors
 
 
 def test_untimed_recordings_are_sent_without_delay(bundled: dict[str, Cassette]) -> None:
