@@ -38,6 +38,7 @@ from typing import TextIO
 
 __all__ = [
     "BEGIN_MARK",
+    "DOCUMENT_END",
     "END_MARK",
     "appendable",
     "atomic_file",
@@ -49,9 +50,11 @@ __all__ = [
     "torn_start",
 ]
 
+DOCUMENT_END = "\n...\n"
 BEGIN_MARK = "# ssemock: begin interaction"
 END_MARK = "# ssemock: end interaction"
 _INTERACTIONS_KEY = re.compile(r"^interactions:[ \t\r]*(#[^\n]*)?$", re.M)
+_ONLY_COMMENTS = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*[ \t\r]*(?:#[^\n]*)?")
 _TOP_LEVEL_LINE = re.compile(r"^[^\s]", re.M)
 _TEMPORARY = ".*.yaml.*.tmp"
 
@@ -73,16 +76,29 @@ def torn_start(data: str | bytes) -> int:
 
 
 def complete_text(text: str) -> str:
-    """``text`` without a torn last interaction (see :func:`torn_start`)."""
-    return text[: torn_start(text)]
+    """``text`` without a torn last interaction (see :func:`torn_start`).
+
+    When nothing is left of the ``interactions:`` list (a crash while its first item was
+    written), the list is empty rather than null.
+    """
+    text = text[: torn_start(text)]
+    key = text.rfind("\ninteractions:")
+    if key < 0 or text[key + 14 : key + 15] not in ("", " ", "\t", "\r", "\n", "#"):
+        return text
+    if _ONLY_COMMENTS.match(text, key + 14).end() == len(text):  # nothing but blank and comment lines
+        return text[:key] + "\ninteractions: []\n"
+    return text
 
 
 def appendable(text: str) -> bool:
     """Whether block-sequence items written at column 0 can be appended to ``text``.
 
     True when ``interactions:`` is the last top-level key, its items start at column 0
-    (``- ``), and the text ends with a line break.
+    (``- ``), and the text ends with a line break. A final document end marker (``...``,
+    which PyYAML writes after a ``|+`` block) is allowed: the appender removes it.
     """
+    if text.endswith(DOCUMENT_END):
+        text = text[: 1 - len(DOCUMENT_END)]  # the marker's line goes, the line break before it stays
     key = None
     for key in _INTERACTIONS_KEY.finditer(text):  # noqa: B007 - the last one is wanted
         pass

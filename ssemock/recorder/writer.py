@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..cassette import FORMAT_KEY, FORMAT_VERSION
-from ..cassette.append import BEGIN_MARK, atomic_file, end_mark, locked
+from ..cassette.append import BEGIN_MARK, DOCUMENT_END, atomic_file, end_mark, locked
 from ..cassette.write import chunk_doc, dump_yaml, interaction_doc
 from ..redact import scrub_text
 
@@ -73,8 +73,8 @@ def append_entries(path: Path, entries: Iterable[Entry]) -> int:
 
     The file must end with its ``interactions:`` items at column 0
     (:func:`ssemock.cassette.append.appendable`). An exclusive ``flock`` is held while
-    writing, so two processes never interleave their items. If writing fails, the file
-    is cut back to its previous length.
+    writing, so two processes never interleave their items. A final document end marker
+    (``...``) is removed first. If writing fails, the file is cut back to its previous length.
 
     Returns:
         The number of key-shaped strings scrubbed by the last scan.
@@ -83,10 +83,14 @@ def append_entries(path: Path, entries: Iterable[Entry]) -> int:
         FileNotFoundError: the file does not exist.
         OSError: it cannot be written (it is left as it was when possible).
     """
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
     try:
         with locked(fd):
             size = os.fstat(fd).st_size
+            end = DOCUMENT_END.encode()
+            if size >= len(end) and os.pread(fd, len(end), size - len(end)) == end:
+                size -= len(end) - 1  # keep its line break
+                os.ftruncate(fd, size)
             try:
                 with os.fdopen(os.dup(fd), "a", encoding="utf-8", newline="", buffering=_BUFFER) as out:
                     hits = sum(_write_entry(out, entry) for entry in entries)
