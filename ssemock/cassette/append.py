@@ -85,7 +85,8 @@ def complete_text(text: str) -> str:
     key = text.rfind("\ninteractions:")
     if key < 0 or text[key + 14 : key + 15] not in ("", " ", "\t", "\r", "\n", "#"):
         return text
-    if _ONLY_COMMENTS.match(text, key + 14).end() == len(text):  # nothing but blank and comment lines
+    rest = _ONLY_COMMENTS.match(text, key + 14)  # blank and comment lines (the pattern matches "" too)
+    if rest is not None and rest.end() == len(text):
         return text[:key] + "\ninteractions: []\n"
     return text
 
