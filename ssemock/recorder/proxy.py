@@ -18,6 +18,12 @@ since the request was sent upstream. How the upstream body ended is kept:
   while the stream ran (the client's connection is closed);
 * ``client_gone``: the client disconnected first (the upstream request is dropped).
 
+When an answer ends, its interaction is appended to the cassette file and fsynced, and
+listed in ``Recorder.interactions``, before the client gets the last byte (the chunked
+terminator, the completing bytes of a ``Content-Length`` body, or the headers of an
+empty one). A body over :data:`WRITE_BEFORE_END_MAX` bytes is written right after
+instead, so that a huge stream's client does not wait for seconds of YAML.
+
 Compression: by default the request goes upstream with ``Accept-Encoding: identity``,
 so cassettes hold readable text, can be scanned for secrets and keep the
 provider's own chunk timing (a compressor's flushes would blur it). With
@@ -51,9 +57,12 @@ from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassett
 if TYPE_CHECKING:
     from .core import RecorderState
 
-__all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "handle", "health"]
+__all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "WRITE_BEFORE_END_MAX", "handle", "health"]
 
 CASSETTE_HEADER = "X-SSEMock-Cassette"
+WRITE_BEFORE_END_MAX = 1 << 20
+"""Bytes of response body up to which an interaction is on disk before its client gets the
+last byte; a larger one is written right after (about 20 MB/s of YAML on a 2-core machine)."""
 ADMIN_PREFIX = "/_ssemock/"
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
@@ -252,13 +261,17 @@ async def _stream(
     counter = EventCounter() if tee.counts_events(resp_headers) else None  # counted as the file is written
     info |= {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
              "events": None, "ttfb": tee.first, "duration": end, "end": how, "filtered": filtered}
-    try:  # on disk and listed before the client gets its last byte
-        await store.append(Entry(recorded_request, recorded, spool, filtered=filtered,
-                                 observe=counter.feed if counter else None))
-    except RecorderError as exc:  # kept for another try at stop, which reports it if it fails again
-        info["error"] = str(exc)
-    except asyncio.CancelledError as exc:  # stopping: the write goes on, stop() waits for it
-        cancelled = exc
+    entry = Entry(recorded_request, recorded, spool, filtered=filtered, observe=counter.feed if counter else None)
+    if spool.size > WRITE_BEFORE_END_MAX:  # written right after the last byte (see the module docstring)
+        store.submit(entry)
+        counter = None
+    else:
+        try:  # on disk and listed before the client gets its last byte
+            await store.append(entry)
+        except RecorderError as exc:  # kept for another try at stop, which reports it if it fails again
+            info["error"] = str(exc)
+        except asyncio.CancelledError as exc:  # stopping: the write goes on, stop() waits for it
+            cancelled = exc
     info["events"] = counter.events if counter else None
     st.report(info)
     if cancelled is not None:

@@ -231,11 +231,21 @@ class CassetteStore:
             RecorderError: the file could not be written; the interaction is kept and
                 tried again by :meth:`flush`.
         """
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self.submit(entry))
+
+    def submit(self, entry: Entry) -> asyncio.Future[None]:
+        """Queue a recorded interaction for writing and return at once (see :meth:`append`).
+
+        Returns:
+            A future done once it is on disk; a failure is also kept for :meth:`flush`.
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        done.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: flush() reports it
         self._queue.append(_Pending(entry, done))
         if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
-        await asyncio.shield(done)
+            self._writer = loop.create_task(self._write_loop())
+        return done
 
     async def _write_loop(self) -> None:
         while self._queue:
@@ -248,7 +258,6 @@ class CassetteStore:
                 self._failed.extend(entries)
                 for pending in batch:
                     pending.done.set_exception(error)
-                    pending.done.exception()  # retrieved: the caller may have been cancelled
                 continue
             self.recorded += len(entries)
             for pending in batch:

@@ -16,7 +16,8 @@ before it is written (:func:`ssemock.redact.scrub_text`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -32,6 +33,10 @@ __all__ = ["append_entries", "write_cassette"]
 
 _INDENT = "    "  # the response mapping's keys sit at column 4 under "- request:" items
 _BUFFER = 1 << 16
+_LINE_START = re.compile(r"^(?=[^\n])", re.M)
+# One YAML dump per group of chunks (half the cost of one per chunk), memory bounded.
+_CHUNKS_PER_DUMP = 256
+_BYTES_PER_DUMP = 1 << 20
 
 
 def write_cassette(
@@ -116,10 +121,19 @@ def _write_entry(out: TextIO, entry: Entry) -> int:
         out.write(f"{_INDENT}chunks: []\n")
     else:
         out.write(f"{_INDENT}chunks:\n")
+        docs: list[dict[str, Any]] = []
+        size = 0
         for chunk in entry.spool.chunks():
             if entry.observe is not None:
                 entry.observe(chunk.data)
-            out.write(_indent(_dump([chunk_doc(chunk, entry.response.timed)])))
+            docs.append(chunk_doc(chunk, entry.response.timed))
+            size += len(chunk.data)
+            if len(docs) == _CHUNKS_PER_DUMP or size >= _BYTES_PER_DUMP:
+                out.write(_indent(_dump(docs)))
+                docs.clear()
+                size = 0
+        if docs:
+            out.write(_indent(_dump(docs)))
     out.write(_indent(_dump({"end": end})))
     return hits + _put(out, end_mark(entry.filtered))
 
@@ -137,15 +151,6 @@ def _dump(value: Any) -> str:
 
 
 def _indent(text: str) -> str:
-    # Empty lines stay empty: inside a block scalar they remain (kept) empty lines.
-    return "".join(_INDENT + line if line.strip("\n") else line for line in _lines(text))
-
-
-def _lines(text: str) -> Iterator[str]:
-    # Only LF ends a line in the emitted text (other breaks are escaped or kept in blocks).
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
+    # Empty lines stay empty: inside a block scalar they remain (kept) empty lines. Only LF
+    # ends a line in the emitted text (other breaks are escaped or kept in blocks).
+    return _LINE_START.sub(_INDENT, text)
