@@ -6,6 +6,7 @@ processes, so that a client's work and memory never count as the server's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import pickle
@@ -14,9 +15,12 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from aiohttp import web
 
 from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Response
@@ -204,3 +208,30 @@ def standalone(run: Any) -> None:
     quick = "--quick" in sys.argv[1:]
     for fig in run(quick):
         print(json.dumps(fig))
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: web.Application, backlog: int = 1024) -> Iterator[str]:
+    """Serve ``app`` on 127.0.0.1 (a free port) from a thread with its own event loop; yields its URL."""
+    ready, url, stop = threading.Event(), [], []
+    loop = asyncio.new_event_loop()
+
+    async def main() -> None:
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0, backlog=backlog).start()
+        url.append(f"http://127.0.0.1:{runner.addresses[0][1]}")
+        stop.append(asyncio.Event())
+        ready.set()
+        await stop[0].wait()
+        await runner.cleanup()
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
+    thread.start()
+    ready.wait(10)
+    try:
+        yield url[0]
+    finally:
+        loop.call_soon_threadsafe(stop[0].set)
+        thread.join(10)
+        loop.close()

@@ -22,14 +22,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+
+from .common import serve_in_thread
 
 __all__ = ["figures"]
 
@@ -66,33 +67,11 @@ class _Upstream:
         return resp
 
 
-@contextmanager
-def _serve(upstream: _Upstream) -> Iterator[str]:
+def _serve(upstream: _Upstream) -> AbstractContextManager[str]:
     app = web.Application()
     app.router.add_get("/paced", upstream.paced)
     app.router.add_get("/bulk", upstream.bulk)
-    ready, url = threading.Event(), []
-    loop = asyncio.new_event_loop()
-    stop = asyncio.Event()
-
-    async def main() -> None:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        url.append(f"http://127.0.0.1:{runner.addresses[0][1]}")
-        ready.set()
-        await stop.wait()
-        await runner.cleanup()
-
-    thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
-    thread.start()
-    ready.wait(10)
-    try:
-        yield url[0]
-    finally:
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(10)
-        loop.close()
+    return serve_in_thread(app)
 
 
 @contextmanager

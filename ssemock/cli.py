@@ -20,7 +20,7 @@ from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
 from .errors import ConfigError, SSEMockError
-from .importers import decoded_body
+from .importers import decoded_body, save_imported
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -101,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="output directory")
         p.add_argument("--licence", help="licence of the recording, kept in the provenance")
         p.add_argument("--source", help="where the recording comes from, kept in the provenance")
+        p.add_argument("--force", action="store_true", help="overwrite cassettes that exist in DIR")
 
     ins = sub.add_parser("inspect", help="show a cassette's interactions, chunks, timing and events")
     ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
@@ -165,17 +166,19 @@ def _import(args: argparse.Namespace) -> int:
     provenance: dict[str, Any] = {k: v for k, v in (("source", args.source), ("licence", args.licence)) if v}
     if args.output.exists() and not args.output.is_dir():
         raise UsageError(f"-o {args.output}: expected a directory, found a file")
+    cassettes = []
     for file in args.files:
         if args.kind == "vcr":
-            cassette = import_vcr(file, provenance=provenance)
+            cassettes.append(import_vcr(file, provenance=provenance))
         elif args.kind == "raw":
-            cassette = import_raw(file, method=args.method, request_path=args.path, provenance=provenance)
+            cassettes.append(import_raw(file, method=args.method, request_path=args.path, provenance=provenance))
         else:
-            cassette = import_chunks(
+            cassettes.append(import_chunks(
                 file, method=args.method, request_path=args.path, done=args.done,
                 event_from_type=args.event_from_type, provenance=provenance,
-            )
-        target = cassette.save(args.output / f"{cassette.name}.yaml")
+            ))
+    targets = save_imported(args.files, cassettes, args.output, force=args.force)
+    for file, cassette, target in zip(args.files, cassettes, targets):
         print(f"{file} -> {target} ({len(cassette.interactions)} interaction(s), timing: none)")
     return 0
 

@@ -188,3 +188,89 @@ def test_vcr_import_scrubs_key_shaped_strings_from_paths_bodies_and_streams(tmp_
     assert [e.data for e in decode(first.response.body)] == ["REDACTED", "ok"]  # type: ignore[union-attr]
     assert second.response.header("content-encoding") is None  # stored decoded once scrubbed
     assert second.response.body == b"data: REDACTED\n\n"
+
+
+IMPORTS = {  # importer -> (real recording, extra options)
+    "vcr": ("mcp-deepwiki-ping-comments-crlf.vcr.yaml", []),
+    "raw": ("anthropic-messages-max-tokens-partial-json.sse.txt", ["--path", "/v1/messages"]),
+    "chunks": ("alibaba-qwen-chat-emoji-split.chunks.txt", ["--path", "/v1/chat/completions", "--done"]),
+}
+
+
+def _copy(source: str, target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes((REALWORLD / source).read_bytes())
+    return target
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTS))
+def test_cli_import_keeps_source_folders_apart(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, options = IMPORTS[kind]
+    other = "openrouter-chat-keepalive-midstream-error.vcr.yaml" if kind == "vcr" else source
+    first = _copy(source, tmp_path / "in" / "a" / source)
+    second = _copy(other, tmp_path / "in" / "b" / "deeper" / source)  # same file name, other folder
+    if kind != "vcr":
+        second.write_bytes(second.read_bytes() + (b'\n{"extra":true}\n' if kind == "chunks" else b"data: extra\n\n"))
+    out = tmp_path / "out"
+    assert main(["import", kind, str(first), str(second), "-o", str(out), *options]) == 0
+    stem = source.split(".")[0]
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
+    assert written == [f"a/{stem}.yaml", f"b/deeper/{stem}.yaml"]
+    a, b = Cassette.load(out / "a" / f"{stem}.yaml"), Cassette.load(out / "b" / "deeper" / f"{stem}.yaml")
+    assert a.provenance["imported_from"] == b.provenance["imported_from"] == source
+    if kind == "vcr":
+        assert len(a.interactions) == 9 and a.interactions[0].request.path != b.interactions[0].request.path
+    else:
+        assert b.interactions[0].response.body != a.interactions[0].response.body
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and f"a/{stem}.yaml" in lines[0] and f"b/deeper/{stem}.yaml" in lines[1]
+
+
+def test_cli_import_refuses_two_inputs_that_would_share_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = _copy("mcp-deepwiki-ping-comments-crlf.vcr.yaml", tmp_path / "in" / "x.vcr.yaml")
+    two = _copy("openrouter-chat-keepalive-midstream-error.vcr.yaml", tmp_path / "in" / "x.yaml")
+    out = tmp_path / "out"
+    assert main(["import", "vcr", str(one), str(two), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(one) in err and str(two) in err and "Traceback" not in err
+    assert not out.exists() or list(out.rglob("*")) == []
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTS))
+def test_cli_import_never_overwrites_without_force(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, options = IMPORTS[kind]
+    file = _copy(source, tmp_path / "in" / source)
+    out = tmp_path / "out"
+    assert main(["import", kind, str(file), "-o", str(out), *options]) == 0
+    target = next(out.glob("*.yaml"))
+    edited = target.read_text().replace("name: ", "# checked by hand\nname: ", 1)
+    target.write_text(edited)
+    newcomer = _copy(source, tmp_path / "in" / f"new-{source}")  # a second input, not yet imported
+    capsys.readouterr()
+    assert main(["import", kind, str(newcomer), str(file), "-o", str(out), *options]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(target) in err and "--force" in err
+    assert target.read_text() == edited  # the hand edit is kept
+    assert [p.name for p in out.iterdir()] == [target.name]  # nothing else was written either
+    assert main(["import", kind, str(newcomer), str(file), "-o", str(out), "--force", *options]) == 0
+    assert "checked by hand" not in target.read_text() and len(list(out.glob("*.yaml"))) == 2
+    assert Cassette.load(target).dumps() == Cassette.load(out / f"new-{target.name}").dumps().replace(
+        f"name: new-{target.stem}", f"name: {target.stem}").replace(f"new-{source}", source)
+
+
+def test_the_realworld_tool_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
+    tool = _tool()
+    assert tool.main([str(REALWORLD), "-o", str(tmp_path)]) == 0
+    first = {p.name: p.read_bytes() for p in tmp_path.glob("*.yaml")}
+    assert len(first) == 14
+    (tmp_path / sorted(first)[0]).write_text("hand edit\n")
+    assert tool.main([str(REALWORLD), "-o", str(tmp_path)]) == 2
+    assert (tmp_path / sorted(first)[0]).read_text() == "hand edit\n"
+    assert tool.main([str(REALWORLD), "-o", str(tmp_path), "--force"]) == 0
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("*.yaml")} == first

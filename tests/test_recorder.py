@@ -6,9 +6,14 @@ it, and a replayed chunk arrives within 60 ms of its recorded time (2-core CI).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import io
 import itertools
 import json
+import os
+import shutil
+import time
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -18,12 +23,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette, MockServer
+from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.cassette.append import BEGIN_MARK, END_MARK, appendable
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder, RecordMode, record_mode
 from ssemock.recorder.proxy import EventCounter
 from ssemock.recorder.store import Entry, Spool
-from ssemock.recorder.writer import write_cassette
+from ssemock.recorder.writer import append_entries, write_cassette
 from ssemock.sse import Event, decode
 
 from .rawclient import raw_json, raw_request
@@ -264,3 +271,122 @@ def test_progress_event_count_agrees_with_the_whatwg_decoder(
     for a, b in itertools.pairwise(points):
         counter.feed(body[a:b])
     assert counter.events == sum(isinstance(item, Event) for item in decode(body))
+
+
+@pytest.mark.parametrize("route", ["/stream/chat", "/json", "/ratelimited", "/stream/cut", "/stream/reset"])
+def test_a_client_with_its_whole_answer_finds_it_listed_and_on_disk(route: str, tmp_path: Path) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="c", mode="all") as rec:
+        for n in range(1, 9):
+            answer = raw_json(rec.url, "POST", route, {"n": n})
+            assert answer.status in (200, 429)
+            listed = rec.interactions  # read at once: no waiting, no flush
+            assert len(listed) == n and listed[-1]["action"] == "recorded"
+            on_disk = Cassette.load(tmp_path / "c.yaml").interactions
+            assert len(on_disk) == n and on_disk[-1].request.json() == {"n": n}
+            assert on_disk[-1].response.body == answer.body
+
+
+def _entry(chunks: list[tuple[float, bytes]], body: bytes | None, how: str) -> Entry:
+    spool = Spool()
+    for t, data in chunks:
+        spool.add(t, data)
+    request = Request("POST", "/v1/x", [("a", "b")], [("Content-Type", "text/plain")], body)
+    return Entry(request, Response(200, None, [("content-type", "text/event-stream")], [], 0.5, End(2.0, how)), spool)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    items=st.lists(st.tuples(st.lists(st.tuples(st.floats(0, 1e4, allow_nan=False), _bytes), max_size=4),
+                             st.none() | _bytes), min_size=1, max_size=4),
+    cut=st.floats(0, 1),
+)
+def test_a_file_cut_anywhere_loads_only_complete_interactions(
+    items: list[tuple[list[tuple[float, bytes]], bytes | None]], cut: float, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    entries = [_entry(chunks, body, "clean") for chunks, body in items]
+    want = [e.interaction(with_chunks=True) for e in entries]
+    path = tmp_path_factory.mktemp("cut") / "c.yaml"
+    write_cassette(path, "c", {"target": "http://x"}, entries[:1], exclusive=True)
+    append_entries(path, entries[1:])
+    assert Cassette.load(path).interactions == want
+    data = path.read_bytes()
+    head = len(data.split(BEGIN_MARK.encode())[0])  # a crash before the first item: no file (atomic creation)
+    path.write_bytes(data[: head + int(cut * (len(data) - head))])
+    loaded = Cassette.load(path).interactions  # loads, whatever the cut
+    assert loaded == want[: len(loaded)]  # complete interactions only, in order
+
+
+def test_a_torn_last_interaction_is_cut_off_and_recording_goes_on(tmp_path: Path) -> None:
+    with Upstream() as up:
+        with Recorder(up.url, tmp_path, cassette="t", mode="all") as rec:
+            for n in range(2):
+                raw_json(rec.url, "POST", "/stream/chat", {"n": n})
+        path = tmp_path / "t.yaml"
+        complete = path.read_bytes()
+        last = complete[complete.rindex(BEGIN_MARK.encode()):]
+        torn = complete + last[: len(last) // 2]  # as a recorder killed while appending leaves it
+        path.write_bytes(torn)
+        assert [i.request.json() for i in Cassette.load(path).interactions] == [{"n": 0}, {"n": 1}]
+        with MockServer([tmp_path], scenarios=[], timing_scale=0) as server:
+            assert raw_json(server.url, "POST", "/stream/chat", {"n": 1}).ending == "complete"
+        progress = io.StringIO()
+        with Recorder(up.url, tmp_path, cassette="t", mode="all", progress=progress) as rec:
+            raw_json(rec.url, "POST", "/stream/chat", {"n": 2})
+    assert f"cut off an incomplete last interaction ({len(torn) - len(complete)} bytes)" in progress.getvalue()
+    assert path.read_bytes().startswith(complete)  # appended after what was there, never rewritten
+    assert [i.request.json() for i in Cassette.load(path).interactions] == [{"n": 0}, {"n": 1}, {"n": 2}]
+    assert path.read_text().count(BEGIN_MARK) == path.read_text().count(END_MARK) == 3
+
+
+def test_recording_into_a_saved_cassette_appends_without_touching_its_bytes(tmp_path: Path) -> None:
+    source = bundled_cassettes() / "openai-chat-tool-calls-usage.yaml"
+    path = shutil.copy(source, tmp_path / "c.yaml")
+    before = Path(path).read_bytes()
+    assert before.endswith(b"\n...\n")  # PyYAML's document end marker after a "|+" block
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="c", mode="all") as rec:
+        raw_json(rec.url, "POST", "/json", {"n": 1})
+    assert Path(path).read_bytes().startswith(before.removesuffix(b"...\n"))  # only the marker goes
+    old = Cassette.load(source).interactions
+    assert Cassette.load(path).interactions[: len(old)] == old
+    assert len(Cassette.load(path).interactions) == len(old) + 1
+
+
+def test_a_cassette_that_cannot_be_appended_to_is_rewritten_once(tmp_path: Path) -> None:
+    path = tmp_path / "h.yaml"
+    path.write_text("ssemock_cassette: 1\ninteractions: []\nname: h  # written by hand\n")
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="h", mode="all") as rec:
+        raw_json(rec.url, "POST", "/json", {"n": 1})
+        converted = path.read_bytes()
+        raw_json(rec.url, "POST", "/json", {"n": 2})
+    assert path.read_bytes().startswith(converted)
+    assert [i.request.json() for i in Cassette.load(path).interactions] == [{"n": 1}, {"n": 2}]
+
+
+def test_temporary_files_of_a_killed_writer_are_removed_at_start(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    stale = [tmp_path / ".a.yaml.k1x2.tmp", tmp_path / "sub" / ".b.yaml.q9z8.tmp"]
+    for path in stale:
+        path.write_text("ssemock_cassette: 1\n")
+        os.utime(path, (time.time() - 60, time.time() - 60))
+    busy = tmp_path / ".c.yaml.w0r1.tmp"  # another process is writing it: it holds the lock
+    busy.write_text("ssemock_cassette: 1\n")
+    os.utime(busy, (time.time() - 60, time.time() - 60))
+    progress = io.StringIO()
+    with open(busy, "rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with Recorder("http://127.0.0.1:9", tmp_path, progress=progress):
+            pass
+    assert not any(p.exists() for p in stale) and busy.exists()
+    assert "removed 2 temporary file(s) left by a writer that was killed" in progress.getvalue()
+
+
+def test_every_bundled_cassette_can_be_appended_to_and_keeps_its_interactions(tmp_path: Path) -> None:
+    extra = _entry([(0.1, b"data: appended\n\n")], b'{"n":1}', "clean")
+    want_extra = extra.interaction(with_chunks=True)
+    for source in sorted(bundled_cassettes().glob("*.yaml")):
+        text = source.read_text(encoding="utf-8")
+        assert appendable(text), source.name
+        path = Path(shutil.copy(source, tmp_path / source.name))
+        append_entries(path, [extra])
+        old = Cassette.load(source).interactions
+        assert Cassette.load(path).interactions == [*old, want_extra], source.name

@@ -1,5 +1,6 @@
 """The recorder under production load: 50 concurrent recordings into one cassette, a large fast
-stream with bounded memory, and a recorder process killed (SIGKILL) or stopped (SIGTERM) mid-stream.
+stream with bounded memory, and a recorder process killed (SIGKILL) or stopped (SIGTERM) mid-stream
+or right after its clients got their answers.
 
 Memory bound: recording a 50 MB stream raises the recorder process's peak RSS by less
 than 30 MB (chunks are spooled to an unnamed temporary file past 1 MiB and the
@@ -130,6 +131,32 @@ def test_sigkill_mid_stream_leaves_the_previous_complete_cassette(upstream: Upst
     cassette = Cassette.load(tmp_path / "k.yaml")
     assert len(cassette.interactions) == 1 and cassette.interactions[0].response.body == done.body
     assert [p.name for p in tmp_path.iterdir()] == ["k.yaml"]  # no temporary file left behind
+
+
+def test_sigkill_right_after_the_clients_got_their_answers_loses_none_of_them(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    rec = RecorderProcess(upstream.url, tmp_path, "--record-mode", "all")
+    try:
+        async def crowd() -> list[bytes]:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+                async def one(i: int) -> bytes:
+                    route = "/stream/chat" if i % 2 else "/json"
+                    headers = {"X-SSEMock-Cassette": f"c{i % 3}"}
+                    async with session.post(f"{rec.url}{route}", json={"i": i}, headers=headers) as resp:
+                        return await resp.read()
+
+                return await asyncio.gather(*(one(i) for i in range(30)))
+
+        bodies = asyncio.run(crowd())
+    finally:
+        rec.proc.kill()  # at once: no time for anything the clients did not wait for
+        rec.proc.communicate(timeout=10)
+    got = {i.request.json()["i"]: i.response.body
+           for n in range(3) for i in Cassette.load(tmp_path / f"c{n}.yaml").interactions}
+    assert got == dict(enumerate(bodies))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c0.yaml", "c1.yaml", "c2.yaml"]
 
 
 def test_sigterm_mid_stream_writes_everything_then_exits(upstream: Upstream, tmp_path: Path) -> None:

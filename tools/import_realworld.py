@@ -1,6 +1,6 @@
 """Rebuild the bundled cassettes from the real recorded streams and their provenance.
 
-Usage: python tools/import_realworld.py SOURCE_DIR [-o cassettes]
+Usage: python tools/import_realworld.py SOURCE_DIR [-o cassettes] [--force]
 
 SOURCE_DIR holds the third-party recordings and their SOURCES.md. Every file is
 imported with ssemock's own importers; its provenance (repository, path, commit,
@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ssemock.cassette import Cassette
+from ssemock.errors import SSEMockError
+from ssemock.importers import save_imported
 from ssemock.importers.chunks import import_chunks
 from ssemock.importers.raw import import_raw
 from ssemock.importers.vcr import import_vcr
@@ -93,9 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source_dir", type=Path)
     parser.add_argument("-o", "--output", type=Path, default=Path("cassettes"))
+    parser.add_argument("--force", action="store_true", help="overwrite cassettes that exist (the bundled ones)")
     args = parser.parse_args(argv)
-    for cassette in import_all(args.source_dir):
-        target = cassette.save(args.output / f"{cassette.name}.yaml")
+    cassettes = import_all(args.source_dir)
+    try:
+        targets = save_imported([args.source_dir / f for f in PLAN], cassettes, args.output, force=args.force)
+    except SSEMockError as exc:
+        print(f"import_realworld: error: {exc}", file=sys.stderr)
+        return 2
+    for cassette, target in zip(cassettes, targets):
         print(f"{target}: {len(cassette.interactions)} interaction(s)")
     return 0
 

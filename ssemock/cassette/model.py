@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,9 +148,12 @@ class Cassette:
             CassetteNotFoundError: the file does not exist.
             CassetteError: the file is unreadable or malformed (names file and field).
         """
+        from .append import torn_start
+
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            data = p.read_bytes()
+            text = data[: torn_start(data)].decode("utf-8")  # a torn last interaction is left out
         except FileNotFoundError:
             raise CassetteNotFoundError(str(p)) from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -162,10 +164,15 @@ class Cassette:
 
     @classmethod
     def loads(cls, text: str, *, name: str = "cassette", source: str = "<string>") -> Cassette:
-        """Parse cassette YAML text; ``source`` names it in errors. Raises :class:`CassetteError`."""
+        """Parse cassette YAML text; ``source`` names it in errors. Raises :class:`CassetteError`.
+
+        An interaction torn by a recorder killed while appending it is left out
+        (see :mod:`ssemock.cassette.append`).
+        """
+        from .append import complete_text
         from .read import load_yaml
 
-        return cls.from_dict(load_yaml(text, source), name=name, source=source)
+        return cls.from_dict(load_yaml(complete_text(text), source), name=name, source=source)
 
     @classmethod
     def from_dict(cls, doc: Any, *, name: str = "cassette", source: str = "<memory>") -> Cassette:
@@ -209,20 +216,10 @@ class Cassette:
 
 def atomic_write(target: Path, text: str) -> None:
     """Write ``text`` to ``target`` via a temporary file and ``os.replace`` (atomic on POSIX)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from .append import atomic_file
+
+    with atomic_file(target) as out:
+        out.write(text)
 
 
 def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:

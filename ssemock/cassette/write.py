@@ -7,6 +7,7 @@ breaks and no character a block would change), any other chunk as ``base64``.
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import yaml
@@ -23,12 +24,12 @@ class Dumper(_BaseDumper):  # type: ignore[misc]
 
 # Characters a literal block cannot carry unchanged: YAML folds CR and NEL into LF,
 # LS/PS are line breaks too, and BOM/controls need escapes.
-_BLOCK_UNSAFE = frozenset("\r\x85\u2028\u2029\ufeff") | frozenset(map(chr, range(0x20))) - {"\n"}
+_BLOCK_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x85\u2028\u2029\ufeff]")
 
 
 def _represent_str(dumper: Any, value: str) -> Any:
     style = None
-    if "\n" in value and not (_BLOCK_UNSAFE & set(value)):
+    if "\n" in value and not _BLOCK_UNSAFE.search(value):
         style = "|"
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 

@@ -5,19 +5,28 @@ Imported responses are therefore marked ``timing: none`` and split into one chun
 per SSE event block (cut after each blank line, bytes unchanged); a compressed
 body (``Content-Encoding`` other than identity) stays one chunk of the encoded
 bytes. On replay such chunks are written one by one without delay.
+
+:func:`save_imported` writes the cassettes of one import run: source folders stay apart
+in the output (``a/x.yaml`` and ``b/x.yaml`` become ``OUT/a/x.yaml`` and ``OUT/b/x.yaml``),
+and nothing is written when two inputs would land in one file or a cassette exists
+already (unless ``force``).
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import zlib
+from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from ..cassette import Chunk, End, Request, Response
+from ..cassette import Cassette, Chunk, End, Request, Response
+from ..errors import ConfigError
 from ..redact import Filter
 
-__all__ = ["decoded_body", "event_chunks", "request_from_url", "untimed_response"]
+__all__ = ["decoded_body", "event_chunks", "output_paths", "request_from_url", "save_imported", "untimed_response"]
 
 # A blank line: an end-of-line right after another end-of-line (WHATWG §9.2.5).
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
@@ -104,3 +113,43 @@ def decoded_body(body: bytes, encoding: str) -> bytes | None:
     except (OSError, zlib.error, EOFError):
         return None
     return None
+
+
+def output_paths(sources: Sequence[Path], cassettes: Sequence[Cassette], output: Path) -> list[Path]:
+    """Where each imported cassette goes: ``output / <folder of its source, relative to the
+    sources' common folder> / <cassette name>.yaml`` (one input folder: straight under ``output``)."""
+    folders = [Path(os.path.abspath(source)).parent for source in sources]
+    root = Path(os.path.commonpath(folders)) if folders else Path()
+    return [output / folder.relative_to(root) / f"{c.name}.yaml" for folder, c in zip(folders, cassettes)]
+
+
+def save_imported(
+    sources: Sequence[Path], cassettes: Sequence[Cassette], output: Path, *, force: bool = False
+) -> list[Path]:
+    """Write the cassettes imported from ``sources`` under ``output`` (see :func:`output_paths`).
+
+    All or nothing: every target is checked before the first one is written.
+
+    Returns:
+        The files written, in the order of ``sources``.
+
+    Raises:
+        ConfigError: two sources would be written to one file (both named), or a target
+            exists and ``force`` is False (named; it may hold hand edits).
+        OSError: a file cannot be written.
+    """
+    targets = output_paths(sources, cassettes, output)
+    seen: dict[Path, Path] = {}
+    for source, target in zip(sources, targets):
+        if target in seen:
+            raise ConfigError(f"{seen[target]} and {source} would both be written to {target}; "
+                              "import them into different -o directories")
+        seen[target] = source
+    existing = [t for t in targets if t.exists() or t.is_symlink()]
+    if existing and not force:
+        more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+        raise ConfigError(f"{existing[0]}{more} exists and may hold hand edits; nothing written "
+                          "(--force overwrites)")
+    for cassette, target in zip(cassettes, targets):
+        cassette.save(target)
+    return targets

@@ -6,7 +6,7 @@ import asyncio
 import base64
 import math
 import os
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -17,6 +17,7 @@ import aiohttp
 from aiohttp import web
 
 from ..background import BackgroundLoop
+from ..cassette.append import remove_stale_temporaries
 from ..errors import RecorderConfigError, RecorderError
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
@@ -46,7 +47,6 @@ class RecorderState:
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def store(self, name: str) -> CassetteStore:
@@ -56,14 +56,12 @@ class RecorderState:
                 from .. import __version__
 
                 provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.shown_target}
-                self.stores[name] = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
+                store = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
+                if store.repaired:
+                    self.progress.note(f"cassette {name}: cut off an incomplete last interaction "
+                                       f"({store.repaired} bytes) left by a recorder that was killed")
+                self.stores[name] = store
             return self.stores[name]
-
-    def background(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` after the response; :meth:`Recorder.stop` waits for it."""
-        task = asyncio.get_running_loop().create_task(work)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
 
     def report(self, info: dict[str, Any]) -> None:
         """Hand one interaction's description to the progress output."""
@@ -275,6 +273,10 @@ class Recorder:
         app.router.add_route("*", "/{tail:.*}", handle)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=self.grace)
         await runner.setup()
+        stale = await asyncio.to_thread(remove_stale_temporaries, state.directory)
+        if stale:
+            state.progress.note(f"removed {len(stale)} temporary file(s) left by a writer that was killed: "
+                                + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))
         site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         try:
             await site.start()
@@ -296,8 +298,6 @@ class Recorder:
         runner, self._runner = self._runner, None
         await runner.cleanup()
         await self.state.session.close()
-        if self.state.tasks:
-            await asyncio.gather(*self.state.tasks)
         errors = []
         for store in self.state.stores.values():
             try:
@@ -309,10 +309,12 @@ class Recorder:
             raise errors[0]
 
     async def flush(self) -> None:
-        """Wait until every interaction completed so far is written to its cassette file."""
+        """Wait until every interaction completed so far is written to its cassette file.
+
+        Not needed to read a cassette after a request: a recorded interaction is on disk
+        before its client gets the last byte. Raises :class:`RecorderError` (see :meth:`stop`).
+        """
         if self.state is not None:
-            if self.state.tasks:
-                await asyncio.gather(*self.state.tasks)
             for store in list(self.state.stores.values()):
                 await store.flush()
 

@@ -9,6 +9,11 @@ A line reads::
 (one line on the terminal). ``action`` is ``recorded``, ``replayed`` (the record
 mode allowed a replay), ``refused`` (no match and the mode forbids recording, or a
 bad cassette name) or ``failed`` (the upstream could not be reached).
+
+When an interaction is listed: a recorded one once it is in its cassette file, a refused
+or failed one before its answer is sent, both before the client has its last byte; a
+replayed one when its answer starts (its ``bytes``, ``chunks`` and ``end`` are filled
+in, and its line printed, when the answer ends).
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ class Progress:
             ``seq``, ``action``, ``cassette``, ``method``, ``path``, ``status``,
             ``bytes``, ``chunks``, ``events``, ``ttfb`` (seconds to the first body byte,
             or None), ``duration`` (seconds), ``end`` (how it ended) and ``filtered``
-            (what was removed before writing: names only, never values).
+            (what was removed before writing: names only, never values); ``error``
+            when a recorded interaction could not be written (tried again at stop).
     """
 
     def __init__(self, stream: TextIO | None) -> None:
@@ -35,11 +41,25 @@ class Progress:
         self.interactions: list[dict[str, Any]] = []
 
     def report(self, info: dict[str, Any]) -> None:
-        """Record one interaction and print its line."""
+        """Record one finished interaction and print its line."""
+        self.finish(self.begin(info))
+
+    def begin(self, info: dict[str, Any]) -> dict[str, Any]:
+        """List an interaction now (no line yet); returns the listed dict for :meth:`finish`."""
         info = {**info, "seq": len(self.interactions) + 1}
         self.interactions.append(info)
+        return info
+
+    def finish(self, listed: dict[str, Any], **figures: Any) -> None:
+        """Update a listed interaction with its final ``figures`` and print its line."""
+        listed.update(figures)
         if self.stream is not None:
-            print(self.line(info), file=self.stream, flush=True)
+            print(self.line(listed), file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        """Print one line that is not about an interaction (e.g. a file repaired)."""
+        if self.stream is not None:
+            print(f"ssemock record: {text}", file=self.stream, flush=True)
 
     @staticmethod
     def line(info: dict[str, Any]) -> str:
@@ -60,6 +80,8 @@ class Progress:
             text += f"; cassette {info['cassette']}"
         if info.get("filtered"):
             text += f" (filtered: {', '.join(info['filtered'])})"
+        if info.get("error"):
+            text += f"; NOT WRITTEN: {info['error']}"
         return text
 
     def summary(self) -> str:

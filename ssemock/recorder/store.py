@@ -1,16 +1,21 @@
-"""Where recorded interactions live until (and after) their cassette is written.
+"""Where recorded interactions live until their cassette file has them.
 
 Memory stays flat however long a stream is: each interaction's chunks go to a
 :class:`Spool` (in memory up to 1 MiB, then an unnamed temporary file that
 disappears with the process), and the cassette file is written by streaming the
-spools into YAML (:mod:`.writer`). Only request/response metadata stays in memory.
+spools into YAML (:mod:`.writer`). Only request/response metadata stays in memory,
+and a recorded interaction leaves memory once it is on disk.
 
-A :class:`CassetteStore` is one cassette: the interactions it had on disk when
-first used (``loaded``) plus the ones recorded since. Every completed interaction
-is appended and the whole file is rewritten atomically (temporary file, fsync,
-rename) by a single writer task per cassette, so concurrent recordings are all
-kept, writes coalesce, and a recorder killed at any moment leaves the last
-complete file in place.
+A :class:`CassetteStore` is one cassette: the interactions it had on disk when first
+used (``entries``, which may be replayed) plus the ones recorded since. Each finished
+interaction is **appended** to the file and fsynced before :meth:`CassetteStore.append`
+returns (the recorder sends the client its last byte only then); appends are made by one
+writer task per cassette, which writes everything that finished meanwhile in one go
+(one fsync), so concurrent recordings are all kept. A recorder killed at any moment
+leaves every appended interaction complete, and at most one torn one after them, marked
+and ignored by the loader and cut off when the cassette is next opened for recording.
+A new cassette is created atomically with its first interactions; a file that cannot be
+appended to (hand-written, ``interactions: []``) is rewritten once, atomically.
 """
 
 from __future__ import annotations
@@ -19,19 +24,21 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import os
 import re
 import struct
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from ..cassette import Cassette, Chunk, Interaction, Request, Response
-from ..errors import RecorderConfigError, RecorderError
+from ..cassette.append import appendable, locked, remove_stale_temporaries, torn_start
+from ..errors import CassetteError, RecorderConfigError, RecorderError
 from ..redact import Filter
-from .writer import write_cassette
+from .writer import append_entries, write_cassette
 
 __all__ = ["CassetteStore", "Entry", "Spool", "cassette_name_for", "check_cassette_name"]
 
@@ -107,12 +114,16 @@ class Entry:
         response: status, headers, start, end; ``chunks`` empty (they are in ``spool``).
         spool: the response chunks.
         loaded: True when it came from the cassette file on disk (it may be replayed).
+        filtered: what was removed before writing (names only), shown after the item.
+        observe: called with each chunk's bytes as the chunk is written (e.g. to count events).
     """
 
     request: Request
     response: Response
     spool: Spool
     loaded: bool = False
+    filtered: list[str] = field(default_factory=list)
+    observe: Callable[[bytes], object] | None = None
 
     def interaction(self, *, with_chunks: bool) -> Interaction:
         """An :class:`Interaction` (chunks read back from the spool when ``with_chunks``)."""
@@ -122,16 +133,25 @@ class Entry:
 
 
 @dataclass
+class _Pending:
+    entry: Entry
+    done: asyncio.Future[None]
+
+
+@dataclass
 class CassetteStore:
-    """One cassette being recorded: its entries, file and single writer task.
+    """One cassette being recorded: its loaded entries, file and single writer task.
 
     Attributes:
         name: the cassette name (relative path without ``.yaml``).
         path: the file.
         existed: the file existed when the store was opened.
-        entries: loaded then recorded interactions, in order.
+        entries: the interactions loaded from the file, in order (they may be replayed).
         played: indexes of loaded entries already replayed.
-        provenance: written into the file (``recorded_by``, ``target``, ``filtered``).
+        provenance: written into the head of a new file (``recorded_by``, ``target``).
+        recorded: interactions appended to the file since the store was opened.
+        repaired: bytes of a torn last interaction cut off the file when it was opened
+            (a recorder was killed while appending it), 0 when none.
     """
 
     name: str
@@ -140,71 +160,149 @@ class CassetteStore:
     entries: list[Entry] = field(default_factory=list)
     played: dict[tuple[str, int], int] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
-    _dirty: bool = False
+    recorded: int = 0
+    repaired: int = 0
+    _on_disk: bool = False
+    _appendable: bool = False
+    _queue: list[_Pending] = field(default_factory=list)
+    _failed: list[Entry] = field(default_factory=list)
     _writer: asyncio.Task[None] | None = None
-    _error: BaseException | None = None
 
     @classmethod
     def open(cls, directory: Path, name: str, provenance: dict[str, Any]) -> CassetteStore:
-        """Open cassette ``name`` under ``directory`` (loads it when the file exists; blocking).
+        """Open cassette ``name`` under ``directory`` (blocking).
+
+        Loads the file when it exists, after cutting off a torn last interaction (see
+        :attr:`repaired`); removes stale temporary files of this cassette.
 
         Raises:
             CassetteError: the existing file is malformed (it is left untouched).
+            OSError: the existing file cannot be read or repaired.
         """
         path = directory / f"{name}.yaml"
         store = cls(name=name, path=path, provenance=dict(provenance))
-        if path.exists():
-            cassette = Cassette.load(path, name=name)
-            store.existed = True
-            store.provenance = {**cassette.provenance, **provenance}
-            for inter in cassette.interactions:
-                spool = Spool()
-                for chunk in inter.response.chunks:
-                    spool.add(chunk.t, chunk.data)
-                inter.response.chunks = []
-                store.entries.append(Entry(inter.request, inter.response, spool, loaded=True))
+        remove_stale_temporaries(path.parent, pattern=f".{path.name}.*.tmp", recursive=False)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return store
+        cut = torn_start(data)
+        try:
+            text = data[:cut].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CassetteError(path, "", "a readable UTF-8 YAML file", str(exc)) from None
+        cassette = Cassette.loads(text, name=name, source=str(path))  # raises before anything is changed
+        if cut < len(data):
+            store._cut(cut)
+            store.repaired = len(data) - cut
+        store.existed = store._on_disk = True
+        store._appendable = appendable(text)
+        store.provenance = {**cassette.provenance, **provenance}
+        for inter in cassette.interactions:
+            spool = Spool()
+            for chunk in inter.response.chunks:
+                spool.add(chunk.t, chunk.data)
+            inter.response.chunks = []
+            store.entries.append(Entry(inter.request, inter.response, spool, loaded=True))
         return store
 
-    def cassette(self, *, replayable_only: bool) -> tuple[Cassette, list[int]]:
-        """A chunk-less :class:`Cassette` for matching, and the entry index of each interaction."""
-        indexes = [i for i, e in enumerate(self.entries) if e.loaded or not replayable_only]
+    def _cut(self, size: int) -> None:
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            with locked(fd):
+                os.ftruncate(fd, size)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def cassette(self) -> tuple[Cassette, list[int]]:
+        """A chunk-less :class:`Cassette` of the loaded entries for matching, and the entry index of each."""
+        indexes = list(range(len(self.entries)))
         inters = [self.entries[i].interaction(with_chunks=False) for i in indexes]
         return Cassette(self.name, inters, self.provenance, self.path), indexes
 
-    def add(self, entry: Entry, filtered: list[str]) -> None:
-        """Append a recorded interaction and schedule a write (returns at once)."""
-        self.entries.append(entry)
-        if filtered:
-            known = self.provenance.setdefault("filtered", [])
-            known.extend(f for f in dict.fromkeys(filtered) if f not in known)
-        self._dirty = True
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
+    async def append(self, entry: Entry) -> None:
+        """Append a recorded interaction to the file; returns once it is written and fsynced.
 
-    async def _write_loop(self) -> None:
-        while self._dirty:
-            self._dirty = False
-            snapshot = list(self.entries)
-            try:
-                await asyncio.to_thread(write_cassette, self.path, self.name, self.provenance, snapshot)
-            except Exception as exc:  # kept and raised by flush(); the previous file stays in place
-                self._error = RecorderError(f"cannot write cassette {self.path}: {exc}")
-
-    async def flush(self) -> None:
-        """Wait until every added interaction is on disk.
+        Interactions appended meanwhile by other requests are written in the same go.
+        Cancelling the caller does not cancel the write.
 
         Raises:
-            RecorderError: the last write failed (the previous file is left in place).
+            RecorderError: the file could not be written; the interaction is kept and
+                tried again by :meth:`flush`.
+        """
+        await asyncio.shield(self.submit(entry))
+
+    def submit(self, entry: Entry) -> asyncio.Future[None]:
+        """Queue a recorded interaction for writing and return at once (see :meth:`append`).
+
+        Returns:
+            A future done once it is on disk; a failure is also kept for :meth:`flush`.
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        done.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: flush() reports it
+        self._queue.append(_Pending(entry, done))
+        if self._writer is None or self._writer.done():
+            self._writer = loop.create_task(self._write_loop())
+        return done
+
+    async def _write_loop(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue, []
+            entries = [p.entry for p in batch]
+            try:
+                await asyncio.to_thread(self._write, entries)
+            except Exception as exc:  # any failure: the callers get it, named
+                error = RecorderError(f"cannot write cassette {self.path}: {exc}")
+                self._failed.extend(entries)
+                for pending in batch:
+                    pending.done.set_exception(error)
+                continue
+            self.recorded += len(entries)
+            for pending in batch:
+                pending.entry.spool.close()  # on disk now; recorded entries are never replayed
+                pending.done.set_result(None)
+
+    def _write(self, entries: list[Entry]) -> None:
+        """Put ``entries`` into the file (blocking): append, create, or convert once."""
+        if self._appendable:
+            try:
+                append_entries(self.path, entries)
+                return
+            except FileNotFoundError:  # removed while recording: start a new file
+                self._on_disk = self._appendable = False
+        if not self._on_disk:
+            try:
+                write_cassette(self.path, self.name, self.provenance, entries, exclusive=True)
+            except FileExistsError:
+                raise RecorderError(f"{self.path} appeared while recording (another recorder?); "
+                                    "not overwritten") from None
+        else:
+            write_cassette(self.path, self.name, self.provenance, [*self.entries, *entries])
+        self._on_disk = self._appendable = True
+
+    async def flush(self) -> None:
+        """Wait until every appended interaction is on disk, trying failed ones once more.
+
+        Raises:
+            RecorderError: some interactions could not be written (names the file and how many).
         """
         while self._writer is not None and not self._writer.done():
             await asyncio.shield(self._writer)
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
+        if not self._failed:
+            return
+        failed, self._failed = self._failed, []
+        results = await asyncio.gather(*(self.append(e) for e in failed), return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            raise RecorderError(f"{len(errors)} interaction(s) not written: {errors[0]}")
 
     def close(self) -> None:
         """Free the spools."""
         for entry in self.entries:
+            entry.spool.close()
+        for entry in self._failed:
             entry.spool.close()
 
 

@@ -1,67 +1,111 @@
-"""Writing a cassette file chunk by chunk, so memory does not grow with a stream.
+"""Writing recorded interactions into cassette files, chunk by chunk (memory stays flat).
 
-The text is the same YAML that :meth:`ssemock.Cassette.dumps` produces (format v1,
-loaded by :meth:`ssemock.Cassette.load`), written piece by piece to a temporary
-file in the cassette's directory, fsynced, then renamed over the cassette
-(atomic on POSIX). Each piece of request/response metadata is scanned once more
-for key-shaped strings just before it is written (:func:`ssemock.redact.scrub_text`).
+The text is format-v1 YAML, as :meth:`ssemock.Cassette.dumps` writes it, with each
+interaction between the marks of :mod:`ssemock.cassette.append`:
+
+* :func:`append_entries` adds interactions to the end of an existing file (``flock``
+  held, one fsync; a failed write is truncated away), never rewriting it;
+* :func:`write_cassette` writes a whole file atomically (temporary file, fsync, rename,
+  or link when the file must not exist yet): a new cassette, or the one-time conversion
+  of a file that cannot be appended to.
+
+Each piece of request/response metadata is scanned once more for key-shaped strings just
+before it is written (:func:`ssemock.redact.scrub_text`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..cassette import FORMAT_KEY, FORMAT_VERSION
+from ..cassette.append import BEGIN_MARK, DOCUMENT_END, atomic_file, end_mark, locked
 from ..cassette.write import chunk_doc, dump_yaml, interaction_doc
 from ..redact import scrub_text
 
 if TYPE_CHECKING:
     from .store import Entry
 
-__all__ = ["write_cassette"]
+__all__ = ["append_entries", "write_cassette"]
 
 _INDENT = "    "  # the response mapping's keys sit at column 4 under "- request:" items
+_BUFFER = 1 << 16
+_LINE_START = re.compile(r"^(?=[^\n])", re.M)
+# One YAML dump per group of chunks (half the cost of one per chunk), memory bounded.
+_CHUNKS_PER_DUMP = 256
+_BYTES_PER_DUMP = 1 << 20
 
 
-def write_cassette(path: Path, name: str, provenance: dict[str, Any], entries: Iterable[Entry]) -> int:
-    """Write a cassette atomically from store entries (blocking; run it in a thread).
+def write_cassette(
+    path: Path, name: str, provenance: dict[str, Any], entries: Iterable[Entry], *, exclusive: bool = False
+) -> int:
+    """Write a whole cassette atomically from store entries (blocking; run it in a thread).
+
+    Args:
+        path: the cassette file.
+        name: written as ``name:``.
+        provenance: written as ``provenance:`` (when not empty).
+        entries: the interactions, each between the append marks.
+        exclusive: fail instead of replacing an existing file.
 
     Returns:
         The number of key-shaped strings scrubbed by the last scan (normally 0:
         everything was scrubbed when recorded).
 
     Raises:
+        FileExistsError: ``exclusive`` and the file exists (it is left untouched).
         OSError: the directory or the temporary file cannot be written (the previous
             cassette file, if any, is left in place).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     hits = 0
+    with atomic_file(path, exclusive=exclusive) as out:
+        head: dict[str, Any] = {FORMAT_KEY: FORMAT_VERSION, "name": name}
+        if provenance:
+            head["provenance"] = provenance
+        hits += _put(out, _dump(head))
+        items = list(entries)
+        out.write("interactions:\n" if items else "interactions: []\n")
+        for entry in items:
+            hits += _write_entry(out, entry)
+    return hits
+
+
+def append_entries(path: Path, entries: Iterable[Entry]) -> int:
+    """Append interactions to the end of an existing cassette file, then fsync it (blocking).
+
+    The file must end with its ``interactions:`` items at column 0
+    (:func:`ssemock.cassette.append.appendable`). An exclusive ``flock`` is held while
+    writing, so two processes never interleave their items. A final document end marker
+    (``...``) is removed first. If writing fails, the file is cut back to its previous length.
+
+    Returns:
+        The number of key-shaped strings scrubbed by the last scan.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        OSError: it cannot be written (it is left as it was when possible).
+    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            head: dict[str, Any] = {FORMAT_KEY: FORMAT_VERSION, "name": name}
-            if provenance:
-                head["provenance"] = provenance
-            hits += _put(out, _dump(head))
-            items = list(entries)
-            out.write("interactions:\n" if items else "interactions: []\n")
-            for entry in items:
-                hits += _write_entry(out, entry)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        with locked(fd):
+            size = os.fstat(fd).st_size
+            end = DOCUMENT_END.encode()
+            if size >= len(end) and os.pread(fd, len(end), size - len(end)) == end:
+                size -= len(end) - 1  # keep its line break
+                os.ftruncate(fd, size)
+            try:
+                with os.fdopen(os.dup(fd), "a", encoding="utf-8", newline="", buffering=_BUFFER) as out:
+                    hits = sum(_write_entry(out, entry) for entry in entries)
+                    out.flush()
+                    os.fsync(out.fileno())
+            except BaseException:
+                os.ftruncate(fd, size)
+                raise
+    finally:
+        os.close(fd)
     return hits
 
 
@@ -71,15 +115,27 @@ def _write_entry(out: TextIO, entry: Entry) -> int:
     response = doc["response"]
     end = response.pop("end")
     response.pop("chunks")
+    out.write(BEGIN_MARK + "\n")
     hits = _put(out, _dump([doc]))
     if entry.spool.count == 0:
         out.write(f"{_INDENT}chunks: []\n")
     else:
         out.write(f"{_INDENT}chunks:\n")
+        docs: list[dict[str, Any]] = []
+        size = 0
         for chunk in entry.spool.chunks():
-            out.write(_indent(_dump([chunk_doc(chunk, entry.response.timed)])))
+            if entry.observe is not None:
+                entry.observe(chunk.data)
+            docs.append(chunk_doc(chunk, entry.response.timed))
+            size += len(chunk.data)
+            if len(docs) == _CHUNKS_PER_DUMP or size >= _BYTES_PER_DUMP:
+                out.write(_indent(_dump(docs)))
+                docs.clear()
+                size = 0
+        if docs:
+            out.write(_indent(_dump(docs)))
     out.write(_indent(_dump({"end": end})))
-    return hits
+    return hits + _put(out, end_mark(entry.filtered))
 
 
 def _put(out: TextIO, text: str) -> int:
@@ -95,15 +151,6 @@ def _dump(value: Any) -> str:
 
 
 def _indent(text: str) -> str:
-    # Empty lines stay empty: inside a block scalar they remain (kept) empty lines.
-    return "".join(_INDENT + line if line.strip("\n") else line for line in _lines(text))
-
-
-def _lines(text: str) -> Iterator[str]:
-    # Only LF ends a line in the emitted text (other breaks are escaped or kept in blocks).
-    start = 0
-    while start < len(text):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end + 1
-        yield text[start:end]
-        start = end
+    # Empty lines stay empty: inside a block scalar they remain (kept) empty lines. Only LF
+    # ends a line in the emitted text (other breaks are escaped or kept in blocks).
+    return _LINE_START.sub(_INDENT, text)
