@@ -126,7 +126,7 @@ interactions:
          "interactions[0].request.headers.bad name", "a header name"),
         ("ssemock_cassette: 1\nname: ../../etc/evil\ninteractions: []", "name", "a name of letters"),
         ("ssemock_cassette: 1\nprovenance: {a: &a [x, x], b: &b [*a, *a], c: [*b, *b]}\ninteractions: []",
-         "", "YAML without anchors or aliases"),
+         "line 2", "YAML without anchors or aliases"),
     ],
 )
 def test_broken_cassette_names_file_field_and_expectation(

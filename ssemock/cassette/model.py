@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteError, CassetteNotFoundError
+from ..errors import CassetteNotFoundError
+from ..limits import MAX_CASSETTE_FILE
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -147,16 +148,17 @@ class Cassette:
 
         Raises:
             CassetteNotFoundError: the file does not exist.
-            CassetteError: the file is unreadable or malformed (names file and field).
+            CassetteError: the file is unreadable, larger than
+                :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
         """
+        from .read import read_yaml
+
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            doc = read_yaml(p, str(p), limit=MAX_CASSETTE_FILE)
         except FileNotFoundError:
             raise CassetteNotFoundError(str(p)) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CassetteError(p, "", "a readable UTF-8 YAML file", str(exc)) from None
-        cassette = cls.loads(text, name=name or p.stem, source=str(p))
+        cassette = cls.from_dict(doc, name=name or p.stem, source=str(p))
         cassette.path = p
         return cassette
 

@@ -12,38 +12,65 @@ import json
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import CassetteError
+from ..errors import CassetteError, ScenarioError
+from ..limits import show_size
 from ..sse import encode
-from .fastyaml import AliasFound, Unsupported, fast_safe_load
+from .fastyaml import MAX_NESTING, Refused, strict_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["MIGRATIONS", "load_yaml", "parse_cassette"]
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+__all__ = ["MIGRATIONS", "load_yaml", "parse_cassette", "read_yaml"]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
 version ``n + 1``. Version 1 is the first format, so there is none yet."""
 
 
-def load_yaml(text: str, source: str) -> Any:
-    """Parse YAML safely: the event-built fast path (:mod:`.fastyaml`), else the safe
-    (C when available) loader; raises :class:`CassetteError`."""
+FileError = type[CassetteError] | type[ScenarioError]
+
+
+def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
+    """Parse YAML safely (:func:`.fastyaml.strict_load`): anchors, aliases, duplicate keys and
+    nesting past :data:`.fastyaml.MAX_NESTING` are refused with their line.
+
+    Raises:
+        CassetteError (or ``error``): names ``source``, the line and what was wrong.
+    """
     try:
-        return fast_safe_load(text)
-    except AliasFound:
-        # Ssemock never writes them, and a few nested aliases expand to gigabytes.
-        raise CassetteError(source, "", "YAML without anchors or aliases (& and *)", None) from None
-    except (Unsupported, yaml.YAMLError):
-        pass  # the full safe loader decides, and words any error
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
+        return strict_load(text)
+    except Refused as exc:
+        raise error(source, f"line {exc.line}", exc.expected, exc.got) from None
     except yaml.YAMLError as exc:
-        raise CassetteError(source, "", "valid YAML", str(exc).replace("\n", " ")) from None
+        raise error(source, "", "valid YAML", _cut(str(exc).replace("\n", " "))) from None
+    except RecursionError:  # the safe loader's constructors on deep flow collections
+        raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_yaml(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> Any:
+    """Read and parse the YAML file ``path`` of at most ``limit`` bytes.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        CassetteError (or ``error``): too large, unreadable, not UTF-8, or refused by :func:`load_yaml`.
+    """
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise error(source, "", f"a file of at most {show_size(limit)} bytes", size)
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
+    return load_yaml(text, source, error)
 
 
 def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:

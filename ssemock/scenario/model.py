@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..cassette.read import read_yaml
 from ..errors import ScenarioError
+from ..limits import MAX_SCENARIO_FILE
 from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
 from .text import join_lines, split_lines
@@ -20,7 +20,6 @@ __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit "
@@ -93,12 +92,13 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Read a scenario file. Raises :class:`ScenarioError` naming file, step and field."""
+        """Read a scenario file (at most :data:`~ssemock.limits.MAX_SCENARIO_FILE`, 1 MiB; no anchors,
+        aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line)."""
         p = Path(path)
         try:
-            doc = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise ScenarioError(p, "", "a readable YAML scenario file", str(exc).replace("\n", " ")) from None
+            doc = read_yaml(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
+        except FileNotFoundError as exc:
+            raise ScenarioError(p, "", "a readable YAML scenario file", str(exc)) from None
         return cls.from_dict(doc, name=p.stem, source=str(p))
 
     @classmethod
