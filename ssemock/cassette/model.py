@@ -7,7 +7,6 @@ Loading and validation live in :mod:`ssemock.cassette.read`, YAML writing in
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -15,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteNotFoundError
-from ..limits import MAX_CASSETTE_FILE
+from ..errors import CassetteNotFoundError, JSONTooDeepError
+from ..limits import MAX_CASSETTE_FILE, NOT_JSON, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -71,10 +70,19 @@ class Request:
         """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
         return parse_json(self.body)
 
-    def json_view(self) -> Any:
-        """Like :meth:`json`, but parsed once per body and shared: read it, never change it."""
+    def json_view(self, *, strict: bool = False) -> Any:
+        """Like :meth:`json`, but parsed once per body and shared: read it, never change it.
+
+        Raises:
+            JSONTooDeepError: with ``strict``, the body is JSON nested deeper than
+                :data:`~ssemock.limits.MAX_JSON_DEPTH` (else such a body reads as None).
+        """
         if self._parsed is None or self._parsed[0] is not self.body:
-            self._parsed = (self.body, parse_json(self.body))
+            if strict:
+                value = load_json(self.body)
+                self._parsed = (self.body, None if value is NOT_JSON else value)
+            else:
+                self._parsed = (self.body, parse_json(self.body))
         return self._parsed[1]
 
 
@@ -254,12 +262,14 @@ def _yaml_files(root: Path) -> Iterator[Path]:
 
 
 def parse_json(body: bytes | None) -> Any:
-    if not body:
-        return None
+    """``body`` as JSON, or None when it is empty, not JSON, larger than
+    :data:`~ssemock.limits.MAX_JSON_PARSE` (1 MiB) or nested deeper than
+    :data:`~ssemock.limits.MAX_JSON_DEPTH` (such bodies are compared as bytes)."""
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        value = load_json(body)
+    except JSONTooDeepError:
         return None
+    return None if value is NOT_JSON else value
 
 
 def body_digest(body: bytes) -> str:
