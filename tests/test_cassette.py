@@ -218,8 +218,8 @@ def test_the_time_bounds_themselves_load() -> None:
 @settings(max_examples=50)
 @given(st.lists(seconds, min_size=2, max_size=5))
 def test_any_unordered_times_are_refused_naming_the_first_out_of_order(times: list[float]) -> None:
-    chunks = ", ".join(f"{{t: {t!r}, text: x}}" for t in times)
-    text = HEAD + f"    chunks: [{chunks}]\n"
+    text = yaml.safe_dump({"ssemock_cassette": 1, "interactions": [
+        {"response": {"chunks": [{"t": t, "text": "x"} for t in times]}}]})
     firsts = [i for i in range(1, len(times)) if times[i] < times[i - 1]]
     if not firsts:
         assert [c.t for c in Cassette.loads(text).interactions[0].response.chunks] == times
