@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, JSONTooDeepError
+from .errors import ConfigError, JSONTooDeepError, short_repr
 
 __all__ = [
     "JOURNAL_BODY", "JOURNAL_CAPACITY", "JOURNAL_PREFIX", "MAX_CASSETTE_FILE", "MAX_CASSETTE_SECONDS", "MAX_ITEMS",
@@ -126,10 +126,10 @@ def integer(minimum: int | None = 0, maximum: int | None = None, *, optional: bo
     )
 
 
-def check_option(name: str, value: Any, field: Field) -> Any:
-    """Return ``value`` if ``field`` accepts it, else raise :class:`ConfigError` naming the option."""
+def check_option(name: str, value: Any, field: Field, error: type[ConfigError] | type[ValueError] = ConfigError) -> Any:
+    """Return ``value`` if ``field`` accepts it, else raise ``error`` (:class:`ConfigError`) naming the option."""
     if not field.check(value):
-        raise ConfigError(f"{name}: expected {field.expected}, got {value!r:.80}")
+        raise error(f"{name}: expected {field.expected}, got {short_repr(value)}")
     return value
 
 
