@@ -24,17 +24,18 @@ steps and cassette fields check file values with it (errors name file and field)
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, JSONTooDeepError, short_repr
+from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
 
 __all__ = [
     "JOURNAL_BODY", "JOURNAL_CAPACITY", "JOURNAL_PREFIX", "MAX_CASSETTE_FILE", "MAX_CASSETTE_SECONDS", "MAX_ITEMS",
     "MAX_JSON_DEPTH", "MAX_JSON_PARSE", "MAX_REQUEST_BODY", "MAX_SCENARIO_FILE", "NOT_JSON", "Field", "bounds_text",
-    "check_option", "integer", "is_integer", "is_number", "json_depth_exceeds", "load_json", "number", "show_size",
-    "within",
+    "check_option", "claim_name", "integer", "is_integer", "is_number", "json_depth_exceeds", "load_json", "number",
+    "show_size", "within",
 ]
 
 MAX_REQUEST_BODY = 32 * 1024 * 1024
@@ -131,6 +132,21 @@ def check_option(name: str, value: Any, field: Field, error: type[ConfigError] |
     if not field.check(value):
         raise error(f"{name}: expected {field.expected}, got {short_repr(value)}")
     return value
+
+
+def claim_name(claimed: dict[str, str], name: str, file: str | os.PathLike[str] | None,
+               error: type[CassetteError] | type[ScenarioError], kind: str) -> None:
+    """Note that ``file`` defines the ``kind`` (cassette, scenario) ``name``.
+
+    Raises:
+        CassetteError or ScenarioError (``error``): another file already defines ``name``;
+            the message names both files.
+    """
+    if file is None:
+        return
+    other = claimed.setdefault(name, str(file))
+    if other != str(file):
+        raise error(str(file), "name", f"a {kind} name used by one file only: {other} already defines it", name)
 
 
 # ---- JSON ---------------------------------------------------------------------------------

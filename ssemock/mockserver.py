@@ -21,8 +21,8 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
-from .errors import ConfigError, ServerError
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, integer
+from .errors import CassetteError, ConfigError, ScenarioError, ServerError
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
 from .matching import DEFAULT_MATCH_ON, MATCHERS
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
@@ -46,31 +46,49 @@ def _sources(sources: Any, bundled: Path) -> list[Any]:
 def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None) -> dict[str, Cassette]:
     """Cassettes by name from directories, files and :class:`Cassette` objects (one or several).
 
-    None means the bundled cassettes. Raises :class:`~ssemock.CassetteError` or
-    :class:`~ssemock.CassetteNotFoundError`.
+    None means the bundled cassettes. A :class:`Cassette` object replaces a cassette of the same
+    name; two files giving one name are refused.
+
+    Raises:
+        CassetteError: a malformed file, or two files (in any directories) giving one name:
+            the message names both.
+        CassetteNotFoundError: a file or directory does not exist.
     """
     found: dict[str, Cassette] = {}
+    claimed: dict[str, str] = {}
     for source in _sources(sources, bundled_cassettes()):
         if isinstance(source, Cassette):
             found[source.name] = source
-        elif Path(source).is_dir():
-            found.update(load_cassettes(source))
-        else:
-            cassette = Cassette.load(source)
+            continue
+        loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
+        for cassette in loaded:
+            claim_name(claimed, cassette.name, cassette.path, CassetteError, "cassette")
             found[cassette.name] = cassette
     return found
 
 
 def collect_scenarios(sources: Iterable[ScenarioSource] | ScenarioSource | None) -> dict[str, Scenario]:
-    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled)."""
+    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled).
+
+    A scenario file may replace a bundled preset of the same name, and a :class:`Scenario`
+    object any scenario; two other files giving one name are refused.
+
+    Raises:
+        ScenarioError: a malformed file, or two files (in any directories) giving one name:
+            the message names both.
+    """
     found: dict[str, Scenario] = {}
-    for source in _sources(sources, bundled_scenarios()):
+    claimed: dict[str, str] = {}
+    bundled = bundled_scenarios()
+    for source in _sources(sources, bundled):
         if isinstance(source, Scenario):
             found[source.name] = source
-        elif Path(source).is_dir():
-            found.update(load_scenarios(source))
-        else:
-            scenario = Scenario.load(source)
+            continue
+        directory = Path(source).is_dir()
+        loaded = load_scenarios(source).values() if directory else [Scenario.load(source)]
+        for scenario in loaded:
+            if not (directory and Path(source).resolve() == bundled.resolve()):  # presets may be replaced
+                claim_name(claimed, scenario.name, scenario.source, ScenarioError, "scenario")
             found[scenario.name] = scenario
     return found
 

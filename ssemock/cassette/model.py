@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteNotFoundError, JSONTooDeepError
-from ..limits import MAX_CASSETTE_FILE, NOT_JSON, load_json
+from ..errors import CassetteError, CassetteNotFoundError, JSONTooDeepError
+from ..limits import MAX_CASSETTE_FILE, NOT_JSON, claim_name, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -243,14 +243,17 @@ def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
 
     Raises:
         CassetteNotFoundError: the directory does not exist.
-        CassetteError: a file is malformed (the first one found, named in the message).
+        CassetteError: a file is malformed (the first one found, named in the message), or
+            two files give one name (``x.yaml`` and ``x.yml``; both named).
     """
     root = Path(directory)
     if not root.is_dir():
         raise CassetteNotFoundError(str(root))
     found: dict[str, Cassette] = {}
+    claimed: dict[str, str] = {}
     for file in sorted(_yaml_files(root)):
         key = file.relative_to(root).with_suffix("").as_posix()
+        claim_name(claimed, key, file, CassetteError, "cassette")  # x.yaml and x.yml
         found[key] = Cassette.load(file, name=key)
         found[key].name = key
     return found

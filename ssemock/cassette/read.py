@@ -148,7 +148,8 @@ class _Validator:
 
 
 _SECONDS = number(0.0, MAX_CASSETTE_SECONDS)
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")  # RFC 9110 token
+_METHOD = "an HTTP method: a token of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -190,7 +191,10 @@ def _interaction(v: _Validator, item: Any, where: str) -> Interaction:
 def _request(v: _Validator, item: Any, where: str) -> Request:
     doc = v.mapping(item, where)
     v.known(doc, where, {"method", "path", "query", "headers", "body"})
-    method = v.typed(doc.get("method", "GET"), f"{where}.method", str, "an HTTP method").upper()
+    method = v.typed(doc.get("method", "GET"), f"{where}.method", str, _METHOD)
+    if not _HEADER_NAME.match(method):
+        raise v.fail(f"{where}.method", _METHOD, method)
+    method = method.upper()
     path = v.typed(doc.get("path", "/"), f"{where}.path", str, "a URL path starting with /")
     if not path.startswith("/"):
         raise v.fail(f"{where}.path", "a URL path starting with /", path)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..cassette.read import read_yaml
 from ..errors import ScenarioError
-from ..limits import MAX_SCENARIO_FILE
+from ..limits import MAX_SCENARIO_FILE, claim_name
 from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
 from .text import join_lines, split_lines
@@ -38,12 +38,14 @@ class Scenario:
         preserves: what a client must still see the same: ``events`` (the type and
             data of every dispatched event), ``payloads`` (the type and JSON value
             of every event's data) or ``nothing`` (a fault).
+        source: the file it was loaded from, if any.
     """
 
     name: str
     steps: list[Step] = field(default_factory=list)
     description: str = ""
     preserves: str = "nothing"
+    source: str | None = field(default=None, compare=False, repr=False)
 
     def apply(self, plan: Plan) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
@@ -99,7 +101,9 @@ class Scenario:
             doc = read_yaml(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
         except FileNotFoundError as exc:
             raise ScenarioError(p, "", "a readable YAML scenario file", str(exc)) from None
-        return cls.from_dict(doc, name=p.stem, source=str(p))
+        scenario = cls.from_dict(doc, name=p.stem, source=str(p))
+        scenario.source = str(p)
+        return scenario
 
     @classmethod
     def from_dict(cls, doc: Any, *, name: str = "scenario", source: str = "<memory>") -> Scenario:
@@ -142,12 +146,18 @@ def _step(item: Any, where: str, source: str) -> Step:
 
 
 def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
-    """Load every ``*.yaml`` / ``*.yml`` scenario in ``directory`` by name. Raises :class:`ScenarioError`."""
+    """Load every ``*.yaml`` / ``*.yml`` scenario in ``directory`` by name.
+
+    Raises:
+        ScenarioError: a file is malformed, or two files give one name (both named).
+    """
     root = Path(directory)
     if not root.is_dir():
         raise ScenarioError(root, "", "a directory of scenario files", None)
     found = {}
+    claimed: dict[str, str] = {}
     for file in sorted(root.glob("*.y*ml")):
         scenario = Scenario.load(file)
+        claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
         found[scenario.name] = scenario
     return found
