@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -20,7 +21,8 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
-from .errors import ConfigError, ServerError
+from .errors import CassetteError, ConfigError, ScenarioError, ServerError
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
 from .matching import DEFAULT_MATCH_ON, MATCHERS
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
@@ -44,31 +46,49 @@ def _sources(sources: Any, bundled: Path) -> list[Any]:
 def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None) -> dict[str, Cassette]:
     """Cassettes by name from directories, files and :class:`Cassette` objects (one or several).
 
-    None means the bundled cassettes. Raises :class:`~ssemock.CassetteError` or
-    :class:`~ssemock.CassetteNotFoundError`.
+    None means the bundled cassettes. A :class:`Cassette` object replaces a cassette of the same
+    name; two files giving one name are refused.
+
+    Raises:
+        CassetteError: a malformed file, or two files (in any directories) giving one name:
+            the message names both.
+        CassetteNotFoundError: a file or directory does not exist.
     """
     found: dict[str, Cassette] = {}
+    claimed: dict[str, str] = {}
     for source in _sources(sources, bundled_cassettes()):
         if isinstance(source, Cassette):
             found[source.name] = source
-        elif Path(source).is_dir():
-            found.update(load_cassettes(source))
-        else:
-            cassette = Cassette.load(source)
+            continue
+        loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
+        for cassette in loaded:
+            claim_name(claimed, cassette.name, cassette.path, CassetteError, "cassette")
             found[cassette.name] = cassette
     return found
 
 
 def collect_scenarios(sources: Iterable[ScenarioSource] | ScenarioSource | None) -> dict[str, Scenario]:
-    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled)."""
+    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled).
+
+    A scenario file may replace a bundled preset of the same name, and a :class:`Scenario`
+    object any scenario; two other files giving one name are refused.
+
+    Raises:
+        ScenarioError: a malformed file, or two files (in any directories) giving one name:
+            the message names both.
+    """
     found: dict[str, Scenario] = {}
-    for source in _sources(sources, bundled_scenarios()):
+    claimed: dict[str, str] = {}
+    bundled = bundled_scenarios()
+    for source in _sources(sources, bundled):
         if isinstance(source, Scenario):
             found[source.name] = source
-        elif Path(source).is_dir():
-            found.update(load_scenarios(source))
-        else:
-            scenario = Scenario.load(source)
+            continue
+        directory = Path(source).is_dir()
+        loaded = load_scenarios(source).values() if directory else [Scenario.load(source)]
+        for scenario in loaded:
+            if not (directory and Path(source).resolve() == bundled.resolve()):  # presets may be replaced
+                claim_name(claimed, scenario.name, scenario.source, ScenarioError, "scenario")
             found[scenario.name] = scenario
     return found
 
@@ -115,13 +135,18 @@ class MockServer:
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
         seed: seeds the scenarios' random choices (journaled with every request;
             the same seed replays the same bytes and chunk boundaries).
+        max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
+            (bytes, default 32 MiB).
+        journal_capacity: journal entries kept, the oldest dropped first (default 1,000).
+        journal_body_limit: larger request bodies are journaled as ``{"sha256", "size",
+            "prefix"}`` (bytes, default 64 KiB).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
 
     Raises:
         CassetteError, ScenarioError: a cassette or scenario file is malformed.
-        ConfigError: an invalid option (port, timing scale, matcher, unknown default
+        ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
             scenario or cassette name).
         ServerError: the server could not start (e.g. the port is taken).
     """
@@ -137,8 +162,14 @@ class MockServer:
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         timing_scale: float = 1.0,
         seed: int = 0,
+        max_request_body: int = MAX_REQUEST_BODY,
+        journal_capacity: int = JOURNAL_CAPACITY,
+        journal_body_limit: int = JOURNAL_BODY,
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
+        check_option("max_request_body", max_request_body, integer(0, None))
+        check_option("journal_capacity", journal_capacity, integer(1, None))
+        check_option("journal_body_limit", journal_body_limit, integer(0, None))
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -146,6 +177,9 @@ class MockServer:
             match_on=tuple(match_on),
             timing_scale=timing_scale,
             seed=seed,
+            journal=deque(maxlen=journal_capacity),
+            journal_body_limit=journal_body_limit,
+            max_request_body=max_request_body,
         )
         check_names(self.state)
         self.host = host
@@ -162,8 +196,9 @@ class MockServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """A copy of the journal: one dict per request received (see :mod:`ssemock.server`)."""
-        return self.call(lambda: copy.deepcopy(self.state.journal))
+        """A copy of the journal: one dict per request received, oldest first, at most
+        ``journal_capacity`` (see :mod:`ssemock.journal`)."""
+        return self.call(lambda: copy.deepcopy(list(self.state.journal)))
 
     def reset(self) -> None:
         """Clear the journal and play counts."""

@@ -10,7 +10,9 @@ HTTP contract (design §4):
   ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal);
 * errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}``: 404
   ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
-  400 ``ssemock_unknown_scenario``.
+  400 ``ssemock_unknown_scenario``, 413 ``ssemock_body_too_large`` (a body over
+  ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
+  :data:`~ssemock.limits.MAX_JSON_DEPTH`), 400 ``ssemock_bad_request``.
 
 Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
 connection), each at ``t × timing_scale`` seconds after the request arrived;
@@ -27,6 +29,7 @@ import socket
 import struct
 import time
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +40,8 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .errors import NoMatchError
+from .intake import Refusal, check_json, journal_body, read_body
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
 from .matching import DEFAULT_MATCH_ON, describe, find_interaction
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
@@ -49,6 +54,7 @@ _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+_BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
 
 
 @dataclass
@@ -62,7 +68,12 @@ class ServerState:
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
         timing_scale: multiplies recorded times; 0 = no delays.
-        journal: one dict per request received, in order.
+        journal: one dict per request received, in order; a ring of ``journal_capacity``
+            entries (default 1,000): the oldest is dropped first.
+        journal_body_limit: bodies larger than this many bytes (default 64 KiB) are journaled as
+            ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` (the first 1 KiB, as text).
+        max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
+        received: requests journaled since the last reset (the ``seq`` of the latest).
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -71,19 +82,23 @@ class ServerState:
     cassette: str | None = None
     match_on: Sequence[str] = DEFAULT_MATCH_ON
     timing_scale: float = 1.0
-    journal: list[dict[str, Any]] = field(default_factory=list)
+    journal: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=JOURNAL_CAPACITY))
     played: dict[tuple[str, int], int] = field(default_factory=dict)
     seed: int = 0
+    journal_body_limit: int = JOURNAL_BODY
+    max_request_body: int = MAX_REQUEST_BODY
+    received: int = 0
 
     def reset(self) -> None:
         """Clear the journal and the play counts."""
         self.journal.clear()
         self.played.clear()
+        self.received = 0
 
 
 def create_app(state: ServerState) -> web.Application:
     """Build the aiohttp application serving ``state``."""
-    app = web.Application(client_max_size=1 << 30)
+    app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
     app.router.add_get("/_ssemock/health", _health)
     app.router.add_get("/_ssemock/cassettes", _cassettes)
@@ -163,7 +178,7 @@ async def _scenarios(request: web.Request) -> web.Response:
 
 
 async def _journal(request: web.Request) -> web.Response:
-    return web.json_response(request.app[STATE].journal)
+    return web.json_response(list(request.app[STATE].journal))
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
@@ -190,13 +205,6 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     return unquote(path), cassette, scenario
 
 
-def _body_for_journal(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return body.decode("utf-8", "replace") if body else None
-
-
 async def _replay(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     arrived = asyncio.get_running_loop().time()
@@ -206,30 +214,30 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name) or state.cassette
     scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     try:
-        body = await request.read()
+        body = await read_body(request, state.max_request_body, _BODY_OPTION)
     except web.HTTPException:
-        raise  # aiohttp's own answers (e.g. 413 body too large)
+        raise  # aiohttp's own answers
     except Exception as exc:  # e.g. a body labelled gzip that is not gzip
-        reply = error_response(400, "ssemock_bad_request", f"cannot read the request body: {exc}")
-        reply.force_close()  # the rest of the body cannot be read either: no keep-alive
         request.content.feed_eof()  # nothing more to drain after the answer
-        return reply
+        body = Refusal(400, "ssemock_bad_request", f"cannot read the request body: {exc}", close=True)
     received = Request(
         method=request.method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
         query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS),
         headers=list(request.headers.items()),
-        body=body,
+        body=body if isinstance(body, bytes) else None,
     )
+    refusal = body if isinstance(body, Refusal) else check_json(received)
+    state.received += 1
     entry: dict[str, Any] = {
-        "seq": len(state.journal) + 1,
+        "seq": state.received,
         "time": time.time(),
         "method": request.method,
         "path": path,
         "query": dict(received.query),
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        "body": _body_for_journal(body),
+        "body": None if refusal is not None else await journal_body(received, state.journal_body_limit),
         "cassette": None,
         "interaction": None,
         "scenario": scenario_names,
@@ -238,6 +246,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "outcome": None,
     }
     state.journal.append(entry)
+    if refusal is not None:
+        return _refuse(entry, refusal.response(error_response))
 
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:

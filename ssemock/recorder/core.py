@@ -19,6 +19,7 @@ from aiohttp import web
 from ..background import BackgroundLoop
 from ..cassette.append import remove_stale_temporaries
 from ..errors import RecorderConfigError, RecorderError
+from ..limits import MAX_REQUEST_BODY, check_option, integer
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
 from .modes import RecordMode, record_mode
@@ -47,6 +48,7 @@ class RecorderState:
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
+    max_request_body: int = MAX_REQUEST_BODY
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def store(self, name: str) -> CassetteStore:
@@ -172,6 +174,8 @@ class Recorder:
         max_body_size: request bodies larger than this many bytes are stored as
             SHA-256 digest and size (still matched on replay); None keeps every body.
             Default 1 MiB.
+        max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
+            and never forwarded (bytes, default 32 MiB).
         keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded
             bytes; default False asks the upstream for ``identity``.
         read_timeout: seconds without an upstream byte before a stream is ended
@@ -205,6 +209,7 @@ class Recorder:
         port: int = 0,
         filter: Filter | None = None,  # noqa: A002 - VCR's word
         max_body_size: int | None = 1 << 20,
+        max_request_body: int = MAX_REQUEST_BODY,
         keep_encoding: bool = False,
         read_timeout: float = 600.0,
         grace: float = 5.0,
@@ -215,6 +220,7 @@ class Recorder:
         base_url, shown, credentials = split_target(target)
         check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout, grace=grace,
                       replay_timing_scale=replay_timing_scale)
+        check_option("max_request_body", max_request_body, integer(0, None), RecorderConfigError)
         filter = filter or Filter()  # noqa: A001
         unknown = [m for m in match_on if m not in MATCHERS]
         if unknown:
@@ -231,7 +237,7 @@ class Recorder:
             "mode": record_mode(mode), "filter": filter,
             "cassette": check_cassette_name(filter.name(cassette)) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
-            "replay_timing_scale": replay_timing_scale,
+            "replay_timing_scale": replay_timing_scale, "max_request_body": max_request_body,
         }
         self.state: RecorderState | None = None
         self._runner: web.AppRunner | None = None
@@ -267,7 +273,7 @@ class Recorder:
             auto_decompress=False, timeout=timeout, connector=aiohttp.TCPConnector(limit=0),
             cookie_jar=aiohttp.DummyCookieJar(),
         )
-        app = web.Application(client_max_size=1 << 31)
+        app = web.Application(client_max_size=state.max_request_body)
         app[STATE] = state
         app.router.add_get("/_ssemock/health", health)
         app.router.add_route("*", "/{tail:.*}", handle)
