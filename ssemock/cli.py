@@ -19,6 +19,9 @@ from . import __version__
 from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
+from .edge import configure_logging
+from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
+from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, SSEMockError
 from .importers import decoded_body
 from .matching import MATCHERS
@@ -82,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
     serve.add_argument("--match-on", default="method,path,body",
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
+    add_network_arguments(serve, grace=DEFAULT_GRACE,
+                          grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
+                                     f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
 
     imp = sub.add_parser("import", help="convert foreign recordings into ssemock cassettes")
     kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
@@ -138,9 +144,12 @@ def _serve(args: argparse.Namespace) -> int:
         server = MockServer(
             args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
+            **network_kwargs(args),
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None
+    configure_logging(quiet=args.quiet)
+    raise_open_files_limit()
     return asyncio.run(_run_until_signal(server))
 
 

@@ -11,6 +11,7 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── NoMatchError (LookupError)          no interaction matches a request
     ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name)
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
+    ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
     └── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BodyTimeoutError",
     "CassetteError",
     "CassetteNotFoundError",
     "ConfigError",
@@ -125,6 +127,10 @@ class NoMatchError(SSEMockError, LookupError):
 
 class ServerError(SSEMockError, RuntimeError):
     """The replay server could not start, or failed while serving."""
+
+
+class BodyTimeoutError(SSEMockError, TimeoutError):
+    """A request body did not arrive within the server's ``body_timeout`` (the client gets a 408)."""
 
 
 class ConfigError(SSEMockError, ValueError):

@@ -20,6 +20,8 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
+from .edge import NetworkOptions, start_runner
+from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
 from .errors import ConfigError, ServerError
 from .matching import DEFAULT_MATCH_ON, MATCHERS
 from .scenario import Scenario, load_scenarios
@@ -28,6 +30,8 @@ from .server import ServerState, create_app
 __all__ = ["MockServer", "collect_cassettes", "collect_scenarios"]
 
 T = TypeVar("T")
+EXPOSURE = ("anyone who can reach it can read the journal (/_ssemock/requests), which holds every prompt "
+            "received and may hold keys, and clear it")
 CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
 
@@ -115,6 +119,15 @@ class MockServer:
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
         seed: seeds the scenarios' random choices (journaled with every request;
             the same seed replays the same bytes and chunk boundaries).
+        header_timeout: seconds a connection may take to send a request's line and
+            headers (also the idle keep-alive limit); default 30.
+        body_timeout: seconds a request body may take to arrive after its headers
+            (then ``408 ssemock_body_timeout``); default 60.
+        backlog: listen backlog, connections queued until accepted; default 2048.
+        grace: seconds :meth:`stop` lets requests in progress finish before cutting
+            them (journal outcome ``stopped``); default 0.25.
+        allowed_hosts: ``Host`` names the admin API answers under besides
+            ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -122,7 +135,7 @@ class MockServer:
     Raises:
         CassetteError, ScenarioError: a cassette or scenario file is malformed.
         ConfigError: an invalid option (port, timing scale, matcher, unknown default
-            scenario or cassette name).
+            scenario or cassette name, timeout, backlog, grace, host name).
         ServerError: the server could not start (e.g. the port is taken).
     """
 
@@ -137,8 +150,15 @@ class MockServer:
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         timing_scale: float = 1.0,
         seed: int = 0,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        backlog: int = DEFAULT_BACKLOG,
+        grace: float = DEFAULT_GRACE,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
+        self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
+                                      grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -182,19 +202,16 @@ class MockServer:
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
         """Start serving in the running event loop. Raises :class:`ServerError`."""
-        runner = web.AppRunner(create_app(self.state), access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         try:
-            await site.start()
+            runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
+                                        exposure=EXPOSURE, handler_cancellation=True)
         except OSError as exc:
-            await runner.cleanup()
             raise ServerError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = runner.addresses[0][1]
         self._runner = runner
 
     async def stop(self) -> None:
-        """Stop serving and close open connections."""
+        """Stop serving: requests in progress get ``grace`` seconds, then they are cut."""
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
