@@ -48,6 +48,7 @@ _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
 
 
 @dataclass
@@ -94,6 +95,7 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
+    app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
     replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
     _allow_cors(app, replay)
@@ -118,6 +120,10 @@ def _allow_cors(app: web.Application, routes: list[web.AbstractRoute]) -> None:
     cors = aiohttp_cors.setup(app, defaults={"*": options})
     for route in routes:
         cors.add(route)
+
+
+async def _unknown_admin_path(request: web.Request) -> web.Response:
+    return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.method} {request.path}")
 
 
 async def _health(request: web.Request) -> web.Response:
@@ -304,7 +310,10 @@ async def send_plan(
     resp_rec = plan.response
     scale = plan.timing_scale
     chunks = plan.wire_chunks()
-    headers = [(k, v) for k, v in resp_rec.headers if k.lower() not in _FRAMING_HEADERS]
+    # A browser's request (Origin) gets the server's CORS headers, not the provider's recorded ones.
+    cors = "Origin" in request.headers
+    headers = [(k, v) for k, v in resp_rec.headers
+               if k.lower() not in _FRAMING_HEADERS and not (cors and k.lower().startswith("access-control-"))]
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
     for name, value in headers:
         response.headers.add(name, value)
