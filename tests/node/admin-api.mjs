@@ -5,28 +5,10 @@
 //   rebound:     from a page whose name (rebound.test) resolves to 127.0.0.1, as after DNS
 //                rebinding: the browser sees the same origin, the server sees Host rebound.test;
 //   sameOrigin:  from a page on the server's own origin: the journal read, then cleared.
-import { createServer } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { withPage } from "./chromium.mjs";
 
 const base = process.argv[2];
 const port = new URL(base).port;
-const page = createServer((req, res) => {
-  res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
-  res.end("<!doctype html><title>another origin</title>");
-});
-await new Promise((resolve) => page.listen(0, "127.0.0.1", resolve));
-const other = `http://127.0.0.1:${page.address().port}`;
-const profile = mkdtempSync(join(tmpdir(), "ssemock-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP rebound.test 127.0.0.1"],
-});
-
 // Each attempt: {status, body} when the page could read the answer, {blocked: message} when the
 // browser refused to give it to the page, {opaque: true} for a no-cors answer the page cannot read.
 const attempts = async (tab, target) => tab.evaluate(async (target) => {
@@ -48,17 +30,14 @@ const attempts = async (tab, target) => tab.evaluate(async (target) => {
   };
 }, target);
 
-try {
+const result = await withPage("<!doctype html><title>another origin</title>", async ({ context, origin }) => {
   const tab = await context.newPage();
-  await tab.goto(other + "/");
+  await tab.goto(origin + "/");
   const crossOrigin = await attempts(tab, base);
   const rebound = await tab.goto(`http://rebound.test:${port}/_ssemock/health`);
   const reboundPage = { status: rebound.status(), ...(await attempts(tab, `http://rebound.test:${port}`)) };
   await tab.goto(base + "/_ssemock/health");
   const sameOrigin = await attempts(tab, "");
-  process.stdout.write(JSON.stringify({ crossOrigin, rebound: reboundPage, sameOrigin }));
-} finally {
-  await context.close();
-  page.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+  return { crossOrigin, rebound: reboundPage, sameOrigin };
+}, ["--host-resolver-rules=MAP rebound.test 127.0.0.1"]);
+process.stdout.write(JSON.stringify(result));
