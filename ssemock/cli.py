@@ -19,6 +19,9 @@ from . import __version__
 from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
+from .edge import configure_logging
+from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
+from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, SSEMockError
 from .importers import decoded_body, save_imported
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
@@ -100,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
     serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
                        help=f"journal larger bodies as sha256 + size + prefix (default {JOURNAL_BODY}, 64 KiB)")
+    add_network_arguments(serve, grace=DEFAULT_GRACE,
+                          grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
+                                     f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
 
     imp = sub.add_parser("import", help="convert foreign recordings into ssemock cassettes")
     kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
@@ -159,9 +165,12 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
             max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
             journal_body_limit=args.journal_body_limit,
+            **network_kwargs(args),
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None
+    configure_logging(quiet=args.quiet)
+    raise_open_files_limit()
     return asyncio.run(_run_until_signal(server))
 
 

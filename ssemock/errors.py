@@ -12,6 +12,7 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name, limit)
     ├── JSONTooDeepError (ValueError)       a JSON body nests deeper than the bound
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
+    ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
     └── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BodyTimeoutError",
     "CassetteError",
     "CassetteNotFoundError",
     "ConfigError",
@@ -150,6 +152,10 @@ class JSONTooDeepError(SSEMockError, ValueError):
 
 class ServerError(SSEMockError, RuntimeError):
     """The replay server could not start, or failed while serving."""
+
+
+class BodyTimeoutError(SSEMockError, TimeoutError):
+    """A request body did not arrive within the server's ``body_timeout`` (the client gets a 408)."""
 
 
 class ConfigError(SSEMockError, ValueError):

@@ -21,6 +21,8 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
+from .edge import NetworkOptions, start_runner
+from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
 from .errors import CassetteError, ConfigError, ScenarioError, ServerError
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
 from .matching import DEFAULT_MATCH_ON, MATCHERS
@@ -30,6 +32,8 @@ from .server import ServerState, create_app
 __all__ = ["MockServer", "collect_cassettes", "collect_scenarios"]
 
 T = TypeVar("T")
+EXPOSURE = ("anyone who can reach it can read the journal (/_ssemock/requests), which holds every prompt "
+            "received and may hold keys, and clear it")
 CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
 
@@ -140,6 +144,15 @@ class MockServer:
         journal_capacity: journal entries kept, the oldest dropped first (default 1,000).
         journal_body_limit: larger request bodies are journaled as ``{"sha256", "size",
             "prefix"}`` (bytes, default 64 KiB).
+        header_timeout: seconds a connection may take to send a request's line and
+            headers (also the idle keep-alive limit); default 30.
+        body_timeout: seconds a request body may take to arrive after its headers
+            (then ``408 ssemock_body_timeout``); default 60.
+        backlog: listen backlog, connections queued until accepted; default 2048.
+        grace: seconds :meth:`stop` lets requests in progress finish before cutting
+            them (journal outcome ``stopped``); default 0.25.
+        allowed_hosts: ``Host`` names the admin API answers under besides
+            ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -147,7 +160,7 @@ class MockServer:
     Raises:
         CassetteError, ScenarioError: a cassette or scenario file is malformed.
         ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
-            scenario or cassette name).
+            scenario or cassette name, timeout, backlog, grace, host name).
         ServerError: the server could not start (e.g. the port is taken).
     """
 
@@ -165,11 +178,18 @@ class MockServer:
         max_request_body: int = MAX_REQUEST_BODY,
         journal_capacity: int = JOURNAL_CAPACITY,
         journal_body_limit: int = JOURNAL_BODY,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        backlog: int = DEFAULT_BACKLOG,
+        grace: float = DEFAULT_GRACE,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         check_option("max_request_body", max_request_body, integer(0, None))
         check_option("journal_capacity", journal_capacity, integer(1, None))
         check_option("journal_body_limit", journal_body_limit, integer(0, None))
+        self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
+                                      grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -217,19 +237,16 @@ class MockServer:
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
         """Start serving in the running event loop. Raises :class:`ServerError`."""
-        runner = web.AppRunner(create_app(self.state), access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         try:
-            await site.start()
+            runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
+                                        exposure=EXPOSURE, handler_cancellation=True)
         except OSError as exc:
-            await runner.cleanup()
             raise ServerError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = runner.addresses[0][1]
         self._runner = runner
 
     async def stop(self) -> None:
-        """Stop serving and close open connections."""
+        """Stop serving: requests in progress get ``grace`` seconds, then they are cut."""
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()

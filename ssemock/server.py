@@ -25,8 +25,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
-import struct
 import time
 import weakref
 from collections import deque
@@ -39,6 +37,7 @@ import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
+from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
@@ -46,7 +45,7 @@ from .matching import DEFAULT_MATCH_ON, describe, find_interaction
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
 
-__all__ = ["ServerState", "create_app"]
+__all__ = ["ServerState", "create_app", "error_response", "send_plan"]
 
 # Hop-by-hop and framing headers: the server frames the body itself.
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
@@ -55,6 +54,7 @@ STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
+ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
 
 
 @dataclass
@@ -97,7 +97,12 @@ class ServerState:
 
 
 def create_app(state: ServerState) -> web.Application:
-    """Build the aiohttp application serving ``state``."""
+    """Build the aiohttp application serving ``state``.
+
+    Replay routes answer any origin (CORS, for browser ``EventSource`` and ``fetch``);
+    admin routes have no CORS and, once served by :func:`ssemock.edge.start_runner`,
+    answer same-origin requests under a known ``Host`` only (:mod:`ssemock.edge.guard`).
+    """
     app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
     app.router.add_get("/_ssemock/health", _health)
@@ -105,10 +110,10 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
+    app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
-    for method in REPLAY_METHODS:
-        app.router.add_route(method, "/{tail:.*}", _replay)
-    _allow_cors(app)
+    replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
+    _allow_cors(app, replay)
     app.on_response_prepare.append(_drop_default_content_type)
     return app
 
@@ -119,8 +124,8 @@ async def _drop_default_content_type(request: web.Request, response: web.StreamR
         response.headers.popall("Content-Type", None)
 
 
-def _allow_cors(app: web.Application) -> None:
-    """Let pages from any origin read every route (browser ``EventSource``, ``fetch``).
+def _allow_cors(app: web.Application, routes: list[web.AbstractRoute]) -> None:
+    """Let pages from any origin read the replay ``routes`` (browser ``EventSource``, ``fetch``).
 
     aiohttp-cors answers preflight ``OPTIONS`` requests and adds
     ``Access-Control-Allow-Origin`` (and exposes every header) to the responses.
@@ -128,20 +133,19 @@ def _allow_cors(app: web.Application) -> None:
     options = aiohttp_cors.ResourceOptions(allow_credentials=False, expose_headers="*", allow_headers="*",
                                            allow_methods="*")  # type: ignore[no-untyped-call]
     cors = aiohttp_cors.setup(app, defaults={"*": options})
-    for route in list(app.router.routes()):
+    for route in routes:
         cors.add(route)
 
 
-def error_response(status: int, kind: str, message: str, **extra: Any) -> web.Response:
-    """A JSON error in the shape providers use: ``{"error": {"type", "message", ...}}``."""
-    body = {"error": {"type": kind, "message": message, **extra}}
-    return web.json_response(body, status=status)
+async def _unknown_admin_path(request: web.Request) -> web.Response:
+    return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.method} {request.path}")
 
 
 async def _health(request: web.Request) -> web.Response:
     state = request.app[STATE]
     return web.json_response(
-        {"status": "ok", "cassettes": len(state.cassettes), "scenarios": len(state.scenarios)}
+        {"status": "ok", "cassettes": len(state.cassettes), "scenarios": len(state.scenarios),
+         **activity(request.app)}
     )
 
 
@@ -246,6 +250,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "outcome": None,
     }
     state.journal.append(entry)
+    request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
 
@@ -306,14 +311,19 @@ async def send_plan(
     write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
     TCP_NODELAY), at least ``pace`` seconds after the previous one.
 
-    The journal ``entry`` gets ``status``, ``chunks_sent``, ``bytes_sent``,
-    ``injected`` (what the scenario's steps did) and ``outcome`` (``complete``,
-    ``cut``, ``reset`` or ``client_gone``).
+    The journal ``entry`` gets ``status``, ``framing`` (``chunked``, ``length`` or
+    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
+    ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
+    (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
+    stopped first; ``error`` with status 500 if the response could not be sent).
     """
     resp_rec = plan.response
     scale = plan.timing_scale
     chunks = plan.wire_chunks()
-    headers = [(k, v) for k, v in resp_rec.headers if k.lower() not in _FRAMING_HEADERS]
+    # A browser's request (Origin) gets the server's CORS headers, not the provider's recorded ones.
+    cors = "Origin" in request.headers
+    headers = [(k, v) for k, v in resp_rec.headers
+               if k.lower() not in _FRAMING_HEADERS and not (cors and k.lower().startswith("access-control-"))]
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
     for name, value in headers:
         response.headers.add(name, value)
@@ -321,14 +331,9 @@ async def send_plan(
         response.headers["Content-Encoding"] = plan.content_encoding
     if resp_rec.header("content-type") is None:
         _NO_CONTENT_TYPE.add(response)
-    if plan.framing == "chunked":
-        response.enable_chunked_encoding()
-    elif plan.framing == "length":
-        response.content_length = sum(len(c.data) for c in chunks)
-    else:
-        response.force_close()
-        response._length_check = False  # no chunked framing: the body ends when the connection closes
+    framing = set_framing(request, response, plan.framing, sum(len(c.data) for c in chunks))
     entry["status"] = resp_rec.status
+    entry["framing"] = framing
     entry["chunks_sent"] = entry["bytes_sent"] = 0
     entry["injected"] = list(plan.notes)
     loop = asyncio.get_running_loop()
@@ -349,23 +354,30 @@ async def send_plan(
         shift += await _pause(plan, len(chunks))
         if scale:
             await _sleep_until(loop, shift + resp_rec.end.t * scale)
-        how = resp_rec.end.how
-        if how == "reset":
-            _abort(request, reset=True)
-            entry["outcome"] = "reset"
-        elif how in ("cut", "timeout", "client_gone") or plan.framing == "close":
-            if plan.framing == "close" and how == "clean":
-                await response.write_eof()
-                entry["outcome"] = "complete"
-            else:
-                _abort(request, reset=False)
-                entry["outcome"] = "cut"
-        else:
-            await response.write_eof()
-            entry["outcome"] = "complete"
+        entry["outcome"] = await _end(request, response, resp_rec.end.how, framing)
     except ConnectionError:
         entry["outcome"] = "client_gone"
+    except asyncio.CancelledError:  # the client left (aiohttp cancels its handler) or the server stops
+        entry["outcome"] = "client_gone" if request.transport is None else "stopped"
+        raise
+    except Exception:
+        if not response.prepared:  # aiohttp answers 500
+            entry["status"] = 500
+        entry["outcome"] = "error"
+        raise
     return response
+
+
+async def _end(request: web.Request, response: web.StreamResponse, how: str, framing: str) -> str:
+    """End the body as recorded (``how``); returns the journal outcome."""
+    if how == "reset":
+        abort_connection(request, reset=True)
+        return "reset"
+    if how in ("cut", "timeout", "client_gone"):
+        abort_connection(request, reset=False)
+        return "cut"
+    await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
+    return "complete"
 
 
 async def _pause(plan: Plan, index: int) -> float:
@@ -400,17 +412,3 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None
             await asyncio.sleep(0)
     finally:
         _spinners -= 1
-
-
-def _abort(request: web.Request, *, reset: bool) -> None:
-    """Close the connection without the chunked terminator; with ``reset``, send a TCP RST."""
-    transport = request.transport
-    if transport is None:
-        return
-    sock = transport.get_extra_info("socket")
-    if reset and sock is not None:
-        # SO_LINGER with a zero timeout makes close() send RST instead of FIN.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        transport.abort()
-    else:
-        transport.close()

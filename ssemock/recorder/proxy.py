@@ -47,11 +47,12 @@ import aiohttp
 from aiohttp import web
 
 from ..cassette import End, Request, Response, body_digest
+from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
 from ..matching import find_interaction
 from ..scenario import Plan
-from ..server import _abort, error_response, send_plan
+from ..server import send_plan
 from .modes import RecordMode
 from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassette_name
 
@@ -218,7 +219,7 @@ async def _stream(
     ):
         response.content_length = int(upstream.headers["Content-Length"])
     elif not no_body:
-        response.enable_chunked_encoding()
+        set_framing(request, response, "chunked")  # close-delimited for an HTTP/1.0 client
     tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))
     how = "clean"
     cancelled: BaseException | None = None
@@ -298,9 +299,9 @@ async def _finish_client(request: web.Request, response: web.StreamResponse, how
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
     elif how == "reset":
-        _abort(request, reset=True)
+        abort_connection(request, reset=True)
     elif how in ("cut", "timeout"):
-        _abort(request, reset=False)
+        abort_connection(request, reset=False)
 
 
 def _is_reset(exc: BaseException) -> bool:
