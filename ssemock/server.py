@@ -37,7 +37,7 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .errors import NoMatchError
-from .matching import DEFAULT_MATCH_ON, describe, find_interaction
+from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts, describe, find_interaction, prepare_indexes
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
 
@@ -61,6 +61,9 @@ class ServerState:
         scenario: the default scenario names (comma-separated), or None.
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
+        strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
+            is matched on every matcher of ``match_on``, the body included; False: the
+            body only chooses among its interactions.
         timing_scale: multiplies recorded times; 0 = no delays.
         journal: one dict per request received, in order.
     """
@@ -70,9 +73,11 @@ class ServerState:
     scenario: str | None = None
     cassette: str | None = None
     match_on: Sequence[str] = DEFAULT_MATCH_ON
+    strict: bool = False
     timing_scale: float = 1.0
     journal: list[dict[str, Any]] = field(default_factory=list)
-    played: dict[tuple[str, int], int] = field(default_factory=dict)
+    played: dict[tuple[str, int], int] = field(default_factory=PlayCounts)
+    indexes: IndexCache = field(default_factory=IndexCache, repr=False)
     seed: int = 0
 
     def reset(self) -> None:
@@ -95,7 +100,14 @@ def create_app(state: ServerState) -> web.Application:
         app.router.add_route(method, "/{tail:.*}", _replay)
     _allow_cors(app)
     app.on_response_prepare.append(_drop_default_content_type)
+    app.on_startup.append(_prepare_indexes)
     return app
+
+
+async def _prepare_indexes(app: web.Application) -> None:
+    """Index the cassettes before the first request, not during it."""
+    state = app[STATE]
+    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
 
 
 async def _drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
@@ -249,9 +261,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         ))
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     try:
-        match = find_interaction(
-            pool, received, state.match_on, played=state.played, explicit=cassette_name is not None
-        )
+        match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
+                                 explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
         return _refuse(entry, error_response(404, "ssemock_no_match", str(exc), closest=exc.closest))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
