@@ -25,7 +25,7 @@ from .edge import NetworkOptions, start_runner
 from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
 from .errors import CassetteError, ConfigError, ScenarioError, ServerError
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
-from .matching import DEFAULT_MATCH_ON, MATCHERS
+from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 
@@ -106,11 +106,7 @@ def check_options(*, port: int, timing_scale: float, match_on: Sequence[str]) ->
         math.isfinite(timing_scale) and timing_scale >= 0
     ):
         raise ConfigError(f"timing scale must be a finite number >= 0, got {timing_scale!r}")
-    if isinstance(match_on, str) or not match_on:
-        raise ConfigError(f"match_on must be a non-empty list of matchers among {', '.join(MATCHERS)}")
-    unknown = [m for m in match_on if m not in MATCHERS]
-    if unknown:
-        raise ConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+    check_match_on(match_on)
 
 
 def check_names(state: ServerState) -> None:

@@ -41,7 +41,7 @@ from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_f
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
-from .matching import DEFAULT_MATCH_ON, describe, find_interaction
+from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts, describe, find_interaction, prepare_indexes
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
 
@@ -67,6 +67,9 @@ class ServerState:
         scenario: the default scenario names (comma-separated), or None.
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
+        strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
+            is matched on every matcher of ``match_on``, the body included; False: the
+            body only chooses among its interactions.
         timing_scale: multiplies recorded times; 0 = no delays.
         journal: one dict per request received, in order; a ring of ``journal_capacity``
             entries (default 1,000): the oldest is dropped first.
@@ -81,9 +84,11 @@ class ServerState:
     scenario: str | None = None
     cassette: str | None = None
     match_on: Sequence[str] = DEFAULT_MATCH_ON
+    strict: bool = False
     timing_scale: float = 1.0
     journal: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=JOURNAL_CAPACITY))
-    played: dict[tuple[str, int], int] = field(default_factory=dict)
+    played: dict[tuple[str, int], int] = field(default_factory=PlayCounts)
+    indexes: IndexCache = field(default_factory=IndexCache, repr=False)
     seed: int = 0
     journal_body_limit: int = JOURNAL_BODY
     max_request_body: int = MAX_REQUEST_BODY
@@ -115,7 +120,14 @@ def create_app(state: ServerState) -> web.Application:
     replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
     _allow_cors(app, replay)
     app.on_response_prepare.append(_drop_default_content_type)
+    app.on_startup.append(_prepare_indexes)
     return app
+
+
+async def _prepare_indexes(app: web.Application) -> None:
+    """Index the cassettes before the first request, not during it."""
+    state = app[STATE]
+    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
 
 
 async def _drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
@@ -264,9 +276,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         ))
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     try:
-        match = find_interaction(
-            pool, received, state.match_on, played=state.played, explicit=cassette_name is not None
-        )
+        match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
+                                 explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
         return _refuse(entry, error_response(404, "ssemock_no_match", str(exc), closest=exc.closest))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
