@@ -162,10 +162,10 @@ class Cassette:
 
         p = Path(path)
         try:
-            text = read_text(p, str(p), limit=MAX_CASSETTE_FILE)
+            text = read_text(p, str(p), limit=MAX_CASSETTE_FILE, complete=True)
         except FileNotFoundError:
             raise CassetteNotFoundError(str(p)) from None
-        cassette = cls.loads(text, name=name or p.stem, source=str(p))  # leaves a torn last interaction out
+        cassette = cls.loads(text, name=name or p.stem, source=str(p))
         cassette.path = p
         return cassette
 

@@ -63,18 +63,27 @@ def read_yaml(path: Path, source: str, *, limit: int, error: FileError = Cassett
     return load_yaml(read_text(path, source, limit=limit, error=error), source, error)
 
 
-def read_text(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> str:
+def read_text(
+    path: Path, source: str, *, limit: int, error: FileError = CassetteError, complete: bool = False
+) -> str:
     """The text of the UTF-8 file ``path`` of at most ``limit`` bytes.
+
+    With ``complete``, a torn last interaction (a recorder killed while appending it, see
+    :mod:`ssemock.cassette.append`) is cut off the bytes before they are decoded: the cut
+    may have fallen inside a UTF-8 character.
 
     Raises:
         FileNotFoundError: the file does not exist.
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
+    from .append import torn_start
+
     try:
         size = path.stat().st_size
         if size > limit:
             raise error(source, "", f"a file of at most {show_size(limit)} bytes", size)
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        return (data[: torn_start(data)] if complete else data).decode("utf-8")
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as exc:
