@@ -1,6 +1,7 @@
 """What the ``ssemock`` pytest fixture costs a test: set-up + call + tear-down, against an empty test.
 
-A generated test module holds N tests that take the ``ssemock`` fixture and N empty tests,
+A generated test module holds N tests that take the ``ssemock`` fixture (naming a bundled
+cassette, as a test without a recording of its own must) and N empty tests,
 interleaved so that a busy machine slows both alike; a real pytest session (a subprocess)
 reports the duration of each phase. The figure is the median per test (milliseconds) of
 set-up + call + tear-down: the call phase counts because the plugin checks the journal for
@@ -26,6 +27,7 @@ GOAL_MS = 2.0
 TESTS = """
 import pytest
 
+@pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
 @pytest.mark.parametrize("n", range({count}))
 def test_fixture(ssemock, n):
     pass

@@ -14,12 +14,10 @@ answer; ``--quick`` uses 10,000 interactions.
   recording not yet played; goal <= 5 ms.
 * ``match_100k.miss``: a request matching no interaction: 404 with the closest recorded
   interactions, which compares at most ``ssemock.matching.REPORT_BUDGET`` of them;
-  goal <= 5 ms.
-* ``match_100k.first_request``: milliseconds for the first request on the large cassette
-  (the server indexes its cassettes when it starts); baseline: the first request on the
-  1-interaction cassette (both include the server's first answer on a new connection).
-  Goal: ratio <= 2.
-* ``match_100k.index``: seconds to index the large cassette, once (in this process,
+  baseline: the same miss on the 1-interaction cassette. Goal: ratio <= 3 (a bounded cost,
+  not one that grows with the cassette).
+* ``match_100k.index``: seconds to index the large cassette, once (the server does it when
+  it starts, so no request waits for it; measured here in this process with
   :func:`ssemock.matching.prepare_indexes`); baseline: one request matched without an
   index (every interaction compared: the cost of every request before indexes). Goal:
   ratio <= 1, indexing costs less than one request used to.
@@ -122,8 +120,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(11)
     large = cassette(count)
     with servers(large, cassette(count, same_prompt=True), cassette(1)) as (big, same, small):
-        first = expect("first", big.post(prompt(count - 1)), 200, f"data: {count - 1}\n\n".encode())
-        first_small = expect("first", small.post(prompt(0)), 200, b"data: 0\n\n")
+        expect("first", big.post(prompt(count - 1)), 200, f"data: {count - 1}\n\n".encode())
+        expect("first", small.post(prompt(0)), 200, b"data: 0\n\n")
         expect("first", same.post(prompt(0)), 200, b"data: 0\n\n")
         hit: list[float] = []
         repeat: list[float] = []
@@ -145,10 +143,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         figure("match_100k.hit", hit_ms, "ms", baseline=base_ms, goal=f"<= {GOAL_MS:g} ms", met=hit_ms <= GOAL_MS),
         figure("match_100k.repeat", repeat_ms, "ms", baseline=base_ms, goal=f"<= {GOAL_MS:g} ms",
                met=repeat_ms <= GOAL_MS),
-        figure("match_100k.miss", miss_ms, "ms", baseline=miss_base_ms, goal=f"<= {GOAL_MS:g} ms",
-               met=miss_ms <= GOAL_MS),
-        figure("match_100k.first_request", first, "ms", baseline=first_small, goal="ratio <= 2",
-               met=first <= 2 * first_small),
+        figure("match_100k.miss", miss_ms, "ms", baseline=miss_base_ms, goal="ratio <= 3",
+               met=miss_ms <= 3 * miss_base_ms),
         figure("match_100k.index", indexing, "s", baseline=scan, goal="ratio <= 1", met=indexing <= scan),
     ]
 

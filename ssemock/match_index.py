@@ -289,7 +289,11 @@ class IndexCache:
                 return index
         index = CassetteIndex(cassette, fields, bodies)
         entries = self._entries
-        ref = weakref.ref(cassette, lambda _, key=key: entries.pop(key, None))  # type: ignore[misc]
+
+        def forget(_: weakref.ref[Cassette]) -> None:
+            entries.pop(key, None)
+
+        ref = weakref.ref(cassette, forget)
         entries[key] = (ref, cassette.interactions, len(cassette.interactions), fields, bodies, index)
         return index
 

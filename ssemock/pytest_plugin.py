@@ -9,8 +9,15 @@ Fixtures:
 * ``ssemock_server`` — the session's :class:`~ssemock.MockServer`.
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
-timing_scale=None, target=None)``; with ``matrix=True`` the test runs once per
-conformance preset, with the preset name as test id (or give a list of scenario names).
+timing_scale=None, target=None, match_on=None)``; with ``matrix=True`` the test runs once
+per conformance preset, with the preset name as test id (or give a list of scenario names).
+
+In replay mode (``none``, and ``once`` when the cassette exists) a test is answered from
+its own cassette, ``cassettes/<test module>/<test name>.yaml`` beside the test, or from
+the cassette its marker names; a test with neither fails set-up, naming the file looked
+for and how to record it. How requests are compared (``match_on``) is described in
+:mod:`ssemock.testing`: a test's own recording is matched on method, path and body, and a
+request that differs fails the test with the difference and how to record it again.
 
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
 ``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable); ini keys
@@ -37,6 +44,7 @@ import pytest
 from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
 from .errors import RecorderConfigError, SSEMockError
+from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer
 from .scenario import conformance_matrix
 from .testing import CassetteLookup, SSEMockFixture
@@ -47,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
-MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target")
+MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on")
 ENV_VARS = {
     "OPENAI_BASE_URL": "{url}/v1",
     "OPENAI_API_KEY": "ssemock-placeholder-key",
@@ -83,9 +91,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None): "
+        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None): "
         "the cassette and scenario the fake provider serves this test; matrix=True runs the test "
-        "under every conformance preset",
+        "under every conformance preset; match_on: the request parts compared (method, path, query, body)",
     )
     mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
     if mode not in RECORD_MODES:
@@ -200,7 +208,11 @@ def _recorder(lookup: CassetteLookup, options: dict[str, Any], session: _Session
         )
     from .recorder import Recorder
 
-    return Recorder(str(target), lookup.test_dir / "cassettes" / lookup.module, mode=mode, cassette=name)
+    match_on = options.get("match_on")
+    return Recorder(
+        str(target), lookup.recording_dir, mode=mode, cassette=name,
+        match_on=check_match_on(match_on) if match_on is not None else DEFAULT_MATCH_ON,
+    )
 
 
 def _marker_options(item: pytest.Item) -> dict[str, Any]:
@@ -235,12 +247,18 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
     problem = None
     try:
         handle.recorder = _recorder(lookup, options, session)
-        cassette = options.get("cassette") if handle.recorder is None else None
-        handle.reset(
-            lookup.find(cassette) if cassette is not None else lookup.own(),
-            scenario=",".join(scenarios) or None,
-            timing_scale=session.timing_scale if scale is None else float(scale),
-        )
+        cassette = None
+        if handle.recorder is None:
+            named = options.get("cassette")
+            cassette = lookup.find(named) if named is not None else lookup.own()
+        if handle.recorder is None and cassette is None:
+            problem = _no_cassette(item, lookup, session)
+        else:
+            handle.reset(
+                cassette, scenario=",".join(scenarios) or None,
+                timing_scale=session.timing_scale if scale is None else float(scale),
+                match_on=options.get("match_on"),
+            )
     except SSEMockError as exc:
         problem = f"@pytest.mark.ssemock: {exc}"
     if problem:
@@ -253,6 +271,37 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
         with handle.recorder:
             yield handle
     del item.stash[_FIXTURE]
+
+
+def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:
+    """The command line recording ``item``'s cassette in ``mode``."""
+    target = session.target or "URL"
+    return f"pytest --ssemock-record={mode} --ssemock-target={target} '{item.nodeid}'"
+
+
+def _no_cassette(item: pytest.Item, lookup: CassetteLookup, session: _Session) -> str:
+    """Why a test without a cassette cannot run in replay mode, and what to do."""
+    return (
+        f"ssemock: {item.name} has no cassette: {lookup.default_path} does not exist and the test names none "
+        f"(record mode {session.record_mode}: nothing is recorded, no request reaches the network).\n"
+        f"Record it: {_record_command(item, session)}\n"
+        "or name one: @pytest.mark.ssemock(cassette=NAME), a file beside the test, a configured cassette "
+        f"or a bundled one ({', '.join(sorted(session.bundled))})"
+    )
+
+
+def _rerecord_hint(item: pytest.Item, handle: SSEMockFixture, session: _Session) -> str | None:
+    """How to record again a recording the test's requests no longer match, or None."""
+    cassette = handle.cassette
+    refused = [e for e in handle.requests if (e.get("error") or {}).get("type") == "ssemock_no_match"]
+    if not refused or cassette is None or cassette.path is None or not handle.lookup.recorded_here(cassette):
+        return None
+    return (
+        f"ssemock: the request differs from the recording {cassette.path} (compared on "
+        f"{', '.join(handle.match_on)}). If the change is intended, record it again: delete the file and run\n"
+        f"  {_record_command(item, session)}\n"
+        f"or add the new request beside the old ones: {_record_command(item, session, 'new_episodes')}"
+    )
 
 
 @pytest.fixture
@@ -279,6 +328,9 @@ def _failure_report(item: pytest.Item) -> str | None:
     report = handle.unmatched_report()
     if report:
         parts.append(report)
+        hint = _rerecord_hint(item, handle, session) if session is not None else None
+        if hint:
+            parts.append(hint)
     return "\n".join(parts) or None
 
 

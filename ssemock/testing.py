@@ -12,13 +12,21 @@ Lookup order for a cassette named ``NAME`` (the pytest-recording convention firs
 3. ``cassettes/NAME.yaml`` beside the test file;
 4. the configured cassette directories (loaded by name);
 5. the bundled real-world cassettes.
+
+How requests are matched (``match_on``, vcrpy's name; see :mod:`ssemock.matching`): as
+given to :meth:`SSEMockFixture.use` (or the pytest marker), where every matcher named,
+the body included, must pass. Otherwise, a cassette recorded beside the test (in
+``cassettes/<test module>/``, where the plugin writes recordings) is matched on method,
+path and body, so a request whose prompt changed since the recording is refused; any
+other cassette (hand-written elsewhere, configured, bundled) on method and path, its
+recorded bodies only choosing among its interactions.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .cassette import Cassette
 from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
+from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer
 
 if TYPE_CHECKING:
@@ -62,12 +71,12 @@ class CassetteLookup:
     @property
     def default_path(self) -> Path:
         """``cassettes/<test module>/<test name>.yaml`` beside the test: the test's own cassette."""
-        return self.test_dir / "cassettes" / self.module / f"{self.test_name}.yaml"
+        return self.recording_dir / f"{self.test_name}.yaml"
 
     def candidates(self, name: str) -> list[Path]:
         """The files that may hold cassette ``name``, in search order."""
         files = [Path(name) if Path(name).is_absolute() else self.test_dir / name]
-        for base in (self.test_dir / "cassettes" / self.module, self.test_dir / "cassettes"):
+        for base in (self.recording_dir, self.test_dir / "cassettes"):
             files += [base / f"{name}.yaml", base / f"{name}.yml"]
         return files
 
@@ -94,6 +103,15 @@ class CassetteLookup:
         error = CassetteNotFoundError(name)
         error.args = (f"no cassette named {name!r}; searched: " + "; ".join(searched),)
         raise error
+
+    @property
+    def recording_dir(self) -> Path:
+        """``cassettes/<test module>/`` beside the test: where this module's recordings go."""
+        return self.test_dir / "cassettes" / self.module
+
+    def recorded_here(self, cassette: Cassette) -> bool:
+        """True when ``cassette`` was loaded from :attr:`recording_dir`."""
+        return cassette.path is not None and cassette.path.resolve().parent == self.recording_dir.resolve()
 
     def own(self) -> Cassette | None:
         """The test's own cassette (:attr:`default_path`), when that file exists."""
@@ -137,6 +155,8 @@ class SSEMockFixture:
         self.recorder: Recorder | None = None
         self.cassette: Cassette | None = None
         self.scenario: str | None = None
+        self.match_on: tuple[str, ...] = DEFAULT_MATCH_ON
+        self.strict = False
 
     @property
     def url(self) -> str:
@@ -145,16 +165,17 @@ class SSEMockFixture:
 
     def use(
         self, cassette: CassetteRef | None = None, *, scenario: str | None = None,
-        timing_scale: float | None = None,
+        timing_scale: float | None = None, match_on: Sequence[str] | None = None,
     ) -> SSEMockFixture:
         """Answer this test's requests from ``cassette`` under ``scenario``.
 
         Args:
             cassette: a cassette name (see :class:`CassetteLookup`), a file path or a
-                :class:`Cassette`; None keeps every session cassette in play, matched
-                by method, path and body.
+                :class:`Cassette`; None keeps the cassette in play.
             scenario: scenario name(s), comma-separated; None replays faithfully.
             timing_scale: multiplies recorded times (0 = no delays); None keeps the session's.
+            match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``),
+                all required; None: the default for the cassette (see the module docstring).
 
         Returns:
             self, so ``ssemock.use("name").url`` reads in one line.
@@ -162,21 +183,33 @@ class SSEMockFixture:
         Raises:
             CassetteNotFoundError: no such cassette (the message lists the places searched).
             ScenarioError: no such scenario (the message lists the known ones).
+            ConfigError: ``match_on`` is a string, empty or names an unknown matcher.
         """
-        found = self.lookup.find(cassette) if cassette is not None else None
+        found = self.lookup.find(cassette) if cassette is not None else self.cassette
         self._check_scenario(scenario)
+        self.match_on, self.strict = self._matching(found, match_on)
         self.cassette, self.scenario = found, scenario
         self._apply(timing_scale=timing_scale)
         return self
 
     def reset(
-        self, cassette: Cassette | None = None, *, scenario: str | None = None, timing_scale: float | None = None
+        self, cassette: Cassette | None = None, *, scenario: str | None = None, timing_scale: float | None = None,
+        match_on: Sequence[str] | None = None,
     ) -> None:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
-        cassettes) under ``scenario``. Raises :class:`ScenarioError` for an unknown scenario."""
+        cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
+        Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
+        a bad ``match_on``."""
         self._check_scenario(scenario)
+        self.match_on, self.strict = self._matching(cassette, match_on)
         self.cassette, self.scenario = cassette, scenario
         self._apply(reset=True, timing_scale=timing_scale)
+
+    def _matching(self, cassette: Cassette | None, match_on: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
+        """``(match_on, strict)`` for ``cassette`` (see the module docstring)."""
+        if match_on is not None:
+            return check_match_on(match_on), True
+        return DEFAULT_MATCH_ON, cassette is not None and self.lookup.recorded_here(cassette)
 
     def _check_scenario(self, scenario: str | None) -> None:
         known = self.server.state.scenarios
@@ -188,6 +221,7 @@ class SSEMockFixture:
 
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
+        match_on, strict = self.match_on, self.strict
         if cassette is None or base.get(cassette.name) is cassette:
             cassettes = base
         else:
@@ -200,6 +234,7 @@ class SSEMockFixture:
             state.cassettes = cassettes
             state.cassette = cassette.name if cassette is not None else None
             state.scenario = scenario
+            state.match_on, state.strict = match_on, strict
             if timing_scale is not None:
                 state.timing_scale = timing_scale
 

@@ -56,7 +56,10 @@ def test_sync_openai_client_reads_the_recorded_text(session: pytest.Pytester) ->
     session.makepyfile(
         test_sync=f"""
         import openai
+        import pytest
         from expected import chat_text
+
+        pytestmark = pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
 
         def test_chat(ssemock):
             with openai.OpenAI(base_url=ssemock.url + "/v1", api_key="k") as client:
@@ -93,6 +96,7 @@ def test_async_clients_pytest_asyncio_anyio_and_aiohttp(session: pytest.Pytester
         def anyio_backend():
             return "asyncio"
 
+        @pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
         async def test_pytest_asyncio_openai(ssemock):
             async with openai.AsyncOpenAI(base_url=ssemock.url + "/v1", api_key="k") as client:
                 stream = await client.chat.completions.create(
@@ -111,6 +115,7 @@ def test_async_clients_pytest_asyncio_anyio_and_aiohttp(session: pytest.Pytester
             assert got == [(e.type, e.data) for e in events("anthropic-messages-thinking")]
             assert anthropic_text("anthropic-messages-thinking") != ""
 
+        @pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
         async def test_aiohttp_client(ssemock):
             async with aiohttp.ClientSession() as http:
                 async with http.post(ssemock.url + "{CHAT}", json=BODY) as response:
@@ -200,6 +205,7 @@ def test_cassette_lookup_order_and_unknown_names(session: pytest.Pytester) -> No
         def test_bundled(ssemock):
             assert datas(ssemock) == [e.data for e in events("openai-chat-tool-calls-usage")]
 
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage")
         def test_use_switches_cassette(ssemock):
             ssemock.use("named")
             assert datas(ssemock) == ["named", "[DONE]"]
@@ -303,6 +309,7 @@ def test_env_fixture_points_sdks_at_the_fake_provider(session: pytest.Pytester) 
         import pytest
         from expected import anthropic_text, chat_text
 
+        @pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
         def test_openai_from_env(ssemock_env, ssemock):
             assert ssemock_env["OPENAI_BASE_URL"] == ssemock.url + "/v1"
             with openai.OpenAI() as client:
@@ -362,7 +369,7 @@ def test_marker_errors_are_clear(session: pytest.Pytester) -> None:
         def test_typo(ssemock):
             pass
 
-        @pytest.mark.ssemock(scenario="no-such-scenario")
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage", scenario="no-such-scenario")
         def test_unknown_scenario(ssemock):
             pass
         """
@@ -371,7 +378,8 @@ def test_marker_errors_are_clear(session: pytest.Pytester) -> None:
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(
         [
-            "@pytest.mark.ssemock: unknown argument 'cassete'; valid: cassette, scenario, matrix, timing_scale, target",
+            "@pytest.mark.ssemock: unknown argument 'cassete'; valid: cassette, scenario, matrix, timing_scale, "
+            "target, match_on",
             "@pytest.mark.ssemock: ssemock: scenario: expected a scenario name, one of *, got 'no-such-scenario'",
         ]
     )

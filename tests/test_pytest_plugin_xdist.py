@@ -21,6 +21,7 @@ def test_two_workers_each_run_one_server(pytester: pytest.Pytester) -> None:
         import httpx
         import pytest
 
+        @pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
         @pytest.mark.parametrize("n", range(8))
         def test_request(ssemock, worker_id, n):
             response = httpx.post(ssemock.url + "/v1/chat/completions", json={{"n": n}})
