@@ -278,15 +278,22 @@ class IndexCache:
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref[Cassette], list[Any], int, frozenset[str], bool, CassetteIndex]] = {}
 
-    def get(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> CassetteIndex:
-        """The index of ``cassette`` for these route ``fields`` (rebuilt when the cassette changed)."""
-        key = id(cassette)
-        entry = self._entries.get(key)
+    def current(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> CassetteIndex | None:
+        """The index of ``cassette`` for these route ``fields`` if built and still valid, else None."""
+        entry = self._entries.get(id(cassette))
         if entry is not None:
             ref, interactions, length, e_fields, e_bodies, index = entry
             if (ref() is cassette and interactions is cassette.interactions and length == len(interactions)
                     and e_fields == fields and (e_bodies or not bodies)):
                 return index
+        return None
+
+    def get(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> CassetteIndex:
+        """The index of ``cassette`` for these route ``fields`` (rebuilt when the cassette changed)."""
+        index = self.current(cassette, fields, bodies)
+        if index is not None:
+            return index
+        key = id(cassette)
         index = CassetteIndex(cassette, fields, bodies)
         entries = self._entries
 

@@ -30,8 +30,18 @@ from .match_index import INDEXED_MATCHERS, IndexCache, PlayCounts, Received, Tie
 from .redact import REDACTED
 
 __all__ = [
-    "DEFAULT_MATCH_ON", "MATCHERS", "REPORT_BUDGET", "IndexCache", "Match", "Matcher", "PlayCounts", "check_match_on",
-    "describe", "find_interaction", "prepare_indexes",
+    "DEFAULT_MATCH_ON",
+    "MATCHERS",
+    "REPORT_BUDGET",
+    "IndexCache",
+    "Match",
+    "Matcher",
+    "PlayCounts",
+    "check_match_on",
+    "describe",
+    "find_interaction",
+    "indexes_ready",
+    "prepare_indexes",
 ]
 
 Matcher = Callable[[Request, Request], None]
@@ -213,6 +223,14 @@ def find_interaction(
 def _route_fields(required: Sequence[str]) -> frozenset[str]:
     """The required matchers an index files interactions by (the body is filed apart)."""
     return frozenset(required) & {"method", "path", "query"}
+
+
+def indexes_ready(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> bool:
+    """Whether :func:`find_interaction` has every index it needs for ``cassettes`` (or needs none)."""
+    if not set(match_on) <= INDEXED_MATCHERS:
+        return True
+    fields, bodies = _route_fields(match_on), "body" in match_on
+    return all(indexes.current(c, fields, bodies) is not None for c in cassettes)
 
 
 def prepare_indexes(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> None:

@@ -41,7 +41,15 @@ from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_f
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
-from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts, describe, find_interaction, prepare_indexes
+from .matching import (
+    DEFAULT_MATCH_ON,
+    IndexCache,
+    PlayCounts,
+    describe,
+    find_interaction,
+    indexes_ready,
+    prepare_indexes,
+)
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
 
@@ -275,6 +283,10 @@ async def _replay(request: web.Request) -> web.StreamResponse:
             known=sorted(state.cassettes),
         ))
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
+    if not indexes_ready(state.indexes, pool, state.match_on):
+        # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
+        # interactions), so the server goes on answering meanwhile.
+        await asyncio.to_thread(prepare_indexes, state.indexes, pool, state.match_on)
     try:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
                                  explicit=cassette_name is not None and not state.strict)
