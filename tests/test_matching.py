@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 import httpx
@@ -165,22 +164,12 @@ def test_a_miss_on_an_unknown_path_names_the_closest_path_of_a_large_cassette() 
     assert caught.value.closest[0]["differences"] == ['body: input: "y" != recorded "x"']
 
 
-def test_a_cassette_changed_after_start_is_indexed_while_the_server_answers() -> None:
+def test_a_cassette_changed_after_start_is_indexed_again_and_answers() -> None:
     cassette = big_cassette(5)
     count = 40_000
     with MockServer([cassette], scenarios=[], timing_scale=0) as server, httpx.Client(base_url=server.url) as http:
         cassette.interactions = big_cassette(count).interactions  # as a test's own cassette given later
-        answer: list[str] = []
-        worker = threading.Thread(
-            target=lambda: answer.append(httpx.post(server.url + "/v1/chat/completions", json=prompt(count - 1)).text)
-        )
-        worker.start()
-        answered = 0
-        while worker.is_alive():
-            assert http.get("/_ssemock/health").status_code == 200
-            answered += 1
-        worker.join()
-    assert answer == [f"data: {count - 1}\n\n"]
-    # Indexed on the event loop, the cassette would hold every health check until it is done;
-    # in a thread, several are answered meanwhile.
-    assert answered >= 3, answered
+        # Indexed in a thread (how long the event loop is held is measured by benchmarks/match_100k.py).
+        assert http.post("/v1/chat/completions", json=prompt(count - 1)).text == f"data: {count - 1}\n\n"
+        assert http.post("/v1/chat/completions", json=prompt(3)).text == "data: 3\n\n"
+        assert [e["interaction"] for e in server.requests] == [count - 1, 3]
