@@ -390,3 +390,20 @@ def test_every_bundled_cassette_can_be_appended_to_and_keeps_its_interactions(tm
         append_entries(path, [extra])
         old = Cassette.load(source).interactions
         assert Cassette.load(path).interactions == [*old, want_extra], source.name
+
+
+_lines_text = st.text(alphabet=st.sampled_from(["\n", " ", "a", "#", "-", ":", "|", "é", "€", "😀", "\t", "\r", "\x85",
+                                                "\u2028", "\ufeff", "\x7f", "'", '"']), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_lines_text, min_size=1, max_size=5), t=st.floats(0, 1e6, allow_nan=False), timed=st.booleans())
+def test_chunks_with_line_breaks_written_as_literal_blocks_load_back_exactly(
+    texts: list[str], t: float, timed: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    entry = _entry([(t if timed else 0.0, text.encode()) for text in texts], None, "clean")
+    entry.response.timed = timed
+    path = tmp_path_factory.mktemp("lit") / "c.yaml"
+    write_cassette(path, "c", {}, [entry])
+    chunks = Cassette.load(path).interactions[0].response.chunks
+    assert [(c.t, c.data) for c in chunks] == [(t if timed else 0.0, x.encode()) for x in texts]
