@@ -28,6 +28,7 @@ MODULES = (
     "recorder_overhead",
     "cold_start",
     "recorder_kill",
+    "match_100k",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 

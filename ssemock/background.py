@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import signal
 import threading
 from collections.abc import Awaitable, Callable
@@ -97,10 +98,31 @@ class BackgroundLoop:
         return done.result()
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 def stop_on_signals() -> asyncio.Event:
-    """An event of the running loop that SIGINT or SIGTERM sets (how ``serve`` and ``record`` stop)."""
+    """An event of the running loop that SIGINT or SIGTERM sets (how ``serve`` and ``record`` stop).
+
+    After the first signal, a second one ends the process at once, by that signal (status
+    ``-SIGNAL``, shell status 128 + SIGNAL), however busy the event loop is.
+    """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+
+    def first() -> None:
+        for sig in STOP_SIGNALS:
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, _exit_now)
+        stop.set()
+
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, first)
     return stop
+
+
+def _exit_now(signum: int, frame: object) -> None:
+    """The second stop signal: die by it now (``os.write``: safe inside a signal handler)."""
+    os.write(2, f"ssemock: {signal.Signals(signum).name} again: exiting now\n".encode())
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)

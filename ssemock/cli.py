@@ -19,8 +19,12 @@ from . import __version__
 from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
+from .edge import configure_logging
+from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
+from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, SSEMockError
 from .importers import decoded_body, save_imported
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -61,6 +65,17 @@ def scale_factor(text: str) -> float:
     return value
 
 
+def byte_count(text: str) -> int:
+    """argparse type: an integer >= 0 (a size in bytes or a count)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
@@ -82,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
     serve.add_argument("--match-on", default="method,path,body",
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
+    serve.add_argument("--max-request-body", type=byte_count, default=MAX_REQUEST_BODY, metavar="BYTES",
+                       help=f"answer larger request bodies with 413 (default {MAX_REQUEST_BODY}, 32 MiB)")
+    serve.add_argument("--journal-capacity", type=byte_count, default=JOURNAL_CAPACITY, metavar="N",
+                       help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
+    serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
+                       help=f"journal larger bodies as sha256 + size + prefix (default {JOURNAL_BODY}, 64 KiB)")
+    add_network_arguments(serve, grace=DEFAULT_GRACE,
+                          grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
+                                     f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
 
     imp = sub.add_parser("import", help="convert foreign recordings into ssemock cassettes")
     kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
@@ -139,9 +163,14 @@ def _serve(args: argparse.Namespace) -> int:
         server = MockServer(
             args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
+            max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
+            journal_body_limit=args.journal_body_limit,
+            **network_kwargs(args),
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None
+    configure_logging(quiet=args.quiet)
+    raise_open_files_limit()
     return asyncio.run(_run_until_signal(server))
 
 

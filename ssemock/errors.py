@@ -9,28 +9,34 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
     ├── NoMatchError (LookupError)          no interaction matches a request
-    ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name)
+    ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name, limit)
+    ├── JSONTooDeepError (ValueError)       a JSON body nests deeper than the bound
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
+    ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
     └── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
 """
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "BodyTimeoutError",
     "CassetteError",
     "CassetteNotFoundError",
     "ConfigError",
     "ImportFormatError",
+    "JSONTooDeepError",
     "NoMatchError",
     "RecorderConfigError",
     "RecorderError",
     "SSEMockError",
     "ScenarioError",
     "ServerError",
+    "short_repr",
 ]
 
 
@@ -45,7 +51,8 @@ class _FileFieldError(SSEMockError, ValueError):
         file: path of the file, or a label such as ``"<string>"``.
         field: dotted path of the faulty field, e.g. ``"interactions[0].response.status"``.
         expected: what would have been valid.
-        got: the value found, if any (shown with ``repr``).
+        got: the value found, if any (shown with a bounded ``repr``: at most 80 characters,
+            built without rendering the whole of a large or deeply nested value).
     """
 
     kind = "file"
@@ -66,11 +73,19 @@ class _FileFieldError(SSEMockError, ValueError):
         where = f"{self.file}: {field}" if field else self.file
         message = f"{where}: expected {expected}"
         if show_got and got is not None:
-            shown = repr(got)
-            if len(shown) > 80:
-                shown = shown[:77] + "..."
-            message += f", got {shown}"
+            message += f", got {short_repr(got)}"
         super().__init__(message)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 78, 78, 40
+_REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 6
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, without first rendering all of a large value."""
+    shown = _REPR.repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 class CassetteError(_FileFieldError):
@@ -123,8 +138,24 @@ class NoMatchError(SSEMockError, LookupError):
         super().__init__(message)
 
 
+class JSONTooDeepError(SSEMockError, ValueError):
+    """A JSON document nests arrays and objects deeper than the bound.
+
+    Attributes:
+        limit: the bound (``ssemock.limits.MAX_JSON_DEPTH`` by default).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"JSON nested deeper than {limit} levels of arrays and objects")
+
+
 class ServerError(SSEMockError, RuntimeError):
     """The replay server could not start, or failed while serving."""
+
+
+class BodyTimeoutError(SSEMockError, TimeoutError):
+    """A request body did not arrive within the server's ``body_timeout`` (the client gets a 408)."""
 
 
 class ConfigError(SSEMockError, ValueError):

@@ -20,13 +20,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
-from .errors import NoMatchError
+from .errors import ConfigError, NoMatchError
+from .match_index import INDEXED_MATCHERS, IndexCache, PlayCounts, Received, Tier, body_key, choose, route_key
 from .redact import REDACTED
 
-__all__ = ["DEFAULT_MATCH_ON", "MATCHERS", "Match", "Matcher", "describe", "find_interaction"]
+__all__ = [
+    "DEFAULT_MATCH_ON", "MATCHERS", "REPORT_BUDGET", "IndexCache", "Match", "Matcher", "PlayCounts", "check_match_on",
+    "describe", "find_interaction", "prepare_indexes",
+]
 
 Matcher = Callable[[Request, Request], None]
 DEFAULT_MATCH_ON: tuple[str, ...] = ("method", "path", "body")
+
+
+def check_match_on(match_on: Any) -> tuple[str, ...]:
+    """``match_on`` as a tuple of matcher names.
+
+    Raises:
+        ConfigError: ``match_on`` is a string (a one-letter-matcher list by mistake), not
+            a sequence, empty, or names a matcher not in :data:`MATCHERS`.
+    """
+    if isinstance(match_on, (str, bytes)) or not isinstance(match_on, Sequence) or not match_on:
+        raise ConfigError(
+            f"match_on must be a non-empty list of matchers among {', '.join(MATCHERS)}, got {match_on!r}"
+        )
+    unknown = [m for m in match_on if m not in MATCHERS]
+    if unknown:
+        raise ConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+    return tuple(match_on)
 
 
 def _require(condition: bool, difference: str) -> None:
@@ -139,6 +160,7 @@ def find_interaction(
     *,
     played: dict[tuple[str, int], int] | None = None,
     explicit: bool = False,
+    indexes: IndexCache | None = None,
 ) -> Match:
     """Choose the interaction that answers ``received``.
 
@@ -146,49 +168,174 @@ def find_interaction(
         cassettes: where to look, in priority order.
         received: the incoming request (path without any ``/_ssemock/`` prefix).
         match_on: matcher names from :data:`MATCHERS`.
-        played: play counts by ``(cassette name, index)``; updated on success.
+        played: play counts by ``(cassette name, index)``; updated on success. A
+            :class:`~ssemock.match_index.PlayCounts` also remembers where the unplayed
+            interactions start.
         explicit: the cassette was chosen by the client (header or path prefix):
             the body matcher then only ranks candidates instead of excluding them.
+        indexes: where cassette indexes are kept (see :mod:`ssemock.match_index`);
+            None compares the request with every interaction (O(n)). With indexes, a
+            request costs O(1) in the number of interactions when ``match_on`` names
+            only method, path, query and body, plus one ``body`` comparison per
+            interaction of its route whose recorded JSON holds ``"REDACTED"``.
 
     Returns:
         The chosen :class:`Match`.
 
     Raises:
         KeyError: an unknown matcher name.
-        NoMatchError: nothing matches; lists the closest interactions and their differences.
+        NoMatchError: nothing matches; lists the closest interactions and their
+            differences (at most :data:`REPORT_BUDGET` interactions are compared).
     """
     unknown = [m for m in match_on if m not in MATCHERS]
     if unknown:
         raise KeyError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
     required = [m for m in match_on if not (explicit and m == "body")]
     played = played if played is not None else {}
-    candidates: list[tuple[tuple[int, int, int, int], Match]] = []
-    near: list[tuple[int, float, Match, list[str]]] = []
+    pool = list(cassettes)
+    decided, found = False, None
+    if indexes is not None and set(match_on) <= INDEXED_MATCHERS:
+        decided, found = _indexed(pool, received, match_on, required, played, indexes)
+    if not decided:
+        found = _linear(pool, received, match_on, required, played)
+    if found is not None:
+        key = (found.cassette.name, found.index)
+        played[key] = played.get(key, 0) + 1
+        return found
+    raise _no_match(pool, received, match_on, required, indexes)
+
+
+def _route_fields(required: Sequence[str]) -> frozenset[str]:
+    """The required matchers an index files interactions by (the body is filed apart)."""
+    return frozenset(required) & {"method", "path", "query"}
+
+
+def prepare_indexes(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> None:
+    """Build the indexes :func:`find_interaction` will use for ``cassettes`` and ``match_on``
+    now, not on the first request (about 1 s per 100,000 interactions with JSON bodies)."""
+    if set(match_on) <= INDEXED_MATCHERS:
+        for cassette in cassettes:
+            indexes.get(cassette, _route_fields(match_on), "body" in match_on)
+
+
+def _indexed(
+    pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
+    played: dict[tuple[str, int], int], indexes: IndexCache,
+) -> tuple[bool, Match | None]:
+    """``(decided, match)``: the choice of :func:`_linear` (None: no match), through the
+    indexes; ``decided`` is False when they cannot tell and the caller must scan: a body
+    too deep to key, or a chosen interaction the matchers refuse (a digest collision)."""
+    body = "body" in match_on
+    key = body_key(received)[0] if body else None
+    if body and key is None:
+        return False, None
+    fields = _route_fields(required)
+    want = Received(received, key)
+    best: tuple[Tier, int, int] | None = None
+    for order, cassette in enumerate(pool):
+        index = indexes.get(cassette, fields, body)
+
+        def body_matches(i: int, cassette: Cassette = cassette) -> bool:
+            return not _failures(received, cassette.interactions[i].request, ("body",))
+
+        found = choose(index, cassette.name, want, body=body, body_required="body" in required, played=played,
+                       body_matches=body_matches)
+        if found is not None and (best is None or (found[0], order, found[1]) < best):
+            best = (found[0], order, found[1])
+    if best is None:
+        return True, None
+    tier, order, position = best
+    cassette = pool[order]
+    fails = _failures(received, cassette.interactions[position].request, match_on)
+    if len(fails) != tier[0] or any(f.split(":", 1)[0] in required for f in fails):
+        return False, None
+    return True, Match(cassette, position, cassette.interactions[position])
+
+
+def _linear(
+    pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
+    played: dict[tuple[str, int], int],
+) -> Match | None:
+    """Compare ``received`` with every interaction; the best by (differing matchers,
+    recorded without a body, already played, position), or None."""
+    best: tuple[tuple[int, int, int, int], Match] | None = None
     position = 0
-    for cassette in cassettes:
+    for cassette in pool:
         for index, inter in enumerate(cassette.interactions):
             position += 1
             fails = _failures(received, inter.request, match_on)
-            hard = [f for f in fails if f.split(":", 1)[0] in required]
-            match = Match(cassette, index, inter)
-            if hard:
-                likeness = difflib.SequenceMatcher(None, received.path, inter.request.path).ratio()
-                near.append((len(hard), -likeness, match, hard))
+            if any(f.split(":", 1)[0] in required for f in fails):
                 continue
             rec = inter.request
             wildcard = rec.body is None and rec.body_sha256 is None
             again = int(played.get((cassette.name, index), 0) > 0)
-            candidates.append(((len(fails), int(wildcard), again, position), match))
-    if candidates:
-        best = min(candidates, key=lambda c: c[0])[1]
-        key = (best.cassette.name, best.index)
-        played[key] = played.get(key, 0) + 1
-        return best
-    near.sort(key=lambda n: (n[0], n[1]))
+            rank = (len(fails), int(wildcard), again, position)
+            if best is None or rank < best[0]:
+                best = (rank, Match(cassette, index, inter))
+    return None if best is None else best[1]
+
+
+REPORT_BUDGET = 64
+"""At most this many interactions are compared with a request that matched none, to name
+the closest: first those of its own route and of its method and path, then the others in
+cassette order. A miss therefore costs O(number of distinct method + path pairs) plus 64
+comparisons, whatever the size of the cassettes."""
+
+
+def _report_sample(
+    pool: list[Cassette], received: Request, required: list[str], indexes: IndexCache | None,
+) -> list[tuple[int, Cassette, int]]:
+    """Up to :data:`REPORT_BUDGET` ``(position, cassette, index)`` to compare for the report."""
+    chosen: dict[tuple[int, int], tuple[int, Cassette, int]] = {}
+    offsets = []
+    total = 0
+    for cassette in pool:
+        offsets.append(total)
+        total += len(cassette.interactions)
+
+    def take(order: int, indexes_: Iterable[int]) -> None:
+        for i in indexes_:
+            if len(chosen) >= REPORT_BUDGET:
+                return
+            chosen.setdefault((order, i), (offsets[order] + i, pool[order], i))
+
+    if indexes is not None and total > REPORT_BUDGET:
+        fields = _route_fields(required)
+        for order, cassette in enumerate(pool):
+            index = indexes.get(cassette, fields, False)
+            route = index.routes.get(route_key(received, fields))
+            if route is not None:
+                take(order, route.bodied[:3] + route.wildcard[:3])
+            take(order, index.sites.get((received.method, received.path), [])[:3])
+        for order, cassette in enumerate(pool):
+            index = indexes.get(cassette, fields, False)
+            for (method, path), members in index.sites.items():
+                if path == received.path and method != received.method:
+                    take(order, members[:3])
+    for order, cassette in enumerate(pool):
+        take(order, range(min(len(cassette.interactions), REPORT_BUDGET)))
+    return sorted(chosen.values(), key=lambda c: c[0])
+
+
+def _no_match(
+    pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
+    indexes: IndexCache | None,
+) -> NoMatchError:
+    """The error for a request that matched nothing, naming the closest interactions."""
+    near: list[tuple[int, float, int, Match, list[str]]] = []
+    likeness: dict[str, float] = {}
+    for position, cassette, index in _report_sample(pool, received, required, indexes):
+        inter = cassette.interactions[index]
+        hard = [f for f in _failures(received, inter.request, match_on) if f.split(":", 1)[0] in required]
+        path = inter.request.path
+        if path not in likeness:
+            likeness[path] = difflib.SequenceMatcher(None, received.path, path).ratio()
+        near.append((len(hard), -likeness[path], position, Match(cassette, index, inter), hard))
+    near.sort(key=lambda n: n[:3])
     closest: list[dict[str, Any]] = [
         {"cassette": m.cassette.name, "interaction": m.index, "request": describe(m.interaction.request),
          "differences": diffs}
-        for _, _, m, diffs in near[:3]
+        for _, _, _, m, diffs in near[:3]
     ]
     asked = describe(received)
     if closest:
@@ -196,11 +343,11 @@ def find_interaction(
         message = (
             f"no recorded interaction matches {asked} (match on {', '.join(match_on)}); closest: "
             f"{top['cassette']} #{top['interaction']} {top['request']}, which differs in "
-            + "; ".join(near[0][3])
+            + "; ".join(near[0][4])
         )
     else:
         message = f"no recorded interaction matches {asked}: no cassette has any interaction"
-    raise NoMatchError(message, asked, closest)
+    return NoMatchError(message, asked, closest)
 
 
 def describe(request: Request) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -20,14 +21,19 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
-from .errors import ConfigError, ServerError
-from .matching import DEFAULT_MATCH_ON, MATCHERS
+from .edge import NetworkOptions, start_runner
+from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
+from .errors import CassetteError, ConfigError, ScenarioError, ServerError
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
+from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 
 __all__ = ["MockServer", "collect_cassettes", "collect_scenarios"]
 
 T = TypeVar("T")
+EXPOSURE = ("anyone who can reach it can read the journal (/_ssemock/requests), which holds every prompt "
+            "received and may hold keys, and clear it")
 CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
 
@@ -44,31 +50,49 @@ def _sources(sources: Any, bundled: Path) -> list[Any]:
 def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None) -> dict[str, Cassette]:
     """Cassettes by name from directories, files and :class:`Cassette` objects (one or several).
 
-    None means the bundled cassettes. Raises :class:`~ssemock.CassetteError` or
-    :class:`~ssemock.CassetteNotFoundError`.
+    None means the bundled cassettes. A :class:`Cassette` object replaces a cassette of the same
+    name; two files giving one name are refused.
+
+    Raises:
+        CassetteError: a malformed file, or two files (in any directories) giving one name:
+            the message names both.
+        CassetteNotFoundError: a file or directory does not exist.
     """
     found: dict[str, Cassette] = {}
+    claimed: dict[str, str] = {}
     for source in _sources(sources, bundled_cassettes()):
         if isinstance(source, Cassette):
             found[source.name] = source
-        elif Path(source).is_dir():
-            found.update(load_cassettes(source))
-        else:
-            cassette = Cassette.load(source)
+            continue
+        loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
+        for cassette in loaded:
+            claim_name(claimed, cassette.name, cassette.path, CassetteError, "cassette")
             found[cassette.name] = cassette
     return found
 
 
 def collect_scenarios(sources: Iterable[ScenarioSource] | ScenarioSource | None) -> dict[str, Scenario]:
-    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled)."""
+    """Scenarios by name from directories, files and :class:`Scenario` objects (None: bundled).
+
+    A scenario file may replace a bundled preset of the same name, and a :class:`Scenario`
+    object any scenario; two other files giving one name are refused.
+
+    Raises:
+        ScenarioError: a malformed file, or two files (in any directories) giving one name:
+            the message names both.
+    """
     found: dict[str, Scenario] = {}
-    for source in _sources(sources, bundled_scenarios()):
+    claimed: dict[str, str] = {}
+    bundled = bundled_scenarios()
+    for source in _sources(sources, bundled):
         if isinstance(source, Scenario):
             found[source.name] = source
-        elif Path(source).is_dir():
-            found.update(load_scenarios(source))
-        else:
-            scenario = Scenario.load(source)
+            continue
+        directory = Path(source).is_dir()
+        loaded = load_scenarios(source).values() if directory else [Scenario.load(source)]
+        for scenario in loaded:
+            if not (directory and Path(source).resolve() == bundled.resolve()):  # presets may be replaced
+                claim_name(claimed, scenario.name, scenario.source, ScenarioError, "scenario")
             found[scenario.name] = scenario
     return found
 
@@ -82,11 +106,7 @@ def check_options(*, port: int, timing_scale: float, match_on: Sequence[str]) ->
         math.isfinite(timing_scale) and timing_scale >= 0
     ):
         raise ConfigError(f"timing scale must be a finite number >= 0, got {timing_scale!r}")
-    if isinstance(match_on, str) or not match_on:
-        raise ConfigError(f"match_on must be a non-empty list of matchers among {', '.join(MATCHERS)}")
-    unknown = [m for m in match_on if m not in MATCHERS]
-    if unknown:
-        raise ConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+    check_match_on(match_on)
 
 
 def check_names(state: ServerState) -> None:
@@ -115,14 +135,28 @@ class MockServer:
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
         seed: seeds the scenarios' random choices (journaled with every request;
             the same seed replays the same bytes and chunk boundaries).
+        max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
+            (bytes, default 32 MiB).
+        journal_capacity: journal entries kept, the oldest dropped first (default 1,000).
+        journal_body_limit: larger request bodies are journaled as ``{"sha256", "size",
+            "prefix"}`` (bytes, default 64 KiB).
+        header_timeout: seconds a connection may take to send a request's line and
+            headers (also the idle keep-alive limit); default 30.
+        body_timeout: seconds a request body may take to arrive after its headers
+            (then ``408 ssemock_body_timeout``); default 60.
+        backlog: listen backlog, connections queued until accepted; default 2048.
+        grace: seconds :meth:`stop` lets requests in progress finish before cutting
+            them (journal outcome ``stopped``); default 0.25.
+        allowed_hosts: ``Host`` names the admin API answers under besides
+            ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
 
     Raises:
         CassetteError, ScenarioError: a cassette or scenario file is malformed.
-        ConfigError: an invalid option (port, timing scale, matcher, unknown default
-            scenario or cassette name).
+        ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
+            scenario or cassette name, timeout, backlog, grace, host name).
         ServerError: the server could not start (e.g. the port is taken).
     """
 
@@ -137,8 +171,21 @@ class MockServer:
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         timing_scale: float = 1.0,
         seed: int = 0,
+        max_request_body: int = MAX_REQUEST_BODY,
+        journal_capacity: int = JOURNAL_CAPACITY,
+        journal_body_limit: int = JOURNAL_BODY,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        backlog: int = DEFAULT_BACKLOG,
+        grace: float = DEFAULT_GRACE,
+        allowed_hosts: Iterable[str] = (),
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
+        check_option("max_request_body", max_request_body, integer(0, None))
+        check_option("journal_capacity", journal_capacity, integer(1, None))
+        check_option("journal_body_limit", journal_body_limit, integer(0, None))
+        self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
+                                      grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -146,6 +193,9 @@ class MockServer:
             match_on=tuple(match_on),
             timing_scale=timing_scale,
             seed=seed,
+            journal=deque(maxlen=journal_capacity),
+            journal_body_limit=journal_body_limit,
+            max_request_body=max_request_body,
         )
         check_names(self.state)
         self.host = host
@@ -162,8 +212,9 @@ class MockServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """A copy of the journal: one dict per request received (see :mod:`ssemock.server`)."""
-        return self.call(lambda: copy.deepcopy(self.state.journal))
+        """A copy of the journal: one dict per request received, oldest first, at most
+        ``journal_capacity`` (see :mod:`ssemock.journal`)."""
+        return self.call(lambda: copy.deepcopy(list(self.state.journal)))
 
     def reset(self) -> None:
         """Clear the journal and play counts."""
@@ -182,19 +233,16 @@ class MockServer:
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
         """Start serving in the running event loop. Raises :class:`ServerError`."""
-        runner = web.AppRunner(create_app(self.state), access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
         try:
-            await site.start()
+            runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
+                                        exposure=EXPOSURE, handler_cancellation=True)
         except OSError as exc:
-            await runner.cleanup()
             raise ServerError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = runner.addresses[0][1]
         self._runner = runner
 
     async def stop(self) -> None:
-        """Stop serving and close open connections."""
+        """Stop serving: requests in progress get ``grace`` seconds, then they are cut."""
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()

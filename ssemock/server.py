@@ -10,7 +10,9 @@ HTTP contract (design §4):
   ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal);
 * errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}``: 404
   ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
-  400 ``ssemock_unknown_scenario``.
+  400 ``ssemock_unknown_scenario``, 413 ``ssemock_body_too_large`` (a body over
+  ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
+  :data:`~ssemock.limits.MAX_JSON_DEPTH`), 400 ``ssemock_bad_request``.
 
 Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
 connection), each at ``t × timing_scale`` seconds after the request arrived;
@@ -23,10 +25,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import socket
-import struct
 import time
 import weakref
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,12 +37,15 @@ import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
+from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing
 from .errors import NoMatchError
-from .matching import DEFAULT_MATCH_ON, describe, find_interaction
+from .intake import Refusal, check_json, journal_body, read_body
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
+from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts, describe, find_interaction, prepare_indexes
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
 
-__all__ = ["ServerState", "create_app"]
+__all__ = ["ServerState", "create_app", "error_response", "send_plan"]
 
 # Hop-by-hop and framing headers: the server frames the body itself.
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
@@ -49,6 +53,8 @@ _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+_BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
+ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
 
 
 @dataclass
@@ -61,8 +67,16 @@ class ServerState:
         scenario: the default scenario names (comma-separated), or None.
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
+        strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
+            is matched on every matcher of ``match_on``, the body included; False: the
+            body only chooses among its interactions.
         timing_scale: multiplies recorded times; 0 = no delays.
-        journal: one dict per request received, in order.
+        journal: one dict per request received, in order; a ring of ``journal_capacity``
+            entries (default 1,000): the oldest is dropped first.
+        journal_body_limit: bodies larger than this many bytes (default 64 KiB) are journaled as
+            ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` (the first 1 KiB, as text).
+        max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
+        received: requests journaled since the last reset (the ``seq`` of the latest).
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -70,32 +84,50 @@ class ServerState:
     scenario: str | None = None
     cassette: str | None = None
     match_on: Sequence[str] = DEFAULT_MATCH_ON
+    strict: bool = False
     timing_scale: float = 1.0
-    journal: list[dict[str, Any]] = field(default_factory=list)
-    played: dict[tuple[str, int], int] = field(default_factory=dict)
+    journal: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=JOURNAL_CAPACITY))
+    played: dict[tuple[str, int], int] = field(default_factory=PlayCounts)
+    indexes: IndexCache = field(default_factory=IndexCache, repr=False)
     seed: int = 0
+    journal_body_limit: int = JOURNAL_BODY
+    max_request_body: int = MAX_REQUEST_BODY
+    received: int = 0
 
     def reset(self) -> None:
         """Clear the journal and the play counts."""
         self.journal.clear()
         self.played.clear()
+        self.received = 0
 
 
 def create_app(state: ServerState) -> web.Application:
-    """Build the aiohttp application serving ``state``."""
-    app = web.Application(client_max_size=1 << 30)
+    """Build the aiohttp application serving ``state``.
+
+    Replay routes answer any origin (CORS, for browser ``EventSource`` and ``fetch``);
+    admin routes have no CORS and, once served by :func:`ssemock.edge.start_runner`,
+    answer same-origin requests under a known ``Host`` only (:mod:`ssemock.edge.guard`).
+    """
+    app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
     app.router.add_get("/_ssemock/health", _health)
     app.router.add_get("/_ssemock/cassettes", _cassettes)
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
+    app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
-    for method in REPLAY_METHODS:
-        app.router.add_route(method, "/{tail:.*}", _replay)
-    _allow_cors(app)
+    replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
+    _allow_cors(app, replay)
     app.on_response_prepare.append(_drop_default_content_type)
+    app.on_startup.append(_prepare_indexes)
     return app
+
+
+async def _prepare_indexes(app: web.Application) -> None:
+    """Index the cassettes before the first request, not during it."""
+    state = app[STATE]
+    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
 
 
 async def _drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
@@ -104,8 +136,8 @@ async def _drop_default_content_type(request: web.Request, response: web.StreamR
         response.headers.popall("Content-Type", None)
 
 
-def _allow_cors(app: web.Application) -> None:
-    """Let pages from any origin read every route (browser ``EventSource``, ``fetch``).
+def _allow_cors(app: web.Application, routes: list[web.AbstractRoute]) -> None:
+    """Let pages from any origin read the replay ``routes`` (browser ``EventSource``, ``fetch``).
 
     aiohttp-cors answers preflight ``OPTIONS`` requests and adds
     ``Access-Control-Allow-Origin`` (and exposes every header) to the responses.
@@ -113,20 +145,19 @@ def _allow_cors(app: web.Application) -> None:
     options = aiohttp_cors.ResourceOptions(allow_credentials=False, expose_headers="*", allow_headers="*",
                                            allow_methods="*")  # type: ignore[no-untyped-call]
     cors = aiohttp_cors.setup(app, defaults={"*": options})
-    for route in list(app.router.routes()):
+    for route in routes:
         cors.add(route)
 
 
-def error_response(status: int, kind: str, message: str, **extra: Any) -> web.Response:
-    """A JSON error in the shape providers use: ``{"error": {"type", "message", ...}}``."""
-    body = {"error": {"type": kind, "message": message, **extra}}
-    return web.json_response(body, status=status)
+async def _unknown_admin_path(request: web.Request) -> web.Response:
+    return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.method} {request.path}")
 
 
 async def _health(request: web.Request) -> web.Response:
     state = request.app[STATE]
     return web.json_response(
-        {"status": "ok", "cassettes": len(state.cassettes), "scenarios": len(state.scenarios)}
+        {"status": "ok", "cassettes": len(state.cassettes), "scenarios": len(state.scenarios),
+         **activity(request.app)}
     )
 
 
@@ -163,7 +194,7 @@ async def _scenarios(request: web.Request) -> web.Response:
 
 
 async def _journal(request: web.Request) -> web.Response:
-    return web.json_response(request.app[STATE].journal)
+    return web.json_response(list(request.app[STATE].journal))
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
@@ -190,13 +221,6 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     return unquote(path), cassette, scenario
 
 
-def _body_for_journal(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return body.decode("utf-8", "replace") if body else None
-
-
 async def _replay(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     arrived = asyncio.get_running_loop().time()
@@ -206,30 +230,30 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name) or state.cassette
     scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     try:
-        body = await request.read()
+        body = await read_body(request, state.max_request_body, _BODY_OPTION)
     except web.HTTPException:
-        raise  # aiohttp's own answers (e.g. 413 body too large)
+        raise  # aiohttp's own answers
     except Exception as exc:  # e.g. a body labelled gzip that is not gzip
-        reply = error_response(400, "ssemock_bad_request", f"cannot read the request body: {exc}")
-        reply.force_close()  # the rest of the body cannot be read either: no keep-alive
         request.content.feed_eof()  # nothing more to drain after the answer
-        return reply
+        body = Refusal(400, "ssemock_bad_request", f"cannot read the request body: {exc}", close=True)
     received = Request(
         method=request.method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
         query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS),
         headers=list(request.headers.items()),
-        body=body,
+        body=body if isinstance(body, bytes) else None,
     )
+    refusal = body if isinstance(body, Refusal) else check_json(received)
+    state.received += 1
     entry: dict[str, Any] = {
-        "seq": len(state.journal) + 1,
+        "seq": state.received,
         "time": time.time(),
         "method": request.method,
         "path": path,
         "query": dict(received.query),
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        "body": _body_for_journal(body),
+        "body": None if refusal is not None else await journal_body(received, state.journal_body_limit),
         "cassette": None,
         "interaction": None,
         "scenario": scenario_names,
@@ -238,6 +262,9 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "outcome": None,
     }
     state.journal.append(entry)
+    request[ACCESS_NOTE] = entry
+    if refusal is not None:
+        return _refuse(entry, refusal.response(error_response))
 
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
@@ -249,9 +276,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         ))
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     try:
-        match = find_interaction(
-            pool, received, state.match_on, played=state.played, explicit=cassette_name is not None
-        )
+        match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
+                                 explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
         return _refuse(entry, error_response(404, "ssemock_no_match", str(exc), closest=exc.closest))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
@@ -296,14 +322,19 @@ async def send_plan(
     write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
     TCP_NODELAY), at least ``pace`` seconds after the previous one.
 
-    The journal ``entry`` gets ``status``, ``chunks_sent``, ``bytes_sent``,
-    ``injected`` (what the scenario's steps did) and ``outcome`` (``complete``,
-    ``cut``, ``reset`` or ``client_gone``).
+    The journal ``entry`` gets ``status``, ``framing`` (``chunked``, ``length`` or
+    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
+    ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
+    (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
+    stopped first; ``error`` with status 500 if the response could not be sent).
     """
     resp_rec = plan.response
     scale = plan.timing_scale
     chunks = plan.wire_chunks()
-    headers = [(k, v) for k, v in resp_rec.headers if k.lower() not in _FRAMING_HEADERS]
+    # A browser's request (Origin) gets the server's CORS headers, not the provider's recorded ones.
+    cors = "Origin" in request.headers
+    headers = [(k, v) for k, v in resp_rec.headers
+               if k.lower() not in _FRAMING_HEADERS and not (cors and k.lower().startswith("access-control-"))]
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
     for name, value in headers:
         response.headers.add(name, value)
@@ -311,14 +342,9 @@ async def send_plan(
         response.headers["Content-Encoding"] = plan.content_encoding
     if resp_rec.header("content-type") is None:
         _NO_CONTENT_TYPE.add(response)
-    if plan.framing == "chunked":
-        response.enable_chunked_encoding()
-    elif plan.framing == "length":
-        response.content_length = sum(len(c.data) for c in chunks)
-    else:
-        response.force_close()
-        response._length_check = False  # no chunked framing: the body ends when the connection closes
+    framing = set_framing(request, response, plan.framing, sum(len(c.data) for c in chunks))
     entry["status"] = resp_rec.status
+    entry["framing"] = framing
     entry["chunks_sent"] = entry["bytes_sent"] = 0
     entry["injected"] = list(plan.notes)
     loop = asyncio.get_running_loop()
@@ -339,23 +365,30 @@ async def send_plan(
         shift += await _pause(plan, len(chunks))
         if scale:
             await _sleep_until(loop, shift + resp_rec.end.t * scale)
-        how = resp_rec.end.how
-        if how == "reset":
-            _abort(request, reset=True)
-            entry["outcome"] = "reset"
-        elif how in ("cut", "timeout", "client_gone") or plan.framing == "close":
-            if plan.framing == "close" and how == "clean":
-                await response.write_eof()
-                entry["outcome"] = "complete"
-            else:
-                _abort(request, reset=False)
-                entry["outcome"] = "cut"
-        else:
-            await response.write_eof()
-            entry["outcome"] = "complete"
+        entry["outcome"] = await _end(request, response, resp_rec.end.how, framing)
     except ConnectionError:
         entry["outcome"] = "client_gone"
+    except asyncio.CancelledError:  # the client left (aiohttp cancels its handler) or the server stops
+        entry["outcome"] = "client_gone" if request.transport is None else "stopped"
+        raise
+    except Exception:
+        if not response.prepared:  # aiohttp answers 500
+            entry["status"] = 500
+        entry["outcome"] = "error"
+        raise
     return response
+
+
+async def _end(request: web.Request, response: web.StreamResponse, how: str, framing: str) -> str:
+    """End the body as recorded (``how``); returns the journal outcome."""
+    if how == "reset":
+        abort_connection(request, reset=True)
+        return "reset"
+    if how in ("cut", "timeout", "client_gone"):
+        abort_connection(request, reset=False)
+        return "cut"
+    await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
+    return "complete"
 
 
 async def _pause(plan: Plan, index: int) -> float:
@@ -390,17 +423,3 @@ async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None
             await asyncio.sleep(0)
     finally:
         _spinners -= 1
-
-
-def _abort(request: web.Request, *, reset: bool) -> None:
-    """Close the connection without the chunked terminator; with ``reset``, send a TCP RST."""
-    transport = request.transport
-    if transport is None:
-        return
-    sock = transport.get_extra_info("socket")
-    if reset and sock is not None:
-        # SO_LINGER with a zero timeout makes close() send RST instead of FIN.
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        transport.abort()
-    else:
-        transport.close()

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from ssemock import Cassette, CassetteError, CassetteNotFoundError, Chunk, End, Interaction, Request, Response
 from ssemock.cassette import END_HOWS, load_cassettes
+from ssemock.limits import MAX_CASSETTE_SECONDS
 from ssemock.sse import decode
 
-seconds = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)
+seconds = st.floats(min_value=0, max_value=MAX_CASSETTE_SECONDS, allow_nan=False, allow_infinity=False)
 header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=20)
 header_name = st.text("!#$%&'*+.^_`|~-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
                       min_size=1, max_size=20)
@@ -29,16 +30,19 @@ chunk_bytes = st.one_of(
 def cassettes(draw: st.DrawFn) -> Cassette:
     interactions = []
     for _ in range(draw(st.integers(1, 3))):
-        chunks = [Chunk(draw(seconds), draw(chunk_bytes)) for _ in range(draw(st.integers(0, 6)))]
         timed = draw(st.booleans())
-        if not timed:
-            chunks = [Chunk(0.0, c.data) for c in chunks]
+        count = draw(st.integers(0, 6))
+        # A cassette's times are ordered: start <= each chunk's t <= end.t.
+        times = [0.0] * (count + 2)
+        if timed:
+            times = sorted(draw(st.lists(seconds, min_size=count + 2, max_size=count + 2)))
+        chunks = [Chunk(t, draw(chunk_bytes)) for t in times[1:-1]]
         response = Response(
             status=draw(st.integers(100, 599)),
             headers=draw(st.lists(st.tuples(header_name, header_text), max_size=4)),
             chunks=chunks,
-            start=draw(seconds) if timed else 0.0,
-            end=End(draw(seconds) if timed else 0.0, draw(st.sampled_from(END_HOWS))),
+            start=times[0],
+            end=End(times[-1], draw(st.sampled_from(END_HOWS))),
             timed=timed,
         )
         body = draw(st.none() | st.binary(max_size=30) | st.just(b'{"model":"x","stream":true}'))
@@ -106,7 +110,7 @@ interactions:
         ("ssemock_cassette: 1\ninteractions: [{response: {status: 700}}]", "interactions[0].response.status",
          "an HTTP status code 100-599"),
         ("ssemock_cassette: 1\ninteractions: [{response: {chunks: [{t: -1, text: x}]}}]",
-         "interactions[0].response.chunks[0].t", "a number of seconds >= 0"),
+         "interactions[0].response.chunks[0].t", "a number from 0 to 86400 seconds"),
         ("ssemock_cassette: 1\ninteractions: [{response: {chunks: [{t: 1}]}}]",
          "interactions[0].response.chunks[0]", "exactly one of 'text' or 'base64'"),
         ("ssemock_cassette: 1\ninteractions: [{response: {chunks: [{base64: '!!'}]}}]",
@@ -126,7 +130,7 @@ interactions:
          "interactions[0].request.headers.bad name", "a header name"),
         ("ssemock_cassette: 1\nname: ../../etc/evil\ninteractions: []", "name", "a name of letters"),
         ("ssemock_cassette: 1\nprovenance: {a: &a [x, x], b: &b [*a, *a], c: [*b, *b]}\ninteractions: []",
-         "", "YAML without anchors or aliases"),
+         "line 2", "YAML without anchors or aliases"),
     ],
 )
 def test_broken_cassette_names_file_field_and_expectation(
@@ -171,3 +175,83 @@ def test_large_body_by_digest_round_trips() -> None:
     req = Request("POST", "/v1/x", body_sha256="a" * 64, body_size=5_000_000)
     again = Cassette.loads(Cassette("d", [Interaction(req, Response())]).dumps()).interactions[0].request
     assert (again.body, again.body_sha256, again.body_size) == (None, "a" * 64, 5_000_000)
+
+
+# ---- times and counts are bounded: finite, 0 to 24 h, ordered --------------------------------
+HEAD = "ssemock_cassette: 1\ninteractions:\n- response:\n"
+
+
+@pytest.mark.parametrize(("response", "field", "expected"), [
+    ("    chunks: [{t: 1e308, text: x}]", "interactions[0].response.chunks[0].t", "a number from 0 to 86400"),
+    ("    chunks: [{t: .inf, text: x}]", "interactions[0].response.chunks[0].t", "a number from 0 to 86400"),
+    ("    chunks: [{t: .nan, text: x}]", "interactions[0].response.chunks[0].t", "a number from 0 to 86400"),
+    ("    start: 86400.5", "interactions[0].response.start", "a number from 0 to 86400"),
+    ("    end: {t: 1e308}", "interactions[0].response.end.t", "a number from 0 to 86400"),
+    ("    end: {t: -0.5}", "interactions[0].response.end.t", "a number from 0 to 86400"),
+    ("    start: 1\n    chunks: [{t: 0.5, text: x}]", "interactions[0].response.chunks[0].t",
+     "a time >= interactions[0].response.start (1 s)"),
+    ("    chunks: [{t: 2, text: x}, {t: 1, text: y}]", "interactions[0].response.chunks[1].t",
+     "a time >= interactions[0].response.chunks[0].t (2 s)"),
+    ("    chunks: [{t: 2, text: x}]\n    end: {t: 1}", "interactions[0].response.end.t",
+     "a time >= interactions[0].response.chunks[0].t (2 s)"),
+    ("    interval: 86400\n    events: [{data: a}, {data: b}]", "interactions[0].response.interval",
+     "an interval putting the last event at most 86400 seconds"),
+    ("    events: [{data: a}]\n    interval: 2\n    end: {t: 1}", "interactions[0].response.end.t",
+     "a time >= interactions[0].response.events[0] (2 s)"),
+])
+def test_times_are_finite_bounded_and_ordered(tmp_path: Path, response: str, field: str, expected: str) -> None:
+    path = tmp_path / "times.yaml"
+    path.write_text(HEAD + response + "\n", encoding="utf-8")
+    with pytest.raises(CassetteError) as caught:
+        Cassette.load(path)
+    assert (caught.value.file, caught.value.field) == (str(path), field)
+    assert expected in caught.value.expected, caught.value.expected
+
+
+def test_the_time_bounds_themselves_load() -> None:
+    text = HEAD + "    start: 0\n    chunks: [{t: 0, text: a}, {t: 0, text: b}, {t: 86400, text: c}]\n" \
+                  "    end: {t: 86400}\n"
+    response = Cassette.loads(text).interactions[0].response
+    assert [c.t for c in response.chunks] == [0.0, 0.0, 86400.0] and response.end.t == 86400.0
+
+
+@settings(max_examples=50)
+@given(st.lists(seconds, min_size=2, max_size=5))
+def test_any_unordered_times_are_refused_naming_the_first_out_of_order(times: list[float]) -> None:
+    text = yaml.safe_dump({"ssemock_cassette": 1, "interactions": [
+        {"response": {"chunks": [{"t": t, "text": "x"} for t in times]}}]})
+    firsts = [i for i in range(1, len(times)) if times[i] < times[i - 1]]
+    if not firsts:
+        assert [c.t for c in Cassette.loads(text).interactions[0].response.chunks] == times
+        return
+    with pytest.raises(CassetteError) as caught:
+        Cassette.loads(text)
+    assert caught.value.field == f"interactions[0].response.chunks[{firsts[0]}].t"
+
+
+def test_counts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ssemock.cassette import read
+
+    monkeypatch.setattr(read, "MAX_ITEMS", 3)
+    with pytest.raises(CassetteError, match=r"chunks: expected a list of at most 3 chunks"):
+        Cassette.loads(HEAD + "    chunks: [{text: a}, {text: b}, {text: c}, {text: d}]\n")
+    with pytest.raises(CassetteError, match=r"interactions: expected a list of at most 3 interactions"):
+        Cassette.loads("ssemock_cassette: 1\ninteractions: [{response: {}}, {response: {}}, {response: {}}, "
+                       "{response: {}}]\n")
+
+
+def test_a_json_body_past_the_depth_bound_is_refused() -> None:
+    deep = "[" * 129 + "]" * 129
+    with pytest.raises(CassetteError) as caught:
+        Cassette.loads(f"ssemock_cassette: 1\ninteractions: [{{request: {{body: {{json: {deep}}}}}, response: {{}}}}]")
+    assert caught.value.field == "interactions[0].request.body.json" and "at most 128 deep" in caught.value.expected
+
+
+def test_a_cassette_file_over_the_size_bound_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ssemock.cassette import model
+
+    path = tmp_path / "big.yaml"
+    path.write_text(HEAD + "    chunks: [{text: " + "x" * 2000 + "}]\n", encoding="utf-8")
+    monkeypatch.setattr(model, "MAX_CASSETTE_FILE", 1024)
+    with pytest.raises(CassetteError, match=r"big\.yaml: expected a file of at most 1024 \(1 KiB\) bytes"):
+        Cassette.load(path)

@@ -106,7 +106,9 @@ def test_python_readers_see_the_clean_events(
 
 
 @pytest.mark.parametrize(("scenario", "reader"), cases("node"))
-def test_node_eventsource_parser_sees_the_clean_events(server: MockServer, scenario: str, reader: str) -> None:
+def test_node_eventsource_parser_sees_the_clean_events(
+    server: MockServer, scenario: str, reader: str, node: str
+) -> None:
     preserves = PRESETS[scenario].preserves
     server.reset()
     clean = read_with_node(server.url, STREAMS, None)

@@ -10,8 +10,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ssemock import CassetteError
 from ssemock.bundled import bundled_cassettes
-from ssemock.cassette.fastyaml import Unsupported, fast_safe_load
+from ssemock.cassette.fastyaml import MAX_NESTING, Refused, Unsupported, fast_safe_load, strict_load
 from ssemock.cassette.read import load_yaml
 from ssemock.cassette.write import Dumper
 
@@ -45,7 +46,6 @@ def test_same_data_as_the_safe_loader(doc: Any, dumper: Any, flow: bool) -> None
 @pytest.mark.parametrize(
     "text",
     [
-        "a: &x 1\nb: *x\n",                      # anchors and aliases
         "base: &b {x: 1}\nderived:\n  <<: *b\n",  # merge key
         "when: 2001-12-14\n",                    # timestamp
         "v: !!binary aGk=\n",                    # explicit tag
@@ -69,3 +69,52 @@ def test_every_bundled_cassette_loads_the_same() -> None:
 def test_invalid_yaml_still_raises_a_yaml_error() -> None:
     with pytest.raises(yaml.YAMLError):
         fast_safe_load("a: [1\n")
+
+
+# ---- refused whatever the loader: anchors and aliases, duplicate keys, deep nesting ----------
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n"
+FALLBACKS = ["", "when: 2001-12-14\n", "v: !!binary aGk=\n", "? [a, b]\n: 1\n", "t: !!str x\n"]
+
+
+@pytest.mark.parametrize("before", FALLBACKS)
+def test_aliases_are_refused_even_after_the_fast_path_steps_aside(before: str) -> None:
+    text = "ssemock_cassette: 1\n" + before + BOMB
+    line = text.splitlines().index(BOMB.splitlines()[0]) + 1
+    with pytest.raises(Refused) as caught:
+        strict_load(text)
+    assert caught.value.line == line
+    with pytest.raises(CassetteError) as error:
+        load_yaml(text, "f.yaml")
+    assert error.value.file == "f.yaml" and error.value.field == f"line {line}"
+    assert "anchors or aliases" in error.value.expected
+
+
+@pytest.mark.parametrize("before", FALLBACKS)
+def test_duplicate_keys_are_refused_with_their_line(before: str) -> None:
+    text = "ssemock_cassette: 1\n" + before + "name: a\nother: 1\nname: b\n"
+    with pytest.raises(Refused) as caught:
+        strict_load(text)
+    assert caught.value.line == text.count("\n") and caught.value.got == "name"
+
+
+@settings(max_examples=100)
+@given(st.dictionaries(st.from_regex(r"k[a-z_]{0,7}", fullmatch=True),
+                       st.integers() | st.booleans() | st.none() | st.from_regex(r"[a-z][a-z ]{0,9}", fullmatch=True),
+                       min_size=1, max_size=6),
+       st.data(), st.sampled_from(FALLBACKS))
+def test_any_duplicated_key_is_refused(doc: dict[str, Any], data: st.DataObject, before: str) -> None:
+    lines = yaml.safe_dump(doc, default_flow_style=False).splitlines(keepends=True)
+    assert len(lines) == len(doc)  # one "key: value" line each
+    index = data.draw(st.integers(0, len(lines) - 1))
+    with pytest.raises(Refused) as caught:
+        strict_load(before + "".join(lines) + lines[index])
+    assert caught.value.line == before.count("\n") + len(lines) + 1
+
+
+def test_nesting_past_the_bound_is_refused_in_both_paths() -> None:
+    deep = "[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1)
+    for text in (f"x: {deep}\n", f"d: 2001-01-01\nx: {deep}\n"):
+        with pytest.raises(Refused, match=f"nested at most {MAX_NESTING} deep"):
+            strict_load(text)
+    ok = "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1)
+    assert strict_load(f"x: {ok}\n") == yaml.load(f"x: {ok}\n", Loader=SAFE)

@@ -149,7 +149,7 @@ def test_http_429_the_openai_sdk_waits_retry_after_then_retries(server: MockServ
         _retrying_chat(server)
     elapsed = time.monotonic() - started
     assert len(server.requests) == 2
-    assert 1.9 <= elapsed < 5.0, elapsed  # Retry-After: 2 (seconds), tolerance for a loaded machine
+    assert 1.9 <= elapsed < 10.0, elapsed  # Retry-After: 2 (seconds), not the SDK's own back-off; a loaded machine
 
 
 def _retrying_chat(server: MockServer) -> None:

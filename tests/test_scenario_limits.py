@@ -102,12 +102,9 @@ def test_the_server_answers_while_a_large_plan_is_built(tmp_path: Path) -> None:
             waits.append(time.perf_counter() - started)
         worker.join()
     assert answer[0].status == 200 and answer[0].body == b": xxxxxxxx"
-    assert len(waits) >= 3, "the plan took long enough to be answered in between"
-    # Built on the event loop, the plan (about 5 s here) would hold up one health check for
-    # all of it; in a thread, a check waits at most for one C-level operation on the 64 MiB
-    # line that holds the GIL (measured up to ~0.5 s on a loaded 2-core machine).
-    assert max(waits) < 2.0, waits
-    assert sum(waits) / len(waits) < 0.5, waits
+    # Built on the event loop, the plan would hold up every health check until it is done: none
+    # could be answered while the request is in progress. In a thread, several are.
+    assert len(waits) >= 3, waits
 
 
 def test_fragment_makes_at_most_max_chunks_and_says_so() -> None:

@@ -7,14 +7,14 @@ Loading and validation live in :mod:`ssemock.cassette.read`, YAML writing in
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteError, CassetteNotFoundError
+from ..errors import CassetteError, CassetteNotFoundError, JSONTooDeepError
+from ..limits import MAX_CASSETTE_FILE, NOT_JSON, claim_name, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -69,10 +69,19 @@ class Request:
         """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
         return parse_json(self.body)
 
-    def json_view(self) -> Any:
-        """Like :meth:`json`, but parsed once per body and shared: read it, never change it."""
+    def json_view(self, *, strict: bool = False) -> Any:
+        """Like :meth:`json`, but parsed once per body and shared: read it, never change it.
+
+        Raises:
+            JSONTooDeepError: with ``strict``, the body is JSON nested deeper than
+                :data:`~ssemock.limits.MAX_JSON_DEPTH` (else such a body reads as None).
+        """
         if self._parsed is None or self._parsed[0] is not self.body:
-            self._parsed = (self.body, parse_json(self.body))
+            if strict:
+                value = load_json(self.body)
+                self._parsed = (self.body, None if value is NOT_JSON else value)
+            else:
+                self._parsed = (self.body, parse_json(self.body))
         return self._parsed[1]
 
 
@@ -146,19 +155,17 @@ class Cassette:
 
         Raises:
             CassetteNotFoundError: the file does not exist.
-            CassetteError: the file is unreadable or malformed (names file and field).
+            CassetteError: the file is unreadable, larger than
+                :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
         """
-        from .append import torn_start
+        from .read import read_text
 
         p = Path(path)
         try:
-            data = p.read_bytes()
-            text = data[: torn_start(data)].decode("utf-8")  # a torn last interaction is left out
+            text = read_text(p, str(p), limit=MAX_CASSETTE_FILE)
         except FileNotFoundError:
             raise CassetteNotFoundError(str(p)) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CassetteError(p, "", "a readable UTF-8 YAML file", str(exc)) from None
-        cassette = cls.loads(text, name=name or p.stem, source=str(p))
+        cassette = cls.loads(text, name=name or p.stem, source=str(p))  # leaves a torn last interaction out
         cassette.path = p
         return cassette
 
@@ -230,14 +237,17 @@ def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
 
     Raises:
         CassetteNotFoundError: the directory does not exist.
-        CassetteError: a file is malformed (the first one found, named in the message).
+        CassetteError: a file is malformed (the first one found, named in the message), or
+            two files give one name (``x.yaml`` and ``x.yml``; both named).
     """
     root = Path(directory)
     if not root.is_dir():
         raise CassetteNotFoundError(str(root))
     found: dict[str, Cassette] = {}
+    claimed: dict[str, str] = {}
     for file in sorted(_yaml_files(root)):
         key = file.relative_to(root).with_suffix("").as_posix()
+        claim_name(claimed, key, file, CassetteError, "cassette")  # x.yaml and x.yml
         found[key] = Cassette.load(file, name=key)
         found[key].name = key
     return found
@@ -249,12 +259,14 @@ def _yaml_files(root: Path) -> Iterator[Path]:
 
 
 def parse_json(body: bytes | None) -> Any:
-    if not body:
-        return None
+    """``body`` as JSON, or None when it is empty, not JSON, larger than
+    :data:`~ssemock.limits.MAX_JSON_PARSE` (1 MiB) or nested deeper than
+    :data:`~ssemock.limits.MAX_JSON_DEPTH` (such bodies are compared as bytes)."""
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        value = load_json(body)
+    except JSONTooDeepError:
         return None
+    return None if value is NOT_JSON else value
 
 
 def body_digest(body: bytes) -> str:

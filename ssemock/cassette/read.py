@@ -9,41 +9,76 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import CassetteError
+from ..errors import CassetteError, ScenarioError
+from ..limits import MAX_CASSETTE_SECONDS, MAX_ITEMS, MAX_JSON_DEPTH, json_depth_exceeds, number, show_size
 from ..sse import encode
-from .fastyaml import AliasFound, Unsupported, fast_safe_load
+from .fastyaml import MAX_NESTING, Refused, strict_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["MIGRATIONS", "load_yaml", "parse_cassette"]
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+__all__ = ["MIGRATIONS", "load_yaml", "parse_cassette", "read_yaml"]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
 version ``n + 1``. Version 1 is the first format, so there is none yet."""
 
 
-def load_yaml(text: str, source: str) -> Any:
-    """Parse YAML safely: the event-built fast path (:mod:`.fastyaml`), else the safe
-    (C when available) loader; raises :class:`CassetteError`."""
+FileError = type[CassetteError] | type[ScenarioError]
+
+
+def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
+    """Parse YAML safely (:func:`.fastyaml.strict_load`): anchors, aliases, duplicate keys and
+    nesting past :data:`.fastyaml.MAX_NESTING` are refused with their line.
+
+    Raises:
+        CassetteError (or ``error``): names ``source``, the line and what was wrong.
+    """
     try:
-        return fast_safe_load(text)
-    except AliasFound:
-        # Ssemock never writes them, and a few nested aliases expand to gigabytes.
-        raise CassetteError(source, "", "YAML without anchors or aliases (& and *)", None) from None
-    except (Unsupported, yaml.YAMLError):
-        pass  # the full safe loader decides, and words any error
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - safe loader
+        return strict_load(text)
+    except Refused as exc:
+        raise error(source, f"line {exc.line}", exc.expected, exc.got) from None
     except yaml.YAMLError as exc:
-        raise CassetteError(source, "", "valid YAML", str(exc).replace("\n", " ")) from None
+        raise error(source, "", "valid YAML", _cut(str(exc).replace("\n", " "))) from None
+    except RecursionError:  # the safe loader's constructors on deep flow collections
+        raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_yaml(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> Any:
+    """Read and parse the YAML file ``path`` of at most ``limit`` bytes.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        CassetteError (or ``error``): too large, unreadable, not UTF-8, or refused by :func:`load_yaml`.
+    """
+    return load_yaml(read_text(path, source, limit=limit, error=error), source, error)
+
+
+def read_text(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> str:
+    """The text of the UTF-8 file ``path`` of at most ``limit`` bytes.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        CassetteError (or ``error``): too large, unreadable or not UTF-8.
+    """
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise error(source, "", f"a file of at most {show_size(limit)} bytes", size)
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
 
 
 def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
@@ -60,7 +95,7 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
             " VCR.py files are converted with 'ssemock import vcr')", version,
         )
     v.known(doc, "", {FORMAT_KEY, "name", "provenance", "interactions"})
-    items = v.typed(doc.get("interactions", []), "interactions", list, "a list of interactions")
+    items = v.items(doc.get("interactions", []), "interactions", "interactions")
     return Cassette(
         name=_cassette_name(v, doc.get("name", name)),
         interactions=[_interaction(v, item, f"interactions[{i}]") for i, item in enumerate(items)],
@@ -92,10 +127,17 @@ class _Validator:
             raise CassetteError(self.source, path, f"one of the keys {', '.join(sorted(keys))}", None)
 
     def seconds(self, value: Any, where: str) -> float:
-        self.typed(value, where, (int, float), "a number of seconds >= 0")
-        if not math.isfinite(value) or value < 0:
-            raise self.fail(where, "a number of seconds >= 0", value)
+        """A time in seconds, finite, from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h)."""
+        if not _SECONDS.check(value):
+            raise self.fail(where, f"{_SECONDS.expected} seconds", value)
         return float(value)
+
+    def items(self, value: Any, where: str, what: str) -> list[Any]:
+        """A list of at most :data:`~ssemock.limits.MAX_ITEMS` items."""
+        self.typed(value, where, list, f"a list of {what}")
+        if len(value) > MAX_ITEMS:
+            raise self.fail(where, f"a list of at most {MAX_ITEMS} {what}", None)
+        return value  # type: ignore[no-any-return]
 
     def pairs(self, value: Any, where: str) -> list[tuple[str, str]]:
         """Headers: a mapping name -> value or list of values, or a list of [name, value]."""
@@ -114,7 +156,9 @@ class _Validator:
         return out
 
 
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+_SECONDS = number(0.0, MAX_CASSETTE_SECONDS)
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")  # RFC 9110 token
+_METHOD = "an HTTP method: a token of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
 
 
@@ -156,7 +200,10 @@ def _interaction(v: _Validator, item: Any, where: str) -> Interaction:
 def _request(v: _Validator, item: Any, where: str) -> Request:
     doc = v.mapping(item, where)
     v.known(doc, where, {"method", "path", "query", "headers", "body"})
-    method = v.typed(doc.get("method", "GET"), f"{where}.method", str, "an HTTP method").upper()
+    method = v.typed(doc.get("method", "GET"), f"{where}.method", str, _METHOD)
+    if not _HEADER_NAME.match(method):
+        raise v.fail(f"{where}.method", _METHOD, method)
+    method = method.upper()
     path = v.typed(doc.get("path", "/"), f"{where}.path", str, "a URL path starting with /")
     if not path.startswith("/"):
         raise v.fail(f"{where}.path", "a URL path starting with /", path)
@@ -175,6 +222,8 @@ def _body(v: _Validator, item: Any, where: str, req: Request) -> None:
     forms = "one of {json: VALUE}, {text: STR}, {base64: STR}, {sha256: HEX, size: BYTES}"
     doc = v.typed(item, where, dict, forms)
     if set(doc) == {"json"}:
+        if json_depth_exceeds(doc["json"], MAX_JSON_DEPTH):
+            raise v.fail(f"{where}.json", f"JSON nested at most {MAX_JSON_DEPTH} deep", None)
         req.body = json.dumps(doc["json"], separators=(",", ":"), ensure_ascii=False).encode()
     elif set(doc) == {"text"}:
         req.body = v.typed(doc["text"], f"{where}.text", str, "a string").encode("utf-8")
@@ -223,14 +272,32 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
         resp.chunks = _events_to_chunks(v, doc, where, resp.start)
     else:
         resp.chunks = _chunks(v, doc.get("chunks", []), f"{where}.chunks")
-    last = resp.chunks[-1].t if resp.chunks else resp.start
+    last, last_at = _ordered(v, resp, where, "events" in doc)
     end_doc = v.mapping(doc.get("end", {}), f"{where}.end")
     v.known(end_doc, f"{where}.end", {"t", "how"})
     how = end_doc.get("how", "clean")
     if how not in END_HOWS:
         raise v.fail(f"{where}.end.how", f"one of {', '.join(END_HOWS)}", how)
     resp.end = End(v.seconds(end_doc.get("t", last), f"{where}.end.t"), how)
+    if resp.end.t < last:
+        raise v.fail(f"{where}.end.t", f"a time >= {last_at} ({last:g} s)", resp.end.t)
     return resp
+
+
+def _ordered(v: _Validator, resp: Response, where: str, events: bool) -> tuple[float, str]:
+    """Check ``start`` <= every chunk's ``t``, in order (replay sends them in that order);
+    returns the last time and its field."""
+    previous, previous_at = resp.start, f"{where}.start"
+    for i, chunk in enumerate(resp.chunks):
+        if chunk.t < previous:
+            at = f"{where}.interval" if events else f"{where}.chunks[{i}].t"
+            raise v.fail(at, f"a time >= {previous_at} ({previous:g} s)", chunk.t)
+        if chunk.t > MAX_CASSETTE_SECONDS:  # only events can get here: start + interval × count
+            raise v.fail(f"{where}.interval", f"an interval putting the last event at most {MAX_CASSETTE_SECONDS:g} "
+                         f"seconds after the request", chunk.t)
+        previous_at = f"{where}.events[{i}]" if events else f"{where}.chunks[{i}].t"
+        previous = chunk.t
+    return previous, previous_at
 
 
 def _plain_text_chunk(item: Any) -> Chunk | None:
@@ -241,14 +308,14 @@ def _plain_text_chunk(item: Any) -> Chunk | None:
     """
     if type(item) is dict and type(text := item.get("text")) is str and len(item) == 1 + ("t" in item):
         t = item.get("t", 0.0)
-        if (type(t) is float or type(t) is int) and 0 <= t < math.inf:
+        if (type(t) is float or type(t) is int) and 0 <= t <= MAX_CASSETTE_SECONDS:
             return Chunk(float(t), text.encode("utf-8"))
     return None
 
 
 def _chunks(v: _Validator, items: Any, where: str) -> list[Chunk]:
     out: list[Chunk] = []
-    for i, item in enumerate(v.typed(items, where, list, "a list of chunks")):
+    for i, item in enumerate(v.items(items, where, "chunks")):
         if (plain := _plain_text_chunk(item)) is not None:
             out.append(plain)
             continue
@@ -282,7 +349,7 @@ def _events_to_chunks(v: _Validator, doc: dict[str, Any], where: str, start: flo
         raise v.fail(f"{where}.eol", "one of lf, crlf, cr", eol)
     interval = v.seconds(doc.get("interval", 0.0), f"{where}.interval")
     chunks = []
-    for i, item in enumerate(v.typed(doc["events"], f"{where}.events", list, "a list of events")):
+    for i, item in enumerate(v.items(doc["events"], f"{where}.events", "events")):
         at = f"{where}.events[{i}]"
         ev = v.mapping(item, at)
         v.known(ev, at, _EVENT_KEYS)

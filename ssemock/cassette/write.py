@@ -84,7 +84,10 @@ def interaction_doc(inter: Interaction) -> dict[str, Any]:
     if resp.timed:
         sdoc["start"] = resp.start
     sdoc["chunks"] = [chunk_doc(c, resp.timed) for c in resp.chunks]
-    sdoc["end"] = {"t": resp.end.t, "how": resp.end.how} if resp.timed else {"how": resp.end.how}
+    # A file's times are ordered (the reader checks): an end given before the last chunk
+    # (e.g. ``End()`` left at 0 in code) is written at the last chunk, which replays the same.
+    end_t = max(resp.end.t, resp.chunks[-1].t if resp.chunks else resp.start)
+    sdoc["end"] = {"t": end_t, "how": resp.end.how} if resp.timed else {"how": resp.end.how}
     return {"request": rdoc, "response": sdoc}
 
 

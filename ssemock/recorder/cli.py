@@ -2,9 +2,10 @@
 
 ``ssemock record --target URL [--cassettes DIR] [--host H] [--port P]`` prints
 ``ssemock recording on http://HOST:PORT -> URL`` as its first stdout line, one
-progress line per interaction on stderr, and a summary on stderr at exit.
-SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds, every
-cassette is written, then it exits with status 0 (1 if a cassette could not be written).
+progress line per interaction on stderr (``--quiet``: none), and a summary on stderr
+at exit. SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds (default
+0.25), every cassette is written, then it exits with status 0 (1 if a cassette could
+not be written); a second signal exits at once.
 """
 
 from __future__ import annotations
@@ -16,13 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from ..background import stop_on_signals
+from ..edge import configure_logging
+from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from ..errors import RecorderError
+from ..limits import MAX_REQUEST_BODY
 from ..matching import MATCHERS
 from ..redact import Filter
 from .core import Recorder
 from .modes import RecordMode
 
-__all__ = ["add_parser", "run"]
+__all__ = ["STOP_GRACE", "add_parser", "run"]
+
+STOP_GRACE = 0.25  # seconds: the command stops within 1 s of a signal
 
 
 def add_parser(sub: Any) -> None:
@@ -47,14 +53,17 @@ def add_parser(sub: Any) -> None:
                      help="replace matches of this regular expression everywhere (repeatable)")
     rec.add_argument("--max-body-size", type=int, default=1 << 20, metavar="BYTES",
                      help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
+    rec.add_argument("--max-request-body", type=int, default=MAX_REQUEST_BODY, metavar="BYTES",
+                     help=f"answer larger request bodies with 413, not forwarded (default {MAX_REQUEST_BODY}: 32 MiB)")
     rec.add_argument("--keep-encoding", action="store_true",
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
     rec.add_argument("--read-timeout", type=float, default=600.0, metavar="SECONDS",
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
-    rec.add_argument("--grace", type=float, default=5.0, metavar="SECONDS",
-                     help="on SIGINT/SIGTERM, let streams in progress finish this long (default 5)")
     rec.add_argument("--match-on", default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
+    add_network_arguments(rec, grace=STOP_GRACE,
+                          grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, then record them "
+                                     f"as ended by 'timeout' (default {STOP_GRACE:g}; a second signal exits at once)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,9 +81,12 @@ def run(args: argparse.Namespace) -> int:
     recorder = Recorder(
         args.target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
         port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
-        keep_encoding=args.keep_encoding, read_timeout=args.read_timeout, grace=args.grace,
-        match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()), progress=sys.stderr,
+        max_request_body=args.max_request_body, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
+        match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()),
+        progress=None if args.quiet else sys.stderr, **network_kwargs(args),
     )
+    configure_logging(quiet=args.quiet)
+    raise_open_files_limit()
     return asyncio.run(_until_signal(recorder))
 
 

@@ -18,7 +18,10 @@ from aiohttp import web
 
 from ..background import BackgroundLoop
 from ..cassette.append import remove_stale_temporaries
-from ..errors import RecorderConfigError, RecorderError
+from ..edge import NetworkOptions, start_runner
+from ..edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, host_names
+from ..errors import ConfigError, RecorderConfigError, RecorderError
+from ..limits import MAX_REQUEST_BODY, check_option, integer
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
 from .modes import RecordMode, record_mode
@@ -47,6 +50,7 @@ class RecorderState:
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
+    max_request_body: int = MAX_REQUEST_BODY
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def store(self, name: str) -> CassetteStore:
@@ -173,6 +177,8 @@ class Recorder:
         max_body_size: request bodies larger than this many bytes are stored as
             SHA-256 digest and size (still matched on replay); None keeps every body.
             Default 1 MiB.
+        max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
+            and never forwarded (bytes, default 32 MiB).
         keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded
             bytes; default False asks the upstream for ``identity``.
         read_timeout: seconds without an upstream byte before a stream is ended
@@ -182,6 +188,8 @@ class Recorder:
         match_on: matchers used to find a recorded interaction to replay.
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
         progress: stream for one line per interaction (None, the default: silent).
+        header_timeout, body_timeout, backlog, allowed_hosts: the network edge's options,
+            as for :class:`ssemock.MockServer` (defaults 30 s, 60 s, 2048, none).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -208,16 +216,27 @@ class Recorder:
         port: int = 0,
         filter: Filter | None = None,  # noqa: A002 - VCR's word
         max_body_size: int | None = 1 << 20,
+        max_request_body: int = MAX_REQUEST_BODY,
         keep_encoding: bool = False,
         read_timeout: float = 600.0,
         grace: float = 5.0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         replay_timing_scale: float = 1.0,
         progress: TextIO | None = None,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        backlog: int = DEFAULT_BACKLOG,
+        allowed_hosts: Sequence[str] = (),
     ) -> None:
         base_url, shown, credentials = split_target(target)
         check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout, grace=grace,
                       replay_timing_scale=replay_timing_scale)
+        check_option("max_request_body", max_request_body, integer(0, None), RecorderConfigError)
+        try:
+            self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
+                                          grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
+        except ConfigError as exc:
+            raise RecorderConfigError(str(exc)) from None
         filter = filter or Filter()  # noqa: A001
         unknown = [m for m in match_on if m not in MATCHERS]
         if unknown:
@@ -234,7 +253,7 @@ class Recorder:
             "mode": record_mode(mode), "filter": filter,
             "cassette": check_cassette_name(filter.name(cassette)) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
-            "replay_timing_scale": replay_timing_scale,
+            "replay_timing_scale": replay_timing_scale, "max_request_body": max_request_body,
         }
         self.state: RecorderState | None = None
         self._runner: web.AppRunner | None = None
@@ -270,21 +289,20 @@ class Recorder:
             auto_decompress=False, timeout=timeout, connector=aiohttp.TCPConnector(limit=0),
             cookie_jar=aiohttp.DummyCookieJar(),
         )
-        app = web.Application(client_max_size=1 << 31)
+        app = web.Application(client_max_size=state.max_request_body)
         app[STATE] = state
         app.router.add_get("/_ssemock/health", health)
         app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=self.grace)
-        await runner.setup()
         stale = await asyncio.to_thread(remove_stale_temporaries, state.directory)
         if stale:
             state.progress.note(f"removed {len(stale)} temporary file(s) left by a writer that was killed: "
                                 + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))
-        site = web.TCPSite(runner, self.host, self.port, reuse_address=True)
+        exposure = (f"anyone who can reach it can send requests to {state.shown_target} through it (with the "
+                    "target URL's credentials, if it has any) and read what is replayed")
         try:
-            await site.start()
+            runner = await start_runner(app, self.host, self.port, self.network, exposure=exposure,
+                                        self_reporting=(handle,))
         except OSError as exc:
-            await runner.cleanup()
             await state.session.close()
             raise RecorderError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = runner.addresses[0][1]

@@ -47,10 +47,12 @@ import aiohttp
 from aiohttp import web
 
 from ..cassette import End, Request, Response, body_digest
+from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
+from ..intake import Refusal, check_json, read_body
 from ..matching import find_interaction
 from ..scenario import Plan
-from ..server import _abort, error_response, send_plan
+from ..server import send_plan
 from .modes import RecordMode
 from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassette_name
 
@@ -69,6 +71,7 @@ _HOP_BY_HOP = frozenset(
      "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
 )
 _NO_BODY_STATUS = frozenset({204, 304})
+_BODY_OPTION = "Recorder(max_request_body=BYTES) or ssemock record --max-request-body BYTES"
 _DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
 
 
@@ -87,12 +90,16 @@ async def handle(request: web.Request) -> web.StreamResponse:
         return error_response(404, "ssemock_admin_path", f"{ADMIN_PREFIX} paths are never forwarded; the recorder "
                               f"answers only GET {ADMIN_PREFIX}health")
     try:
-        body = await request.read()
+        body = await read_body(request, st.max_request_body, _BODY_OPTION)
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
         st.report(info | {"action": "refused", "status": 400})
         return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
-                       _client_headers(request), body)
+                       _client_headers(request), body if isinstance(body, bytes) else None)
+    refusal = body if isinstance(body, Refusal) else check_json(received)
+    if refusal is not None:  # too large or too deep: never forwarded nor recorded
+        st.report(info | {"action": "refused", "status": refusal.status})
+        return refusal.response(error_response)
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
         name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(received, st.filter)
@@ -212,7 +219,7 @@ async def _stream(
     ):
         response.content_length = int(upstream.headers["Content-Length"])
     elif not no_body:
-        response.enable_chunked_encoding()
+        set_framing(request, response, "chunked")  # close-delimited for an HTTP/1.0 client
     tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))
     how = "clean"
     cancelled: BaseException | None = None
@@ -292,9 +299,9 @@ async def _finish_client(request: web.Request, response: web.StreamResponse, how
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
     elif how == "reset":
-        _abort(request, reset=True)
+        abort_connection(request, reset=True)
     elif how in ("cut", "timeout"):
-        _abort(request, reset=False)
+        abort_connection(request, reset=False)
 
 
 def _is_reset(exc: BaseException) -> bool:

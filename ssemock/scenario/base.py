@@ -2,50 +2,32 @@
 
 A step is a dataclass whose class attributes say its YAML ``name``, its
 ``stage`` (``event``, ``byte``, ``chunk`` or ``transport``, design §2) and its
-``fields``: for each field, a :class:`Field` that checks a YAML value and says
-what would be valid. Validation errors are :class:`~ssemock.ScenarioError`
-naming the file, the step (``steps[2].fragment``), the field and the choices.
+``fields``: for each field, a :class:`~ssemock.limits.Field` that checks a YAML value
+and says what would be valid (the same range check as cassette fields and options).
+Validation errors are :class:`~ssemock.ScenarioError` naming the file, the step
+(``steps[2].fragment``), the field and the choices.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
+from .. import limits
 from ..errors import ScenarioError
+from ..limits import Field, bounds_text, integer, is_integer, within
 from .plan import Plan
 from .text import Line, join_lines, split_lines
 
 __all__ = [
-    "MAX_BYTES", "MAX_COUNT", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep", "Step", "register",
+    "MAX_BYTES", "MAX_COUNT", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep", "Step", "integer",
+    "number", "register",
 ]
 
 STAGES = ("event", "byte", "chunk", "transport")
 BOM = "\ufeff"
-
-
-@dataclass(frozen=True)
-class Field:
-    """How to check one step field.
-
-    Attributes:
-        expected: what is valid, as shown in errors (``"an integer >= 1"``).
-        check: returns True for a valid value.
-    """
-
-    expected: str
-    check: Callable[[Any], bool]
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 MAX_SECONDS = 3600.0
@@ -60,42 +42,9 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
 _HEADER_FORBIDDEN = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # controls but HTAB (RFC 9110 §5.5)
 
 
-def _show(value: float) -> str:
-    """``3600``, ``0.5``, ``67108864 (64 MiB)``."""
-    if isinstance(value, int):
-        mib = 1024 * 1024
-        return f"{value} ({value // mib} MiB)" if value >= mib and value % mib == 0 else str(value)
-    return f"{value:g}"
-
-
-def _bounds(minimum: float | None, maximum: float | None) -> str:
-    if minimum is not None and maximum is not None:
-        return f" from {_show(minimum)} to {_show(maximum)}"
-    if minimum is not None:
-        return f" >= {_show(minimum)}"
-    return "" if maximum is None else f" <= {_show(maximum)}"
-
-
-def _within(value: float, minimum: float | None, maximum: float | None) -> bool:
-    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
-
-
 def number(minimum: float = 0.0, maximum: float = MAX_SECONDS, *, optional: bool = False) -> Field:
     """A number (int or float) from ``minimum`` to ``maximum``; seconds unless the name says otherwise."""
-    suffix = " or null" if optional else ""
-    return Field(
-        f"a number{_bounds(minimum, maximum)}{suffix}",
-        lambda v: (optional and v is None) or (_number(v) and _within(v, minimum, maximum)),
-    )
-
-
-def integer(minimum: int | None = 0, maximum: int | None = None, *, optional: bool = False) -> Field:
-    """An integer from ``minimum`` (None: any, negative ones counting from the end) to ``maximum`` (None: any)."""
-    suffix = " or null" if optional else ""
-    return Field(
-        f"an integer{_bounds(minimum, maximum)}{suffix}",
-        lambda v: (optional and v is None) or (_integer(v) and _within(v, minimum, maximum)),
-    )
+    return limits.number(minimum, maximum, optional=optional)
 
 
 def choice(*values: Any) -> Field:
@@ -157,9 +106,9 @@ def flag() -> Field:
 def integers(minimum: int = 0, maximum: int = MAX_BYTES, *, nonempty: bool = True, items: int = MAX_COUNT) -> Field:
     """A list of at most ``items`` integers from ``minimum`` to ``maximum``."""
     return Field(
-        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{_bounds(minimum, maximum)}",
+        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{bounds_text(minimum, maximum)}",
         lambda v: isinstance(v, list) and (bool(v) or not nonempty) and len(v) <= items
-        and all(_integer(x) and _within(x, minimum, maximum) for x in v),
+        and all(is_integer(x) and within(x, minimum, maximum) for x in v),
     )
 
 

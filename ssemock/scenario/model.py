@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..cassette.read import read_yaml
 from ..errors import ScenarioError
+from ..limits import MAX_SCENARIO_FILE, claim_name
 from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
 from .text import join_lines, split_lines
@@ -20,7 +20,6 @@ __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit "
@@ -39,12 +38,14 @@ class Scenario:
         preserves: what a client must still see the same: ``events`` (the type and
             data of every dispatched event), ``payloads`` (the type and JSON value
             of every event's data) or ``nothing`` (a fault).
+        source: the file it was loaded from, if any.
     """
 
     name: str
     steps: list[Step] = field(default_factory=list)
     description: str = ""
     preserves: str = "nothing"
+    source: str | None = field(default=None, compare=False, repr=False)
 
     def apply(self, plan: Plan) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
@@ -93,13 +94,16 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Read a scenario file. Raises :class:`ScenarioError` naming file, step and field."""
+        """Read a scenario file (at most :data:`~ssemock.limits.MAX_SCENARIO_FILE`, 1 MiB; no anchors,
+        aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line)."""
         p = Path(path)
         try:
-            doc = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise ScenarioError(p, "", "a readable YAML scenario file", str(exc).replace("\n", " ")) from None
-        return cls.from_dict(doc, name=p.stem, source=str(p))
+            doc = read_yaml(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
+        except FileNotFoundError as exc:
+            raise ScenarioError(p, "", "a readable YAML scenario file", str(exc)) from None
+        scenario = cls.from_dict(doc, name=p.stem, source=str(p))
+        scenario.source = str(p)
+        return scenario
 
     @classmethod
     def from_dict(cls, doc: Any, *, name: str = "scenario", source: str = "<memory>") -> Scenario:
@@ -142,12 +146,18 @@ def _step(item: Any, where: str, source: str) -> Step:
 
 
 def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
-    """Load every ``*.yaml`` / ``*.yml`` scenario in ``directory`` by name. Raises :class:`ScenarioError`."""
+    """Load every ``*.yaml`` / ``*.yml`` scenario in ``directory`` by name.
+
+    Raises:
+        ScenarioError: a file is malformed, or two files give one name (both named).
+    """
     root = Path(directory)
     if not root.is_dir():
         raise ScenarioError(root, "", "a directory of scenario files", None)
     found = {}
+    claimed: dict[str, str] = {}
     for file in sorted(root.glob("*.y*ml")):
         scenario = Scenario.load(file)
+        claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
         found[scenario.name] = scenario
     return found

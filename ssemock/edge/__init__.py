@@ -1,0 +1,26 @@
+"""The network edge of the replay server and the recorder.
+
+Modules: :mod:`.options` (:class:`NetworkOptions`: header and body timeouts, listen
+backlog, stop grace, allowed host names), :mod:`.guard` (the admin API answers same-origin
+requests under a known ``Host`` only), :mod:`.framing` (chunked, length or
+close-delimited bodies; HTTP/1.0), :mod:`.logs` (one access line per request, single-line
+errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (JSON errors).
+"""
+
+from .framing import abort_connection, set_framing
+from .logs import ACCESS_NOTE, configure_logging
+from .options import NetworkOptions, is_loopback
+from .replies import error_response
+from .runner import activity, start_runner
+
+__all__ = [
+    "ACCESS_NOTE",
+    "NetworkOptions",
+    "abort_connection",
+    "activity",
+    "configure_logging",
+    "error_response",
+    "is_loopback",
+    "set_framing",
+    "start_runner",
+]

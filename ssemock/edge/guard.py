@@ -1,0 +1,90 @@
+"""Who may use the admin API: same-origin requests under a name the server answers to.
+
+The admin paths (``/_ssemock/health``, ``cassettes``, ``scenarios``, ``requests`` and any
+other ``/_ssemock/`` path that is not a ``/_ssemock/c/`` or ``/_ssemock/s/`` replay prefix)
+read the journal, which holds prompts and may hold keys, and can clear it. A web page
+open in the developer's browser must not reach them:
+
+* ``Host`` must name the server as its developer does: ``localhost``, ``*.localhost``,
+  a loopback address, the address it is bound to (any address when bound to all of
+  them), or a name allowed with ``allowed_hosts`` / ``--allow-host``. A page that
+  reaches the server through DNS rebinding sends its own name: ``421
+  ssemock_misdirected_host``.
+* a request with an ``Origin`` other than the server's own, or a ``Sec-Fetch-Site``
+  other than ``same-origin`` / ``none``, comes from another site's page: ``403
+  ssemock_cross_origin`` (preflights included, so a browser never sends the request).
+
+Replay paths are not guarded: browsers read streams from any origin (CORS).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from .replies import error_response
+
+__all__ = ["admin_path", "host_allowed", "refusal"]
+
+_REPLAY_PREFIXES = ("/_ssemock/c/", "/_ssemock/s/")
+_WILDCARD = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - names of the wildcard binds
+_SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
+
+
+def admin_path(path: str) -> bool:
+    """Whether ``path`` (decoded) is an admin path rather than a replay path."""
+    if path == "/_ssemock":
+        return True
+    return path.startswith("/_ssemock/") and not path.startswith(_REPLAY_PREFIXES)
+
+
+def _host_name(host: str) -> str | None:
+    """The lower-case host name of a ``Host`` header value, without port; None if unparsable."""
+    try:
+        name = urlsplit(f"//{host}").hostname
+    except ValueError:
+        return None
+    return name or None
+
+
+def host_allowed(name: str, bound: str, allowed: frozenset[str]) -> bool:
+    """Whether ``name`` (from ``Host``) names a server bound to ``bound``, or is in ``allowed``."""
+    bound = bound.strip().lower().removeprefix("[").removesuffix("]")
+    if name in allowed or name == bound or name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return address.is_loopback or bound in _WILDCARD
+
+
+def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str]) -> web.Response | None:
+    """The answer refusing an admin request from another site, or None when it may go on."""
+    host = request.host
+    name = _host_name(host)
+    if name is None or not host_allowed(name, bound, allowed):
+        return error_response(
+            421, "ssemock_misdirected_host",
+            f"the admin API answers under localhost or the server's address, not Host {host[:200]!r} "
+            "(a web page reaching this server through DNS rebinding sends its own name); "
+            "use http://127.0.0.1:PORT, or allow the name with --allow-host / allowed_hosts",
+        )
+    origin = request.headers.get("Origin")
+    own = f"http://{host}".lower()
+    if origin is not None and origin.lower() != own:
+        return error_response(
+            403, "ssemock_cross_origin",
+            f"the admin API answers same-origin requests only, and Origin {origin[:200]!r} is not {own!r}; "
+            "web pages may read replay paths from any origin, never the journal or admin paths",
+        )
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site.lower() not in _SAME_ORIGIN_FETCH:
+        return error_response(
+            403, "ssemock_cross_origin",
+            f"the admin API answers same-origin requests only (Sec-Fetch-Site: {site[:50]}); "
+            "web pages may read replay paths from any origin, never the journal or admin paths",
+        )
+    return None

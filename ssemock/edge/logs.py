@@ -1,0 +1,158 @@
+"""What a server tells its operator: one line per request, single-line errors, no flood.
+
+* ``ssemock.access`` (INFO): one line per request, written when its answer ended::
+
+      POST /v1/chat/completions -> 200 complete, 16611 bytes, 812 ms; cassette anthropic-messages-thinking #0;
+      scenario split-crlf; from 127.0.0.1
+
+  (one line). ``outcome`` is the journal's (``complete``, ``cut``, ``reset``,
+  ``client_gone``, ``refused``, ``stopped``); a request the HTTP parser refused
+  (garbage bytes, a bad request line, a header too long) is one line
+  ``malformed HTTP request from ADDRESS -> 400: REASON``.
+* ``ssemock.server``: aiohttp's own server log. A malformed request is already the
+  access line, so the parser's traceback is dropped; a failure of ssemock itself keeps
+  its traceback.
+* ``asyncio``: ``socket.accept() out of system resource`` (no file descriptor left) is
+  written once with the limit, then at most once a minute with a count, never per
+  accept (:func:`configure_logging` installs this for the command line).
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.http_exceptions import HttpProcessingError
+
+__all__ = [
+    "ACCESS_LOGGER",
+    "ACCESS_NOTE",
+    "ROUTED",
+    "SELF_REPORTED",
+    "SERVER_LOGGER",
+    "AccessLogger",
+    "access_line",
+    "configure_logging",
+]
+
+ACCESS_LOGGER = logging.getLogger("ssemock.access")
+SERVER_LOGGER = logging.getLogger("ssemock.server")
+# What the handler knows of a request (a journal entry): ``cassette``, ``interaction``,
+# ``scenario``, ``status``, ``outcome``, ``bytes_sent``, each optional.
+ACCESS_NOTE: web.RequestKey[Mapping[str, Any]] = web.RequestKey("ssemock_access_note")
+# Set on requests whose handler writes its own line (the recorder's progress line).
+SELF_REPORTED: web.RequestKey[bool] = web.RequestKey("ssemock_self_reported")
+# Set on every request that reached the application (the others were refused by the HTTP parser).
+ROUTED: web.RequestKey[bool] = web.RequestKey("ssemock_routed")
+_HANDLER_NAME = "ssemock-cli"
+
+
+def _clean(text: str, limit: int) -> str:
+    """``text`` on one line: non-printable characters as ``?``, at most ``limit`` characters."""
+    text = "".join(c if c.isprintable() else "?" for c in text[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def access_line(
+    request: web.BaseRequest, status: int | None, seconds: float, *, outcome: str | None = None,
+    body_bytes: int | None = None, reason: str | None = None,
+) -> str:
+    """The one-line description of a request and how its answer ended (see the module docstring)."""
+    remote = request.remote or "-"
+    if not request.get(ROUTED):  # refused by the HTTP parser: no method, no path
+        return f"malformed HTTP request from {remote} -> {status}: {_clean(' '.join((reason or '').split()), 200)}"
+    note = request.get(ACCESS_NOTE) or {}
+    status = note.get("status") or status
+    outcome = note.get("outcome") or outcome or ("refused" if (status or 0) >= 400 else "complete")
+    sent = note.get("bytes_sent", body_bytes)
+    line = (f"{request.method} {_clean(request.rel_url.raw_path, 300)} -> {status if status is not None else '-'} "
+            f"{outcome}, {sent if sent is not None else '-'} bytes, {seconds * 1000:.0f} ms")
+    if note.get("cassette"):
+        index = note.get("interaction")
+        line += f"; cassette {_clean(str(note['cassette']), 120)}" + (f" #{index}" if index is not None else "")
+    if note.get("scenario"):
+        line += f"; scenario {_clean(str(note['scenario']), 120)}"
+    return f"{line}; from {remote}"
+
+
+class AccessLogger(AbstractAccessLogger):
+    """aiohttp's access-log hook: :func:`access_line` at INFO, once the answer has ended."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        if request.get(SELF_REPORTED):
+            return
+        reason = response.text if isinstance(response, web.Response) and not request.get(ROUTED) else None
+        size = response.content_length if response.content_length is not None else response.body_length
+        self.logger.info(access_line(request, response.status, time, body_bytes=size, reason=reason))
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)
+
+
+class _DropMalformedHttp(logging.Filter):
+    """Drops aiohttp's traceback for a request its parser refused (the access line reports it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, HttpProcessingError)
+
+
+class _AcceptExhaustion(logging.Filter):
+    """asyncio's ``socket.accept() out of system resource``: one line, then one a minute at most."""
+
+    every = 60.0  # seconds
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = -float("inf")
+        self._suppressed = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("socket.accept() out of system resource"):
+            return True
+        now = time.monotonic()
+        if now - self._last < self.every:
+            self._suppressed += 1
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        more = f" ({self._suppressed} more in the last {self.every:.0f} s)" if self._suppressed else ""
+        record.msg = (f"ssemock: cannot accept connections: {exc or 'out of system resource'}; "
+                      f"new connections wait in the listen queue until a connection closes "
+                      f"(open files limit {soft}: raise it with ulimit -n){more}")
+        record.args = ()
+        record.exc_info = record.exc_text = None
+        self._last, self._suppressed = now, 0
+        return True
+
+
+SERVER_LOGGER.addFilter(_DropMalformedHttp())
+_ACCEPT_FILTER = _AcceptExhaustion()
+
+
+def configure_logging(*, quiet: bool, stream: TextIO | None = None) -> None:
+    """Send ssemock's logs to ``stream`` (default stderr) for the command line.
+
+    One line per request unless ``quiet`` (then warnings and errors only); asyncio's
+    accept failures once a minute at most. Calling it again replaces the previous set-up.
+    """
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    for name in ("ssemock", "asyncio"):
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
+            logger.removeHandler(old)
+        logger.addHandler(handler)
+        logger.propagate = False
+    logging.getLogger("ssemock").setLevel(logging.WARNING if quiet else logging.INFO)
+    asyncio_logger = logging.getLogger("asyncio")
+    if _ACCEPT_FILTER not in asyncio_logger.filters:
+        asyncio_logger.addFilter(_ACCEPT_FILTER)

@@ -1,0 +1,156 @@
+"""Starting a server on its network edge: limits, admin guard, access log, stop.
+
+:func:`start_runner` runs an aiohttp application with aiohttp's own options set from
+:class:`NetworkOptions` (``keepalive_timeout`` = header timeout, listen ``backlog``,
+``shutdown_timeout`` = grace) and one middleware, :func:`edge_middleware`, that
+
+* refuses admin requests from other sites (:mod:`.guard`);
+* gives the request body ``body_timeout`` seconds to arrive (then ``408
+  ssemock_body_timeout``, connection closed);
+* counts the requests in flight, and writes the access line of a request cut by a stop
+  or by its client leaving (aiohttp writes the others, see :mod:`.logs`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from ..errors import BodyTimeoutError
+from .guard import admin_path, refusal
+from .logs import ACCESS_LOGGER, ACCESS_NOTE, ROUTED, SELF_REPORTED, SERVER_LOGGER, AccessLogger, access_line
+from .options import NetworkOptions, is_loopback
+from .replies import error_response
+
+__all__ = ["EDGE", "Edge", "activity", "edge_middleware", "start_runner"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_LOG = logging.getLogger("ssemock.edge")
+
+
+@dataclass
+class Edge:
+    """What the middleware of one server knows: its options, its address, who logs for itself.
+
+    Attributes:
+        options: the network options.
+        host: the address the server is bound to (for the ``Host`` check).
+        self_reporting: route handlers that write their own line per request.
+        in_flight: requests being answered now.
+    """
+
+    options: NetworkOptions
+    host: str
+    self_reporting: tuple[Handler, ...] = ()
+    in_flight: int = 0
+
+
+EDGE: web.AppKey[Edge] = web.AppKey("ssemock_edge", Edge)
+
+
+class _BodyDeadline:
+    """Fails the reads of a request body that is not complete ``seconds`` after its headers."""
+
+    def __init__(self, request: web.Request, seconds: float) -> None:
+        self.fired = False
+        self.seconds = seconds
+        self._content = request.content
+        self._timer = asyncio.get_running_loop().call_later(seconds, self._fire)
+        self._content.on_eof(self.cancel)
+
+    def _fire(self) -> None:
+        if not self._content.is_eof():
+            self.fired = True
+            self._content.set_exception(BodyTimeoutError(f"request body not complete after {self.seconds:g} s"))
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _body_timeout_reply(request: web.Request, seconds: float) -> web.Response:
+    request.pop(SELF_REPORTED, None)  # the handler never answered: the access line is ours
+    reply = error_response(
+        408, "ssemock_body_timeout",
+        f"the request body did not arrive within {seconds:g} s (body_timeout, --body-timeout)",
+    )
+    reply.force_close()  # the rest of the body will not be read
+    return reply
+
+
+@web.middleware
+async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Admin guard, body deadline, in-flight count, access line of cut requests (see module docstring)."""
+    request[ROUTED] = True
+    edge = request.app[EDGE]
+    if admin_path(request.path):
+        refused = refusal(request, edge.host, edge.options.allowed_hosts)
+        if refused is not None:
+            return refused
+    deadline = None if request.content.is_eof() else _BodyDeadline(request, edge.options.body_timeout)
+    if request.match_info.handler in edge.self_reporting:
+        request[SELF_REPORTED] = True
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    edge.in_flight += 1
+    try:
+        response = await handler(request)
+    except BodyTimeoutError:
+        return _body_timeout_reply(request, edge.options.body_timeout)
+    except asyncio.CancelledError:
+        if not request.get(SELF_REPORTED):
+            note = request.get(ACCESS_NOTE) or {}
+            outcome = note.get("outcome") or ("client_gone" if request.transport is None else "stopped")
+            ACCESS_LOGGER.info(access_line(request, None, loop.time() - started, outcome=outcome))
+        raise
+    finally:
+        edge.in_flight -= 1
+        if deadline is not None:
+            deadline.cancel()
+    if deadline is not None and deadline.fired and not response.prepared:
+        return _body_timeout_reply(request, edge.options.body_timeout)  # the handler answered the failed read
+    return response
+
+
+def activity(app: web.Application) -> dict[str, int]:
+    """``in_flight``: requests being answered besides the caller's; ``tasks``: asyncio tasks alive."""
+    edge = app.get(EDGE)
+    return {"in_flight": max(0, edge.in_flight - 1) if edge else 0, "tasks": len(asyncio.all_tasks())}
+
+
+async def start_runner(
+    app: web.Application, host: str, port: int, options: NetworkOptions, *, exposure: str,
+    handler_cancellation: bool = False, self_reporting: Sequence[Handler] = (),
+) -> web.AppRunner:
+    """Serve ``app`` on ``host:port`` in the running loop, with ``options``; returns its runner.
+
+    Args:
+        exposure: what anyone who can reach the server could do, for the warning logged
+            when ``host`` is not a loopback address.
+        handler_cancellation: cancel a handler when its client disconnects (aiohttp's option).
+        self_reporting: route handlers that write their own line per request.
+
+    Raises:
+        OSError: the address cannot be bound (the runner is cleaned up).
+    """
+    app[EDGE] = Edge(options, host, tuple(self_reporting))
+    app.middlewares.insert(0, edge_middleware)
+    runner = web.AppRunner(
+        app, handle_signals=False, access_log=ACCESS_LOGGER, access_log_class=AccessLogger, logger=SERVER_LOGGER,
+        keepalive_timeout=options.header_timeout, handler_cancellation=handler_cancellation,
+        shutdown_timeout=max(options.grace, 0.001),  # aiohttp waits without limit for 0
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True, backlog=options.backlog)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    if not is_loopback(host):
+        _LOG.warning("ssemock: warning: listening on %r, not a loopback address: %s; bind 127.0.0.1 unless "
+                     "other machines must connect", host, exposure)
+    return runner

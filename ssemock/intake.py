@@ -1,0 +1,87 @@
+"""Reading a request within bounds, for the replay server and the recorder alike.
+
+* the body: at most ``limit`` bytes (413 ``ssemock_body_too_large``, naming the limit and the
+  option that sets it; a ``Content-Length`` over it is refused before any byte is read);
+* its JSON: nested at most :data:`~ssemock.limits.MAX_JSON_DEPTH` deep (400 ``ssemock_json_too_deep``);
+  bodies over :data:`~ssemock.limits.MAX_JSON_PARSE` are not parsed (they compare as bytes);
+* the journal keeps bodies over its limit as ``{"sha256", "size", "prefix"}``.
+
+A refusal is a :class:`Refusal` record; the caller turns it into its JSON error response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from .cassette import Request, body_digest
+from .errors import JSONTooDeepError
+from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
+
+__all__ = ["Refusal", "check_json", "journal_body", "read_body"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An input refused before matching: HTTP ``status``, error ``kind`` (``ssemock_…``), ``message``,
+    ``extra`` fields of the JSON error, and whether the connection must close (body left unread)."""
+
+    status: int
+    kind: str
+    message: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    close: bool = False
+
+    def response(self, build: Callable[..., web.Response]) -> web.Response:
+        """The answer, made by ``build(status, kind, message, **extra)`` (the server's ``error_response``)."""
+        reply = build(self.status, self.kind, self.message, **self.extra)
+        if self.close:
+            reply.force_close()
+        return reply
+
+
+def _too_large(limit: int, option: str) -> Refusal:
+    return Refusal(413, "ssemock_body_too_large",
+                   f"request body larger than {limit} bytes; the limit is set by {option}", {"limit": limit}, True)
+
+
+async def read_body(request: web.Request, limit: int, option: str) -> bytes | Refusal:
+    """The request body, or a 413 refusal past ``limit`` bytes (``Content-Length`` checked before
+    reading; the app's ``client_max_size`` must be ``limit``). ``option`` names how to change it.
+
+    Raises:
+        Exception: whatever reading raises otherwise (e.g. a body labelled gzip that is not gzip).
+    """
+    if request.content_length is not None and request.content_length > limit:
+        return _too_large(limit, option)
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        return _too_large(limit, option)
+
+
+def check_json(received: Request) -> Refusal | None:
+    """Parse the body's JSON once (matching reads it again); a refusal if it nests too deep."""
+    try:
+        received.json_view(strict=True)
+    except JSONTooDeepError as exc:
+        return Refusal(400, "ssemock_json_too_deep", f"{exc}; such bodies are refused", {"limit": exc.limit})
+    return None
+
+
+async def journal_body(received: Request, limit: int) -> Any:
+    """The body as journaled: parsed JSON, else text, else None; over ``limit`` bytes,
+    ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` with the first 1 KiB as text
+    (a large digest is computed in a thread: hashlib lets the event loop run meanwhile)."""
+    body = received.body or b""
+    if len(body) > limit:
+        digest = await asyncio.to_thread(body_digest, body) if len(body) > MAX_JSON_PARSE else body_digest(body)
+        return {"sha256": digest, "size": len(body), "prefix": body[:JOURNAL_PREFIX].decode("utf-8", "replace")}
+    value = received.json_view()
+    if value is not None:
+        return value
+    return body.decode("utf-8", "replace") if body else None

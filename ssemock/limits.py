@@ -1,0 +1,195 @@
+"""Every bound on input, its default, and the one range check used for files and options.
+
+Defaults (the README's "Limits" section lists them with their options and errors):
+
+=========================  ===============  =============================================
+bound                      default          where
+=========================  ===============  =============================================
+request body               32 MiB           :data:`MAX_REQUEST_BODY`; 413 ``ssemock_body_too_large``
+JSON nesting of a body     128 levels       :data:`MAX_JSON_DEPTH`; 400 ``ssemock_json_too_deep``
+JSON parsed for matching   1 MiB            :data:`MAX_JSON_PARSE`; larger bodies compare as bytes
+journal entries            1,000            :data:`JOURNAL_CAPACITY` (oldest dropped first)
+journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as sha256 + size + prefix
+cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
+cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
+interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response)
+scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
+=========================  ===============  =============================================
+
+:class:`Field` (with :func:`number` and :func:`integer`) is the one range check: scenario
+steps and cassette fields check file values with it (errors name file and field), and
+:func:`check_option` checks ``MockServer``/recorder options with it (:class:`ConfigError`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
+
+__all__ = [
+    "JOURNAL_BODY", "JOURNAL_CAPACITY", "JOURNAL_PREFIX", "MAX_CASSETTE_FILE", "MAX_CASSETTE_SECONDS", "MAX_ITEMS",
+    "MAX_JSON_DEPTH", "MAX_JSON_PARSE", "MAX_REQUEST_BODY", "MAX_SCENARIO_FILE", "NOT_JSON", "Field", "bounds_text",
+    "check_option", "claim_name", "integer", "is_integer", "is_number", "json_depth_exceeds", "load_json", "number",
+    "show_size", "within",
+]
+
+MAX_REQUEST_BODY = 32 * 1024 * 1024
+"""Largest request body the replay server and the recorder read, in bytes (32 MiB)."""
+MAX_JSON_DEPTH = 128
+"""Deepest nesting of arrays and objects accepted in a JSON body (request or cassette)."""
+MAX_JSON_PARSE = 1024 * 1024
+"""Largest body parsed as JSON for matching and the journal, in bytes (1 MiB): parsing holds
+the interpreter, so larger bodies are compared as bytes (the recorder stores them by digest)."""
+JOURNAL_CAPACITY = 1000
+"""Journal entries kept by default; the oldest is dropped first (a ring)."""
+JOURNAL_BODY = 64 * 1024
+"""Request bodies larger than this many bytes are journaled as sha256 + size + prefix."""
+JOURNAL_PREFIX = 1024
+"""Bytes of such a body kept in the journal, as text."""
+MAX_CASSETTE_SECONDS = 86_400.0
+"""Latest time in a cassette (``t``, ``start``, ``end.t``, ``interval`` steps), in seconds (24 h)."""
+MAX_CASSETTE_FILE = 512 * 1024 * 1024
+"""Largest cassette file read, in bytes (512 MiB)."""
+MAX_SCENARIO_FILE = 1024 * 1024
+"""Largest scenario file read, in bytes (1 MiB)."""
+MAX_ITEMS = 1_000_000
+"""Most interactions in a cassette, and most chunks or events in one response."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """How to check one value read from a file or given as an option.
+
+    Attributes:
+        expected: what is valid, as shown in errors (``"an integer >= 1"``).
+        check: returns True for a valid value.
+    """
+
+    expected: str
+    check: Callable[[Any], bool]
+
+
+def is_number(value: Any) -> bool:
+    """An int or float, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_integer(value: Any) -> bool:
+    """An int, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def show_size(value: float) -> str:
+    """``3600``, ``0.5``, ``67108864 (64 MiB)``, ``65536 (64 KiB)``."""
+    if isinstance(value, int):
+        for unit, size in (("MiB", 1024 * 1024), ("KiB", 1024)):
+            if value >= size and value % size == 0:
+                return f"{value} ({value // size} {unit})"
+        return str(value)
+    return f"{value:g}"
+
+
+def bounds_text(minimum: float | None, maximum: float | None) -> str:
+    """`` from 0 to 3600``, `` >= 1``, `` <= 5`` or ``""``."""
+    if minimum is not None and maximum is not None:
+        return f" from {show_size(minimum)} to {show_size(maximum)}"
+    if minimum is not None:
+        return f" >= {show_size(minimum)}"
+    return "" if maximum is None else f" <= {show_size(maximum)}"
+
+
+def within(value: float, minimum: float | None, maximum: float | None) -> bool:
+    """``minimum <= value <= maximum`` (None: unbounded); False for NaN."""
+    # NaN fails both comparisons; infinities fail a finite maximum.
+    return (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+
+
+def number(minimum: float = 0.0, maximum: float = 3600.0, *, optional: bool = False) -> Field:
+    """A number (int or float) from ``minimum`` to ``maximum``; seconds unless the name says otherwise."""
+    suffix = " or null" if optional else ""
+    return Field(
+        f"a number{bounds_text(minimum, maximum)}{suffix}",
+        lambda v: (optional and v is None) or (is_number(v) and within(v, minimum, maximum)),
+    )
+
+
+def integer(minimum: int | None = 0, maximum: int | None = None, *, optional: bool = False) -> Field:
+    """An integer from ``minimum`` (None: any, negative ones counting from the end) to ``maximum`` (None: any)."""
+    suffix = " or null" if optional else ""
+    return Field(
+        f"an integer{bounds_text(minimum, maximum)}{suffix}",
+        lambda v: (optional and v is None) or (is_integer(v) and within(v, minimum, maximum)),
+    )
+
+
+def check_option(name: str, value: Any, field: Field, error: type[ConfigError] | type[ValueError] = ConfigError) -> Any:
+    """Return ``value`` if ``field`` accepts it, else raise ``error`` (:class:`ConfigError`) naming the option."""
+    if not field.check(value):
+        raise error(f"{name}: expected {field.expected}, got {short_repr(value)}")
+    return value
+
+
+def claim_name(claimed: dict[str, str], name: str, file: str | os.PathLike[str] | None,
+               error: type[CassetteError] | type[ScenarioError], kind: str) -> None:
+    """Note that ``file`` defines the ``kind`` (cassette, scenario) ``name``.
+
+    Raises:
+        CassetteError or ScenarioError (``error``): another file already defines ``name``;
+            the message names both files.
+    """
+    if file is None:
+        return
+    other = claimed.setdefault(name, str(file))
+    if other != str(file):
+        raise error(str(file), "name", f"a {kind} name used by one file only: {other} already defines it", name)
+
+
+# ---- JSON ---------------------------------------------------------------------------------
+class _NotJSON:
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+
+NOT_JSON: Any = _NotJSON()
+"""What :func:`load_json` returns for a body that is empty, not JSON, or too large to parse."""
+
+
+def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: int = MAX_JSON_PARSE) -> Any:
+    """``body`` parsed as JSON, or :data:`NOT_JSON` when it is empty, not JSON or over ``max_size`` bytes.
+
+    Raises:
+        JSONTooDeepError: valid JSON nested deeper than ``max_depth`` levels.
+    """
+    if not body or len(body) > max_size:
+        return NOT_JSON
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise JSONTooDeepError(max_depth) from None
+    except (ValueError, UnicodeDecodeError):
+        return NOT_JSON
+    if json_depth_exceeds(value, max_depth):
+        raise JSONTooDeepError(max_depth)
+    return value

@@ -1,0 +1,297 @@
+"""Indexes that find the interaction answering a request without comparing it to every one.
+
+An interaction is filed under its *route*: the request parts compared for equality by the
+matchers in use (method, path, the query parameters in sorted order; each only when its
+matcher is required). Within a route, an interaction recorded with a body is filed under
+its *body key*:
+
+* a JSON body: a digest of its canonical text (keys sorted, no spaces, a number with an
+  integral value written as an integer), so that two bodies equal as JSON values, which
+  the ``body`` matcher treats as equal, have equal keys (``1`` and ``1.0`` included);
+* any other body: a digest of its bytes;
+* a body stored by digest (``{sha256: …}``): that SHA-256, looked up with the received
+  body's SHA-256;
+* a JSON body holding the filter's ``"REDACTED"`` (which matches any value): no key; such
+  interactions are compared one by one with the ``body`` matcher.
+
+Equal keys are necessary for a match, not sufficient (a digest could collide, ``NaN`` is
+not equal to itself): :mod:`ssemock.matching` runs the matchers on the interaction chosen.
+
+:class:`PlayCounts` keeps the play counts and remembers, per list of interchangeable
+interactions, how many leading ones are already played, so that "the first not yet
+played" costs O(1) amortized even when thousands of identical requests are replayed.
+
+An index is rebuilt when the cassette's ``interactions`` list is replaced or changes
+length; an interaction changed in place after the cassette answered a request is not
+seen (assign a new list after editing one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cassette import Cassette, Request, body_digest
+from .redact import REDACTED
+
+__all__ = ["INDEXED_MATCHERS", "CassetteIndex", "IndexCache", "PlayCounts", "Route", "body_key", "route_key"]
+
+INDEXED_MATCHERS = frozenset({"method", "path", "query", "body"})
+"""The matchers an index understands; any other matcher in ``match_on`` means a linear scan."""
+
+RouteKey = tuple[str | None, str | None, tuple[tuple[str, str], ...] | None]
+Tier = tuple[int, int, int]
+"""How good a candidate is, smaller is better: (body differs, recorded without a body, already played)."""
+
+_REDACTED_TEXT = json.dumps(REDACTED)
+
+
+def route_key(request: Request, fields: frozenset[str]) -> RouteKey:
+    """The parts of ``request`` that the required matchers among ``fields`` compare for equality."""
+    return (
+        request.method if "method" in fields else None,
+        request.path if "path" in fields else None,
+        tuple(sorted((str(k), str(v)) for k, v in request.query)) if "query" in fields else None,
+    )
+
+
+def _canonical_float(text: str) -> float | int:
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+_DECODER = json.JSONDecoder(parse_float=_canonical_float)
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
+def body_key(request: Request) -> tuple[bytes | None, bool]:
+    """``(key, redacted)``: the body key of ``request`` (see the module docstring) and whether
+    its JSON holds ``"REDACTED"``. The key is None when the JSON is too deep to canonicalize.
+
+    A body is JSON exactly when :meth:`Request.json` is not None: not empty, valid (read as
+    ``json.loads`` reads bytes), not ``null``.
+    """
+    data = request.body or b""
+    try:
+        value = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass")) if data else None
+        text = None if value is None else _ENCODER.encode(value)
+    except RecursionError:
+        return None, False
+    except (ValueError, UnicodeDecodeError):
+        text = None
+    if text is None:
+        return b"r" + hashlib.blake2b(data, digest_size=20).digest(), False
+    return b"j" + hashlib.blake2b(text.encode("ascii"), digest_size=20).digest(), _REDACTED_TEXT in text
+
+
+@dataclass
+class Route:
+    """The interactions (indexes into the cassette) of one route, each list in cassette order.
+
+    Attributes:
+        bodied: recorded with a body (content or digest).
+        wildcard: recorded without a body: they match any body.
+        by_key: bodied interactions by body key.
+        by_sha: interactions whose body is stored by digest, by that SHA-256 (hex).
+        loose: JSON bodies holding ``"REDACTED"`` (or too deep to key): compared one by one.
+    """
+
+    bodied: list[int] = field(default_factory=list)
+    wildcard: list[int] = field(default_factory=list)
+    by_key: dict[bytes, list[int]] = field(default_factory=dict)
+    by_sha: dict[str, list[int]] = field(default_factory=dict)
+    loose: list[int] = field(default_factory=list)
+
+
+class CassetteIndex:
+    """One cassette's interactions by route and body key.
+
+    Args:
+        cassette: the cassette indexed (its interactions as they are now).
+        fields: the required matchers among method, path and query (the route).
+        bodies: file bodies by key too (``body`` is a matcher in use).
+
+    Attributes:
+        routes: :class:`Route` by route key.
+        sites: interaction indexes by ``(method, path)``, in cassette order (for reports).
+    """
+
+    def __init__(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> None:
+        self.fields = fields
+        self.routes: dict[RouteKey, Route] = {}
+        self.sites: dict[tuple[str, str], list[int]] = {}
+        for index, interaction in enumerate(cassette.interactions):
+            request = interaction.request
+            self.sites.setdefault((request.method, request.path), []).append(index)
+            route = self.routes.setdefault(route_key(request, fields), Route())
+            if request.body is None and request.body_sha256 is None:
+                route.wildcard.append(index)
+                continue
+            route.bodied.append(index)
+            if not bodies:
+                continue
+            if request.body_sha256 is not None:
+                route.by_sha.setdefault(request.body_sha256, []).append(index)
+                continue
+            key, redacted = body_key(request)
+            if key is None or redacted:
+                route.loose.append(index)
+            else:
+                route.by_key.setdefault(key, []).append(index)
+
+
+class PlayCounts(dict[tuple[str, int], int]):
+    """Play counts by ``(cassette name, interaction index)``, with "first not yet played" hints.
+
+    A hint says that the first N interactions of a candidate list are played; it holds as
+    long as counts only grow, so every way of lowering or removing a count drops the hints.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hints: dict[int, tuple[list[int], int]] = {}
+
+    def __setitem__(self, key: tuple[str, int], value: int) -> None:
+        if value <= 0:
+            self.hints.clear()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: tuple[str, int]) -> None:
+        self.hints.clear()
+        super().__delitem__(key)
+
+    def clear(self) -> None:
+        self.hints.clear()
+        super().clear()
+
+    def pop(self, *args: Any) -> Any:
+        self.hints.clear()
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[tuple[str, int], int]:
+        self.hints.clear()
+        return super().popitem()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.hints.clear()
+        super().update(*args, **kwargs)
+
+
+def first_unplayed(
+    group: list[int], name: str, played: dict[tuple[str, int], int], *, remember: bool = True
+) -> int | None:
+    """The first index of ``group`` (cassette ``name``) not yet played, or None when all were.
+
+    With ``remember`` (``group`` is a list kept by an index, not a temporary one) and
+    :class:`PlayCounts`, the search starts where the previous one on ``group`` ended."""
+    hints = played.hints if remember and isinstance(played, PlayCounts) else None
+    start = 0
+    if hints is not None:
+        hint = hints.get(id(group))
+        if hint is not None and hint[0] is group:
+            start = hint[1]
+    while start < len(group) and played.get((name, group[start]), 0) > 0:
+        start += 1
+    if hints is not None:
+        hints[id(group)] = (group, start)
+    return group[start] if start < len(group) else None
+
+
+Group = tuple[list[int], bool]
+"""A list of interaction indexes in cassette order, and whether an index keeps it (see :func:`first_unplayed`)."""
+
+
+def best_of(groups: Iterable[Group], name: str, played: dict[tuple[str, int], int]) -> tuple[int, int] | None:
+    """``(already played, index)`` of the first unplayed interaction of the union of
+    ``groups``, else of its first; None when all are empty."""
+    unplayed: int | None = None
+    first: int | None = None
+    for group, kept in groups:
+        if not group:
+            continue
+        first = group[0] if first is None else min(first, group[0])
+        found = first_unplayed(group, name, played, remember=kept)
+        if found is not None:
+            unplayed = found if unplayed is None else min(unplayed, found)
+    if unplayed is not None:
+        return 0, unplayed
+    return None if first is None else (1, first)
+
+
+@dataclass
+class Received:
+    """What the index needs from a received request, computed once for all cassettes."""
+
+    request: Request
+    key: bytes | None
+    _sha: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        if self._sha is None:
+            self._sha = body_digest(self.request.body or b"")
+        return self._sha
+
+
+def choose(
+    index: CassetteIndex, name: str, received: Received, *, body: bool, body_required: bool,
+    played: dict[tuple[str, int], int], body_matches: Callable[[int], bool],
+) -> tuple[Tier, int] | None:
+    """The best candidate of one cassette as ``(tier, index)``, or None.
+
+    Args:
+        index: the cassette's index; ``name``: the cassette's name (play counts).
+        received: the request.
+        body: ``body`` is a matcher in use; ``body_required``: a differing body excludes.
+        played: play counts.
+        body_matches: runs the ``body`` matcher on interaction ``i`` (for loose bodies).
+    """
+    route = index.routes.get(route_key(received.request, index.fields))
+    if route is None:
+        return None
+    if body:
+        groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)]
+        if route.by_sha:
+            groups.append((route.by_sha.get(received.sha256, []), True))
+        if route.loose:
+            groups.append(([i for i in route.loose if body_matches(i)], False))
+        ladder: Sequence[tuple[int, int, Iterable[Group]]] = (
+            (0, 0, groups), (0, 1, [(route.wildcard, True)]),
+            (1, 0, [] if body_required else [(route.bodied, True)]),
+        )
+    else:
+        ladder = ((0, 0, [(route.bodied, True)]), (0, 1, [(route.wildcard, True)]))
+    for differs, wildcard, candidates in ladder:
+        found = best_of(candidates, name, played)
+        if found is not None:
+            return (differs, wildcard, found[0]), found[1]
+    return None
+
+
+class IndexCache:
+    """Indexes by cassette, built on first use and dropped with their cassette."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref[Cassette], list[Any], int, frozenset[str], bool, CassetteIndex]] = {}
+
+    def get(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> CassetteIndex:
+        """The index of ``cassette`` for these route ``fields`` (rebuilt when the cassette changed)."""
+        key = id(cassette)
+        entry = self._entries.get(key)
+        if entry is not None:
+            ref, interactions, length, e_fields, e_bodies, index = entry
+            if (ref() is cassette and interactions is cassette.interactions and length == len(interactions)
+                    and e_fields == fields and (e_bodies or not bodies)):
+                return index
+        index = CassetteIndex(cassette, fields, bodies)
+        entries = self._entries
+        ref = weakref.ref(cassette, lambda _, key=key: entries.pop(key, None))  # type: ignore[misc]
+        entries[key] = (ref, cassette.interactions, len(cassette.interactions), fields, bodies, index)
+        return index
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,31 @@
+// Shared by the browser tests: a page server on 127.0.0.1 serving one HTML page, and headless
+// Chromium (Debian's /usr/bin/chromium) in a throw-away profile.
+import { createServer } from "node:http";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+// Runs fn({context, origin}) with `html` served at origin + "/"; cleans everything up after.
+export async function withPage(html, fn, extraArgs = []) {
+  const server = createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+    res.end(html);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const profile = mkdtempSync(join(tmpdir(), "ssemock-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", ...extraArgs],
+  });
+  try {
+    return await fn({ context, origin });
+  } finally {
+    await context.close();
+    server.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
