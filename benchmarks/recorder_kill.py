@@ -3,7 +3,8 @@
 An upstream on 127.0.0.1 (a thread of this process) streams SSE events; ``ssemock
 record`` runs in its own process, as it is used; 100 aiohttp clients start within
 0.5 s (seeded), each a stream of 5-40 events 20 ms apart into one of 10 cassettes, and
-the recorder is killed with SIGKILL while some are still streaming. Then:
+the recorder is killed with SIGKILL while some are still streaming: the moment the 30th,
+50th or 70th client has its whole answer, or 1.5 s in. Then:
 
 * **finished interactions on disk**: of the clients that had their whole answer (the
   chunked terminator) before the kill, how many find their interaction in the cassette
@@ -101,13 +102,17 @@ def _start_recorder(target: str, cassettes: Path) -> tuple[subprocess.Popen[str]
     return proc, line.split(" ")[3]
 
 
-async def _crowd(base: str, jobs: list[dict[str, Any]], kill_after: float | None,
+async def _crowd(base: str, jobs: list[dict[str, Any]], kill: tuple[str, float] | None,
                  proc: subprocess.Popen[str] | None) -> dict[int, float]:
-    """Run the clients; returns, per stream that got its whole answer, when it did (perf_counter)."""
+    """Run the clients; returns, per stream that got its whole answer, when it did (perf_counter).
+
+    ``kill``: ``("after", seconds)`` kills the recorder that long after the start,
+    ``("finished", n)`` the moment the ``n``-th client has its whole answer.
+    """
     finished: dict[int, float] = {}
     loop = asyncio.get_running_loop()
-    if kill_after is not None and proc is not None:
-        loop.call_later(kill_after, proc.kill)
+    if kill is not None and proc is not None and kill[0] == "after":
+        loop.call_later(kill[1], proc.kill)
     connector = aiohttp.TCPConnector(limit=0, force_close=True)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as session:
 
@@ -121,6 +126,8 @@ async def _crowd(base: str, jobs: list[dict[str, Any]], kill_after: float | None
                 return
             if body == answer(job["i"], job["count"]):
                 finished[job["i"]] = time.perf_counter()
+                if kill is not None and proc is not None and kill == ("finished", len(finished)):
+                    proc.kill()  # no time for anything this client did not wait for
 
         await asyncio.gather(*(one(job) for job in jobs))
     return finished
@@ -154,13 +161,13 @@ def _inspect(directory: Path, jobs: list[dict[str, Any]]) -> tuple[dict[str, int
     return counts, on_disk
 
 
-def _kill_round(target: str, seed: int, kill_after: float) -> dict[str, int]:
+def _kill_round(target: str, seed: int, kill: tuple[str, float]) -> dict[str, int]:
     with tempfile.TemporaryDirectory(prefix="ssemock-kill-") as tmp:
         directory = Path(tmp)
         proc, base = _start_recorder(target, directory)
         jobs = _jobs(seed)
         try:
-            finished = asyncio.run(_crowd(base, jobs, kill_after, proc))
+            finished = asyncio.run(_crowd(base, jobs, kill, proc))
         finally:
             proc.kill()
             proc.wait()
@@ -200,10 +207,11 @@ def _end_delays(target: str, upstream: _Upstream, via_recorder: bool) -> list[fl
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """The figures (see the module docstring); ``quick``: one kill instead of three."""
-    kills = [1.5] if quick else [1.0, 1.5, 2.0]  # seconds after the first client: some done, some streaming
+    # The moment the 50th client has its answer; or 1.5 s in (some done, some streaming).
+    kills = [("finished", 50.0)] if quick else [("finished", 30.0), ("after", 1.5), ("finished", 70.0)]
     upstream = _Upstream()
     with _upstream(upstream) as target:
-        rounds = [_kill_round(target, seed, after) for seed, after in enumerate(kills, start=1)]
+        rounds = [_kill_round(target, seed, kill) for seed, kill in enumerate(kills, start=1)]
         direct = _end_delays(target, upstream, via_recorder=False)
         recorded = _end_delays(target, upstream, via_recorder=True)
     total = {k: sum(r[k] for r in rounds) for k in rounds[0]}

@@ -1,7 +1,8 @@
 """The recorder on the wire: live pass-through, record -> replay exactness, record modes, naming.
 
-Timing tolerance: a recorded chunk time is within 60 ms of when the upstream wrote
-it, and a replayed chunk arrives within 60 ms of its recorded time (2-core CI).
+Timing: a chunk is never seen (live, recorded or replayed) before the time it was written
+or recorded, within 5 ms of timer granularity. How *late* it may be depends on the load of
+the machine: that is measured in ``benchmarks`` (timing_fidelity, recorder_overhead), not here.
 """
 
 from __future__ import annotations
@@ -36,14 +37,7 @@ from ssemock.sse import Event, decode
 from .rawclient import raw_json, raw_request
 from .upstream import SCRIPTS, Upstream, script_times
 
-# Times are checked for never being early: a write cannot reach a reader before it was made, however
-# busy the machine, while how late it comes is a speed figure (benchmarks/timing_fidelity.py,
-# benchmarks/recorder_overhead.py). EARLY absorbs the clocks read at slightly different moments.
-EARLY = 0.005  # seconds
-
-
-def not_early(got: float, want: float) -> bool:
-    return got > want - EARLY
+EARLY = 0.005  # seconds: timer granularity
 ENDINGS = {"clean": "complete", "cut": "cut", "reset": "reset"}  # cassette end.how -> what a raw client sees
 
 
@@ -63,12 +57,12 @@ def test_stream_is_passed_on_live_recorded_exactly_and_replayed_exactly(name: st
     assert live.chunks == writes
     assert live.ending == ENDINGS[ending]
     for got, want in zip(live.times, script_times(script)):
-        assert not_early(got, want), (got, want)
+        assert got >= want - EARLY
     inter = only_cassette(tmp_path).interactions[0]
     assert [c.data for c in inter.response.chunks] == writes
     assert inter.response.end.how == ending
     for chunk, want in zip(inter.response.chunks, script_times(script)):
-        assert not_early(chunk.t, want), (chunk.t, want)
+        assert chunk.t >= want - EARLY
     assert inter.response.header("content-type") == "text/event-stream"
     assert inter.request.json() == {"model": "gpt-4o", "stream": True}
 
@@ -77,7 +71,7 @@ def test_stream_is_passed_on_live_recorded_exactly_and_replayed_exactly(name: st
     assert replay.chunks == writes
     assert replay.ending == ENDINGS[ending]
     for got, chunk in zip(replay.times, inter.response.chunks):
-        assert not_early(got, chunk.t), (got, chunk.t)
+        assert got >= chunk.t - EARLY
 
 
 def test_non_stream_answers_are_recorded_and_replayed(tmp_path: Path) -> None:
@@ -214,7 +208,7 @@ def test_recording_a_timed_replay_keeps_its_chunks_and_timing(tmp_path: Path) ->
     want = source.interactions[0].response
     assert [c.data for c in copy.chunks] == [c.data for c in want.chunks]
     for got, chunk in zip(copy.chunks, want.chunks):
-        assert not_early(got.t, chunk.t), (got.t, chunk.t)
+        assert got.t >= chunk.t - EARLY
 
 
 async def test_async_with_records_in_the_current_loop(tmp_path: Path) -> None:
@@ -399,3 +393,20 @@ def test_every_bundled_cassette_can_be_appended_to_and_keeps_its_interactions(tm
         append_entries(path, [extra])
         old = Cassette.load(source).interactions
         assert Cassette.load(path).interactions == [*old, want_extra], source.name
+
+
+_lines_text = st.text(alphabet=st.sampled_from(["\n", " ", "a", "#", "-", ":", "|", "é", "€", "😀", "\t", "\r", "\x85",
+                                                "\u2028", "\ufeff", "\x7f", "'", '"']), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_lines_text, min_size=1, max_size=5), t=st.floats(0.5, 2.0), timed=st.booleans())
+def test_chunks_with_line_breaks_written_as_literal_blocks_load_back_exactly(
+    texts: list[str], t: float, timed: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    entry = _entry([(t if timed else 0.0, text.encode()) for text in texts], None, "clean")
+    entry.response.timed = timed
+    path = tmp_path_factory.mktemp("lit") / "c.yaml"
+    write_cassette(path, "c", {}, [entry])
+    chunks = Cassette.load(path).interactions[0].response.chunks
+    assert [(c.t, c.data) for c in chunks] == [(t if timed else 0.0, x.encode()) for x in texts]

@@ -48,7 +48,8 @@ async def test_50_concurrent_recordings_into_one_cassette_lose_nothing(tmp_path:
     assert len(cassette.interactions) == 50
     assert sorted(i.request.json()["request"] for i in cassette.interactions) == list(range(50))
     assert all(i.response.body == bodies[0] for i in cassette.interactions)
-    assert all(len(i.response.chunks) == 5 and i.response.end.how == "clean" for i in cassette.interactions)
+    # 5 upstream writes 40 ms apart; with both cores busy two may arrive in one read (never lost).
+    assert all(1 <= len(i.response.chunks) <= 5 and i.response.end.how == "clean" for i in cassette.interactions)
 
 
 class RecorderProcess:

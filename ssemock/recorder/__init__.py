@@ -7,7 +7,7 @@ filtered out before anything is written (:mod:`ssemock.redact`).
 
 Modules: :mod:`.modes` (record modes), :mod:`.proxy` (the aiohttp handler),
 :mod:`.store` (interactions kept off the heap; one writer per cassette),
-:mod:`.writer` (streaming, atomic cassette writes), :mod:`.progress` (one line
+:mod:`.writer` (appending interactions to cassette files, chunk by chunk), :mod:`.progress` (one line
 per interaction, summary), :mod:`.core` (``Recorder``).
 """
 

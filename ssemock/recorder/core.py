@@ -151,9 +151,10 @@ class Recorder:
     Point a client at :attr:`url` instead of the provider: every request is
     forwarded to ``target`` (same method, path, query, headers and body; the real
     credentials go upstream untouched) and the answer streams back read by read
-    while it is recorded into ``cassette_dir/NAME.yaml``. The cassette file is
-    rewritten atomically after every completed interaction, with secrets removed
-    (see :class:`ssemock.redact.Filter`).
+    while it is recorded into ``cassette_dir/NAME.yaml``, with secrets removed (see
+    :class:`ssemock.redact.Filter`). Each finished interaction is appended to its
+    cassette file and fsynced before the client gets the answer's last byte (bodies
+    over 1 MiB: right after it), see :mod:`ssemock.recorder.store`.
 
     Which cassette: the request header ``X-SSEMock-Cassette: NAME`` (not forwarded),
     else ``cassette``, else a name from the request fingerprint
@@ -193,7 +194,9 @@ class Recorder:
     Attributes:
         url: ``http://HOST:PORT`` once started.
         target: the target as shown (user info replaced by ``***``).
-        interactions: one dict per request handled (see :class:`Progress`).
+        interactions: one dict per request handled (see :class:`Progress`): a recorded,
+            refused or failed request is listed before its client gets the last byte of
+            the answer; a replayed one when its answer starts.
 
     Raises:
         RecorderConfigError: bad mode, target URL, cassette name, matcher, filter,

@@ -64,7 +64,7 @@ __all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "WRITE_BEFORE_END_MAX", "handle", 
 CASSETTE_HEADER = "X-SSEMock-Cassette"
 WRITE_BEFORE_END_MAX = 1 << 20
 """Bytes of response body up to which an interaction is on disk before its client gets the
-last byte; a larger one is written right after (about 20 MB/s of YAML on a 2-core machine)."""
+last byte; a larger one is written right after (5-30 MB/s of YAML on a 2-core machine)."""
 ADMIN_PREFIX = "/_ssemock/"
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..cassette import FORMAT_KEY, FORMAT_VERSION
+from ..cassette import FORMAT_KEY, FORMAT_VERSION, Chunk
 from ..cassette.append import BEGIN_MARK, DOCUMENT_END, atomic_file, end_mark, locked
 from ..cassette.write import chunk_doc, dump_yaml, interaction_doc
 from ..redact import scrub_text
@@ -34,6 +34,9 @@ __all__ = ["append_entries", "write_cassette"]
 _INDENT = "    "  # the response mapping's keys sit at column 4 under "- request:" items
 _BUFFER = 1 << 16
 _LINE_START = re.compile(r"^(?=[^\n])", re.M)
+_BLOCK_INDENT = _INDENT + "    "  # a chunk's literal block under "    - t:" / "      text: |"
+# Characters a literal block carries unchanged (YAML printable, minus tab, CR, NEL, LS, PS, BOM).
+_LITERAL_OK = re.compile("[\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
 # One YAML dump per group of chunks (half the cost of one per chunk), memory bounded.
 _CHUNKS_PER_DUMP = 256
 _BYTES_PER_DUMP = 1 << 20
@@ -126,6 +129,14 @@ def _write_entry(out: TextIO, entry: Entry) -> int:
         for chunk in entry.spool.chunks():
             if entry.observe is not None:
                 entry.observe(chunk.data)
+            literal = _literal_chunk(chunk, entry.response.timed)
+            if literal is not None:
+                if docs:
+                    out.write(_indent(_dump(docs)))
+                    docs.clear()
+                    size = 0
+                out.write(literal)
+                continue
             docs.append(chunk_doc(chunk, entry.response.timed))
             size += len(chunk.data)
             if len(docs) == _CHUNKS_PER_DUMP or size >= _BYTES_PER_DUMP:
@@ -136,6 +147,34 @@ def _write_entry(out: TextIO, entry: Entry) -> int:
             out.write(_indent(_dump(docs)))
     out.write(_indent(_dump({"end": end})))
     return hits + _put(out, end_mark(entry.filtered))
+
+
+def _literal_chunk(chunk: Chunk, timed: bool) -> str | None:
+    """The YAML item of a chunk that is UTF-8 text with a line break, as a literal block,
+    written without PyYAML (most SSE reads; ~50x faster); None for any other chunk.
+
+    Only text a literal block carries unchanged: printable characters, no tab, CR, NEL,
+    LS, PS or BOM, and no leading space or line break (which would need an indentation
+    indicator). The chomping indicator keeps the final line breaks exactly.
+    """
+    try:
+        text = chunk.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\n" not in text or text[0] in " \n" or not _LITERAL_OK.fullmatch(text):
+        return None
+    body = text.rstrip("\n")
+    breaks = len(text) - len(body)
+    chomp = "-" if breaks == 0 else "" if breaks == 1 else "+"
+    if timed:
+        t = repr(chunk.t)
+        if "." not in t or "e" in t or "n" in t:  # 1e-05, inf: left to PyYAML's spelling
+            return None
+        head = f"{_INDENT}- t: {t}\n{_INDENT}  text: |{chomp}\n"
+    else:
+        head = f"{_INDENT}- text: |{chomp}\n"
+    content = _LINE_START.sub(_BLOCK_INDENT, body) + "\n" * max(breaks, 1)
+    return head + content
 
 
 def _put(out: TextIO, text: str) -> int:
