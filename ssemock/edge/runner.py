@@ -22,7 +22,16 @@ from aiohttp import web
 
 from ..errors import BodyTimeoutError
 from .guard import admin_path, refusal
-from .logs import ACCESS_LOGGER, ACCESS_NOTE, ROUTED, SELF_REPORTED, SERVER_LOGGER, AccessLogger, access_line
+from .logs import (
+    ACCESS_LOGGER,
+    ACCESS_NOTE,
+    ROUTED,
+    SELF_REPORTED,
+    SERVER_LOGGER,
+    AccessLogger,
+    access_line,
+    limit_accept_errors,
+)
 from .options import NetworkOptions, is_loopback
 from .replies import error_response
 
@@ -136,6 +145,7 @@ async def start_runner(
     Raises:
         OSError: the address cannot be bound (the runner is cleaned up).
     """
+    limit_accept_errors()
     app[EDGE] = Edge(options, host, tuple(self_reporting))
     app.middlewares.insert(0, edge_middleware)
     runner = web.AppRunner(
