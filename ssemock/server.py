@@ -34,7 +34,7 @@ import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
-from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing
+from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing, stopping
 from .errors import NoMatchError
 from .matching import DEFAULT_MATCH_ON, describe, find_interaction
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
@@ -347,8 +347,8 @@ async def send_plan(
         entry["outcome"] = await _end(request, response, resp_rec.end.how, framing)
     except ConnectionError:
         entry["outcome"] = "client_gone"
-    except asyncio.CancelledError:  # the client left (aiohttp cancels its handler) or the server stops
-        entry["outcome"] = "client_gone" if request.transport is None else "stopped"
+    except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
+        entry["outcome"] = "stopped" if stopping(request) else "client_gone"
         raise
     except Exception:
         if not response.prepared:  # aiohttp answers 500
