@@ -123,8 +123,8 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     loop = asyncio.get_running_loop()
     started = loop.time()
     task = asyncio.current_task()
-    if task is not None:
-        edge.handlers.add(task)
+    assert task is not None  # a middleware runs in its request's task
+    edge.handlers.add(task)
     try:
         response = await handler(request)
     except BodyTimeoutError:
@@ -136,7 +136,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
             ACCESS_LOGGER.info(access_line(request, None, loop.time() - started, outcome=outcome))
         raise
     finally:
-        edge.handlers.discard(task)  # type: ignore[arg-type]
+        edge.handlers.discard(task)
         if deadline is not None:
             deadline.cancel()
     if deadline is not None and deadline.fired and not response.prepared:
