@@ -27,6 +27,7 @@ MODULES = (
     "timing_fidelity",
     "recorder_overhead",
     "cold_start",
+    "abort_storm",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 
