@@ -58,7 +58,9 @@ _HANDLER_NAME = "ssemock-cli"
 
 def _clean(text: str, limit: int) -> str:
     """``text`` on one line: non-printable characters as ``?``, at most ``limit`` characters."""
-    text = "".join(c if c.isprintable() else "?" for c in text[: limit + 1])
+    text = text[: limit + 1]
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
