@@ -230,9 +230,14 @@ def test_record_writes_one_line_per_request_and_quiet_silences_them(tmp_path: Pa
                                         *(["--quiet"] if quiet else [])) as rec:
             httpx.post(rec.url + "/json", json={})
             httpx.get(rec.url + "/_ssemock/health")
+            garbage = socket.create_connection(("127.0.0.1", rec.port))
+            garbage.sendall(b"\x16\x03\x01 not http\r\n\r\n")
+            assert b" 400 " in _rest(garbage)
             rec.stop()
         progress, health = rec.lines(r"\] recorded POST /json -> 200"), rec.lines(r"GET /_ssemock/health -> 200")
-        assert (len(progress), len(health)) == ((0, 0) if quiet else (1, 1)), rec.stderr()
+        malformed = rec.lines(r"malformed HTTP request from 127\.0\.0\.1 -> 400")
+        assert (len(progress), len(health), len(malformed)) == ((0, 0, 0) if quiet else (1, 1, 1)), rec.stderr()
+        assert "Traceback" not in rec.stderr()
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
