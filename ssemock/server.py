@@ -310,8 +310,9 @@ async def send_plan(
     resp_rec = plan.response
     scale = plan.timing_scale
     chunks = plan.wire_chunks()
-    # A browser's request (Origin) gets the server's CORS headers, not the provider's recorded ones.
-    cors = "Origin" in request.headers
+    # The replay server answers a browser's request (Origin) with its own CORS headers, not
+    # with the provider's recorded ones (aiohttp-cors refuses to add its own next to them).
+    cors = STATE in request.app and "Origin" in request.headers
     headers = [(k, v) for k, v in resp_rec.headers
                if k.lower() not in _FRAMING_HEADERS and not (cors and k.lower().startswith("access-control-"))]
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
