@@ -1,7 +1,8 @@
 """``abort_storm``: 10,000 clients (500 with ``--quick``) leave streams mid-way, a third with a TCP RST.
 
 The stream is the first 20 chunks of the bundled real Anthropic recording with recorded
-timing (first chunk at 0.4 s, then gaps of 50-100 ms, :func:`benchmarks.common.timed_cassette`).
+timing (first chunk at 0.4 s, then gaps of 200-300 ms, 50-100 ms with ``--quick``;
+:func:`benchmarks.common.timed_cassette`), so that the clients leave before its end.
 Each storm client, 1,000 (250) at a time from one client process, sends the request, reads
 the answer up to 1-5 chunks (seeded) and leaves: two thirds close the connection (FIN), one third reset it
 (``SO_LINGER`` 0, RST). Ours: a real ``ssemock serve`` process (access lines to a file).
@@ -233,7 +234,7 @@ def _stop_seconds(proc: subprocess.Popen[str], base: str, streams: int) -> float
 def run(quick: bool = False) -> list[dict[str, Any]]:
     raise_open_files_limit()
     n, concurrency, stalled = (500, 250, 100) if quick else (10_000, 1000, 1000)
-    cassette = timed_cassette(limit=20, gap=(0.05, 0.1))
+    cassette = timed_cassette(limit=20, gap=(0.05, 0.1) if quick else (0.2, 0.3))
     chunks = len(cassette.interactions[0].response.chunks)
     with tempfile.TemporaryDirectory(prefix="ssemock-storm-") as tmp, handed_over(cassette) as pickled:
         workdir = Path(tmp)
