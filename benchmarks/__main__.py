@@ -29,6 +29,7 @@ MODULES = (
     "cold_start",
     "recorder_kill",
     "match_100k",
+    "abort_storm",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 

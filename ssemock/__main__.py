@@ -1,7 +1,5 @@
 """``python -m ssemock`` runs the ``ssemock`` command."""
 
-import sys
+from .cli import console
 
-from .cli import main
-
-sys.exit(main())
+console()

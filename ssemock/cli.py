@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
 import math
 import os
 import sys
@@ -31,7 +33,7 @@ from .recorder import cli as record_cli
 from .server import cassette_summary
 from .sse import Comment, decode
 
-__all__ = ["main"]
+__all__ = ["console", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -151,6 +153,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. "ssemock inspect X | head": the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def console() -> NoReturn:
+    """The ``ssemock`` console script and ``python -m ssemock``: :func:`main`, then exit.
+
+    After ``serve`` and ``record`` have stopped (every cassette written and closed, every
+    log line flushed), the process ends without tearing the interpreter down, which
+    takes longer than the stop itself (0.2-0.5 s measured on a loaded machine): a signal
+    stops the command within a second.
+    """
+    status = main()
+    if sys.argv[1:2] in (["serve"], ["record"]):
+        logging.shutdown()
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
 
 
 def _serve(args: argparse.Namespace) -> int:

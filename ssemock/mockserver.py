@@ -146,7 +146,7 @@ class MockServer:
             (then ``408 ssemock_body_timeout``); default 60.
         backlog: listen backlog, connections queued until accepted; default 2048.
         grace: seconds :meth:`stop` lets requests in progress finish before cutting
-            them (journal outcome ``stopped``); default 0.25.
+            them (journal outcome ``stopped``); default 0.1.
         allowed_hosts: ``Host`` names the admin API answers under besides
             ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
 

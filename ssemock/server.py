@@ -37,7 +37,7 @@ import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
-from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing
+from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing, stopping
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
@@ -343,8 +343,9 @@ async def send_plan(
     resp_rec = plan.response
     scale = plan.timing_scale
     chunks = plan.wire_chunks()
-    # A browser's request (Origin) gets the server's CORS headers, not the provider's recorded ones.
-    cors = "Origin" in request.headers
+    # The replay server answers a browser's request (Origin) with its own CORS headers, not
+    # with the provider's recorded ones (aiohttp-cors refuses to add its own next to them).
+    cors = STATE in request.app and "Origin" in request.headers
     headers = [(k, v) for k, v in resp_rec.headers
                if k.lower() not in _FRAMING_HEADERS and not (cors and k.lower().startswith("access-control-"))]
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
@@ -380,8 +381,8 @@ async def send_plan(
         entry["outcome"] = await _end(request, response, resp_rec.end.how, framing)
     except ConnectionError:
         entry["outcome"] = "client_gone"
-    except asyncio.CancelledError:  # the client left (aiohttp cancels its handler) or the server stops
-        entry["outcome"] = "client_gone" if request.transport is None else "stopped"
+    except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
+        entry["outcome"] = "stopped" if stopping(request) else "client_gone"
         raise
     except Exception:
         if not response.prepared:  # aiohttp answers 500

@@ -147,3 +147,18 @@ def test_the_recorder_guards_its_own_admin_path(client: httpx.Client, tmp_path: 
         assert client.get(health, headers={"Host": "evil.example"}).status_code == 421
         assert client.get(rec.url + "/_ssemock/x", headers={"Origin": "https://evil.example"}).status_code == 403
         assert up.received == []
+
+
+def test_a_recording_with_its_providers_cors_headers_still_answers_browsers(client: httpx.Client) -> None:
+    """OpenRouter's and OpenAI's recorded answers carry Access-Control-* headers of their own."""
+    recorded = [*SSE, ("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", "X-Generation-Id")]
+    response = Response(200, None, recorded, [Chunk(0, b"data: x\n\n")])
+    inter = Interaction(Request("POST", "/v1/chat/completions"), response)
+    with MockServer([Cassette("cors", [inter])], scenarios=[], timing_scale=0) as server:
+        browser = client.post(server.url + "/v1/chat/completions", content=b"{}",
+                              headers={"Origin": "https://app.example"})
+        plain = client.post(server.url + "/v1/chat/completions", content=b"{}")
+    assert (browser.status_code, browser.text) == (200, "data: x\n\n")
+    assert browser.headers["access-control-allow-origin"] == "https://app.example"
+    assert plain.headers["access-control-allow-origin"] == "*"  # as recorded, for clients that are no browser
+    assert plain.headers["access-control-expose-headers"] == "X-Generation-Id"

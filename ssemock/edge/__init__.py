@@ -11,7 +11,7 @@ from .framing import abort_connection, set_framing
 from .logs import ACCESS_NOTE, configure_logging
 from .options import NetworkOptions, is_loopback
 from .replies import error_response
-from .runner import activity, start_runner
+from .runner import activity, start_runner, stopping
 
 __all__ = [
     "ACCESS_NOTE",
@@ -23,4 +23,5 @@ __all__ = [
     "is_loopback",
     "set_framing",
     "start_runner",
+    "stopping",
 ]

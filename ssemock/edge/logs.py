@@ -14,7 +14,9 @@
   its traceback.
 * ``asyncio``: ``socket.accept() out of system resource`` (no file descriptor left) is
   written once with the limit, then at most once a minute with a count, never per
-  accept (:func:`configure_logging` installs this for the command line).
+  accept (asyncio logs it with a traceback for every attempt, thousands a second; the
+  filter, installed by :func:`limit_accept_errors` when a server starts, touches no
+  other message).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "AccessLogger",
     "access_line",
     "configure_logging",
+    "limit_accept_errors",
 ]
 
 ACCESS_LOGGER = logging.getLogger("ssemock.access")
@@ -55,7 +58,9 @@ _HANDLER_NAME = "ssemock-cli"
 
 def _clean(text: str, limit: int) -> str:
     """``text`` on one line: non-printable characters as ``?``, at most ``limit`` characters."""
-    text = "".join(c if c.isprintable() else "?" for c in text[: limit + 1])
+    text = text[: limit + 1]
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else "?" for c in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -137,11 +142,18 @@ SERVER_LOGGER.addFilter(_DropMalformedHttp())
 _ACCEPT_FILTER = _AcceptExhaustion()
 
 
+def limit_accept_errors() -> None:
+    """Install the ``asyncio`` logger's filter of accept failures (once per process)."""
+    asyncio_logger = logging.getLogger("asyncio")
+    if _ACCEPT_FILTER not in asyncio_logger.filters:
+        asyncio_logger.addFilter(_ACCEPT_FILTER)
+
+
 def configure_logging(*, quiet: bool, stream: TextIO | None = None) -> None:
     """Send ssemock's logs to ``stream`` (default stderr) for the command line.
 
-    One line per request unless ``quiet`` (then warnings and errors only); asyncio's
-    accept failures once a minute at most. Calling it again replaces the previous set-up.
+    One line per request unless ``quiet`` (then warnings and errors only), and asyncio's
+    errors with the same handler. Calling it again replaces the previous set-up.
     """
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.set_name(_HANDLER_NAME)
@@ -153,6 +165,4 @@ def configure_logging(*, quiet: bool, stream: TextIO | None = None) -> None:
         logger.addHandler(handler)
         logger.propagate = False
     logging.getLogger("ssemock").setLevel(logging.WARNING if quiet else logging.INFO)
-    asyncio_logger = logging.getLogger("asyncio")
-    if _ACCEPT_FILTER not in asyncio_logger.filters:
-        asyncio_logger.addFilter(_ACCEPT_FILTER)
+    limit_accept_errors()

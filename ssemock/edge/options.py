@@ -22,7 +22,7 @@ __all__ = [
 DEFAULT_HEADER_TIMEOUT = 30.0  # seconds
 DEFAULT_BODY_TIMEOUT = 60.0  # seconds
 DEFAULT_BACKLOG = 2048  # connections
-DEFAULT_GRACE = 0.25  # seconds
+DEFAULT_GRACE = 0.1  # seconds
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class NetworkOptions:
         backlog: the listen backlog, connections the kernel queues until they are
             accepted (the kernel caps it at ``net.core.somaxconn``). Default 2048.
         grace: seconds a stop lets requests in progress finish before they are cut.
-            Default 0.25.
+            Default 0.1.
         allowed_hosts: host names the admin API answers under besides the loopback names
             and addresses (``localhost``, ``*.localhost``, ``127.0.0.0/8``, ``::1``) and the
             address the server is bound to; lower case, without port.

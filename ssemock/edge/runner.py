@@ -7,8 +7,9 @@
 * refuses admin requests from other sites (:mod:`.guard`);
 * gives the request body ``body_timeout`` seconds to arrive (then ``408
   ssemock_body_timeout``, connection closed);
-* counts the requests in flight, and writes the access line of a request cut by a stop
-  or by its client leaving (aiohttp writes the others, see :mod:`.logs`).
+* keeps the requests in flight, so that a stop lets them finish for ``grace`` seconds
+  and then cancels them, and writes the access line of a request cut by a stop or by
+  its client leaving (aiohttp writes the others, see :mod:`.logs`).
 """
 
 from __future__ import annotations
@@ -16,17 +17,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
 from ..errors import BodyTimeoutError
 from .guard import admin_path, refusal
-from .logs import ACCESS_LOGGER, ACCESS_NOTE, ROUTED, SELF_REPORTED, SERVER_LOGGER, AccessLogger, access_line
+from .logs import (
+    ACCESS_LOGGER,
+    ACCESS_NOTE,
+    ROUTED,
+    SELF_REPORTED,
+    SERVER_LOGGER,
+    AccessLogger,
+    access_line,
+    limit_accept_errors,
+)
 from .options import NetworkOptions, is_loopback
 from .replies import error_response
 
-__all__ = ["EDGE", "Edge", "activity", "edge_middleware", "start_runner"]
+__all__ = ["EDGE", "Edge", "activity", "edge_middleware", "start_runner", "stopping"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _LOG = logging.getLogger("ssemock.edge")
@@ -40,13 +51,29 @@ class Edge:
         options: the network options.
         host: the address the server is bound to (for the ``Host`` check).
         self_reporting: route handlers that write their own line per request.
-        in_flight: requests being answered now.
+        handlers: the tasks answering requests now.
+        stopping: the server is stopping (requests cut now are ``stopped``).
     """
 
     options: NetworkOptions
     host: str
     self_reporting: tuple[Handler, ...] = ()
-    in_flight: int = 0
+    handlers: set[asyncio.Task[Any]] = field(default_factory=set)
+    stopping: bool = False
+
+    async def stop(self, app: web.Application) -> None:
+        """``on_shutdown``: let the requests in flight finish for ``grace`` seconds, then cancel them.
+
+        (aiohttp's own shutdown would wait ``grace`` twice and then cut the connections
+        before cancelling, so that a cut request could not tell a stop from a client leaving.)
+        """
+        self.stopping = True
+        if self.handlers:
+            await asyncio.wait(set(self.handlers), timeout=self.options.grace)
+        for task in self.handlers:
+            task.cancel()
+        if self.handlers:
+            await asyncio.wait(set(self.handlers), timeout=1.0)
 
 
 EDGE: web.AppKey[Edge] = web.AppKey("ssemock_edge", Edge)
@@ -95,7 +122,9 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
         request[SELF_REPORTED] = True
     loop = asyncio.get_running_loop()
     started = loop.time()
-    edge.in_flight += 1
+    task = asyncio.current_task()
+    assert task is not None  # a middleware runs in its request's task
+    edge.handlers.add(task)
     try:
         response = await handler(request)
     except BodyTimeoutError:
@@ -103,11 +132,11 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     except asyncio.CancelledError:
         if not request.get(SELF_REPORTED):
             note = request.get(ACCESS_NOTE) or {}
-            outcome = note.get("outcome") or ("client_gone" if request.transport is None else "stopped")
+            outcome = note.get("outcome") or ("stopped" if edge.stopping else "client_gone")
             ACCESS_LOGGER.info(access_line(request, None, loop.time() - started, outcome=outcome))
         raise
     finally:
-        edge.in_flight -= 1
+        edge.handlers.discard(task)
         if deadline is not None:
             deadline.cancel()
     if deadline is not None and deadline.fired and not response.prepared:
@@ -118,7 +147,13 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
 def activity(app: web.Application) -> dict[str, int]:
     """``in_flight``: requests being answered besides the caller's; ``tasks``: asyncio tasks alive."""
     edge = app.get(EDGE)
-    return {"in_flight": max(0, edge.in_flight - 1) if edge else 0, "tasks": len(asyncio.all_tasks())}
+    return {"in_flight": max(0, len(edge.handlers) - 1) if edge else 0, "tasks": len(asyncio.all_tasks())}
+
+
+def stopping(request: web.BaseRequest) -> bool:
+    """Whether the server answering ``request`` is stopping (a cut request is then ``stopped``)."""
+    edge = request.app.get(EDGE) if isinstance(request, web.Request) else None
+    return edge is not None and edge.stopping
 
 
 async def start_runner(
@@ -136,8 +171,10 @@ async def start_runner(
     Raises:
         OSError: the address cannot be bound (the runner is cleaned up).
     """
-    app[EDGE] = Edge(options, host, tuple(self_reporting))
+    limit_accept_errors()
+    edge = app[EDGE] = Edge(options, host, tuple(self_reporting))
     app.middlewares.insert(0, edge_middleware)
+    app.on_shutdown.append(edge.stop)
     runner = web.AppRunner(
         app, handle_signals=False, access_log=ACCESS_LOGGER, access_log_class=AccessLogger, logger=SERVER_LOGGER,
         keepalive_timeout=options.header_timeout, handler_cancellation=handler_cancellation,

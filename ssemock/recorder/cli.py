@@ -4,7 +4,7 @@
 ``ssemock recording on http://HOST:PORT -> URL`` as its first stdout line, one
 progress line per interaction on stderr (``--quiet``: none), and a summary on stderr
 at exit. SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds (default
-0.25), every cassette is written, then it exits with status 0 (1 if a cassette could
+0.1), every cassette is written, then it exits with status 0 (1 if a cassette could
 not be written); a second signal exits at once.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 from ..background import stop_on_signals
 from ..edge import configure_logging
 from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
+from ..edge.options import DEFAULT_GRACE
 from ..errors import RecorderError
 from ..limits import MAX_REQUEST_BODY
 from ..matching import MATCHERS
@@ -26,9 +27,7 @@ from ..redact import Filter
 from .core import Recorder
 from .modes import RecordMode
 
-__all__ = ["STOP_GRACE", "add_parser", "run"]
-
-STOP_GRACE = 0.25  # seconds: the command stops within 1 s of a signal
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: Any) -> None:
@@ -61,9 +60,10 @@ def add_parser(sub: Any) -> None:
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
-    add_network_arguments(rec, grace=STOP_GRACE,
-                          grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, then record them "
-                                     f"as ended by 'timeout' (default {STOP_GRACE:g}; a second signal exits at once)")
+    add_network_arguments(rec, grace=DEFAULT_GRACE,
+                          grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, then record "
+                                     f"them as ended by 'timeout' (default {DEFAULT_GRACE:g}; a second signal exits "
+                                     "at once)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,294 @@
+"""``abort_storm``: 10,000 clients (500 with ``--quick``) leave streams mid-way, a third with a TCP RST.
+
+The stream is the first 20 chunks of the bundled real Anthropic recording with recorded
+timing (first chunk at 0.4 s, then gaps of 200-300 ms, 50-100 ms with ``--quick``;
+:func:`benchmarks.common.timed_cassette`), so that the clients leave before its end.
+Each storm client, 1,000 (250) at a time from one client process, sends the request, reads
+the answer up to 1-5 chunks (seeded) and leaves: two thirds close the connection (FIN), one third reset it
+(``SO_LINGER`` 0, RST). Ours: a real ``ssemock serve`` process (access lines to a file).
+Baseline: a bare aiohttp handler writing the same chunks (``benchmarks.servers``), same storm.
+
+Each server is warmed up (one whole stream, then a first storm of the same size: the
+memory an allocator keeps after a peak is there before the first measurement), measured
+idle, stormed, given up to 15 s to settle, then measured again, from outside (``/proc/PID``):
+
+* ``abort_storm.rss_growth``: resident memory after the storm against before, % (goal
+  <= 10 %). Ours clears its journal before both measurements: the journal keeps an entry
+  per request by design, up to its own capacity; what is measured is what leaks.
+* ``abort_storm.leaked_fds``: open file descriptors after minus before (goal 0).
+* ``abort_storm.leaked_tasks``: ours, asyncio tasks after minus before
+  (``/_ssemock/health``, goal 0).
+* ``abort_storm.answers_after``: ours, a whole stream after the storm: 1 when every chunk
+  arrived (goal 1); baseline the same for the bare server.
+* ``abort_storm.lines_per_request``: ours, access lines of the storm's requests per request
+  sent (goal 1, and no traceback in the log); ``abort_storm.client_gone``: the share of
+  them saying ``client_gone`` (the others ended before their client left: a busy client
+  process reads late), %.
+* ``abort_storm.stop_seconds``: ours, SIGTERM to exit with 1,000 (100) streams stalled for
+  10 minutes by a scenario (goal <= 1 s).
+
+``python -m benchmarks.abort_storm storm URL N CONCURRENCY SEED`` is the storm client process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from . import figure
+from .common import (
+    REQUEST_BODY,
+    ROOT,
+    STREAM_PATH,
+    handed_over,
+    raise_open_files_limit,
+    rss_kb,
+    run_client,
+    standalone,
+    stream_job,
+    timed_cassette,
+)
+
+STALL = """ssemock_scenario: 1
+name: long-stall
+description: "ten minutes of silence after the first event"
+preserves: nothing
+steps:
+- stall: {after_events: 1, seconds: 600}
+"""
+
+
+# ---- the storm client ------------------------------------------------------------------
+class _Leaver(asyncio.Protocol):
+    """Sends the request, counts HTTP chunks as they complete, leaves after ``chunks`` of them."""
+
+    def __init__(self, request: bytes, chunks: int, reset: bool, done: asyncio.Future[str]) -> None:
+        self.request, self.chunks, self.reset, self.done = request, chunks, reset, done
+        self.buf = b""
+        self.seen = 0
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        transport.write(self.request)  # type: ignore[attr-defined]
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        self.seen = self.buf.count(b"\r\n", self.buf.find(b"\r\n\r\n") + 4) // 2 if b"\r\n\r\n" in self.buf else 0
+        if self.seen >= self.chunks and self.transport is not None and not self.done.done():
+            if self.reset:
+                sock = self.transport.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.transport.abort()
+            else:
+                self.transport.close()
+            self.done.set_result("reset" if self.reset else "closed")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.done.done():
+            self.done.set_result("ended by the server")
+
+
+async def _storm(url: str, n: int, concurrency: int, seed: int) -> dict[str, int]:
+    parts = urlsplit(url)
+    request = (f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+               f"Content-Length: {len(REQUEST_BODY)}\r\n\r\n").encode() + REQUEST_BODY
+    rng = random.Random(seed)
+    plan = [(rng.randint(1, 5), i % 3 == 2) for i in range(n)]
+    gate = asyncio.Semaphore(concurrency)
+    loop = asyncio.get_running_loop()
+    counts: dict[str, int] = {}
+
+    async def one(chunks: int, reset: bool) -> None:
+        async with gate:
+            done: asyncio.Future[str] = loop.create_future()
+            try:
+                async with asyncio.timeout(60):
+                    await loop.create_connection(lambda: _Leaver(request, chunks, reset, done),
+                                                 parts.hostname, parts.port)
+                    how = await done
+            except (OSError, TimeoutError) as exc:
+                how = type(exc).__name__
+            counts[how] = counts.get(how, 0) + 1
+
+    await asyncio.gather(*(one(c, r) for c, r in plan))
+    return counts
+
+
+def storm(url: str, n: int, concurrency: int, seed: int) -> dict[str, int]:
+    """Run the storm from a client process; how each client ended (``closed``, ``reset``, errors)."""
+    argv = ["storm", url, str(n), str(concurrency), str(seed)]
+    done = subprocess.run([sys.executable, "-m", "benchmarks.abort_storm", *argv],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+# ---- measuring a server ----------------------------------------------------------------
+def _fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _settle(pid: int, fds_before: int, health: str | None) -> None:
+    """Wait (15 s at most) until the server holds no more file descriptors than before and is idle."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        idle = health is None or httpx.get(health, timeout=10).json()["in_flight"] == 0
+        if idle and _fds(pid) <= fds_before:
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)
+
+
+def _whole_stream(url: str, chunks: int) -> bool:
+    [result] = run_client([stream_job(url, keep_times=False)])
+    stream = result["streams"][0]
+    return bool(stream["ok"]) and len(stream["sizes"]) == chunks
+
+
+def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: str | None) -> dict[str, Any]:
+    """Warm up, measure, storm, settle, measure: the server process ``pid`` serving ``url``."""
+    health = admin and admin + "/_ssemock/health"
+
+    def clear() -> None:
+        if admin:
+            httpx.delete(admin + "/_ssemock/requests", timeout=30)
+
+    def tasks() -> int:
+        return int(httpx.get(health, timeout=10).json()["tasks"]) if health else 0
+
+    assert _whole_stream(url, chunks)
+    storm(url, n, concurrency, seed=1)
+    _settle(pid, 10**6, health)
+    clear()
+    before = {"rss": rss_kb(pid), "fds": _fds(pid), "tasks": tasks()}
+    ended = storm(url, n, concurrency, seed=2)
+    _settle(pid, before["fds"], health)
+    clear()
+    after = {"rss": rss_kb(pid), "fds": _fds(pid), "tasks": tasks()}
+    return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks)}
+
+
+def _bare(pickled: Path) -> tuple[subprocess.Popen[str], str]:
+    """The baseline server process (stderr dropped: aiohttp logs a traceback per client that left)."""
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.servers", "bare", str(pickled), "1"], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    return proc, f"http://127.0.0.1:{int(proc.stdout.readline())}{STREAM_PATH}"
+
+
+def _serve(workdir: Path) -> tuple[subprocess.Popen[str], str, Path]:
+    log = workdir / "stderr"
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ssemock", "serve", "--port", "0", "--cassettes", str(workdir / "cassettes"),
+             "--scenarios", str(workdir / "scenarios")],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True,
+        )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    if not first.startswith("ssemock serving on "):
+        proc.kill()
+        raise RuntimeError(f"ssemock serve did not start: {log.read_text()[-2000:]}")
+    return proc, first.split()[3], log
+
+
+def _stop_seconds(proc: subprocess.Popen[str], base: str, streams: int) -> float:
+    """Open ``streams`` streams stalled by the scenario, then SIGTERM: seconds until the process exited."""
+    parts = urlsplit(base)
+    request = (f"POST /_ssemock/s/long-stall{STREAM_PATH} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+               f"Content-Length: {len(REQUEST_BODY)}\r\n\r\n").encode() + REQUEST_BODY
+    socks = []
+    try:
+        for _ in range(streams):
+            sock = socket.create_connection((parts.hostname, parts.port), timeout=60)
+            sock.sendall(request)
+            socks.append(sock)
+        for sock in socks:  # each at its first event: stalled
+            got = b""
+            while b"\n\n" not in got.partition(b"\r\n\r\n")[2]:
+                got += sock.recv(65536)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+        return time.monotonic() - start
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def run(quick: bool = False) -> list[dict[str, Any]]:
+    raise_open_files_limit()
+    n, concurrency, stalled = (500, 250, 100) if quick else (10_000, 1000, 1000)
+    cassette = timed_cassette(limit=20, gap=(0.05, 0.1) if quick else (0.2, 0.3))
+    chunks = len(cassette.interactions[0].response.chunks)
+    with tempfile.TemporaryDirectory(prefix="ssemock-storm-") as tmp, handed_over(cassette) as pickled:
+        workdir = Path(tmp)
+        cassette.save(workdir / "cassettes" / "timed.yaml")
+        (workdir / "scenarios").mkdir()
+        (workdir / "scenarios" / "long-stall.yaml").write_text(STALL)
+        proc, base, log = _serve(workdir)
+        try:
+            ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, admin=base)
+            stop = _stop_seconds(proc, base, stalled)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        lines = log.read_text()
+        bare, bare_url = _bare(pickled)
+        try:
+            theirs = _measure(bare.pid, bare_url, n, concurrency, chunks, admin=None)
+        finally:
+            bare.kill()
+            bare.wait()
+    # The storm's lines: after the first whole stream's, before the last one's.
+    storm_lines = re.findall(r"POST /v1/messages -> \S+ (\w+)", lines)[1:-1]
+    gone = storm_lines.count("client_gone") / len(storm_lines) * 100
+    per_request = len(storm_lines) / (2 * n)
+    tracebacks = lines.count("Traceback")
+
+    def growth(m: dict[str, Any]) -> float:
+        return (m["after"]["rss"] - m["before"]["rss"]) / m["before"]["rss"] * 100
+
+    def leaked(m: dict[str, Any], key: str) -> int:
+        return int(m["after"][key] - m["before"][key])
+
+    return [
+        figure("abort_storm.rss_growth", growth(ours), "%", baseline=growth(theirs), ratio=None,
+               goal="<= 10 %", met=growth(ours) <= 10),
+        figure("abort_storm.leaked_fds", leaked(ours, "fds"), "fds", baseline=leaked(theirs, "fds"), ratio=None,
+               goal="0", met=leaked(ours, "fds") <= 0),
+        figure("abort_storm.leaked_tasks", leaked(ours, "tasks"), "tasks", baseline=None, goal="0",
+               met=leaked(ours, "tasks") <= 0),
+        figure("abort_storm.answers_after", int(ours["answers"]), "whole streams", baseline=int(theirs["answers"]),
+               ratio=None, goal="1", met=bool(ours["answers"])),
+        figure("abort_storm.lines_per_request", per_request, f"lines, {2 * n} requests", baseline=None,
+               goal="1 and no traceback", met=per_request == 1 and tracebacks == 0),
+        figure("abort_storm.client_gone", gone, "% of the lines", baseline=None, goal="> 0 (clients left mid-stream)",
+               met=gone > 0),
+        figure("abort_storm.stop_seconds", stop, f"s with {stalled} stalled streams", baseline=None, goal="<= 1 s",
+               met=stop <= 1),
+    ]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["storm"]:
+        raise_open_files_limit()
+        print(json.dumps(asyncio.run(_storm(sys.argv[2], *map(int, sys.argv[3:6])))))
+    else:
+        standalone(run)
