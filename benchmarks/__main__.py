@@ -27,6 +27,7 @@ MODULES = (
     "timing_fidelity",
     "recorder_overhead",
     "cold_start",
+    "hostile_bodies",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 

@@ -22,7 +22,7 @@ from .cassette import Request, body_digest
 from .errors import JSONTooDeepError
 from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
 
-__all__ = ["Refusal", "check_json", "journal_body", "read_body"]
+__all__ = ["THREAD_PARSE", "Refusal", "check_json", "journal_body", "read_body"]
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,24 @@ async def read_body(request: web.Request, limit: int, option: str) -> bytes | Re
         return _too_large(limit, option)
 
 
-def check_json(received: Request) -> Refusal | None:
-    """Parse the body's JSON once (matching reads it again); a refusal if it nests too deep."""
+async def check_json(received: Request) -> Refusal | None:
+    """Parse the body's JSON once (matching reads it again); a refusal if it nests too deep.
+
+    A body over :data:`THREAD_PARSE` bytes is parsed in a thread: the depth walk then
+    shares the interpreter with the event loop instead of holding it.
+    """
     try:
-        received.json_view(strict=True)
+        if len(received.body or b"") > THREAD_PARSE:
+            await asyncio.to_thread(received.json_view, strict=True)
+        else:
+            received.json_view(strict=True)
     except JSONTooDeepError as exc:
         return Refusal(400, "ssemock_json_too_deep", f"{exc}; such bodies are refused", {"limit": exc.limit})
     return None
+
+
+THREAD_PARSE = 64 * 1024
+"""Bodies larger than this many bytes are parsed as JSON in a thread."""
 
 
 async def journal_body(received: Request, limit: int) -> Any:

@@ -160,20 +160,23 @@ NOT_JSON: Any = _NotJSON()
 
 
 def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """True when ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion)."""
+    """True when ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion;
+    a container holding no container costs one C-level pass over its items)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        if _CONTAINERS.isdisjoint(map(type, children)):
+            continue
+        stack.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
     return False
+
+
+_CONTAINERS = frozenset({dict, list})  # what json.loads builds; subclasses are not JSON values
 
 
 def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: int = MAX_JSON_PARSE) -> Any:

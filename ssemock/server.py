@@ -228,7 +228,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         headers=list(request.headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
-    refusal = body if isinstance(body, Refusal) else check_json(received)
+    refusal = body if isinstance(body, Refusal) else await check_json(received)
     state.received += 1
     entry: dict[str, Any] = {
         "seq": state.received,

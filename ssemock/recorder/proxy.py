@@ -86,7 +86,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                        _client_headers(request), body if isinstance(body, bytes) else None)
-    refusal = body if isinstance(body, Refusal) else check_json(received)
+    refusal = body if isinstance(body, Refusal) else await check_json(received)
     if refusal is not None:  # too large or too deep: never forwarded nor recorded
         st.report(info | {"action": "refused", "status": refusal.status})
         return refusal.response(error_response)
