@@ -5,7 +5,9 @@ received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
 ``interaction``, ``scenario``, ``seed``, ``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``), ``chunks_sent``,
-``bytes_sent`` and, for a refused request, ``error``.
+``bytes_sent`` and, for a refused request, ``error``. A body over the server's
+``journal_body_limit`` (64 KiB by default) is ``{"sha256": HEX, "size": BYTES,
+"prefix": TEXT}``; the server keeps the latest ``journal_capacity`` entries (1,000).
 """
 
 from __future__ import annotations
