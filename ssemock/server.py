@@ -229,7 +229,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         body=body if isinstance(body, bytes) else None,
     )
     refusal = body if isinstance(body, Refusal) else await check_json(received)
-    state.received += 1
+    journaled = None if refusal is not None else await journal_body(received, state.journal_body_limit)
+    state.received += 1  # from here to the append, no await: entries stay in seq order
     entry: dict[str, Any] = {
         "seq": state.received,
         "time": time.time(),
@@ -237,7 +238,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "path": path,
         "query": dict(received.query),
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        "body": None if refusal is not None else await journal_body(received, state.journal_body_limit),
+        "body": journaled,
         "cassette": None,
         "interaction": None,
         "scenario": scenario_names,
