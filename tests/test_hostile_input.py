@@ -8,6 +8,8 @@ import hashlib
 import json
 import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -281,3 +283,26 @@ async def test_large_bodies_leave_the_loop_answering(tmp_path: Path) -> None:
         assert during >= 2  # the probe ran while the bodies were handled
         journaled = sorted((e["body"] or {}).get("size", 0) for e in server.state.journal)
         assert journaled == sorted([0, len(bodies[0]), len(bodies[2])])  # the refused deep one: no body
+
+
+def test_ssemock_serve_takes_its_bounds_from_the_command_line(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssemock", "serve", "--port", "0", "--max-request-body", "100",
+         "--journal-capacity", "2", "--journal-body-limit", "10"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip().removeprefix("ssemock serving on ")
+        refused = httpx.post(url + NOWHERE, content=b"x" * 101)
+        assert refused.status_code == 413 and "100 bytes" in str(error_of(refused)["message"])
+        for n in range(3):
+            httpx.post(url + NOWHERE, content=b"y" * (20 + n))
+        journal = httpx.get(url + "/_ssemock/requests").json()
+        assert [e["seq"] for e in journal] == [3, 4]
+        assert [e["body"]["size"] for e in journal] == [21, 22] and journal[0]["body"]["prefix"] == "y" * 21
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
