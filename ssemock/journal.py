@@ -16,7 +16,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["describe_entry", "describe_journal", "repeats", "select", "unmatched", "unmatched_report"]
+from aiohttp import web
+
+__all__ = ["describe_entry", "describe_journal", "repeats", "select", "send_journal", "unmatched", "unmatched_report"]
 
 Entry = Mapping[str, Any]
 
@@ -113,3 +115,18 @@ def unmatched_report(entries: Sequence[Entry]) -> str | None:
     lines.append("all requests:")
     lines.extend(f"  {describe_entry(e)}" for e in entries)
     return "\n".join(lines)
+
+
+async def send_journal(request: web.Request, entries: Iterable[Entry]) -> web.StreamResponse:
+    """Answer ``GET /_ssemock/requests``: the entries as one JSON array, encoded and written
+    entry by entry, so that a full journal (1,000 entries of up to 64 KiB bodies by default)
+    never holds the event loop while it is encoded."""
+    snapshot = list(entries)
+    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    await response.prepare(request)
+    await response.write(b"[")
+    for index, entry in enumerate(snapshot):
+        await response.write((b", " if index else b"") + json.dumps(entry).encode())
+    await response.write(b"]")
+    await response.write_eof()
+    return response

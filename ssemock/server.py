@@ -41,6 +41,7 @@ from aiohttp import web
 from .cassette import Cassette, Request
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
+from .journal import send_journal
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
 from .matching import DEFAULT_MATCH_ON, describe, find_interaction
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
@@ -177,8 +178,8 @@ async def _scenarios(request: web.Request) -> web.Response:
     )
 
 
-async def _journal(request: web.Request) -> web.Response:
-    return web.json_response(list(request.app[STATE].journal))
+async def _journal(request: web.Request) -> web.StreamResponse:
+    return await send_journal(request, request.app[STATE].journal)
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
