@@ -9,7 +9,9 @@ process sends, one kind at a time and ``RUNS`` times each:
 * ``over the limit``: a ``Content-Length`` of 1 GiB (refused with 413 before reading);
 * ``1 MiB of tiny JSON items``: the worst body parsed as JSON (the largest parsed, with
   the most nodes per byte);
-* ``JSON 990 deep``: refused with 400.
+* ``JSON 990 deep``: refused with 400;
+* ``GET full journal``: ``GET /_ssemock/requests`` once the journal holds 1,000 entries
+  with 60 KB JSON bodies each (just under the 64 KiB journal body limit).
 
 Figures: the worst loop lag while each kind is handled, in ms, against the worst lag
 while baseline requests are handled in the same run. Goal (issue "bounded input"): no
@@ -51,7 +53,12 @@ with httpx.Client(timeout=120) as client:
         kind, count = line.rsplit(" ", 1)
         statuses = []
         for _ in range(int(count)):
-            if kind == "over the limit":
+            if kind == "fill":
+                body = json.dumps({"messages": [{"role": "user", "content": "x" * 60_000}]}).encode()
+                statuses += [client.post(url + sys.argv[4], content=body).status_code for _ in range(1000)]
+            elif kind == "GET full journal":
+                statuses.append(client.get(url + "/_ssemock/requests").status_code)
+            elif kind == "over the limit":
                 with socket.create_connection((host, int(port))) as sock:
                     sock.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n")
                     statuses.append(int(sock.recv(100).split(b" ")[1]))
@@ -63,7 +70,8 @@ with httpx.Client(timeout=120) as client:
 
 async def _measure(quick: bool) -> dict[str, tuple[float, list[int]]]:
     runs = 2 if quick else 5
-    kinds = ["baseline", "32 MiB body", "over the limit", "1 MiB of tiny JSON items", "JSON 990 deep"]
+    kinds = ["baseline", "32 MiB body", "over the limit", "1 MiB of tiny JSON items", "JSON 990 deep",
+             "GET full journal"]
     worst: dict[str, tuple[float, list[int]]] = {}
     async with MockServer(timing_scale=0) as server:
         loop = asyncio.get_running_loop()
@@ -82,6 +90,9 @@ async def _measure(quick: bool) -> dict[str, tuple[float, list[int]]]:
         )
         assert proc.stdin is not None and proc.stdout is not None
         try:
+            proc.stdin.write(b"fill 1\n")  # the journal full, for "GET full journal"
+            await proc.stdin.drain()
+            await proc.stdout.readline()
             for kind in kinds * (1 if quick else 2):  # interleaved: a busy machine slows every kind alike
                 await asyncio.sleep(0.05)
                 lag[0] = 0.0
@@ -101,7 +112,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     """The figures (see the module docstring)."""
     worst = asyncio.run(_measure(quick))
     base_ms = worst.pop("baseline")[0] * 1000
-    expected = {"32 MiB body": 404, "over the limit": 413, "1 MiB of tiny JSON items": 404, "JSON 990 deep": 400}
+    expected = {"32 MiB body": 404, "over the limit": 413, "1 MiB of tiny JSON items": 404, "JSON 990 deep": 400,
+                "GET full journal": 200}
     figures = []
     for kind, (seconds, statuses) in worst.items():
         answered = set(statuses) == {expected[kind]}

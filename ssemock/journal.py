@@ -12,6 +12,7 @@ received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -125,8 +126,14 @@ async def send_journal(request: web.Request, entries: Iterable[Entry]) -> web.St
     response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
     await response.prepare(request)
     await response.write(b"[")
+    since_yield = 0
     for index, entry in enumerate(snapshot):
-        await response.write((b", " if index else b"") + json.dumps(entry).encode())
+        piece = (b", " if index else b"") + json.dumps(entry).encode()
+        await response.write(piece)  # waits only when the socket's buffer is full
+        since_yield += len(piece)
+        if since_yield >= 64 * 1024:
+            since_yield = 0
+            await asyncio.sleep(0)  # let the loop answer other requests meanwhile
     await response.write(b"]")
     await response.write_eof()
     return response
