@@ -82,6 +82,15 @@ def test_a_declared_huge_body_is_refused_before_any_byte_is_read(server: MockSer
     assert httpx.get(server.url + "/_ssemock/health").status_code == 200  # still answering
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(size=st.integers(64 * 1024 - 4, 64 * 1024 + 4) | st.integers(0, 200_000), chunked=st.booleans())
+def test_413_exactly_past_the_limit_however_the_body_is_framed(server: MockServer, size: int, chunked: bool) -> None:
+    body = b"z" * size
+    content = iter([body[i:i + 4096] for i in range(0, size, 4096)]) if chunked else body
+    answer = httpx.post(server.url + NOWHERE, content=content)
+    assert answer.status_code == (413 if size > 64 * 1024 else 404)
+
+
 def test_the_defaults_and_bad_options() -> None:
     assert (MAX_REQUEST_BODY, JOURNAL_CAPACITY, JOURNAL_BODY, MAX_JSON_DEPTH) == (32 << 20, 1000, 64 << 10, 128)
     for option in ({"max_request_body": -1}, {"journal_capacity": 0}, {"journal_body_limit": 1.5}):
