@@ -21,6 +21,7 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
+from .cassette.read import check_times
 from .errors import CassetteError, ConfigError, ScenarioError, ServerError
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
 from .matching import DEFAULT_MATCH_ON, MATCHERS
@@ -50,14 +51,16 @@ def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None)
     name; two files giving one name are refused.
 
     Raises:
-        CassetteError: a malformed file, or two files (in any directories) giving one name:
-            the message names both.
+        CassetteError: a malformed file, two files (in any directories) giving one name (the
+            message names both), or a :class:`Cassette` object with a time that is not a finite
+            number of seconds from 0 to 24 h.
         CassetteNotFoundError: a file or directory does not exist.
     """
     found: dict[str, Cassette] = {}
     claimed: dict[str, str] = {}
     for source in _sources(sources, bundled_cassettes()):
         if isinstance(source, Cassette):
+            check_times(source)
             found[source.name] = source
             continue
         loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]

@@ -19,7 +19,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ssemock import CassetteError, ConfigError, MockServer, Recorder, RecorderConfigError, ScenarioError
+from ssemock import (
+    Cassette,
+    CassetteError,
+    Chunk,
+    ConfigError,
+    Interaction,
+    MockServer,
+    Recorder,
+    RecorderConfigError,
+    Request,
+    Response,
+    ScenarioError,
+)
 from ssemock.bundled import bundled_cassettes, bundled_scenarios
 from ssemock.cli import main
 from ssemock.limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
@@ -315,3 +327,15 @@ def test_ssemock_serve_takes_its_bounds_from_the_command_line(tmp_path: Path) ->
         proc.wait(10)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+@pytest.mark.parametrize("t", [1e308, float("inf"), float("nan"), -0.5])
+def test_a_cassette_built_in_code_with_an_unservable_time_is_refused(t: float) -> None:
+    chunks = [Chunk(0.1, b"data: a\n\n"), Chunk(t, b"data: b\n\n")]
+    cassette = Cassette("code", [Interaction(Request("POST", "/v1/x"), Response(chunks=chunks))])
+    with pytest.raises(CassetteError) as caught:
+        MockServer(cassette)
+    assert (caught.value.file, caught.value.field) == ("<cassette code>", "interactions[0].response.chunks[1].t")
+    # Times out of order are harmless in code (End() left at 0): accepted as before.
+    chunks[1].t = 0.2
+    assert MockServer(cassette).state.cassettes["code"] is cassette
