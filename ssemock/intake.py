@@ -12,6 +12,7 @@ A refusal is a :class:`Refusal` record; the caller turns it into its JSON error 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,19 +83,20 @@ READ_SLICE = 1024 * 1024
 """Bytes of a request body read before the event loop gets a turn."""
 
 
-async def check_json(received: Request) -> Refusal | None:
-    """Parse the body's JSON once (matching reads it again); a refusal if it nests too deep.
+async def check_json(received: Request, max_depth: int, option: str) -> Refusal | None:
+    """Parse the body's JSON once (matching reads it again); a refusal if it nests deeper than
+    ``max_depth`` (``option`` names how to change it).
 
     A body over :data:`THREAD_PARSE` bytes is parsed in a thread: the depth walk then
     shares the interpreter with the event loop instead of holding it.
     """
     try:
         if len(received.body or b"") > THREAD_PARSE:
-            await asyncio.to_thread(received.json_view, strict=True)
+            await asyncio.to_thread(functools.partial(received.json_view, strict=True, max_depth=max_depth))
         else:
-            received.json_view(strict=True)
+            received.json_view(strict=True, max_depth=max_depth)
     except JSONTooDeepError as exc:
-        return Refusal(400, "ssemock_json_too_deep", f"{exc}; such bodies are refused", {"limit": exc.limit})
+        return Refusal(400, "ssemock_json_too_deep", f"{exc}; the limit is set by {option}", {"limit": exc.limit})
     return None
 
 

@@ -23,7 +23,16 @@ from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
 from .cassette.read import check_times
 from .errors import CassetteError, ConfigError, ScenarioError, ServerError
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
+from .limits import (
+    JOURNAL_BODY,
+    JOURNAL_CAPACITY,
+    JSON_DEPTH_CEILING,
+    MAX_JSON_DEPTH,
+    MAX_REQUEST_BODY,
+    check_option,
+    claim_name,
+    integer,
+)
 from .matching import DEFAULT_MATCH_ON, MATCHERS
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
@@ -143,6 +152,8 @@ class MockServer:
         journal_capacity: journal entries kept, the oldest dropped first (default 1,000).
         journal_body_limit: larger request bodies are journaled as ``{"sha256", "size",
             "prefix"}`` (bytes, default 64 KiB).
+        max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
+            (levels of arrays and objects, default 128, at most 256).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -168,11 +179,13 @@ class MockServer:
         max_request_body: int = MAX_REQUEST_BODY,
         journal_capacity: int = JOURNAL_CAPACITY,
         journal_body_limit: int = JOURNAL_BODY,
+        max_json_depth: int = MAX_JSON_DEPTH,
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         check_option("max_request_body", max_request_body, integer(0, None))
         check_option("journal_capacity", journal_capacity, integer(1, None))
         check_option("journal_body_limit", journal_body_limit, integer(0, None))
+        check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING))
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -183,6 +196,7 @@ class MockServer:
             journal=deque(maxlen=journal_capacity),
             journal_body_limit=journal_body_limit,
             max_request_body=max_request_body,
+            max_json_depth=max_json_depth,
         )
         check_names(self.state)
         self.host = host

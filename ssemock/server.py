@@ -12,7 +12,7 @@ HTTP contract (design §4):
   ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
   400 ``ssemock_unknown_scenario``, 413 ``ssemock_body_too_large`` (a body over
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
-  :data:`~ssemock.limits.MAX_JSON_DEPTH`), 400 ``ssemock_bad_request``.
+  ``max_json_depth``), 400 ``ssemock_bad_request``.
 
 Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
 connection), each at ``t × timing_scale`` seconds after the request arrived;
@@ -42,7 +42,7 @@ from .cassette import Cassette, Request
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .journal import send_journal
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from .matching import DEFAULT_MATCH_ON, describe, find_interaction
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
@@ -56,6 +56,7 @@ STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
+_DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth N"
 
 
 @dataclass
@@ -74,6 +75,7 @@ class ServerState:
         journal_body_limit: bodies larger than this many bytes (default 64 KiB) are journaled as
             ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` (the first 1 KiB, as text).
         max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
+        max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
         received: requests journaled since the last reset (the ``seq`` of the latest).
     """
 
@@ -88,6 +90,7 @@ class ServerState:
     seed: int = 0
     journal_body_limit: int = JOURNAL_BODY
     max_request_body: int = MAX_REQUEST_BODY
+    max_json_depth: int = MAX_JSON_DEPTH
     received: int = 0
 
     def reset(self) -> None:
@@ -229,7 +232,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         headers=list(request.headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
-    refusal = body if isinstance(body, Refusal) else await check_json(received)
+    refusal = body if isinstance(body, Refusal) else await check_json(received, state.max_json_depth, _DEPTH_OPTION)
     journaled = None if refusal is not None else await journal_body(received, state.journal_body_limit)
     state.received += 1  # from here to the append, no await: entries stay in seq order
     entry: dict[str, Any] = {

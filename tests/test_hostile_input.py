@@ -131,6 +131,21 @@ def test_json_nesting_past_the_bound_gets_400_never_500(server: MockServer, dept
         assert answer.status_code == 404 and error_of(answer)["type"] == "ssemock_no_match"
 
 
+def test_the_depth_bound_is_an_option(tmp_path: Path) -> None:
+    with MockServer(max_json_depth=3) as shallow:
+        assert httpx.post(shallow.url + NOWHERE, content=nested(3)).status_code == 404
+        answer = httpx.post(shallow.url + NOWHERE, content=nested(4))
+    error = error_of(answer)
+    assert answer.status_code == 400 and error["limit"] == 3 and "max_json_depth" in str(error["message"])
+    with pytest.raises(ConfigError, match=r"max_json_depth: expected an integer from 1 to 256, got 257"):
+        MockServer(max_json_depth=257)
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="d", max_json_depth=200) as rec:
+        assert httpx.post(rec.url + "/json", content=nested(200)).status_code == 200
+        refused = httpx.post(rec.url + "/json", content=nested(201))
+    assert refused.status_code == 400 and "--max-json-depth" in str(error_of(refused)["message"])
+    assert len(up.received) == 1
+
+
 def test_the_recorder_refuses_deep_json_and_forwards_nothing(tmp_path: Path) -> None:
     with Upstream() as up, Recorder(up.url, tmp_path, cassette="deep") as rec:
         deep = httpx.post(rec.url + "/json", content=nested(990), headers={"Content-Type": "application/json"})
