@@ -4,6 +4,7 @@ and the server goes on answering. Real servers on 127.0.0.1, real clients (httpx
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import shutil
@@ -354,3 +355,13 @@ def test_a_cassette_built_in_code_with_an_unservable_time_is_refused(t: float) -
     # Times out of order are harmless in code (End() left at 0): accepted as before.
     chunks[1].t = 0.2
     assert MockServer(cassette).state.cassettes["code"] is cassette
+
+
+def test_a_huge_binary_value_in_an_error_is_shown_cut(tmp_path: Path) -> None:
+    blob = base64.b64encode(b"\x00" * (4 << 20)).decode()
+    (tmp_path / "b.yaml").write_text(f"ssemock_cassette: 1\nname: !!binary {blob}\n", encoding="utf-8")
+    with pytest.raises(CassetteError) as caught:
+        MockServer(tmp_path)
+    assert caught.value.field == "name" and isinstance(caught.value.got, bytes)
+    shown = str(caught.value).rsplit(", got ", 1)[1]
+    assert shown.startswith("b'\\x00\\x00") and shown.endswith("...") and len(shown) == 80
