@@ -208,6 +208,17 @@ def test_an_alias_bomb_in_a_cassette_is_refused_even_after_the_fast_path_steps_a
         MockServer(tmp_path)
 
 
+def test_an_alias_bomb_in_a_vcr_cassette_is_refused_on_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bomb.yaml").write_text("interactions: []\nversion: 1\nextra:\n  " + BOMB.replace("\n", "\n  "),
+                                        encoding="utf-8")
+    assert main(["import", "vcr", str(tmp_path / "bomb.yaml"), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bomb.yaml: line 4: expected YAML without anchors or aliases" in err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 @pytest.mark.parametrize(("kind", "text", "line"), [
     ("scenario", "ssemock_scenario: 1\nname: a\nsteps: []\nname: b\n", 4),
     ("cassette", "ssemock_cassette: 1\ninteractions: []\ninteractions: []\n", 3),
