@@ -299,6 +299,20 @@ def test_a_method_that_is_not_a_token_gets_400(server: MockServer, method: bytes
     assert httpx.get(server.url + "/_ssemock/health").status_code == 200
 
 
+@pytest.mark.parametrize("head", [
+    b"GET /" + b"a" * 8200 + b" HTTP/1.1\r\nHost: x\r\n\r\n",  # request line over 8,190 bytes
+    b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(129)) + b"\r\n",  # 130 headers
+    b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"y" * 8200 + b"\r\n\r\n",  # a header over 8,190 bytes
+])
+def test_request_lines_and_headers_past_their_bounds_get_400(server: MockServer, head: bytes) -> None:
+    url = httpx.URL(server.url)
+    with socket.create_connection((url.host, url.port), timeout=10) as sock:
+        sock.sendall(head)
+        answer = sock.recv(65536)
+    assert answer.split(b" ", 2)[1] == b"400"
+    assert httpx.get(server.url + "/_ssemock/health").status_code == 200
+
+
 def test_a_cassette_method_that_is_not_a_token_is_refused(tmp_path: Path) -> None:
     (tmp_path / "m.yaml").write_text("ssemock_cassette: 1\ninteractions:\n- request: {method: 'GET /x HTTP/1.1'}\n"
                                      "  response: {}\n", encoding="utf-8")
