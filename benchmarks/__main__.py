@@ -30,6 +30,7 @@ MODULES = (
     "recorder_kill",
     "match_100k",
     "abort_storm",
+    "hostile_bodies",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 

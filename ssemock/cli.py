@@ -26,7 +26,7 @@ from .edge.arguments import add_network_arguments, network_kwargs, raise_open_fi
 from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, SSEMockError
 from .importers import decoded_body, save_imported
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -101,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
     serve.add_argument("--max-request-body", type=byte_count, default=MAX_REQUEST_BODY, metavar="BYTES",
                        help=f"answer larger request bodies with 413 (default {MAX_REQUEST_BODY}, 32 MiB)")
+    serve.add_argument("--max-json-depth", type=byte_count, default=MAX_JSON_DEPTH, metavar="N",
+                       help=f"answer JSON bodies nested deeper with 400 (default {MAX_JSON_DEPTH}, at most 256)")
     serve.add_argument("--journal-capacity", type=byte_count, default=JOURNAL_CAPACITY, metavar="N",
                        help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
     serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
@@ -184,7 +186,7 @@ def _serve(args: argparse.Namespace) -> int:
             args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
             max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
-            journal_body_limit=args.journal_body_limit,
+            journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
             **network_kwargs(args),
         )
     except ConfigError as exc:

@@ -77,7 +77,12 @@ class _FileFieldError(SSEMockError, ValueError):
         super().__init__(message)
 
 
-_REPR = reprlib.Repr()
+class _ShortRepr(reprlib.Repr):
+    def repr_bytes(self, value: bytes, level: int) -> str:  # reprlib renders all of it, then cuts
+        return repr(value[: self.maxstring]) + ("..." if len(value) > self.maxstring else "")
+
+
+_REPR = _ShortRepr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 78, 78, 40
 _REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 6
 

@@ -12,6 +12,7 @@ A refusal is a :class:`Refusal` record; the caller turns it into its JSON error 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from .cassette import Request, body_digest
 from .errors import JSONTooDeepError
 from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
 
-__all__ = ["Refusal", "check_json", "journal_body", "read_body"]
+__all__ = ["READ_SLICE", "THREAD_PARSE", "Refusal", "check_json", "journal_body", "read_body"]
 
 
 @dataclass(frozen=True)
@@ -51,26 +52,56 @@ def _too_large(limit: int, option: str) -> Refusal:
 
 async def read_body(request: web.Request, limit: int, option: str) -> bytes | Refusal:
     """The request body, or a 413 refusal past ``limit`` bytes (``Content-Length`` checked before
-    reading; the app's ``client_max_size`` must be ``limit``). ``option`` names how to change it.
+    reading). ``option`` names how to change the limit.
+
+    The body is read piece by piece, letting the event loop run after every
+    :data:`READ_SLICE` bytes (a body that arrived all at once is not gathered in one go),
+    and a large one is joined in a thread.
 
     Raises:
         Exception: whatever reading raises otherwise (e.g. a body labelled gzip that is not gzip).
     """
     if request.content_length is not None and request.content_length > limit:
         return _too_large(limit, option)
-    try:
-        return await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        return _too_large(limit, option)
+    pieces: list[bytes] = []
+    size = since_yield = 0
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > limit:
+            return _too_large(limit, option)
+        pieces.append(chunk)
+        since_yield += len(chunk)
+        if since_yield >= READ_SLICE:
+            since_yield = 0
+            await asyncio.sleep(0)
+    if size > READ_SLICE:  # bytes.join copies a large result without holding the interpreter
+        return await asyncio.to_thread(b"".join, pieces)
+    return b"".join(pieces)
 
 
-def check_json(received: Request) -> Refusal | None:
-    """Parse the body's JSON once (matching reads it again); a refusal if it nests too deep."""
+READ_SLICE = 1024 * 1024
+"""Bytes of a request body read before the event loop gets a turn."""
+
+
+async def check_json(received: Request, max_depth: int, option: str) -> Refusal | None:
+    """Parse the body's JSON once (matching reads it again); a refusal if it nests deeper than
+    ``max_depth`` (``option`` names how to change it).
+
+    A body over :data:`THREAD_PARSE` bytes is parsed in a thread: the depth walk then
+    shares the interpreter with the event loop instead of holding it.
+    """
     try:
-        received.json_view(strict=True)
+        if len(received.body or b"") > THREAD_PARSE:
+            await asyncio.to_thread(functools.partial(received.json_view, strict=True, max_depth=max_depth))
+        else:
+            received.json_view(strict=True, max_depth=max_depth)
     except JSONTooDeepError as exc:
-        return Refusal(400, "ssemock_json_too_deep", f"{exc}; such bodies are refused", {"limit": exc.limit})
+        return Refusal(400, "ssemock_json_too_deep", f"{exc}; the limit is set by {option}", {"limit": exc.limit})
     return None
+
+
+THREAD_PARSE = 64 * 1024
+"""Bodies larger than this many bytes are parsed as JSON in a thread."""
 
 
 async def journal_body(received: Request, limit: int) -> Any:

@@ -5,16 +5,21 @@ received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
 ``interaction``, ``scenario``, ``seed``, ``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``), ``chunks_sent``,
-``bytes_sent`` and, for a refused request, ``error``.
+``bytes_sent`` and, for a refused request, ``error``. A body over the server's
+``journal_body_limit`` (64 KiB by default) is ``{"sha256": HEX, "size": BYTES,
+"prefix": TEXT}``; the server keeps the latest ``journal_capacity`` entries (1,000).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["describe_entry", "describe_journal", "repeats", "select", "unmatched", "unmatched_report"]
+from aiohttp import web
+
+__all__ = ["describe_entry", "describe_journal", "repeats", "select", "send_journal", "unmatched", "unmatched_report"]
 
 Entry = Mapping[str, Any]
 
@@ -111,3 +116,24 @@ def unmatched_report(entries: Sequence[Entry]) -> str | None:
     lines.append("all requests:")
     lines.extend(f"  {describe_entry(e)}" for e in entries)
     return "\n".join(lines)
+
+
+async def send_journal(request: web.Request, entries: Iterable[Entry]) -> web.StreamResponse:
+    """Answer ``GET /_ssemock/requests``: the entries as one JSON array, encoded and written
+    entry by entry, so that a full journal (1,000 entries of up to 64 KiB bodies by default)
+    never holds the event loop while it is encoded."""
+    snapshot = list(entries)
+    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    await response.prepare(request)
+    await response.write(b"[")
+    since_yield = 0
+    for index, entry in enumerate(snapshot):
+        piece = (b", " if index else b"") + json.dumps(entry).encode()
+        await response.write(piece)  # waits only when the socket's buffer is full
+        since_yield += len(piece)
+        if since_yield >= 64 * 1024:
+            since_yield = 0
+            await asyncio.sleep(0)  # let the loop answer other requests meanwhile
+    await response.write(b"]")
+    await response.write_eof()
+    return response

@@ -32,16 +32,39 @@ from typing import Any
 from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
 
 __all__ = [
-    "JOURNAL_BODY", "JOURNAL_CAPACITY", "JOURNAL_PREFIX", "MAX_CASSETTE_FILE", "MAX_CASSETTE_SECONDS", "MAX_ITEMS",
-    "MAX_JSON_DEPTH", "MAX_JSON_PARSE", "MAX_REQUEST_BODY", "MAX_SCENARIO_FILE", "NOT_JSON", "Field", "bounds_text",
-    "check_option", "claim_name", "integer", "is_integer", "is_number", "json_depth_exceeds", "load_json", "number",
-    "show_size", "within",
+    "JOURNAL_BODY",
+    "JOURNAL_CAPACITY",
+    "JOURNAL_PREFIX",
+    "JSON_DEPTH_CEILING",
+    "MAX_CASSETTE_FILE",
+    "MAX_CASSETTE_SECONDS",
+    "MAX_ITEMS",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_PARSE",
+    "MAX_REQUEST_BODY",
+    "MAX_SCENARIO_FILE",
+    "NOT_JSON",
+    "Field",
+    "bounds_text",
+    "check_option",
+    "claim_name",
+    "integer",
+    "is_integer",
+    "is_number",
+    "json_depth_exceeds",
+    "load_json",
+    "number",
+    "show_size",
+    "within",
 ]
 
 MAX_REQUEST_BODY = 32 * 1024 * 1024
 """Largest request body the replay server and the recorder read, in bytes (32 MiB)."""
 MAX_JSON_DEPTH = 128
 """Deepest nesting of arrays and objects accepted in a JSON body (request or cassette)."""
+JSON_DEPTH_CEILING = 256
+"""Highest ``max_json_depth`` option: deeper values would exhaust Python's recursion limit
+in matching, the journal and deep copies."""
 MAX_JSON_PARSE = 1024 * 1024
 """Largest body parsed as JSON for matching and the journal, in bytes (1 MiB): parsing holds
 the interpreter, so larger bodies are compared as bytes (the recorder stores them by digest)."""
@@ -160,20 +183,23 @@ NOT_JSON: Any = _NotJSON()
 
 
 def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """True when ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion)."""
+    """True when ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion;
+    a container holding no container costs one C-level pass over its items)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
             continue
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        if _CONTAINERS.isdisjoint(map(type, children)):
+            continue
+        stack.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
     return False
+
+
+_CONTAINERS = frozenset({dict, list})  # what json.loads builds; subclasses are not JSON values
 
 
 def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: int = MAX_JSON_PARSE) -> Any:

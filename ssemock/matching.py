@@ -384,5 +384,19 @@ def _qs(pairs: Iterable[tuple[str, str]]) -> str:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value) if isinstance(value, bytes) else json.dumps(value, ensure_ascii=False)
+    """At most ``limit`` characters, rendering no more of a large value than that (messages are
+    built for every candidate, also when it matches)."""
+    if isinstance(value, (bytes, str)):
+        value = value[: limit + 1]
+    if isinstance(value, bytes):
+        text = repr(value)
+    else:
+        text = ""
+        for piece in _ENCODER.iterencode(value):  # lazily, piece by piece
+            text += piece
+            if len(text) > limit:
+                break
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False)

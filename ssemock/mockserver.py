@@ -21,10 +21,20 @@ from aiohttp import web
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
+from .cassette.read import check_times
 from .edge import NetworkOptions, start_runner
 from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
 from .errors import CassetteError, ConfigError, ScenarioError, ServerError
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY, check_option, claim_name, integer
+from .limits import (
+    JOURNAL_BODY,
+    JOURNAL_CAPACITY,
+    JSON_DEPTH_CEILING,
+    MAX_JSON_DEPTH,
+    MAX_REQUEST_BODY,
+    check_option,
+    claim_name,
+    integer,
+)
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
@@ -54,14 +64,16 @@ def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None)
     name; two files giving one name are refused.
 
     Raises:
-        CassetteError: a malformed file, or two files (in any directories) giving one name:
-            the message names both.
+        CassetteError: a malformed file, two files (in any directories) giving one name (the
+            message names both), or a :class:`Cassette` object with a time that is not a finite
+            number of seconds from 0 to 24 h.
         CassetteNotFoundError: a file or directory does not exist.
     """
     found: dict[str, Cassette] = {}
     claimed: dict[str, str] = {}
     for source in _sources(sources, bundled_cassettes()):
         if isinstance(source, Cassette):
+            check_times(source)
             found[source.name] = source
             continue
         loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
@@ -140,6 +152,8 @@ class MockServer:
         journal_capacity: journal entries kept, the oldest dropped first (default 1,000).
         journal_body_limit: larger request bodies are journaled as ``{"sha256", "size",
             "prefix"}`` (bytes, default 64 KiB).
+        max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
+            (levels of arrays and objects, default 128, at most 256).
         header_timeout: seconds a connection may take to send a request's line and
             headers (also the idle keep-alive limit); default 30.
         body_timeout: seconds a request body may take to arrive after its headers
@@ -174,6 +188,7 @@ class MockServer:
         max_request_body: int = MAX_REQUEST_BODY,
         journal_capacity: int = JOURNAL_CAPACITY,
         journal_body_limit: int = JOURNAL_BODY,
+        max_json_depth: int = MAX_JSON_DEPTH,
         header_timeout: float = DEFAULT_HEADER_TIMEOUT,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         backlog: int = DEFAULT_BACKLOG,
@@ -184,6 +199,7 @@ class MockServer:
         check_option("max_request_body", max_request_body, integer(0, None))
         check_option("journal_capacity", journal_capacity, integer(1, None))
         check_option("journal_body_limit", journal_body_limit, integer(0, None))
+        check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING))
         self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
                                       grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         self.state = ServerState(
@@ -196,6 +212,7 @@ class MockServer:
             journal=deque(maxlen=journal_capacity),
             journal_body_limit=journal_body_limit,
             max_request_body=max_request_body,
+            max_json_depth=max_json_depth,
         )
         check_names(self.state)
         self.host = host

@@ -12,7 +12,7 @@ HTTP contract (design §4):
   ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
   400 ``ssemock_unknown_scenario``, 413 ``ssemock_body_too_large`` (a body over
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
-  :data:`~ssemock.limits.MAX_JSON_DEPTH`), 400 ``ssemock_bad_request``.
+  ``max_json_depth``), 400 ``ssemock_bad_request``.
 
 Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
 connection), each at ``t × timing_scale`` seconds after the request arrived;
@@ -40,7 +40,8 @@ from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing, stopping
 from .errors import NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_REQUEST_BODY
+from .journal import send_journal
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from .matching import (
     DEFAULT_MATCH_ON,
     IndexCache,
@@ -63,6 +64,7 @@ _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # res
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
 ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
+_DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth N"
 
 
 @dataclass
@@ -84,6 +86,7 @@ class ServerState:
         journal_body_limit: bodies larger than this many bytes (default 64 KiB) are journaled as
             ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` (the first 1 KiB, as text).
         max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
+        max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
         received: requests journaled since the last reset (the ``seq`` of the latest).
     """
 
@@ -100,6 +103,7 @@ class ServerState:
     seed: int = 0
     journal_body_limit: int = JOURNAL_BODY
     max_request_body: int = MAX_REQUEST_BODY
+    max_json_depth: int = MAX_JSON_DEPTH
     received: int = 0
 
     def reset(self) -> None:
@@ -201,8 +205,8 @@ async def _scenarios(request: web.Request) -> web.Response:
     )
 
 
-async def _journal(request: web.Request) -> web.Response:
-    return web.json_response(list(request.app[STATE].journal))
+async def _journal(request: web.Request) -> web.StreamResponse:
+    return await send_journal(request, request.app[STATE].journal)
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
@@ -252,8 +256,9 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         headers=list(request.headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
-    refusal = body if isinstance(body, Refusal) else check_json(received)
-    state.received += 1
+    refusal = body if isinstance(body, Refusal) else await check_json(received, state.max_json_depth, _DEPTH_OPTION)
+    journaled = None if refusal is not None else await journal_body(received, state.journal_body_limit)
+    state.received += 1  # from here to the append, no await: entries stay in seq order
     entry: dict[str, Any] = {
         "seq": state.received,
         "time": time.time(),
@@ -261,7 +266,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "path": path,
         "query": dict(received.query),
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        "body": None if refusal is not None else await journal_body(received, state.journal_body_limit),
+        "body": journaled,
         "cassette": None,
         "interaction": None,
         "scenario": scenario_names,

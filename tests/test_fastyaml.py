@@ -118,3 +118,14 @@ def test_nesting_past_the_bound_is_refused_in_both_paths() -> None:
             strict_load(text)
     ok = "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1)
     assert strict_load(f"x: {ok}\n") == yaml.load(f"x: {ok}\n", Loader=SAFE)
+
+
+@settings(max_examples=100)
+@given(documents, st.lists(scalars, min_size=1, max_size=3), st.sampled_from(FALLBACKS))
+def test_any_shared_value_is_refused_as_an_alias(doc: Any, shared: list[Any], before: str) -> None:
+    # PyYAML's dumper writes a value referenced twice as an anchor and an alias.
+    text = before + yaml.dump({"k_one": shared, "k_doc": doc, "k_two": shared}, Dumper=yaml.SafeDumper)
+    assert "&id" in text and "*id" in text
+    with pytest.raises(Refused) as caught:
+        strict_load(text)
+    assert caught.value.line == next(i for i, line in enumerate(text.splitlines(), 1) if "&id" in line)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteError, CassetteNotFoundError, JSONTooDeepError
-from ..limits import MAX_CASSETTE_FILE, NOT_JSON, claim_name, load_json
+from ..limits import MAX_CASSETTE_FILE, MAX_JSON_DEPTH, NOT_JSON, claim_name, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -69,16 +69,16 @@ class Request:
         """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
         return parse_json(self.body)
 
-    def json_view(self, *, strict: bool = False) -> Any:
+    def json_view(self, *, strict: bool = False, max_depth: int = MAX_JSON_DEPTH) -> Any:
         """Like :meth:`json`, but parsed once per body and shared: read it, never change it.
 
         Raises:
-            JSONTooDeepError: with ``strict``, the body is JSON nested deeper than
-                :data:`~ssemock.limits.MAX_JSON_DEPTH` (else such a body reads as None).
+            JSONTooDeepError: with ``strict``, the body is JSON nested deeper than ``max_depth``
+                (default :data:`~ssemock.limits.MAX_JSON_DEPTH`; else such a body reads as None).
         """
         if self._parsed is None or self._parsed[0] is not self.body:
             if strict:
-                value = load_json(self.body)
+                value = load_json(self.body, max_depth=max_depth)
                 self._parsed = (self.body, None if value is NOT_JSON else value)
             else:
                 self._parsed = (self.body, parse_json(self.body))

@@ -22,7 +22,7 @@ from ..sse import encode
 from .fastyaml import MAX_NESTING, Refused, strict_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["MIGRATIONS", "load_yaml", "parse_cassette", "read_yaml"]
+__all__ = ["MIGRATIONS", "check_times", "load_yaml", "parse_cassette", "read_yaml"]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
@@ -110,6 +110,24 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
         interactions=[_interaction(v, item, f"interactions[{i}]") for i, item in enumerate(items)],
         provenance=dict(v.mapping(doc.get("provenance", {}), "provenance")),
     )
+
+
+def check_times(cassette: Cassette) -> None:
+    """Check a cassette built in code: every ``start``, chunk ``t`` and ``end.t`` a finite number
+    of seconds from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h). Unlike a file, its
+    times need not be in order (an ``End()`` left at 0 is common and harmless).
+
+    Raises:
+        CassetteError: naming the cassette (``<cassette NAME>``) and the field.
+    """
+    v = _Validator(f"<cassette {cassette.name}>")
+    for i, inter in enumerate(cassette.interactions):
+        resp, where = inter.response, f"interactions[{i}].response"
+        v.seconds(resp.start, f"{where}.start")
+        v.seconds(resp.end.t, f"{where}.end.t")
+        for j, chunk in enumerate(resp.chunks):
+            if not 0 <= chunk.t <= MAX_CASSETTE_SECONDS:  # NaN fails too
+                v.seconds(chunk.t, f"{where}.chunks[{j}].t")
 
 
 class _Validator:

@@ -14,15 +14,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..cassette import Cassette, Interaction
+from ..cassette.read import read_yaml
 from ..errors import ImportFormatError
+from ..limits import MAX_CASSETTE_FILE
 from . import request_from_url, untimed_response
 
 __all__ = ["import_vcr"]
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def import_vcr(path: str | Path, *, name: str | None = None, provenance: dict[str, Any] | None = None) -> Cassette:
@@ -37,13 +36,15 @@ def import_vcr(path: str | Path, *, name: str | None = None, provenance: dict[st
         A cassette with ``timing: none`` responses (see :mod:`ssemock.importers`).
 
     Raises:
-        ImportFormatError: the file is not a VCR cassette (names the file and field).
+        ImportFormatError: the file is not a VCR cassette (names the file and field), is over
+            512 MiB, or uses YAML anchors, aliases or duplicate keys (names the line).
     """
     p = Path(path)
     try:
-        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - safe loader
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ImportFormatError(p, "", "a readable VCR.py YAML cassette", str(exc).splitlines()[0]) from None
+        # The one safe reading of every YAML file: no anchors, aliases or duplicate keys, bounded size.
+        doc = read_yaml(p, str(p), limit=MAX_CASSETTE_FILE, error=ImportFormatError)
+    except FileNotFoundError as exc:
+        raise ImportFormatError(p, "", "a readable VCR.py YAML cassette", str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
         raise ImportFormatError(p, "interactions", "a VCR.py cassette with a list of interactions", None)
     interactions = [_interaction(p, item, i) for i, item in enumerate(doc["interactions"])]

@@ -21,7 +21,7 @@ from ..edge import configure_logging
 from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from ..edge.options import DEFAULT_GRACE
 from ..errors import RecorderError
-from ..limits import MAX_REQUEST_BODY
+from ..limits import MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from ..matching import MATCHERS
 from ..redact import Filter
 from .core import Recorder
@@ -54,6 +54,8 @@ def add_parser(sub: Any) -> None:
                      help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
     rec.add_argument("--max-request-body", type=int, default=MAX_REQUEST_BODY, metavar="BYTES",
                      help=f"answer larger request bodies with 413, not forwarded (default {MAX_REQUEST_BODY}: 32 MiB)")
+    rec.add_argument("--max-json-depth", type=int, default=MAX_JSON_DEPTH, metavar="N",
+                     help=f"answer JSON bodies nested deeper with 400, not forwarded (default {MAX_JSON_DEPTH})")
     rec.add_argument("--keep-encoding", action="store_true",
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
     rec.add_argument("--read-timeout", type=float, default=600.0, metavar="SECONDS",
@@ -81,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     recorder = Recorder(
         args.target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
         port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
-        max_request_body=args.max_request_body, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
+        max_request_body=args.max_request_body, max_json_depth=args.max_json_depth,
+        keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
         match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()),
         progress=None if args.quiet else sys.stderr, **network_kwargs(args),
     )

@@ -21,7 +21,7 @@ from ..cassette.append import remove_stale_temporaries
 from ..edge import NetworkOptions, start_runner
 from ..edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, host_names
 from ..errors import ConfigError, RecorderConfigError, RecorderError
-from ..limits import MAX_REQUEST_BODY, check_option, integer
+from ..limits import JSON_DEPTH_CEILING, MAX_JSON_DEPTH, MAX_REQUEST_BODY, check_option, integer
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
 from .modes import RecordMode, record_mode
@@ -51,6 +51,7 @@ class RecorderState:
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
     max_request_body: int = MAX_REQUEST_BODY
+    max_json_depth: int = MAX_JSON_DEPTH
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def store(self, name: str) -> CassetteStore:
@@ -179,6 +180,8 @@ class Recorder:
             Default 1 MiB.
         max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
             and never forwarded (bytes, default 32 MiB).
+        max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
+            and never forwarded (levels, default 128, at most 256).
         keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded
             bytes; default False asks the upstream for ``identity``.
         read_timeout: seconds without an upstream byte before a stream is ended
@@ -217,6 +220,7 @@ class Recorder:
         filter: Filter | None = None,  # noqa: A002 - VCR's word
         max_body_size: int | None = 1 << 20,
         max_request_body: int = MAX_REQUEST_BODY,
+        max_json_depth: int = MAX_JSON_DEPTH,
         keep_encoding: bool = False,
         read_timeout: float = 600.0,
         grace: float = 5.0,
@@ -232,6 +236,7 @@ class Recorder:
         check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout, grace=grace,
                       replay_timing_scale=replay_timing_scale)
         check_option("max_request_body", max_request_body, integer(0, None), RecorderConfigError)
+        check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING), RecorderConfigError)
         try:
             self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
                                           grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
@@ -254,6 +259,7 @@ class Recorder:
             "cassette": check_cassette_name(filter.name(cassette)) if cassette else None,
             "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
             "replay_timing_scale": replay_timing_scale, "max_request_body": max_request_body,
+            "max_json_depth": max_json_depth,
         }
         self.state: RecorderState | None = None
         self._runner: web.AppRunner | None = None

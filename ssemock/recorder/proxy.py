@@ -72,6 +72,7 @@ _HOP_BY_HOP = frozenset(
 )
 _NO_BODY_STATUS = frozenset({204, 304})
 _BODY_OPTION = "Recorder(max_request_body=BYTES) or ssemock record --max-request-body BYTES"
+_DEPTH_OPTION = "Recorder(max_json_depth=N) or ssemock record --max-json-depth N"
 _DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
 
 
@@ -96,7 +97,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                        _client_headers(request), body if isinstance(body, bytes) else None)
-    refusal = body if isinstance(body, Refusal) else check_json(received)
+    refusal = body if isinstance(body, Refusal) else await check_json(received, st.max_json_depth, _DEPTH_OPTION)
     if refusal is not None:  # too large or too deep: never forwarded nor recorded
         st.report(info | {"action": "refused", "status": refusal.status})
         return refusal.response(error_response)
