@@ -38,7 +38,7 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing, stopping
-from .errors import NoMatchError
+from .errors import BodyTimeoutError, NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .journal import send_journal
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
@@ -245,6 +245,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         body = await read_body(request, state.max_request_body, _BODY_OPTION)
     except web.HTTPException:
         raise  # aiohttp's own answers
+    except BodyTimeoutError as exc:  # journaled as refused; the network edge answers the 408
+        body = Refusal(408, "ssemock_body_timeout", f"{exc} (body_timeout, --body-timeout)", close=True)
     except Exception as exc:  # e.g. a body labelled gzip that is not gzip
         request.content.feed_eof()  # nothing more to drain after the answer
         body = Refusal(400, "ssemock_bad_request", f"cannot read the request body: {exc}", close=True)
