@@ -206,9 +206,12 @@ def test_recording_a_timed_replay_keeps_its_chunks_and_timing(tmp_path: Path) ->
         raw_json(rec.url, "POST", "/stream/chat", {"stream": True})
     copy = only_cassette(tmp_path / "second").interactions[0].response
     want = source.interactions[0].response
-    assert [c.data for c in copy.chunks] == [c.data for c in want.chunks]
-    for got, chunk in zip(copy.chunks, want.chunks):
-        assert got.t >= chunk.t - EARLY
+    assert copy.body == want.body
+    # Each recorded read ends where a replayed write ended (a busy machine may join two
+    # writes in one read, never split one), and not before that write was due.
+    ends = dict(zip(itertools.accumulate(len(c.data) for c in want.chunks), (c.t for c in want.chunks)))
+    for end, got in zip(itertools.accumulate(len(c.data) for c in copy.chunks), copy.chunks):
+        assert end in ends and got.t >= ends[end] - EARLY
 
 
 async def test_async_with_records_in_the_current_loop(tmp_path: Path) -> None:
@@ -298,8 +301,9 @@ def _entry(chunks: list[tuple[float, bytes]], body: bytes | None, how: str) -> E
 
 @settings(max_examples=60, deadline=None)
 @given(
-    items=st.lists(st.tuples(st.lists(st.tuples(st.floats(0, 1e4, allow_nan=False), _bytes), max_size=4),
-                             st.none() | _bytes), min_size=1, max_size=4),
+    # As recorded: every read after the headers (0.5 s) and before the end (2 s), in order.
+    items=st.lists(st.tuples(st.lists(st.tuples(st.floats(0.5, 2.0, allow_nan=False), _bytes), max_size=4)
+                             .map(sorted), st.none() | _bytes), min_size=1, max_size=4),
     cut=st.floats(0, 1),
 )
 def test_a_file_cut_anywhere_loads_only_complete_interactions(
@@ -383,7 +387,7 @@ def test_temporary_files_of_a_killed_writer_are_removed_at_start(tmp_path: Path)
 
 
 def test_every_bundled_cassette_can_be_appended_to_and_keeps_its_interactions(tmp_path: Path) -> None:
-    extra = _entry([(0.1, b"data: appended\n\n")], b'{"n":1}', "clean")
+    extra = _entry([(0.6, b"data: appended\n\n")], b'{"n":1}', "clean")
     want_extra = extra.interaction(with_chunks=True)
     for source in sorted(bundled_cassettes().glob("*.yaml")):
         text = source.read_text(encoding="utf-8")
@@ -399,7 +403,7 @@ _lines_text = st.text(alphabet=st.sampled_from(["\n", " ", "a", "#", "-", ":", "
 
 
 @settings(max_examples=300, deadline=None)
-@given(texts=st.lists(_lines_text, min_size=1, max_size=5), t=st.floats(0, 1e6, allow_nan=False), timed=st.booleans())
+@given(texts=st.lists(_lines_text, min_size=1, max_size=5), t=st.floats(0.5, 2.0), timed=st.booleans())
 def test_chunks_with_line_breaks_written_as_literal_blocks_load_back_exactly(
     texts: list[str], t: float, timed: bool, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -63,8 +63,14 @@ def read_yaml(path: Path, source: str, *, limit: int, error: FileError = Cassett
     return load_yaml(read_text(path, source, limit=limit, error=error), source, error)
 
 
-def read_text(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> str:
+def read_text(
+    path: Path, source: str, *, limit: int, error: FileError = CassetteError,
+    keep: Callable[[bytes], int] | None = None,
+) -> str:
     """The text of the UTF-8 file ``path`` of at most ``limit`` bytes.
+
+    ``keep(data)``, when given, says how many of the file's bytes to decode (the rest is
+    left out, e.g. a torn last interaction, which may end inside a character).
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -74,7 +80,8 @@ def read_text(path: Path, source: str, *, limit: int, error: FileError = Cassett
         size = path.stat().st_size
         if size > limit:
             raise error(source, "", f"a file of at most {show_size(limit)} bytes", size)
-        return path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        return (data[: keep(data)] if keep is not None else data).decode("utf-8")
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as exc:
