@@ -206,9 +206,12 @@ def test_recording_a_timed_replay_keeps_its_chunks_and_timing(tmp_path: Path) ->
         raw_json(rec.url, "POST", "/stream/chat", {"stream": True})
     copy = only_cassette(tmp_path / "second").interactions[0].response
     want = source.interactions[0].response
-    assert [c.data for c in copy.chunks] == [c.data for c in want.chunks]
-    for got, chunk in zip(copy.chunks, want.chunks):
-        assert got.t >= chunk.t - EARLY
+    assert copy.body == want.body
+    # Each recorded read ends where a replayed write ended (a busy machine may join two
+    # writes in one read, never split one), and not before that write was due.
+    ends = dict(zip(itertools.accumulate(len(c.data) for c in want.chunks), (c.t for c in want.chunks)))
+    for end, got in zip(itertools.accumulate(len(c.data) for c in copy.chunks), copy.chunks):
+        assert end in ends and got.t >= ends[end] - EARLY
 
 
 async def test_async_with_records_in_the_current_loop(tmp_path: Path) -> None:
@@ -298,9 +301,9 @@ def _entry(chunks: list[tuple[float, bytes]], body: bytes | None, how: str) -> E
 
 @settings(max_examples=60, deadline=None)
 @given(
-    # Chunk times between the response start (0.5 s) and its end (2 s), in order, as recorded.
-    items=st.lists(st.tuples(st.lists(st.tuples(st.floats(0.5, 2.0), _bytes), max_size=4).map(sorted),
-                             st.none() | _bytes), min_size=1, max_size=4),
+    # As recorded: every read after the headers (0.5 s) and before the end (2 s), in order.
+    items=st.lists(st.tuples(st.lists(st.tuples(st.floats(0.5, 2.0, allow_nan=False), _bytes), max_size=4)
+                             .map(sorted), st.none() | _bytes), min_size=1, max_size=4),
     cut=st.floats(0, 1),
 )
 def test_a_file_cut_anywhere_loads_only_complete_interactions(

@@ -158,11 +158,12 @@ class Cassette:
             CassetteError: the file is unreadable, larger than
                 :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
         """
+        from .append import torn_start
         from .read import read_text
 
         p = Path(path)
         try:
-            text = read_text(p, str(p), limit=MAX_CASSETTE_FILE, complete=True)
+            text = read_text(p, str(p), limit=MAX_CASSETTE_FILE, keep=torn_start)
         except FileNotFoundError:
             raise CassetteNotFoundError(str(p)) from None
         cassette = cls.loads(text, name=name or p.stem, source=str(p))

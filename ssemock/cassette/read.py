@@ -64,26 +64,24 @@ def read_yaml(path: Path, source: str, *, limit: int, error: FileError = Cassett
 
 
 def read_text(
-    path: Path, source: str, *, limit: int, error: FileError = CassetteError, complete: bool = False
+    path: Path, source: str, *, limit: int, error: FileError = CassetteError,
+    keep: Callable[[bytes], int] | None = None,
 ) -> str:
     """The text of the UTF-8 file ``path`` of at most ``limit`` bytes.
 
-    With ``complete``, a torn last interaction (a recorder killed while appending it, see
-    :mod:`ssemock.cassette.append`) is cut off the bytes before they are decoded: the cut
-    may have fallen inside a UTF-8 character.
+    ``keep(data)``, when given, says how many of the file's bytes to decode (the rest is
+    left out, e.g. a torn last interaction, which may end inside a character).
 
     Raises:
         FileNotFoundError: the file does not exist.
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
-    from .append import torn_start
-
     try:
         size = path.stat().st_size
         if size > limit:
             raise error(source, "", f"a file of at most {show_size(limit)} bytes", size)
         data = path.read_bytes()
-        return (data[: torn_start(data)] if complete else data).decode("utf-8")
+        return (data[: keep(data)] if keep is not None else data).decode("utf-8")
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as exc:

@@ -36,7 +36,9 @@ from typing import IO, Any
 
 from ..cassette import Cassette, Chunk, Interaction, Request, Response
 from ..cassette.append import appendable, locked, remove_stale_temporaries, torn_start
-from ..errors import CassetteError, RecorderConfigError, RecorderError
+from ..cassette.read import read_text
+from ..errors import RecorderConfigError, RecorderError
+from ..limits import MAX_CASSETTE_FILE
 from ..redact import Filter
 from .writer import append_entries, write_cassette
 
@@ -182,19 +184,21 @@ class CassetteStore:
         path = directory / f"{name}.yaml"
         store = cls(name=name, path=path, provenance=dict(provenance))
         remove_stale_temporaries(path.parent, pattern=f".{path.name}.*.tmp", recursive=False)
+        sizes: list[int] = []  # the file's size, then where its torn tail starts
+
+        def keep(data: bytes) -> int:
+            sizes.extend((len(data), torn_start(data)))
+            return sizes[1]
+
         try:
-            data = path.read_bytes()
+            text = read_text(path, str(path), limit=MAX_CASSETTE_FILE, keep=keep)
         except FileNotFoundError:
             return store
-        cut = torn_start(data)
-        try:
-            text = data[:cut].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CassetteError(path, "", "a readable UTF-8 YAML file", str(exc)) from None
         cassette = Cassette.loads(text, name=name, source=str(path))  # raises before anything is changed
-        if cut < len(data):
+        size, cut = sizes
+        if cut < size:
             store._cut(cut)
-            store.repaired = len(data) - cut
+            store.repaired = size - cut
         store.existed = store._on_disk = True
         store._appendable = appendable(text)
         store.provenance = {**cassette.provenance, **provenance}
