@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import io
 import zlib
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -43,6 +44,7 @@ from aiohttp import web
 from ..cassette import End, Request, Response, body_digest
 from ..errors import CassetteError, NoMatchError, RecorderConfigError
 from ..matching import find_interaction
+from ..redact import Credentials, RedactedRequest
 from ..scenario import Plan
 from ..server import _abort, error_response, send_plan
 from .modes import RecordMode
@@ -169,6 +171,8 @@ async def _forward(
     loop = asyncio.get_running_loop()
     headers = _upstream_headers(request, st)
     body = received.body or b""
+    # What is written down is worked out in a thread while the upstream answers.
+    redacting = asyncio.ensure_future(asyncio.to_thread(_redact, st, received, headers))
     # aiohttp sends a file-like body in pieces (a large bytes body would block the loop).
     data = None if not body else io.BytesIO(body) if len(body) > 1 << 16 else body
     t0 = loop.time()
@@ -178,16 +182,17 @@ async def _forward(
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        await redacting
         st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
         reason = str(exc) or type(exc).__name__
         return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
     async with upstream:
-        return await _stream(request, st, store, received, headers, upstream, info, t0)
+        return await _stream(request, st, store, received, await redacting, upstream, info, t0)
 
 
 async def _stream(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
-    sent_headers: list[tuple[str, str]], upstream: aiohttp.ClientResponse, info: dict[str, Any], t0: float,
+    redacted: RedactedRequest, upstream: aiohttp.ClientResponse, info: dict[str, Any], t0: float,
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     start = loop.time() - t0
@@ -203,7 +208,8 @@ async def _stream(
         response.content_length = int(upstream.headers["Content-Length"])
     elif not no_body:
         response.enable_chunked_encoding()
-    tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))
+    tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""),
+               redacted.credentials)
     how = "clean"
     cancelled: BaseException | None = None
     try:
@@ -212,12 +218,14 @@ async def _stream(
             data = await upstream.content.readany()
             if not data:
                 break
-            tee.add(round(loop.time() - t0, 6), data)
+            t = round(loop.time() - t0, 6)
             try:
-                await response.write(data)
+                await response.write(data)  # the client first; the tee only keeps the read
             except ConnectionError:
                 how = "client_gone"
                 break
+            finally:
+                tee.add(t, data)
     except (TimeoutError, aiohttp.ServerTimeoutError):
         how = "timeout"
     except aiohttp.ClientPayloadError as exc:
@@ -231,14 +239,13 @@ async def _stream(
     end = loop.time() - t0
     if cancelled is None:
         await _finish_client(request, response, how)
-    filtered: list[str] = []
     host = upstream.request_info.headers.get("Host", "")
-    recorded_request = _recorded_request(st, received, [("Host", host), *sent_headers], filtered)
-    resp_headers, dropped = st.filter.pairs(raw_headers, st.filter.secret_response_headers)
-    filtered += [f"response header {d}" for d in dropped]
-    spool, scrubbed, resp_headers = tee.close(resp_headers)
-    if scrubbed:
-        filtered.append(f"response body: {scrubbed} key-shaped string(s)")
+    recorded_request = _recorded_request(received, redacted, host)
+    report = redacted.report
+    resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
+    spool, rules, resp_headers = tee.close(resp_headers)
+    report.add("response body", rules)
+    filtered = report.lines()
     recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
     store.add(Entry(recorded_request, recorded, spool), filtered)
     info |= {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
@@ -271,22 +278,20 @@ def _is_reset(exc: BaseException) -> bool:
     return False
 
 
-def _recorded_request(
-    st: RecorderState, received: Request, sent_headers: list[tuple[str, str]], filtered: list[str]
-) -> Request:
-    headers, dropped = st.filter.pairs(sent_headers, st.filter.secret_request_headers)
-    query, qdropped = st.filter.pairs(received.query, st.filter.secret_query_params)
-    filtered += [f"request header {d}" for d in dropped] + [f"query {d}" for d in qdropped]
-    path, hits = st.filter.text(received.path)
-    if hits:
-        filtered.append("request path (key-shaped value)")
+def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, str]]) -> RedactedRequest:
+    """What may be written down of a request, and the credentials it sends (blocking: CPU work)."""
     body = received.body or b""
-    req = Request(received.method, path, query, headers)
-    if st.max_body_size is not None and len(body) > st.max_body_size:
+    keep = st.max_body_size is None or len(body) <= st.max_body_size
+    return st.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+
+
+def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:
+    req = Request(received.method, redacted.path, redacted.query, [("Host", host), *redacted.headers])
+    body = received.body or b""
+    if redacted.body is None and body:
         req.body_sha256, req.body_size = body_digest(body), len(body)
     elif body:
-        req.body, body_report = st.filter.body(body)
-        filtered += body_report
+        req.body = redacted.body
     return req
 
 
@@ -342,16 +347,22 @@ def count_events(spool: Spool) -> int:
 
 
 class _Tee:
-    """What is kept of a streamed body: scrubbed chunks into a spool (gzip/deflate scanned decoded)."""
+    """What is kept of a streamed body: reads collected raw, scrubbed in bulk into a spool.
 
-    def __init__(self, st: RecorderState, content_type: str, encoding: str) -> None:
+    The client has each read at once; :meth:`add` only keeps it (scanned when 1 MiB is
+    waiting and at the end, see :class:`ssemock.redact.ChunkScrubber`). A gzip or
+    deflate body is scanned decoded: the encoded bytes are kept unless it holds a secret.
+    """
+
+    def __init__(self, st: RecorderState, content_type: str, encoding: str, credentials: Credentials) -> None:
         self.spool = Spool()
         self.first: float | None = None
         self.encoding = encoding.strip().lower()
         self._decoded = self.encoding in ("gzip", "x-gzip", "deflate")
         self._inflate = zlib.decompressobj(47) if self._decoded else None  # 47: gzip or zlib header
-        self._scrub = st.filter.scrubber()
-        self._check = st.filter.scrubber() if self._decoded else None
+        self._credentials = credentials
+        self._scrub = st.filter.scrubber(credentials)
+        self._check = st.filter.scrubber(credentials) if self._decoded else None
         self._event_stream = "event-stream" in content_type.lower()
         self._filter = st.filter
 
@@ -374,19 +385,19 @@ class _Tee:
         """Whether the recorded body is a plain (not encoded) event stream."""
         return self._event_stream and not any(k.lower() == "content-encoding" for k, _ in headers)
 
-    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, list[tuple[str, str]]]:
-        """Returns the spool, the scrub count and the headers to record."""
+    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        """Returns the spool, the replacements by rule and the headers to record."""
         if self._check is not None:
             self._check.close()
             if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
                 return self._decode_and_scrub(headers)
-            return self.spool, 0, headers
+            return self.spool, Counter(), headers
         for piece in self._scrub.close():
             self.spool.add(*piece)
-        return self.spool, self._scrub.hits, headers
+        return self.spool, self._scrub.rules, headers
 
-    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, list[tuple[str, str]]]:
-        plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber()
+    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber(self._credentials)
         for chunk in self.spool.chunks():
             for piece in scrub.feed(chunk.t, inflate.decompress(chunk.data)):
                 plain.add(*piece)
@@ -394,4 +405,4 @@ class _Tee:
             plain.add(*piece)
         self.spool.close()
         kept = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
-        return plain, scrub.hits, kept
+        return plain, scrub.rules, kept
