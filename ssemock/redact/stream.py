@@ -74,7 +74,7 @@ class ChunkScrubber:
         if not self._pending:
             return []
         base = len(self._context)
-        joined = self._context + b"".join(d for _, d in self._pending)
+        joined = b"".join([self._context, *(d for _, d in self._pending)])  # one copy
         ends = list(itertools.accumulate((len(d) for _, d in self._pending), initial=base))[1:]
         spans: list[Hit] = []
         if self._rest is not None:  # the rest of a secret cut at the previous batch's end: no second marker
