@@ -228,3 +228,28 @@ def test_the_gzip_form_is_stored_decoded_and_scrubbed(tmp_path: Path, encoding: 
     [interaction] = Cassette.load(tmp_path / "gz.yaml").interactions
     assert interaction.response.header("content-encoding") is None
     assert b"REDACTED" in interaction.response.body
+
+
+def test_words_and_allowed_names_from_the_command_line(tmp_path: Path) -> None:
+    pin, hint = "Pin-9876-5432-1098", "keep-me-visible-42"
+    with Upstream() as up:
+        rec = RecorderProcess(up.url, tmp_path, "--record-mode", "all", "--filter-word", "pin",
+                              "--allow-name", "X-Session-Hint")
+        try:
+            _send(rec.url, Form("words", f"/json?card_pin={pin}", [pin], headers={"X-Session-Hint": hint},
+                                body={"q": 1}), "words")
+        finally:
+            status, err = rec.finish(signal.SIGTERM)
+    assert status == 0, err
+    _assert_clean(tmp_path, [pin])
+    [interaction] = Cassette.load(tmp_path / "words.yaml").interactions
+    assert ("X-Session-Hint", hint) in interaction.request.headers
+    assert "query card_pin" in err
+
+
+def test_a_credential_min_length_below_four_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from ssemock.cli import main
+
+    assert main(["record", "--target", "http://127.0.0.1:1", "--port", "0", "--credential-min-length", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ssemock: error: ") and err.count("\n") == 1 and "credential min length" in err

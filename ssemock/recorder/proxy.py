@@ -182,12 +182,12 @@ async def _forward(
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        info["path"] = (await redacting).path  # the credentials sent are not shown either
+        info["path"] = st.filter.name((await redacting).path)  # the credentials sent are not shown either
         st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
         reason = str(exc) or type(exc).__name__
         return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
     redacted = await redacting
-    info["path"] = redacted.path  # the credentials sent are not shown either
+    info["path"] = st.filter.name(redacted.path)  # the credentials sent are not shown either
     async with upstream:
         return await _stream(request, st, store, received, redacted, upstream, info, t0)
 
