@@ -32,6 +32,8 @@ is decoded by aiohttp; it is forwarded and recorded decoded, without its
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
 import contextlib
 import io
 import zlib
@@ -44,7 +46,7 @@ from aiohttp import web
 from ..cassette import End, Request, Response, body_digest
 from ..errors import CassetteError, NoMatchError, RecorderConfigError
 from ..matching import find_interaction
-from ..redact import Credentials, RedactedRequest
+from ..redact import BATCH, Credentials, RedactedRequest
 from ..scenario import Plan
 from ..server import _abort, error_response, send_plan
 from .modes import RecordMode
@@ -228,6 +230,8 @@ async def _stream(
                 break
             finally:
                 tee.add(t, data)
+            if tee.backlogged:  # the secret scan lags: let it catch up (memory stays bounded)
+                await tee.drain()
     except (TimeoutError, aiohttp.ServerTimeoutError):
         how = "timeout"
     except aiohttp.ClientPayloadError as exc:
@@ -239,14 +243,18 @@ async def _stream(
     except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
         how, cancelled = "timeout", exc
     end = loop.time() - t0
+    # The last reads are scrubbed before the client's last byte: the recording is complete by then.
+    report = redacted.report
+    resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
+    if cancelled is None:
+        spool, rules, resp_headers = await tee.close(resp_headers)
+    else:
+        spool, rules, resp_headers = tee.close_now(resp_headers)
+    report.add("response body", rules)
     if cancelled is None:
         await _finish_client(request, response, how)
     host = upstream.request_info.headers.get("Host", "")
     recorded_request = _recorded_request(received, redacted, host)
-    report = redacted.report
-    resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
-    spool, rules, resp_headers = tee.close(resp_headers)
-    report.add("response body", rules)
     filtered = report.lines()
     recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
     store.add(Entry(recorded_request, recorded, spool), filtered)
@@ -351,9 +359,11 @@ def count_events(spool: Spool) -> int:
 class _Tee:
     """What is kept of a streamed body: reads collected raw, scrubbed in bulk into a spool.
 
-    The client has each read at once; :meth:`add` only keeps it (scanned when 1 MiB is
-    waiting and at the end, see :class:`ssemock.redact.ChunkScrubber`). A gzip or
-    deflate body is scanned decoded: the encoded bytes are kept unless it holds a secret.
+    The client has each read at once; :meth:`add` only keeps it. Each MiB collected is
+    scrubbed in the scan thread (google-re2 releases the GIL, so the scan runs beside the
+    relay; one thread, so the batches of a body keep their order); at most
+    :data:`_IN_FLIGHT` batches wait before :attr:`backlogged` asks the relay to :meth:`drain`.
+    A gzip or deflate body is scanned decoded: the encoded bytes are kept unless it holds a secret.
     """
 
     def __init__(self, st: RecorderState, content_type: str, encoding: str, credentials: Credentials) -> None:
@@ -367,28 +377,71 @@ class _Tee:
         self._check = st.filter.scrubber(credentials) if self._decoded else None
         self._event_stream = "event-stream" in content_type.lower()
         self._filter = st.filter
+        self._raw: list[tuple[float, bytes]] = []
+        self._raw_size = 0
+        self._jobs: collections.deque[concurrent.futures.Future[None]] = collections.deque()
 
     def add(self, t: float, data: bytes) -> None:
+        """Keep one read (``t`` seconds after the request was sent); returns at once."""
         if self.first is None:
             self.first = t
-        if self._inflate is not None and self._check is not None:
-            try:
-                plain = self._inflate.decompress(data)
-            except zlib.error:
-                self._inflate = None
-                plain = b""
-            self._check.feed(t, plain)
-            self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
-            return
-        for piece in self._scrub.feed(t, data):
-            self.spool.add(*piece)
+        self._raw.append((t, data))
+        self._raw_size += len(data)
+        if self._raw_size >= BATCH:
+            self._submit()
+
+    @property
+    def backlogged(self) -> bool:
+        """More batches wait for the scan than the relay may run ahead by."""
+        while self._jobs and self._jobs[0].done():
+            self._jobs.popleft().result()
+        return len(self._jobs) >= _IN_FLIGHT
+
+    async def drain(self) -> None:
+        """Wait until the oldest waiting batch is scrubbed."""
+        if self._jobs:
+            await asyncio.wrap_future(self._jobs.popleft())
+
+    def _submit(self) -> None:
+        reads, self._raw, self._raw_size = self._raw, [], 0
+        self._jobs.append(_scan_pool().submit(self._consume, reads))  # one thread, first in first out
+
+    def _consume(self, reads: list[tuple[float, bytes]]) -> None:
+        """Scrub reads into the spool (blocking: runs in the scan thread)."""
+        for t, data in reads:
+            if self._inflate is not None and self._check is not None:
+                try:
+                    plain = self._inflate.decompress(data)
+                except zlib.error:
+                    self._inflate = None
+                    plain = b""
+                self._check.feed(t, plain)
+                self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
+                continue
+            for piece in self._scrub.feed(t, data):
+                self.spool.add(*piece)
 
     def counts_events(self, headers: list[tuple[str, str]]) -> bool:
         """Whether the recorded body is a plain (not encoded) event stream."""
         return self._event_stream and not any(k.lower() == "content-encoding" for k, _ in headers)
 
-    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
-        """Returns the spool, the replacements by rule and the headers to record."""
+    async def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        """Scrub what is left; returns the spool, the replacements by rule and the headers to record."""
+        self._submit()
+        done = await asyncio.wrap_future(_scan_pool().submit(self._finish, headers))
+        while self._jobs:
+            self._jobs.popleft().result()  # done before _finish ran: raises what a batch raised
+        return done
+
+    def close_now(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        """:meth:`close`, blocking (the task is being cancelled: it may not wait for the loop again)."""
+        self._submit()
+        done = _scan_pool().submit(self._finish, headers).result()
+        while self._jobs:
+            self._jobs.popleft().result()
+        return done
+
+    def _finish(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
         if self._check is not None:
             self._check.close()
             if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
@@ -408,3 +461,15 @@ class _Tee:
         self.spool.close()
         kept = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
         return plain, scrub.rules, kept
+
+
+_IN_FLIGHT = 4  # batches of one body waiting for the scan before the relay waits (4 MiB)
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _scan_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads that scrub recorded bodies (shared by every recorder in the process)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ssemock-scan")
+    return _POOL

@@ -44,9 +44,10 @@ from .filter import (
 )
 from .names import is_credential_name
 from .shapes import GITLEAKS_COMMIT
-from .stream import ChunkScrubber
+from .stream import BATCH, ChunkScrubber
 
 __all__ = [
+    "BATCH",
     "GITLEAKS_COMMIT",
     "REDACTED",
     "SECRET_QUERY_PARAMS",

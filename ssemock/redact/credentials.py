@@ -99,7 +99,7 @@ class Credentials:
         """Every occurrence in ``data`` (rule ``"credential sent"``)."""
         if self._pattern is None:
             return []
-        # Fast path: without a JSON \u escape or "\/" in ``data``, only the forms as they are can occur.
-        if b"\\u" not in data and b"\\/" not in data and not any(f in data for f in self._forms):
+        # Fast path: without a backslash in ``data`` (memchr), only the forms as they are can occur.
+        if data.find(b"\\") < 0 and not any(f in data for f in self._forms):
             return []
         return [Hit(m.start(), m.end(), "credential sent") for m in self._pattern.finditer(data)]

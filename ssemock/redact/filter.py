@@ -171,6 +171,10 @@ class Filter:
             name, extra_words=self.secret_words, allow=self.allow_names
         )
 
+    def prepare(self) -> None:
+        """Build the key-shape scanner now (blocking, about 0.3 s; else done on first use)."""
+        default_scanner()
+
     # ---- values ------------------------------------------------------------------
     def scan(self, data: bytes, credentials: Credentials | None = None) -> list[Hit]:
         """The secrets in ``data``: key shapes, user patterns, credentials sent; sorted, disjoint."""
