@@ -88,9 +88,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
         return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                        _client_headers(request), body)
+    # What may be written down, and the credentials sent: also kept out of the cassette's file name.
+    headers = _upstream_headers(request, st)
+    redacted = await asyncio.to_thread(_redact, st, received, headers)
+    info["path"] = st.filter.name(redacted.path)
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
-        name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(received, st.filter)
+        fingerprint = Request(received.method, redacted.path, redacted.query, [], received.body)
+        name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(fingerprint, st.filter)
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
         st.report(info | {"action": "refused", "cassette": named and st.filter.name(named), "status": 400})
@@ -104,7 +109,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
                    f"{request.method} {request.path}, and the recorder may not record it")
         st.report(info | {"action": "refused", "status": 404})
         return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=st.mode.value)
-    return await _forward(request, st, store, received, info)
+    return await _forward(request, st, store, received, info, redacted, headers)
 
 
 async def health(request: web.Request) -> web.Response:
@@ -169,12 +174,10 @@ def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str
 
 async def _forward(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request, info: dict[str, Any],
+    redacted: RedactedRequest, headers: list[tuple[str, str]],
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
-    headers = _upstream_headers(request, st)
     body = received.body or b""
-    # What is written down is worked out in a thread while the upstream answers.
-    redacting = asyncio.ensure_future(asyncio.to_thread(_redact, st, received, headers))
     # aiohttp sends a file-like body in pieces (a large bytes body would block the loop).
     data = None if not body else io.BytesIO(body) if len(body) > 1 << 16 else body
     t0 = loop.time()
@@ -184,12 +187,9 @@ async def _forward(
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        info["path"] = st.filter.name((await redacting).path)  # the credentials sent are not shown either
         st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
         reason = str(exc) or type(exc).__name__
         return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
-    redacted = await redacting
-    info["path"] = st.filter.name(redacted.path)  # the credentials sent are not shown either
     async with upstream:
         return await _stream(request, st, store, received, redacted, upstream, info, t0)
 
@@ -426,7 +426,15 @@ class _Tee:
         return self._event_stream and not any(k.lower() == "content-encoding" for k, _ in headers)
 
     async def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
-        """Scrub what is left; returns the spool, the replacements by rule and the headers to record."""
+        """Scrub what is left; returns the spool, the replacements by rule and the headers to record.
+
+        When no batch is still with the scan thread (always for a body under 1 MiB), the rest
+        (under 1 MiB) is scrubbed at once, here: no thread hop before the interaction is complete.
+        """
+        if not self.backlogged and not self._jobs:
+            self._consume(self._raw)
+            self._raw, self._raw_size = [], 0
+            return self._finish(headers)
         self._submit()
         done = await asyncio.wrap_future(_scan_pool().submit(self._finish, headers))
         while self._jobs:
