@@ -6,6 +6,10 @@
   minus the same percentile on a direct connection. Goal: p50 <= 0.5 ms.
 * **Throughput**: the upstream sends ``size`` bytes of events as fast as the client
   reads them; MB/s through the recorder divided by MB/s direct. Goal: >= 0.8.
+* **CPU per MB** (what bounds the throughput, and hardly moved by a busy machine): CPU
+  seconds of the recorder process per MB relayed and recorded (its secret scan included),
+  against the CPU seconds the upstream and the client together spend per MB on the direct
+  run (Linux ``/proc``; left out elsewhere).
 
 Everything runs on 127.0.0.1: the upstream in a thread with its own event loop, the
 recorder in its own process (``ssemock record``, as it is used), the client in the calling
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import resource
 import signal
 import socket
 import statistics
@@ -25,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -75,8 +82,8 @@ def _serve(upstream: _Upstream) -> AbstractContextManager[str]:
 
 
 @contextmanager
-def _recorder(target: str, cassettes: str) -> Iterator[str]:
-    """``ssemock record`` in its own process, recording every request; yields its URL."""
+def _recorder(target: str, cassettes: str) -> Iterator[tuple[str, int]]:
+    """``ssemock record`` in its own process, recording every request; yields its URL and pid."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
          "--port", "0", "--record-mode", "all", "--max-body-size", "-1"],
@@ -87,7 +94,7 @@ def _recorder(target: str, cassettes: str) -> Iterator[str]:
         line = proc.stdout.readline().strip()
         if not line.startswith("ssemock recording on "):
             raise RuntimeError(f"ssemock record did not start: {line!r}")
-        yield line.split(" ")[3]
+        yield line.split(" ")[3], proc.pid
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -138,6 +145,18 @@ def _throughput(base: str, size: int) -> float:
     return total / (time.perf_counter() - start) / 1e6
 
 
+def _cpu_seconds(pid: int | None = None) -> float | None:
+    """CPU seconds (user + system) used so far by process ``pid`` (Linux), or by this process."""
+    if pid is None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
@@ -155,15 +174,19 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
         ``ratio`` (value / baseline), ``goal`` (text or None) and ``met`` (bool or None).
     """
     upstream = _Upstream()
-    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as rec:
+    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as (rec, pid):
         _latencies(direct, upstream, 20, interval)  # warm up both paths
         _latencies(rec, upstream, 20, interval)
         base_lat = _latencies(direct, upstream, count, interval)
         rec_lat = _latencies(rec, upstream, count, interval)
         # One run each: after a recorded run the recorder writes that cassette (tens of MB
         # of YAML, seconds of work) and would slow a second run down.
+        own = _cpu_seconds()
         base_tp = _throughput(direct, size)
+        own_used = (_cpu_seconds() or 0.0) - (own or 0.0)
+        before = _cpu_seconds(pid)
         rec_tp = _throughput(rec, size)
+        after = _cpu_seconds(pid)
     out = []
     for q, goal in ((50, 0.5), (99, None)):
         base, via = _pct(base_lat, q), _pct(rec_lat, q)
@@ -179,6 +202,14 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
         "name": "recorder throughput", "value": round(rec_tp, 1), "unit": "MB/s", "baseline": round(base_tp, 1),
         "ratio": round(ratio, 3), "goal": ">= 0.8 of direct", "met": ratio >= 0.8,
     })
+    if before is not None and after is not None:
+        megabytes = size / 1e6
+        rec_ms, direct_ms = (after - before) / megabytes * 1000, own_used / megabytes * 1000
+        out.append({
+            "name": "recorder CPU per MB (upstream + client direct as baseline)", "value": round(rec_ms, 2),
+            "unit": "ms/MB", "baseline": round(direct_ms, 2),
+            "ratio": round(rec_ms / direct_ms, 1) if direct_ms else None, "goal": None, "met": None,
+        })
     return out
 
 

@@ -1,11 +1,12 @@
-"""The secret filter: defaults from the recorder issue, user additions, streamed scrubbing, and a corpus
-of secrets sent through a real recorder: no secret byte may reach any file written."""
+"""The secret filter: names by their words, key shapes (gitleaks catalogue and our own forms), the
+credentials a request sent, and bulk scrubbing of a body that arrives in reads."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
-import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,130 +14,188 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock.errors import RecorderConfigError
-from ssemock.recorder import Recorder
-from ssemock.redact import KEY_PATTERN, REDACTED, Filter
+from ssemock.redact import GITLEAKS_COMMIT, REDACTED, Credentials, Filter, is_credential_name
+from ssemock.redact.shapes import default_scanner, load_gitleaks
 
-from .rawclient import raw_json, raw_request
-from .upstream import Upstream
-
-# The defaults listed in the issue (names, not code constants).
-ISSUE_REQUEST_HEADERS = ["authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie",
-                         "openai-organization", "openai-project"]
-ISSUE_RESPONSE_HEADERS = ["set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"]
-ISSUE_QUERY = ["key", "api_key", "access_token", "token"]
-
-# Key shapes as the providers document them (values made up).
-KEYS = [
-    "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7s",
-    "sk-ant-api03-Zy8xW6vU4tS2rQ0pO8nM6lK4jI2hG0fE8dC6bA4",
-    "AIzaSyD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T",
-    "sk-svcacct-Qw3rTy5uIo7pAs9dFg1hJk3lZx5cVb7nM9",
+# Names the issue saw reach disk, and credential names of the providers' own documentation.
+CREDENTIAL_NAMES = [
+    "apikey", "api-key", "auth", "sig", "X-Amz-Signature", "password", "client_secret", "anthropic-api-key",
+    "x-api-token", "X-Auth-Token", "api_key", "Authorization", "Proxy-Authorization", "x-goog-api-key", "Cookie",
+    "Set-Cookie", "access_token", "refresh_token", "X-Amz-Security-Token", "X-Amz-Credential", "xApiKey",
+    "APIKey", "apiKEY", "passwd", "private_key", "sessionToken", "session", "credentials", "secret", "key",
+    "token", "OAuth-Token", "x-session-token", "password_hash",
+]
+# Words and plurals that are no credential (usage counts, limits, tokenizer settings, pagination...).
+PLAIN_NAMES = [
+    "max_tokens", "input_tokens", "prompt_tokens", "completion_tokens", "max_output_tokens", "maxOutputTokens",
+    "tokenizer", "keywords", "monkey", "author", "authority", "x-ratelimit-remaining-tokens",
+    "anthropic-ratelimit-input-tokens-limit", "cache_creation_input_tokens", "budget_tokens", "keyboard",
+    "signal", "session_id", "stop_token_ids", "token_count", "key_name", "public_key", "prompt_cache_key",
+    "Idempotency-Key", "Access-Control-Allow-Credentials", "thoughtSignature", "progressToken",
+    "nextPageToken", "auth_type", "Content-Type", "x-stainless-retry-count", "anthropic-version",
 ]
 
 
-def test_default_names_are_the_ones_the_issue_lists() -> None:
+@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
+def test_names_holding_a_credential_word_are_credentials(name: str) -> None:
+    assert is_credential_name(name)
+
+
+@pytest.mark.parametrize("name", PLAIN_NAMES)
+def test_plurals_counts_and_descriptions_are_not_credentials(name: str) -> None:
+    assert not is_credential_name(name)
+
+
+def test_words_and_names_can_be_added_and_allowed() -> None:
+    f = Filter(secret_words=frozenset({"PIN"}), allow_names=frozenset({"X-Session-Hint"}))
+    assert f.is_secret_name("card_pin") and not Filter().is_secret_name("card_pin")
+    assert not f.is_secret_name("x-session-hint") and Filter().is_secret_name("x-session-hint")
+    with pytest.raises(RecorderConfigError, match="must not be empty"):
+        Filter(secret_words=frozenset({""}))
+    with pytest.raises(RecorderConfigError, match="credential min length"):
+        Filter(credential_min_length=2)
+
+
+# Key shapes as the providers document them (values made up, lengths as issued).
+KEYS = {
+    "openai project": "sk-proj-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7s",
+    "openai legacy": "sk-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sWq",
+    "anthropic": "sk-ant-api03-Zy8xW6vU4tS2rQ0pO8nM6lK4jI2hG0fE8dC6bA4",
+    "google": "AIzaSyD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T",
+    "groq": "gsk_Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sWq12Er34Ty",
+    "xai": "xai-Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sAb3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5o",
+    "huggingface": "hf_AbcdefGhijkLmnopQrstUvwxYzabcdEfgh",
+    "aws": "AKIAIOSFODNN7EXAMPLQ",
+    "github": "ghp_Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5",
+    "google oauth": "ya29.a0AfH6SMBx3Zk9Qw-Ab3dE5gH7jK9mN1pQ",
+    "perplexity": "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",
+    "replicate": "r8_Ab3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM",
+    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQs",
+    "slack (catalogue only)": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "stripe (catalogue only)": "sk_live_4eC39HqLyjWDarjtT1zdp7dcAb12",
+}
+
+
+def _escape(key: str, positions: tuple[int, ...]) -> str:
+    """``key`` with the characters at ``positions`` written as JSON ``\\u00XX`` escapes."""
+    return "".join(f"\\u{ord(c):04x}" if i in positions else c for i, c in enumerate(key))
+
+
+@pytest.mark.parametrize("key", KEYS.values(), ids=KEYS.keys())
+def test_key_shapes_are_replaced_plain_and_json_escaped(key: str) -> None:
     f = Filter()
-    assert set(ISSUE_REQUEST_HEADERS) <= f.secret_request_headers
-    assert set(ISSUE_RESPONSE_HEADERS) <= f.secret_response_headers
-    assert set(ISSUE_QUERY) <= f.secret_query_params
-    kept, dropped = f.pairs([(h.title(), "x") for h in ISSUE_REQUEST_HEADERS] + [("Accept", "*/*")],
-                            f.secret_request_headers)
-    assert kept == [("Accept", "*/*")] and len(dropped) == len(ISSUE_REQUEST_HEADERS)
+    for text in (key, _escape(key, (0,)), _escape(key, (2, 5)), key.replace("/", "\\/"), "\\u0022" + key):
+        clean, hits = f.text(f'{{"note": "use {text} here"}}')
+        if text != key and "catalogue only" in next(k for k, v in KEYS.items() if v == key):
+            continue  # the catalogue's own rules match raw text only
+        assert hits == 1 and text not in clean and REDACTED in clean, text
+    assert f.text(f"Bearer {key}")[0] == f"Bearer {REDACTED}"
 
 
-@pytest.mark.parametrize("key", [*KEYS, "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig-part", "bearer abcdefghijklmnop"])
-def test_key_shaped_strings_are_scrubbed_anywhere(key: str) -> None:
-    text, hits = Filter().text(f'{{"note": "use {key} here"}}')
-    assert hits == 1 and key not in text and REDACTED in text
+def test_the_catalogue_is_the_shipped_gitleaks_one_with_its_licence() -> None:
+    here = Path(__import__("ssemock.redact", fromlist=["x"]).__file__).parent
+    config = tomllib.loads((here / "gitleaks.toml").read_text())
+    assert "MIT License" in (here / "gitleaks-LICENSE").read_text()
+    assert len(GITLEAKS_COMMIT) == 40
+    rules = load_gitleaks()
+    path_bound = [r["id"] for r in config["rules"] if "path" in r or "regex" not in r]
+    assert len(rules) == len(config["rules"]) - len(path_bound) > 200
+    # A stop word of the catalogue and an allow-listed placeholder are not secrets.
+    assert Filter().text('api_key = "your-api-key-here"')[1] == 0
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    text = ("They said the key to the monkey is an API token; access the authority with a password. "
+            "task-management-system-design, desk-research-methodology, max_tokens=1024")
+    assert Filter().text(text) == (text, 0)
 
 
 def test_user_additions_json_paths_regexes_headers() -> None:
-    f = Filter(request_headers=frozenset({"X-Internal-Token"}), query_params=frozenset({"sig"}),
+    f = Filter(request_headers=frozenset({"X-Internal-Thing"}), query_params=frozenset({"tenant"}),
                json_paths=("metadata.user_id", "messages.*.name"), patterns=(r"corp-\d{6}",))
-    assert "x-internal-token" in f.secret_request_headers and "sig" in f.secret_query_params
     body = json.dumps({"metadata": {"user_id": "u-42"}, "messages": [{"name": "ann", "content": "id corp-123456"}]})
     clean, report = f.body(body.encode())
     assert json.loads(clean) == {"metadata": {"user_id": REDACTED},
                                  "messages": [{"name": REDACTED, "content": f"id {REDACTED}"}]}
     assert "body metadata.user_id" in report
+    redacted = f.request("/v1", [("tenant", "acme-tenant-1"), ("alt", "sse")], [("X-Internal-Thing", "x")], None)
+    assert redacted.query == [("alt", "sse")] and redacted.headers == []
     with pytest.raises(RecorderConfigError):
         Filter(patterns=("(unclosed",))
     with pytest.raises(ValueError, match="empty string"):
         Filter(patterns=("x*",))
 
 
-ESCAPED = [r"sk\u002dproj-Ab3dE5gH7jK9mN1pQ3sT5v", r"\u0041IzaSyD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T", r"\u0022"]
-texts = st.lists(st.sampled_from(["data: ", "hello ", "\n\n", "é", "Bearer ", "-", "\\", *KEYS, *ESCAPED]),
-                 max_size=12).map("".join)
+def test_json_fields_named_like_credentials_are_redacted_at_any_depth_and_schemas_kept() -> None:
+    body = {
+        "model": "gpt-4o", "max_tokens": 64, "api_key": "corpus-body-api-key-1", "password": "hunter2-corpus",
+        "auth": {"type": "bearer", "value": "corpus-nested-auth-value-2"},
+        "tools": [{"function": {"parameters": {"properties": {"password": {"type": "string"}}}}}],
+        "messages": [{"role": "user", "content": "hi", "thinking": None}],
+        "metadata": {"clientSecret": "corpus-client-secret-3", "session_id": "s-1"},
+    }
+    redacted = Filter().request("/v1/chat", [], [], json.dumps(body).encode())
+    doc = json.loads(redacted.body or b"")
+    assert doc["api_key"] == doc["password"] == doc["metadata"]["clientSecret"] == REDACTED
+    assert doc["auth"] == {"type": REDACTED, "value": REDACTED}
+    assert doc["tools"] == body["tools"] and doc["max_tokens"] == 64 and doc["metadata"]["session_id"] == "s-1"
+    assert {"corpus-body-api-key-1", "hunter2-corpus", "corpus-nested-auth-value-2",
+            "corpus-client-secret-3"} <= redacted.credentials.values
+    lines = redacted.report.lines()
+    assert "body api_key" in lines and "body metadata.clientSecret" in lines
+    assert not any("corpus" in line for line in lines)  # names, never values
 
 
-@settings(max_examples=200, deadline=None)
-@given(text=texts, cuts=st.lists(st.integers(0, 400), max_size=8))
-def test_stream_scrubbing_equals_scrubbing_the_whole_body_however_it_is_split(text: str, cuts: list[int]) -> None:
+def test_the_credentials_sent_are_replaced_wherever_they_appear_whatever_their_shape() -> None:
+    basic = base64.b64encode(b"alice:opaque-pass-77").decode()
+    redacted = Filter().request(
+        "/v1/users/opaque-query-secret-99/profile", [("apikey", "opaque-query-secret-99")],
+        [("Authorization", "Bearer opaque-bearer-token-42"), ("Proxy-Authorization", f"Basic {basic}"),
+         ("Cookie", "sid=opaque-cookie-value-5; theme=dark")], b"",
+    )
+    assert redacted.path == f"/v1/users/{REDACTED}/profile"
+    creds = redacted.credentials
+    answer = (b'data: {"echo": "opaque-bearer-token-42 opaque\\u002dpass-77 opaque-cookie-value-5 '
+              b'opaque-query-secret-99 opaque%2Dquery", "theme": "dark"}\n\n')
+    clean, rules = Filter().scrub(answer, creds)
+    for secret in (b"opaque-bearer-token-42", b"opaque\\u002dpass-77", b"opaque-cookie-value-5",
+                   b"opaque-query-secret-99"):
+        assert secret not in clean
+    assert rules["credential sent"] == 4 and b'"theme": "dark"' in clean
+    # Values too short or too common to be searched everywhere are only removed where they were.
+    assert not Credentials(["dark", "disabled", "12345"]).values
+
+
+ESCAPED = [r"sk\u002dproj-Ab3dE5gH7jK9mN1pQ3sT5v", r"\u0041IzaSyD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T",
+           r"gsk\u005fAb3dE5gH7jK9mN1pQ3sT5vX7", r"\u0022"]
+PIECES = ["data: ", "hello ", "\n\n", "é", "Bearer ", "-", "\\", "sk", "-----BEGIN PRIVATE KEY-----\n",
+          "opaque-sent-credential-77", *(f" {key}" for key in [*KEYS.values(), *ESCAPED])]
+texts = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts, cuts=st.lists(st.integers(0, 600), max_size=10), batch=st.sampled_from([1, 7, 64, 1 << 20]))
+def test_stream_scrubbing_equals_scrubbing_the_whole_body_however_it_is_split(
+    text: str, cuts: list[int], batch: int,
+) -> None:
     data = text.encode()
     points = sorted({c for c in cuts if c < len(data)} | {0, len(data)})
     reads = [data[a:b] for a, b in itertools.pairwise(points)]
-    scrubber = Filter().scrubber()
+    creds = Credentials(["opaque-sent-credential-77"])
+    scrubber = Filter().scrubber(creds)
+    scrubber._batch = batch  # scan after every few bytes too, not only per MiB
     out = []
     for i, piece in enumerate(reads):
         out += scrubber.feed(float(i), piece)
     out += scrubber.close()
     joined = b"".join(d for _, d in out)
-    assert joined == KEY_PATTERN.sub(REDACTED, text).encode()
+    whole, rules = Filter().scrub(data, creds)
+    assert joined == whole
+    assert scrubber.hits == sum(rules.values())
     assert [t for t, _ in out] == sorted(t for t, _ in out)  # times keep their order
-    assert not any(k.encode() in joined for k in KEYS + ESCAPED[:2])
-
-
-def test_secrets_corpus_never_reaches_any_written_file(tmp_path: Path) -> None:
-    secrets = {
-        "authorization": "Bearer sk-proj-Corpus1Authorization0123456789",
-        "proxy-authorization": "Basic cHJveHk6c2VjcmV0LXByb3h5LXBhc3M=",
-        "x-api-key": "sk-ant-api03-CorpusXApiKey0123456789abcdef",
-        "api-key": "azure-corpus-api-key-0f1e2d3c4b5a",
-        "x-goog-api-key": "AIzaSyCorpusGoogKey0123456789abcdefghi",
-        "cookie": "session=corpus-cookie-value-9a8b7c",
-        "openai-organization": "org-CorpusOrganization42",
-        "openai-project": "proj_CorpusProject42",
-        "x-internal-token": "corpus-internal-token-77",
-    }
-    query_secrets = {"key": "AIzaSyCorpusQueryKey0123456789abcdefghij", "api_key": "corpus-query-api-key-1",
-                     "access_token": "corpus-access-token-2", "token": "corpus-token-3", "sig": "corpus-sig-4"}
-    response_secrets = {"Set-Cookie": "__cf_bm=corpus-set-cookie-5; Path=/", "OpenAI-Organization": "org-CorpusResp6",
-                        "OpenAI-Project": "proj_CorpusResp7", "Anthropic-Organization-Id": "corpus-anthropic-org-8"}
-    prompt_key = "sk-proj-CorpusKeyPastedIntoThePrompt0123"
-    echoed_key = "sk-ant-api03-CorpusKeyEchoedInTheStream0123456"
-    user_id, badge = "corpus-user-id-9", "corp-314159"
-    f = Filter(request_headers=frozenset({"X-Internal-Token"}), query_params=frozenset({"sig"}),
-               json_paths=("metadata.user_id",), patterns=(r"corp-\d{6}",))
-    query = "&".join(f"{k}={v}" for k, v in query_secrets.items())
-    with Upstream() as up:
-        up.extra_headers = response_secrets
-        with Recorder(up.url, tmp_path, filter=f, mode="all") as rec:
-            headers = {k: v for k, v in secrets.items()}
-            body = {"metadata": {"user_id": user_id}, "say": f"my key is {prompt_key}, badge {badge}"}
-            raw_json(rec.url, "POST", f"/json?{query}", body, headers=headers)
-            raw_json(rec.url, "POST", "/echo", {"say": f"data: your key {echoed_key} ok\n\n"}, headers=headers)
-            raw_json(rec.url, "POST", "/gzip", {"say": f"gzip {echoed_key}"}, headers=headers)
-            raw_request(rec.url, "POST", "/json?alt=sse", b"plain text body with " + prompt_key.encode(),
-                        {"Content-Type": "text/plain", **headers})
-            report = rec.interactions
-    # The real credentials went upstream untouched.
-    assert all(r["headers"]["Authorization"] == secrets["authorization"] for r in up.received)
-    assert up.received[0]["query"] == query_secrets
-    written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert written, "nothing written"
-    everything = [*secrets.values(), *query_secrets.values(), *response_secrets.values(), prompt_key, echoed_key,
-                  user_id, badge, "corpus-set-cookie-5"]
-    for path in written:
-        content = path.read_bytes()
-        for secret in everything:
-            assert secret.encode() not in content, (path.name, secret)
-        for key in re.findall(rb"sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}", content):
-            pytest.fail(f"key-shaped string {key!r} in {path.name}")
-    # What was removed is reported by name, never by value.
-    assert any("request header authorization" in f.lower() for f in report[0]["filtered"])
-    assert any("query key" in f for f in report[0]["filtered"])
-    assert any("response body" in f for f in report[2]["filtered"])
+    own = [v for k, v in KEYS.items() if "catalogue only" not in k]  # the catalogue's need a separator after
+    for secret in [*own, *ESCAPED[:3], "opaque-sent-credential-77"]:
+        assert secret.encode() not in joined
 
 
 def test_a_key_word_split_over_three_reads_is_still_scrubbed() -> None:
@@ -145,3 +204,8 @@ def test_a_key_word_split_over_three_reads_is_still_scrubbed() -> None:
     scrubber = Filter().scrubber()
     out = [piece for i, read in enumerate(reads) for piece in scrubber.feed(float(i), read)] + scrubber.close()
     assert b"".join(d for _, d in out) == b"-hello REDACTED\n\n"
+
+
+def test_the_scanner_reads_a_mebibyte_of_plain_stream_without_a_hit() -> None:
+    event = b'data: {"choices":[{"index":0,"delta":{"content":"lorem ipsum dolor sit amet "}}]}\n\n'
+    assert default_scanner().find(event * ((1 << 20) // len(event))) == []

@@ -80,6 +80,8 @@ class Upstream:
         app.router.add_post("/ratelimited", self.ratelimited)
         app.router.add_post("/gzip", self.gzipped)
         app.router.add_post("/echo", self.echo)
+        app.router.add_post("/split", self.split)
+        app.router.add_route("*", "/any/{tail:.*}", self.any_path)
         return app
 
     async def _keep(self, request: web.Request) -> bytes:
@@ -163,6 +165,24 @@ class Upstream:
             await asyncio.sleep(0.005)
         await resp.write_eof()
         return resp
+
+    async def split(self, request: web.Request) -> web.StreamResponse:
+        """Streams back ``say`` cut at the byte offsets ``cuts``, one write (and a short pause) per piece."""
+        body = await self._keep(request)
+        doc = json.loads(body)
+        text, cuts = doc["say"].encode(), sorted({c for c in doc.get("cuts", []) if 0 < c < len(doc["say"].encode())})
+        resp = await self._start(request)
+        for a, b in zip([0, *cuts], [*cuts, len(text)]):
+            await resp.write(text[a:b])
+            await asyncio.sleep(0.002)
+        await resp.write_eof()
+        return resp
+
+    async def any_path(self, request: web.Request) -> web.Response:
+        """Any method and path: a 404 JSON error that names the path asked (as many APIs do)."""
+        await self._keep(request)
+        body = {"error": {"message": f"no route for {request.method} {request.path}", "type": "not_found"}}
+        return web.json_response(body, status=404, headers=self.extra_headers)
 
     def __enter__(self) -> Upstream:
         ready = threading.Event()

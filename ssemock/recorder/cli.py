@@ -50,6 +50,14 @@ def add_parser(sub: Any) -> None:
                      help="replace this request body JSON path by REDACTED, e.g. metadata.user_id (repeatable)")
     rec.add_argument("--filter-regex", action="append", default=[], metavar="REGEX",
                      help="replace matches of this regular expression everywhere (repeatable)")
+    rec.add_argument("--filter-word", action="append", default=[], metavar="WORD",
+                     help="also take names holding this word for credentials, e.g. pin (repeatable)")
+    rec.add_argument("--allow-name", action="append", default=[], metavar="NAME",
+                     help="keep this header, query or JSON field name although a word of it names a credential "
+                          "(repeatable)")
+    rec.add_argument("--credential-min-length", type=int, default=8, metavar="N",
+                     help="replace a credential sent wherever it appears when it has at least N characters "
+                          "(default 8)")
     rec.add_argument("--max-body-size", type=int, default=1 << 20, metavar="BYTES",
                      help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
     rec.add_argument("--max-request-body", type=int, default=MAX_REQUEST_BODY, metavar="BYTES",
@@ -78,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     filter_ = Filter(
         request_headers=frozenset(args.filter_header), response_headers=frozenset(args.filter_header),
         query_params=frozenset(args.filter_query), json_paths=tuple(args.filter_json),
-        patterns=tuple(args.filter_regex),
+        patterns=tuple(args.filter_regex), secret_words=frozenset(args.filter_word),
+        allow_names=frozenset(args.allow_name), credential_min_length=args.credential_min_length,
     )
     recorder = Recorder(
         args.target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,

@@ -290,6 +290,7 @@ class Recorder:
     async def start(self) -> None:
         """Start in the running event loop. Raises :class:`RecorderError` if the port is taken."""
         state = RecorderState(progress=self._progress, **self._options)
+        await asyncio.to_thread(state.filter.prepare)  # not on the first request's path
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_timeout)
         state.session = aiohttp.ClientSession(
             auto_decompress=False, timeout=timeout, connector=aiohttp.TCPConnector(limit=0),

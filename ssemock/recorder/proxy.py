@@ -18,12 +18,6 @@ since the request was sent upstream. How the upstream body ended is kept:
   while the stream ran (the client's connection is closed);
 * ``client_gone``: the client disconnected first (the upstream request is dropped).
 
-When an answer ends, its interaction is appended to the cassette file and fsynced, and
-listed in ``Recorder.interactions``, before the client gets the last byte (the chunked
-terminator, the completing bytes of a ``Content-Length`` body, or the headers of an
-empty one). A body over :data:`WRITE_BEFORE_END_MAX` bytes is written right after
-instead, so that a huge stream's client does not wait for seconds of YAML.
-
 Compression: by default the request goes upstream with ``Accept-Encoding: identity``,
 so cassettes hold readable text, can be scanned for secrets and keep the
 provider's own chunk timing (a compressor's flushes would blur it). With
@@ -38,9 +32,12 @@ is decoded by aiohttp; it is forwarded and recorded decoded, without its
 from __future__ import annotations
 
 import asyncio
+import collections
+import concurrent.futures
 import contextlib
 import io
 import zlib
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -51,6 +48,7 @@ from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
 from ..matching import find_interaction
+from ..redact import BATCH, Credentials, RedactedRequest
 from ..scenario import Plan
 from ..server import send_plan
 from .modes import RecordMode
@@ -101,9 +99,14 @@ async def handle(request: web.Request) -> web.StreamResponse:
     if refusal is not None:  # too large or too deep: never forwarded nor recorded
         st.report(info | {"action": "refused", "status": refusal.status})
         return refusal.response(error_response)
+    # What may be written down, and the credentials sent: also kept out of the cassette's file name.
+    headers = _upstream_headers(request, st)
+    redacted = await asyncio.to_thread(_redact, st, received, headers)
+    info["path"] = st.filter.name(redacted.path)
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
-        name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(received, st.filter)
+        fingerprint = Request(received.method, redacted.path, redacted.query, [], received.body)
+        name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(fingerprint, st.filter)
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
         st.report(info | {"action": "refused", "cassette": named and st.filter.name(named), "status": 400})
@@ -117,7 +120,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
                    f"{request.method} {request.path}, and the recorder may not record it")
         st.report(info | {"action": "refused", "status": 404})
         return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=st.mode.value)
-    return await _forward(request, st, store, received, info)
+    return await _forward(request, st, store, received, info, redacted, headers)
 
 
 async def health(request: web.Request) -> web.Response:
@@ -183,9 +186,9 @@ def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str
 
 async def _forward(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request, info: dict[str, Any],
+    redacted: RedactedRequest, headers: list[tuple[str, str]],
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
-    headers = _upstream_headers(request, st)
     body = received.body or b""
     # aiohttp sends a file-like body in pieces (a large bytes body would block the loop).
     data = None if not body else io.BytesIO(body) if len(body) > 1 << 16 else body
@@ -200,12 +203,12 @@ async def _forward(
         reason = str(exc) or type(exc).__name__
         return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
     async with upstream:
-        return await _stream(request, st, store, received, headers, upstream, info, t0)
+        return await _stream(request, st, store, received, redacted, upstream, info, t0)
 
 
 async def _stream(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
-    sent_headers: list[tuple[str, str]], upstream: aiohttp.ClientResponse, info: dict[str, Any], t0: float,
+    redacted: RedactedRequest, upstream: aiohttp.ClientResponse, info: dict[str, Any], t0: float,
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     start = loop.time() - t0
@@ -221,7 +224,8 @@ async def _stream(
         response.content_length = int(upstream.headers["Content-Length"])
     elif not no_body:
         set_framing(request, response, "chunked")  # close-delimited for an HTTP/1.0 client
-    tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""))
+    tee = _Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""),
+               redacted.credentials)
     how = "clean"
     cancelled: BaseException | None = None
     # The bytes that complete a length-framed answer (or its headers, when it is empty) wait
@@ -235,17 +239,22 @@ async def _stream(
             data = await upstream.content.readany()
             if not data:
                 break
-            tee.add(round(loop.time() - t0, 6), data)
+            t = round(loop.time() - t0, 6)
             if left is not None:
                 left -= len(data)
                 if left <= 0:
                     held = data
+                    tee.add(t, data)
                     continue
             try:
-                await response.write(data)
+                await response.write(data)  # the client first; the tee only keeps the read
             except ConnectionError:
                 how = "client_gone"
                 break
+            finally:
+                tee.add(t, data)
+            if tee.backlogged:  # the secret scan lags: let it catch up (memory stays bounded)
+                await tee.drain()
     except (TimeoutError, aiohttp.ServerTimeoutError):
         how = "timeout"
     except aiohttp.ClientPayloadError as exc:
@@ -257,14 +266,17 @@ async def _stream(
     except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
         how, cancelled = "timeout", exc
     end = loop.time() - t0
-    filtered: list[str] = []
+    # The last reads are scrubbed before the client's last byte: the recording is complete by then.
+    report = redacted.report
+    resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
+    if cancelled is None:
+        spool, rules, resp_headers = await tee.close(resp_headers)
+    else:
+        spool, rules, resp_headers = tee.close_now(resp_headers)
+    report.add("response body", rules)
     host = upstream.request_info.headers.get("Host", "")
-    recorded_request = _recorded_request(st, received, [("Host", host), *sent_headers], filtered)
-    resp_headers, dropped = st.filter.pairs(raw_headers, st.filter.secret_response_headers)
-    filtered += [f"response header {d}" for d in dropped]
-    spool, scrubbed, resp_headers = tee.close(resp_headers)
-    if scrubbed:
-        filtered.append(f"response body: {scrubbed} key-shaped string(s)")
+    recorded_request = _recorded_request(received, redacted, host)
+    filtered = report.lines()
     recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
     counter = EventCounter() if tee.counts_events(resp_headers) else None  # counted as the file is written
     info |= {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
@@ -314,22 +326,20 @@ def _is_reset(exc: BaseException) -> bool:
     return False
 
 
-def _recorded_request(
-    st: RecorderState, received: Request, sent_headers: list[tuple[str, str]], filtered: list[str]
-) -> Request:
-    headers, dropped = st.filter.pairs(sent_headers, st.filter.secret_request_headers)
-    query, qdropped = st.filter.pairs(received.query, st.filter.secret_query_params)
-    filtered += [f"request header {d}" for d in dropped] + [f"query {d}" for d in qdropped]
-    path, hits = st.filter.text(received.path)
-    if hits:
-        filtered.append("request path (key-shaped value)")
+def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, str]]) -> RedactedRequest:
+    """What may be written down of a request, and the credentials it sends (blocking: CPU work)."""
     body = received.body or b""
-    req = Request(received.method, path, query, headers)
-    if st.max_body_size is not None and len(body) > st.max_body_size:
+    keep = st.max_body_size is None or len(body) <= st.max_body_size
+    return st.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+
+
+def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:
+    req = Request(received.method, redacted.path, redacted.query, [("Host", host), *redacted.headers])
+    body = received.body or b""
+    if redacted.body is None and body:
         req.body_sha256, req.body_size = body_digest(body), len(body)
     elif body:
-        req.body, body_report = st.filter.body(body)
-        filtered += body_report
+        req.body = redacted.body
     return req
 
 
@@ -372,51 +382,110 @@ class EventCounter:
 
 
 class _Tee:
-    """What is kept of a streamed body: scrubbed chunks into a spool (gzip/deflate scanned decoded)."""
+    """What is kept of a streamed body: reads collected raw, scrubbed in bulk into a spool.
 
-    def __init__(self, st: RecorderState, content_type: str, encoding: str) -> None:
+    The client has each read at once; :meth:`add` only keeps it. Each MiB collected is
+    scrubbed in the scan thread (google-re2 releases the GIL, so the scan runs beside the
+    relay; one thread, so the batches of a body keep their order); at most
+    :data:`_IN_FLIGHT` batches wait before :attr:`backlogged` asks the relay to :meth:`drain`.
+    A gzip or deflate body is scanned decoded: the encoded bytes are kept unless it holds a secret.
+    """
+
+    def __init__(self, st: RecorderState, content_type: str, encoding: str, credentials: Credentials) -> None:
         self.spool = Spool()
         self.first: float | None = None
         self.encoding = encoding.strip().lower()
         self._decoded = self.encoding in ("gzip", "x-gzip", "deflate")
         self._inflate = zlib.decompressobj(47) if self._decoded else None  # 47: gzip or zlib header
-        self._scrub = st.filter.scrubber()
-        self._check = st.filter.scrubber() if self._decoded else None
+        self._credentials = credentials
+        self._scrub = st.filter.scrubber(credentials)
+        self._check = st.filter.scrubber(credentials) if self._decoded else None
         self._event_stream = "event-stream" in content_type.lower()
         self._filter = st.filter
+        self._raw: list[tuple[float, bytes]] = []
+        self._raw_size = 0
+        self._jobs: collections.deque[concurrent.futures.Future[None]] = collections.deque()
 
     def add(self, t: float, data: bytes) -> None:
+        """Keep one read (``t`` seconds after the request was sent); returns at once."""
         if self.first is None:
             self.first = t
-        if self._inflate is not None and self._check is not None:
-            try:
-                plain = self._inflate.decompress(data)
-            except zlib.error:
-                self._inflate = None
-                plain = b""
-            self._check.feed(t, plain)
-            self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
-            return
-        for piece in self._scrub.feed(t, data):
-            self.spool.add(*piece)
+        self._raw.append((t, data))
+        self._raw_size += len(data)
+        if self._raw_size >= BATCH:
+            self._submit()
+
+    @property
+    def backlogged(self) -> bool:
+        """More batches wait for the scan than the relay may run ahead by."""
+        while self._jobs and self._jobs[0].done():
+            self._jobs.popleft().result()
+        return len(self._jobs) >= _IN_FLIGHT
+
+    async def drain(self) -> None:
+        """Wait until the oldest waiting batch is scrubbed."""
+        if self._jobs:
+            await asyncio.wrap_future(self._jobs.popleft())
+
+    def _submit(self) -> None:
+        reads, self._raw, self._raw_size = self._raw, [], 0
+        self._jobs.append(_scan_pool().submit(self._consume, reads))  # one thread, first in first out
+
+    def _consume(self, reads: list[tuple[float, bytes]]) -> None:
+        """Scrub reads into the spool (blocking: runs in the scan thread)."""
+        for t, data in reads:
+            if self._inflate is not None and self._check is not None:
+                try:
+                    plain = self._inflate.decompress(data)
+                except zlib.error:
+                    self._inflate = None
+                    plain = b""
+                self._check.feed(t, plain)
+                self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
+                continue
+            for piece in self._scrub.feed(t, data):
+                self.spool.add(*piece)
 
     def counts_events(self, headers: list[tuple[str, str]]) -> bool:
         """Whether the recorded body is a plain (not encoded) event stream."""
         return self._event_stream and not any(k.lower() == "content-encoding" for k, _ in headers)
 
-    def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, list[tuple[str, str]]]:
-        """Returns the spool, the scrub count and the headers to record."""
+    async def close(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        """Scrub what is left; returns the spool, the replacements by rule and the headers to record.
+
+        When no batch is still with the scan thread (always for a body under 1 MiB), the rest
+        (under 1 MiB) is scrubbed at once, here: no thread hop before the interaction is complete.
+        """
+        if not self.backlogged and not self._jobs:
+            self._consume(self._raw)
+            self._raw, self._raw_size = [], 0
+            return self._finish(headers)
+        self._submit()
+        done = await asyncio.wrap_future(_scan_pool().submit(self._finish, headers))
+        while self._jobs:
+            self._jobs.popleft().result()  # done before _finish ran: raises what a batch raised
+        return done
+
+    def close_now(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        """:meth:`close`, blocking (the task is being cancelled: it may not wait for the loop again)."""
+        self._submit()
+        done = _scan_pool().submit(self._finish, headers).result()
+        while self._jobs:
+            self._jobs.popleft().result()
+        return done
+
+    def _finish(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
         if self._check is not None:
             self._check.close()
             if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
                 return self._decode_and_scrub(headers)
-            return self.spool, 0, headers
+            return self.spool, Counter(), headers
         for piece in self._scrub.close():
             self.spool.add(*piece)
-        return self.spool, self._scrub.hits, headers
+        return self.spool, self._scrub.rules, headers
 
-    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, int, list[tuple[str, str]]]:
-        plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber()
+    def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber(self._credentials)
         for chunk in self.spool.chunks():
             for piece in scrub.feed(chunk.t, inflate.decompress(chunk.data)):
                 plain.add(*piece)
@@ -424,4 +493,16 @@ class _Tee:
             plain.add(*piece)
         self.spool.close()
         kept = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
-        return plain, scrub.hits, kept
+        return plain, scrub.rules, kept
+
+
+_IN_FLIGHT = 4  # batches of one body waiting for the scan before the relay waits (4 MiB)
+_POOL: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _scan_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads that scrub recorded bodies (shared by every recorder in the process)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ssemock-scan")
+    return _POOL

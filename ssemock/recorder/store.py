@@ -339,7 +339,7 @@ def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - 
     path = filter.name(request.path)
     digest = hashlib.sha256()
     digest.update(f"{request.method} {path}\n".encode())
-    for k, v in sorted(p for p in request.query if p[0].lower() not in filter.secret_query_params):
+    for k, v in sorted(p for p in request.query if not filter.is_secret_name(p[0], filter.secret_query_params)):
         digest.update(f"{k}={filter.text(v)[0]}\n".encode())
     body = request.body or b""
     with contextlib.suppress(ValueError, UnicodeDecodeError):

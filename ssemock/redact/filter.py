@@ -1,0 +1,426 @@
+"""The filter: what is removed from a request and its answer before anything is written down."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import RecorderConfigError
+from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
+from .names import is_credential_name
+from .shapes import Hit, default_scanner
+from .stream import ChunkScrubber
+
+__all__ = [
+    "REDACTED",
+    "SECRET_QUERY_PARAMS",
+    "SECRET_REQUEST_HEADERS",
+    "SECRET_RESPONSE_HEADERS",
+    "Filter",
+    "RedactedRequest",
+    "Report",
+]
+
+REDACTED = "REDACTED"
+
+# Names removed although no word of theirs names a credential (the word rule catches the rest).
+SECRET_REQUEST_HEADERS = frozenset(
+    {
+        "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
+        "cookie", "openai-organization", "openai-project",
+    }
+)
+SECRET_RESPONSE_HEADERS = frozenset(
+    {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
+)
+SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
+_SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+
+
+@dataclass
+class Report:
+    """What was removed from one interaction: names and counts, never values.
+
+    Attributes:
+        names: what was removed by name, e.g. ``"request header authorization"``,
+            ``"query sig"``, ``"body api_key"``.
+        replaced: ``(place, rule id)`` → number of values replaced there, e.g.
+            ``("response body", "credential sent")`` or ``("request body", "jwt")``.
+    """
+
+    names: list[str] = field(default_factory=list)
+    replaced: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, place: str, rules: Counter[str]) -> None:
+        """Count replacements made in ``place`` by rule."""
+        for rule, n in rules.items():
+            self.replaced[(place, rule)] += n
+
+    def lines(self) -> list[str]:
+        """One line per name removed, then one per place where values were replaced."""
+        out = list(dict.fromkeys(self.names))
+        places: dict[str, Counter[str]] = {}
+        for (place, rule), n in self.replaced.items():
+            places.setdefault(place, Counter())[rule] += n
+        for place, rules in places.items():
+            total = sum(rules.values())
+            detail = ", ".join(f"{rule} x{n}" if n > 1 else rule for rule, n in sorted(rules.items()))
+            out.append(f"{place}: {total} secret(s) replaced ({detail})")
+        return out
+
+
+@dataclass
+class RedactedRequest:
+    """A request as it may be written down, with what was removed and the credentials it sent.
+
+    Attributes:
+        path, query, headers, body: the request with secrets removed (``body`` None when
+            the caller keeps it by digest).
+        report: what was removed.
+        credentials: the credentials sent (to replace in the answer too).
+    """
+
+    path: str
+    query: list[tuple[str, str]]
+    headers: list[tuple[str, str]]
+    body: bytes | None
+    report: Report
+    credentials: Credentials
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What is removed from a recording before it is written (VCR.py's "filter").
+
+    The defaults always apply (see :mod:`ssemock.redact`); the arguments add to them.
+
+    Args:
+        request_headers: extra request header names to drop (case-insensitive).
+        response_headers: extra response header names to drop.
+        query_params: extra query parameter names to drop.
+        json_paths: request body JSON paths whose value becomes ``"REDACTED"``: dotted
+            keys, ``*`` for any key or list item, e.g. ``"user"``, ``"metadata.user_id"``.
+        patterns: extra (Python) regular expressions; every match is replaced by ``REDACTED``.
+        secret_words: extra credential words for the name rule (e.g. ``{"pin", "otp"}``).
+        allow_names: names the word rule must leave alone (e.g. ``{"x-session-hint"}``);
+            exact names listed above or in the defaults are still dropped.
+        credential_min_length: the shortest credential value (characters) replaced
+            wherever it appears in the interaction (default 8).
+
+    Raises:
+        RecorderConfigError: a pattern is not a valid regular expression, or matches
+            the empty string; a name, word or JSON path (or one of its keys) is empty;
+            ``credential_min_length`` is not an integer >= 4.
+    """
+
+    request_headers: frozenset[str] = frozenset()
+    response_headers: frozenset[str] = frozenset()
+    query_params: frozenset[str] = frozenset()
+    json_paths: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+    secret_words: frozenset[str] = frozenset()
+    allow_names: frozenset[str] = frozenset()
+    credential_min_length: int = DEFAULT_MIN_LENGTH
+    _user: tuple[re.Pattern[bytes], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("request_headers", "response_headers", "query_params", "secret_words", "allow_names"):
+            value = frozenset(s.lower() for s in getattr(self, name))
+            if "" in value:
+                raise RecorderConfigError(f"filter {name.replace('_', ' ')}: a name must not be empty")
+            object.__setattr__(self, name, value)
+        for path in self.json_paths:
+            if "" in path.split("."):
+                raise RecorderConfigError(f"filter JSON path {path!r} must be keys separated by '.', none empty")
+        n = self.credential_min_length
+        if isinstance(n, bool) or not isinstance(n, int) or n < 4:
+            raise RecorderConfigError(f"filter credential min length must be an integer >= 4, got {n!r}")
+        compiled = []
+        for pattern in self.patterns:
+            try:
+                regex = re.compile(pattern.encode("utf-8"))
+            except re.error as exc:
+                raise RecorderConfigError(f"filter pattern {pattern!r} is not a regular expression: {exc}") from None
+            if regex.fullmatch(b""):
+                raise RecorderConfigError(f"filter pattern {pattern!r} matches the empty string")
+            compiled.append(regex)
+        object.__setattr__(self, "_user", tuple(compiled))
+
+    @property
+    def secret_request_headers(self) -> frozenset[str]:
+        """Default plus extra request header names dropped whatever their words (lower case)."""
+        return SECRET_REQUEST_HEADERS | self.request_headers
+
+    @property
+    def secret_response_headers(self) -> frozenset[str]:
+        """Default plus extra response header names dropped whatever their words."""
+        return SECRET_RESPONSE_HEADERS | self.response_headers
+
+    @property
+    def secret_query_params(self) -> frozenset[str]:
+        """Default plus extra query parameter names dropped whatever their words."""
+        return SECRET_QUERY_PARAMS | self.query_params
+
+    def is_secret_name(self, name: str, listed: Iterable[str] = ()) -> bool:
+        """Whether ``name`` is dropped: in ``listed`` (lower case), or a credential by its words."""
+        return name.lower() in listed or is_credential_name(
+            name, extra_words=self.secret_words, allow=self.allow_names
+        )
+
+    def prepare(self) -> None:
+        """Build the key-shape scanner now (blocking, about 0.3 s; else done on first use)."""
+        default_scanner()
+
+    # ---- values ------------------------------------------------------------------
+    def scan(self, data: bytes, credentials: Credentials | None = None) -> list[Hit]:
+        """The secrets in ``data``: key shapes, user patterns, credentials sent; sorted, disjoint."""
+        hits = default_scanner().find(data)
+        if credentials:
+            hits += credentials.find(data)
+        for regex in self._user:
+            hits += [Hit(m.start(), m.end(), "pattern") for m in regex.finditer(data)]
+        if len(hits) < 2:
+            return hits
+        out: list[Hit] = []
+        for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+            if out and hit.start < out[-1].end:
+                if hit.end > out[-1].end:
+                    out[-1] = Hit(out[-1].start, hit.end, out[-1].rule)
+                continue
+            out.append(hit)
+        return out
+
+    def scrub(self, data: bytes, credentials: Credentials | None = None) -> tuple[bytes, Counter[str]]:
+        """``data`` with every secret replaced by ``REDACTED``; and the count by rule."""
+        hits = self.scan(data, credentials)
+        if not hits:
+            return data, Counter()
+        pieces, pos = [], 0
+        for hit in hits:
+            pieces += [data[pos : hit.start], b"REDACTED"]
+            pos = hit.end
+        pieces.append(data[pos:])
+        return b"".join(pieces), Counter(h.rule for h in hits)
+
+    def text(self, text: str, credentials: Credentials | None = None) -> tuple[str, int]:
+        """``text`` with every secret replaced; and the number of replacements."""
+        clean, rules = self.scrub(text.encode("utf-8", "surrogatepass"), credentials)
+        if not rules:
+            return text, 0
+        return clean.decode("utf-8", "surrogatepass"), sum(rules.values())
+
+    def name(self, text: str) -> str:
+        """:meth:`text` for file names: also replaces what is key-shaped once lower-cased."""
+        text, _ = self.text(text)
+        lowered = text.lower()
+        if len(lowered) != len(text) or not text.isascii():  # offsets would not line up
+            return text
+        for hit in reversed(self.scan(lowered.encode("ascii"))):
+            text = text[: hit.start] + REDACTED + text[hit.end :]
+        return text
+
+    def value(self, value: Any, credentials: Credentials | None = None) -> tuple[Any, Counter[str]]:
+        """A JSON-like value (dicts, lists, strings) with every string scrubbed; and the count by rule."""
+        if isinstance(value, str):
+            clean, rules = self.scrub(value.encode("utf-8", "surrogatepass"), credentials)
+            return (clean.decode("utf-8", "surrogatepass") if rules else value), rules
+        total: Counter[str] = Counter()
+        if isinstance(value, list):
+            out_list = []
+            for item in value:
+                clean_item, rules = self.value(item, credentials)
+                out_list.append(clean_item)
+                total += rules
+            return out_list, total
+        if isinstance(value, dict):
+            out_dict = {}
+            for k, v in value.items():
+                out_dict[k], rules = self.value(v, credentials)
+                total += rules
+            return out_dict, total
+        return value, total
+
+    def pairs(
+        self, pairs: Iterable[tuple[str, str]], secret: Iterable[str], credentials: Credentials | None = None,
+    ) -> tuple[list[tuple[str, str]], list[str]]:
+        """Drop secret pairs (named in ``secret`` or credentials by their words), scrub the rest.
+
+        Returns:
+            The kept pairs, and a report: the dropped names, and ``"<name> (secret value)"``
+            for each kept pair whose value was scrubbed.
+        """
+        names = {s.lower() for s in secret}
+        kept, report = [], []
+        for k, v in pairs:
+            if self.is_secret_name(k, names):
+                report.append(k)
+                continue
+            clean, hits = self.text(v, credentials)
+            if hits:
+                report.append(f"{k} (secret value)")
+            kept.append((k, clean))
+        return kept, report
+
+    def scrubber(self, credentials: Credentials | None = None) -> ChunkScrubber:
+        """A new :class:`ChunkScrubber` for one streamed body (``credentials``: those sent)."""
+        hold = credentials.longest if credentials else 0
+        return ChunkScrubber(lambda data: self.scan(data, credentials), hold_min=hold)
+
+    # ---- requests ----------------------------------------------------------------
+    def request(
+        self, path: str, query: Iterable[tuple[str, str]], headers: Iterable[tuple[str, str]],
+        body: bytes | None, *, keep_body: bool = True,
+    ) -> RedactedRequest:
+        """Remove every secret from a request, and gather the credentials it sent.
+
+        Headers, query parameters and JSON body fields named like credentials are removed
+        (their values become credentials); then key shapes, user patterns and those
+        credentials are replaced in the path, the values left and the body.
+        ``keep_body=False``: the body is not kept (stored by digest), nor read.
+        """
+        report, found = Report(), []
+        kept_headers = []
+        for k, v in headers:
+            if self.is_secret_name(k, self.secret_request_headers):
+                report.names.append(f"request header {k.lower()}")
+                found += values_of_header(k, v)
+            else:
+                kept_headers.append((k, v))
+        kept_query = []
+        for k, v in query:
+            if self.is_secret_name(k, self.secret_query_params):
+                report.names.append(f"query {k}")
+                found.append(v)
+            else:
+                kept_query.append((k, v))
+        doc = _json(body) if keep_body and body else None
+        if doc is not None:
+            doc = self._drop_fields(doc, "", found, report)
+            for json_path in self.json_paths:
+                if _redact_path(doc, json_path.split("."), found):
+                    report.names.append(f"body {json_path}")
+        credentials = Credentials(found, min_length=self.credential_min_length)
+        # Key shapes found in the request are credentials sent too.
+        for text in [path, *(v for _, v in kept_query), *(v for _, v in kept_headers)]:
+            credentials.add(_shaped(text.encode("utf-8", "surrogatepass")))
+        raw = json.dumps(doc).encode() if doc is not None else (body or b"") if keep_body else b""
+        credentials.add(_shaped(raw))
+        clean_path, rules = self.scrub(path.encode("utf-8", "surrogatepass"), credentials)
+        report.add("request path", rules)
+        out_query = [(k, self._place(v, f"query {k}", credentials, report)) for k, v in kept_query]
+        out_headers = [(k, self._place(v, f"request header {k.lower()}", credentials, report))
+                       for k, v in kept_headers]
+        out_body = self._body(body, doc, credentials, report) if keep_body else None
+        return RedactedRequest(clean_path.decode("utf-8", "surrogatepass"), out_query, out_headers, out_body,
+                               report, credentials)
+
+    def response_headers_scrubbed(
+        self, headers: Iterable[tuple[str, str]], credentials: Credentials | None, report: Report,
+    ) -> list[tuple[str, str]]:
+        """Response headers without the secret ones, the rest scrubbed; ``report`` is added to."""
+        out = []
+        for k, v in headers:
+            if self.is_secret_name(k, self.secret_response_headers):
+                report.names.append(f"response header {k.lower()}")
+            else:
+                out.append((k, self._place(v, f"response header {k.lower()}", credentials, report)))
+        return out
+
+    def body(self, body: bytes) -> tuple[bytes, list[str]]:
+        """A request body with secret fields removed and secrets replaced; and the report lines."""
+        redacted = self.request("/", [], [], body)
+        return redacted.body or b"", redacted.report.lines()
+
+    def _place(self, value: str, place: str, credentials: Credentials | None, report: Report) -> str:
+        clean, rules = self.scrub(value.encode("utf-8", "surrogatepass"), credentials)
+        report.add(place, rules)
+        return clean.decode("utf-8", "surrogatepass") if rules else value
+
+    def _body(self, body: bytes | None, doc: Any, credentials: Credentials, report: Report) -> bytes | None:
+        if not body:
+            return body
+        if doc is not None:
+            clean_doc, rules = self.value(doc, credentials)
+            report.add("request body", rules)
+            if rules or (report.names and any(n.startswith("body ") for n in report.names)):
+                return json.dumps(clean_doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            return body
+        clean, rules = self.scrub(body, credentials)
+        report.add("request body", rules)
+        return clean
+
+    def _drop_fields(self, doc: Any, path: str, found: list[str], report: Report) -> Any:
+        if isinstance(doc, list):
+            return [self._drop_fields(item, path + "*.", found, report) for item in doc]
+        if not isinstance(doc, dict):
+            return doc
+        out = {}
+        for k, v in doc.items():
+            if self.is_secret_name(k) and not _is_schema(v) and not _is_thinking_signature(doc, k):
+                out[k] = _redact_all(v, found)
+                report.names.append(f"body {path}{k}")
+            else:
+                out[k] = self._drop_fields(v, f"{path}{k}.", found, report)
+        return out
+
+
+def _shaped(data: bytes) -> list[str]:
+    """The key-shaped strings in ``data`` (as text), to be replaced wherever else they appear."""
+    return [data[h.start : h.end].decode("utf-8", "replace") for h in default_scanner().find(data)] if data else []
+
+
+def _json(body: bytes | None) -> Any:
+    try:
+        doc = json.loads(body or b"")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return doc if isinstance(doc, (dict, list)) else None
+
+
+def _is_schema(value: Any) -> bool:
+    """A JSON Schema of a field named like a credential (a tool's ``password`` parameter) is no secret."""
+    return isinstance(value, dict) and value.get("type") in _SCHEMA_TYPES
+
+
+def _is_thinking_signature(doc: dict[str, Any], key: str) -> bool:
+    """Anthropic's thinking blocks carry the model's ``signature``, sent back as is: no credential."""
+    return key == "signature" and doc.get("type") in ("thinking", "redacted_thinking")
+
+
+def _redact_all(value: Any, found: list[str]) -> Any:
+    """Every scalar under a credential's name becomes ``REDACTED`` (null and booleans stay)."""
+    if isinstance(value, dict):
+        return {k: _redact_all(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_all(v, found) for v in value]
+    if value is None or isinstance(value, bool):
+        return value
+    found.append(str(value))
+    return REDACTED
+
+
+def _redact_path(doc: Any, keys: list[str], found: list[str]) -> bool:
+    if not keys:
+        return False
+    head, rest = keys[0], keys[1:]
+    if isinstance(doc, dict):
+        targets: list[Any] = list(doc) if head == "*" else [head] if head in doc else []
+    elif isinstance(doc, list):
+        indexes = range(len(doc))
+        targets = list(indexes) if head == "*" else [int(head)] if head.isdigit() and int(head) in indexes else []
+    else:
+        return False
+    changed = False
+    for key in targets:
+        if rest:
+            changed |= _redact_path(doc[key], rest, found)
+        else:
+            if isinstance(doc[key], (str, int, float)) and not isinstance(doc[key], bool):
+                found.append(str(doc[key]))
+            doc[key] = REDACTED
+            changed = True
+    return changed

@@ -1,0 +1,88 @@
+"""Which header, query parameter and JSON field names hold a credential: by the words of the name.
+
+A name is split into lower-case words at separators (anything but a letter or a
+digit) and at camelCase boundaries (``xApiKey`` → ``x api key``, ``APIKey`` →
+``api key``). It names a credential when one of its words, or two adjacent words
+written together, is a credential word (:data:`CREDENTIAL_WORDS`: ``key``,
+``apikey``, ``token``, ``secret``, ``auth``, ``authorization``, ``signature``,
+``sig``, ``password``, ``passwd``, ``cookie``, ``session``, ``credential``…), unless
+
+* the next word says the field is *about* the credential, not the credential
+  (:data:`DESCRIPTOR_WORDS`: ``stop_token_ids``, ``session_id``, ``key_name``,
+  ``token_count``, ``auth_type``…), or
+* the previous word makes it public or not a credential at all
+  (:data:`PUBLIC_QUALIFIERS`: ``public_key``, ``prompt_cache_key``,
+  ``idempotency-key``, ``primary_key``, Gemini's ``thoughtSignature``, MCP's
+  ``progressToken``, ``nextPageToken``…).
+
+Whole words only: ``max_tokens``, ``input_tokens``, ``tokenizer``, ``keywords``,
+``monkey``, ``author`` are not credentials.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["CREDENTIAL_WORDS", "DESCRIPTOR_WORDS", "PUBLIC_QUALIFIERS", "is_credential_name", "name_words"]
+
+CREDENTIAL_WORDS = frozenset({
+    "key", "apikey", "accesskey", "secretkey", "privatekey", "authkey", "signingkey", "masterkey",
+    "token", "apitoken", "accesstoken", "authtoken", "refreshtoken", "idtoken", "sessiontoken",
+    "securitytoken", "bearertoken", "bearer", "jwt",
+    "secret", "secrets", "clientsecret", "apisecret", "appsecret",
+    "auth", "oauth", "authorization",
+    "signature", "sig",
+    "password", "passwd", "pwd", "passphrase",
+    "cookie", "cookies", "session",
+    "credential", "credentials",
+})
+DESCRIPTOR_WORDS = frozenset({
+    "id", "ids", "name", "names", "type", "types", "count", "counts", "length", "len", "size", "limit",
+    "limits", "file", "path", "url", "uri", "endpoint", "version", "alias", "method", "mode", "scheme",
+    "enabled", "required", "provider", "expires", "expiry", "expiration", "ttl", "format", "index",
+    "usage", "budget", "field", "header", "location", "policy", "algorithm", "alg",
+})
+PUBLIC_QUALIFIERS = frozenset({
+    "public", "pub", "primary", "foreign", "sort", "partition", "cache", "idempotency", "dedup",
+    "dedupe", "routing", "shard", "hash", "lookup", "map", "dict", "csrf", "xsrf", "allow",
+    "thought",  # Gemini's thoughtSignature: the model's signature of its thoughts, sent back as is
+    # Tokens that are positions or markers, not credentials: MCP progressToken, Google nextPageToken,
+    # tokenizer eos_token / pad_token.
+    "progress", "page", "next", "continuation", "cancellation", "sync", "cursor", "eos", "bos", "pad", "stop",
+})
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
+def name_words(name: str) -> list[str]:
+    """The lower-case words of a name: ``"X-Amz-Signature"`` → ``["x", "amz", "signature"]``,
+    ``"xApiKey"`` → ``["x", "api", "key"]``, ``"APIKey"`` → ``["api", "key"]``."""
+    return [w.lower() for part in _NOT_ALNUM.split(name) for w in _CAMEL.findall(part)]
+
+
+def is_credential_name(
+    name: str, *, extra_words: Iterable[str] = (), allow: Iterable[str] = (),
+) -> bool:
+    """Whether ``name`` names a credential (see the module docstring).
+
+    Args:
+        name: a header, query parameter or JSON field name.
+        extra_words: more credential words (lower case), e.g. ``{"pin", "otp"}``.
+        allow: names never taken for credentials (compared case-insensitively).
+    """
+    if name.lower() in allow:
+        return False
+    words = name_words(name)
+    credential = CREDENTIAL_WORDS.union(extra_words) if extra_words else CREDENTIAL_WORDS
+    for i in range(len(words)):
+        # One word ("token"), or two written as one ("api" "key" is also "apikey").
+        for end in (i + 1, i + 2):
+            if end > len(words) or "".join(words[i:end]) not in credential:
+                continue
+            after = words[end] if end < len(words) else ""
+            before = words[i - 1] if i > 0 else ""
+            if after not in DESCRIPTOR_WORDS and before not in PUBLIC_QUALIFIERS:
+                return True
+    return False

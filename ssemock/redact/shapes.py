@@ -1,0 +1,251 @@
+"""Key *shapes*: the gitleaks rule catalogue plus ssemock's own JSON-escape-aware forms.
+
+**The catalogue** is ``gitleaks.toml`` beside this module: the default rule set of
+gitleaks (https://github.com/gitleaks/gitleaks, MIT licence in ``gitleaks-LICENSE``,
+commit in :data:`GITLEAKS_COMMIT`), shipped unchanged. Its regular expressions are
+RE2 syntax and run as they are with google-re2 (Latin-1 mode: any byte is a
+character, ``\\w`` and ``\\b`` are ASCII). Each rule is applied as gitleaks does:
+only when one of its ``keywords`` occurs (case-insensitive); the secret is the
+``secretGroup``, else the first non-empty group, else the match; a secret below the
+rule's Shannon ``entropy``, containing a stop word or matched by an allow-list regex
+(targets ``secret`` and ``match``; ``line`` targets are read as ``match``) is
+skipped. Rules bound to file paths (``path = …``: Terraform, Kubernetes YAML, NuGet,
+PHP, PKCS#12 files) are left out: a recording has no file path.
+
+**Our own forms** (:data:`OWN_RULES`) catch provider keys that the catalogue misses or
+only matches at exact lengths (``sk-``, ``sk-proj-``, ``sk-ant-``, ``AIza``,
+``Bearer …``, ``gsk_``, ``xai-``, ``hf_``, ``AKIA``/``ASIA``, ``ghp_``/``gho_``/
+``github_pat_``, ``ya29.``, ``pplx-``, ``r8_``, JWTs), also when a JSON string escapes
+some of their characters as ``\\u00XX`` (``sk\\u002dproj-…``) or ``/`` as ``\\/``.
+Escapes beyond ASCII (``\\u0441`` for a look-alike letter) and keys built from pieces
+are not caught.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import re2  # type: ignore[import-untyped]
+
+__all__ = ["GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "escape_aware"]
+
+GITLEAKS_COMMIT = "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b"
+
+_OPTIONS = re2.Options()
+_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+_ESCAPE = rb"\\u00[2-7][0-9A-Fa-f]"  # a JSON \uXXXX escape of a printable ASCII character
+
+
+def compile_bytes(pattern: bytes) -> Any:
+    """An RE2 pattern over bytes in Latin-1 mode (every byte is one character)."""
+    return re2.compile(pattern, _OPTIONS)
+
+
+def escape_aware(word: bytes, *, any_case: bool = False) -> bytes:
+    """An RE2 pattern for ``word`` where each ASCII character may also be its JSON ``\\u00XX`` escape."""
+    out = []
+    for byte in word:
+        char = chr(byte)
+        codes = sorted({ord(char.lower()), ord(char.upper())}) if any_case else [byte]
+        forms = [re.escape(c).encode("latin-1") for c in sorted({chr(c) for c in codes})]
+        if 0x20 <= byte < 0x80:
+            forms += [rf"\\u00{n >> 4:x}[{n & 15:x}{n & 15:X}]".encode() for n in codes]
+        if char == "/":
+            forms.append(rb"\\/")
+        out.append(b"(?:" + b"|".join(forms) + b")")
+    return b"".join(out)
+
+
+def _run(chars: bytes, least: int, *, slash: bool = False) -> bytes:
+    """At least ``least`` of ``chars`` (a class body) or JSON escapes of printable ASCII."""
+    return b"(?:[" + chars + b"]|" + _ESCAPE + (rb"|\\/" if slash else b"") + b"){" + str(least).encode() + b",}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One shape: where it comes from, when it runs, and how its secret is picked.
+
+    Attributes:
+        id: the rule's name (gitleaks' ``id``, or ``ssemock-…`` for ours).
+        source: ``"gitleaks"`` or ``"ssemock"``.
+        regex: the compiled RE2 pattern (bytes).
+        keywords: lower-case bytes; the rule runs only when one occurs (empty: always).
+        group: the capture group holding the secret (0: first non-empty group, or the match).
+        entropy: minimum Shannon entropy of the secret in bits per byte (0: none).
+        allow: compiled allow-list patterns and their target (``"secret"`` or ``"match"``).
+        stopwords: lower-case bytes; a secret containing one is skipped.
+    """
+
+    id: str
+    source: str
+    regex: Any
+    keywords: tuple[bytes, ...]
+    group: int = 0
+    entropy: float = 0.0
+    allow: tuple[tuple[Any, str], ...] = ()
+    stopwords: tuple[bytes, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A secret found: byte offsets ``[start, end)`` and the rule's id."""
+
+    start: int
+    end: int
+    rule: str
+
+
+# What may come before a prefixed key: not a letter or digit ("task-management-…" holds no key),
+# unless it ends a JSON escape ("\u0022sk-…").
+_BOUND = rb"(?:^|[^A-Za-z0-9]|\\u00[0-9A-Fa-f]{2})"
+_KEY = b"A-Za-z0-9_-"
+_ALNUM = b"A-Za-z0-9"
+
+
+def _own(rule_id: str, pattern: bytes, keywords: tuple[bytes, ...]) -> Rule:
+    return Rule(rule_id, "ssemock", compile_bytes(pattern), (*keywords, b"\\u00"), group=1)
+
+
+def _prefixed(rule_id: str, prefixes: tuple[bytes, ...], body: bytes, least: int, *, slash: bool = False) -> Rule:
+    alternatives = b"|".join(escape_aware(p) for p in prefixes)
+    pattern = _BOUND + b"((?:" + alternatives + b")" + _run(body, least, slash=slash) + b")"
+    return _own(rule_id, pattern, tuple(p.lower() for p in prefixes))
+
+
+def _jwt() -> Rule:
+    segment = _run(_KEY, 8)
+    dot = escape_aware(b".")
+    head = escape_aware(b"eyJ")
+    pattern = _BOUND + b"(" + head + segment + dot + head + segment + dot + segment + b")"
+    return _own("ssemock-jwt", pattern, (b"eyj",))
+
+
+OWN_RULES: tuple[Rule, ...] = (
+    _prefixed("ssemock-openai-anthropic-key", (b"sk-",), _KEY, 16),  # sk-, sk-proj-, sk-svcacct-, sk-ant-…
+    _prefixed("ssemock-google-api-key", (b"AIza",), _KEY, 30),
+    _own("ssemock-bearer-token", escape_aware(b"bearer", any_case=True) + rb"(?:\s|\\u0020)+("
+         + _run(b"A-Za-z0-9._~+/=-", 12, slash=True) + b")", (b"bearer",)),
+    _prefixed("ssemock-groq-key", (b"gsk_",), _ALNUM, 20),
+    _prefixed("ssemock-xai-key", (b"xai-",), _ALNUM, 20),
+    _prefixed("ssemock-huggingface-token", (b"hf_",), _ALNUM, 20),
+    _prefixed("ssemock-aws-access-key-id", (b"AKIA", b"ASIA", b"ABIA", b"ACCA"), b"A-Z0-9", 16),
+    _prefixed("ssemock-github-token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"), b"A-Za-z0-9_", 20),
+    _prefixed("ssemock-google-oauth-token", (b"ya29.",), _KEY, 20),
+    _prefixed("ssemock-perplexity-key", (b"pplx-",), _ALNUM, 20),
+    _prefixed("ssemock-replicate-token", (b"r8_",), _ALNUM, 20),
+    _jwt(),
+)
+
+
+def _entropy(data: bytes) -> float:
+    counts = Counter(data)
+    total = len(data)
+    return -sum(n / total * math.log2(n / total) for n in counts.values()) if total else 0.0
+
+
+def load_gitleaks() -> tuple[Rule, ...]:
+    """The rules of the shipped gitleaks catalogue that apply to a recording (see module docstring)."""
+    text = resources.files(__package__).joinpath("gitleaks.toml").read_text(encoding="utf-8")
+    config = tomllib.loads(text)
+    glob = config.get("allowlist", {})
+    global_allow = tuple((compile_bytes(p.encode()), "secret") for p in glob.get("regexes", []))  # shared
+    global_stop = tuple(s.lower().encode() for s in glob.get("stopwords", []))
+    rules = []
+    for raw in config["rules"]:
+        if "regex" not in raw or "path" in raw:
+            continue
+        allow: list[tuple[Any, str]] = list(global_allow)
+        stop: list[bytes] = list(global_stop)
+        for entry in raw.get("allowlists", []):
+            if entry.get("paths") and entry.get("condition", "OR") == "AND":
+                continue  # needs a file path too: never true for a recording
+            target = "secret" if entry.get("regexTarget", "secret") == "secret" else "match"
+            allow += [(compile_bytes(p.encode()), target) for p in entry.get("regexes", [])]
+            stop += [s.lower().encode() for s in entry.get("stopwords", [])]
+        rules.append(Rule(
+            raw["id"], "gitleaks", compile_bytes(raw["regex"].encode()),
+            tuple(k.lower().encode() for k in raw.get("keywords", [])), int(raw.get("secretGroup", 0)),
+            float(raw.get("entropy", 0.0)), tuple(allow), tuple(stop),
+        ))
+    return tuple(rules)
+
+
+class Scanner:
+    """Finds secrets in bytes with a set of :class:`Rule`; keyword prefilter in one RE2 pass.
+
+    Args:
+        rules: the rules (default: :func:`load_gitleaks` then :data:`OWN_RULES`).
+    """
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        keywords = sorted({k for r in rules for k in r.keywords})
+        self._always = tuple(r for r in rules if not r.keywords)
+        self._by_keyword = [tuple(r for r in rules if k in r.keywords) for k in keywords]
+        self._set = re2.Set.SearchSet(_OPTIONS)
+        for keyword in keywords:
+            self._set.Add(b"(?i)" + re.escape(keyword.decode("latin-1")).encode("latin-1"))
+        self._set.Compile()
+
+    def find(self, data: bytes) -> list[Hit]:
+        """Every secret in ``data``, sorted by start, overlaps removed (the earlier, longer one wins)."""
+        found = self._set.Match(data) or []
+        if not found and not self._always:
+            return []
+        seen: set[str] = set()
+        hits: list[Hit] = []
+        for rule in [*self._always, *(r for i in found for r in self._by_keyword[i])]:
+            if rule.id not in seen:
+                seen.add(rule.id)
+                hits += _rule_hits(rule, data)
+        return _disjoint(hits)
+
+
+def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
+    out = []
+    for m in rule.regex.finditer(data):
+        if rule.group:
+            start, end = m.span(rule.group)
+        else:
+            start, end = next((m.span(g) for g in range(1, (rule.regex.groups or 0) + 1)
+                               if m.span(g)[0] >= 0 and m.span(g)[1] > m.span(g)[0]), m.span())
+        if start < 0 or end <= start:
+            continue
+        secret = data[start:end]
+        if rule.entropy and _entropy(secret) < rule.entropy:
+            continue
+        low = secret.lower()
+        if any(s in low for s in rule.stopwords):
+            continue
+        if any(p.search(secret if target == "secret" else m.group()) for p, target in rule.allow):
+            continue
+        out.append(Hit(start, end, rule.id))
+    return out
+
+
+def _disjoint(hits: list[Hit]) -> list[Hit]:
+    out: list[Hit] = []
+    for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
+        if out and hit.start < out[-1].end:
+            if hit.end > out[-1].end:  # overlapping: merge into one span
+                out[-1] = Hit(out[-1].start, hit.end, out[-1].rule)
+            continue
+        out.append(hit)
+    return out
+
+
+_DEFAULT: Scanner | None = None
+
+
+def default_scanner() -> Scanner:
+    """The scanner of the shipped catalogue and our own forms (built once, on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Scanner((*load_gitleaks(), *OWN_RULES))
+    return _DEFAULT
