@@ -120,6 +120,8 @@ class _AcceptExhaustion(logging.Filter):
         self._suppressed = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if self._retry_after_close(record):
+            return False
         if not str(record.msg).startswith("socket.accept() out of system resource"):
             return True
         now = time.monotonic()
@@ -136,6 +138,16 @@ class _AcceptExhaustion(logging.Filter):
         record.exc_info = record.exc_text = None
         self._last, self._suppressed = now, 0
         return True
+
+
+    @staticmethod
+    def _retry_after_close(record: logging.LogRecord) -> bool:
+        """After an accept failed, asyncio retries with one timer per failed accept; a timer that
+        fires once the server has stopped meets the closed socket (``Invalid file descriptor: -1``)
+        and asyncio logs a traceback. Nothing is lost: the server is gone."""
+        exc = record.exc_info[1] if record.exc_info else None
+        return (isinstance(exc, ValueError) and "Invalid file descriptor" in str(exc)
+                and "_start_serving" in record.getMessage())
 
 
 SERVER_LOGGER.addFilter(_DropMalformedHttp())
