@@ -11,7 +11,6 @@ import contextlib
 import json
 import pickle
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from aiohttp import web
 
 from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Response
+from ssemock.edge.arguments import raise_open_files_limit as raise_open_files_limit  # re-exported for the benchmark processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,14 +50,6 @@ def median(values: Sequence[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def raise_open_files_limit() -> None:
-    """Lift the soft limit on open files to the hard one (thousands of sockets)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or soft < hard:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
 
 
 def rss_kb(pid: int) -> int:
