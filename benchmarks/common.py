@@ -23,7 +23,9 @@ from aiohttp import web
 
 from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Response
-from ssemock.edge.arguments import raise_open_files_limit as raise_open_files_limit  # re-exported for the benchmark processes
+from ssemock.edge.arguments import (
+    raise_open_files_limit as raise_open_files_limit,  # re-exported for the benchmark processes
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
