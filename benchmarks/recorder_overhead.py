@@ -6,14 +6,19 @@
   minus the same percentile on a direct connection. Goal: p50 <= 0.5 ms.
 * **Throughput**: the upstream sends ``size`` bytes of events as fast as the client
   reads them; MB/s through the recorder divided by MB/s direct. Goal: >= 0.8.
+  A second baseline, in the same run: a bare aiohttp reverse proxy of a few lines
+  (:mod:`benchmarks.bare_relay`, one ``readany`` and one chunked ``write`` + ``drain`` per
+  upstream read, as the recorder does, and nothing else), in its own process like the
+  recorder: the throughput any aiohttp relay reaches here, and the recorder's against it.
 * **CPU per MB** (what bounds the throughput, and hardly moved by a busy machine): CPU
   seconds of the recorder process per MB relayed and recorded (its secret scan included),
-  against the CPU seconds the upstream and the client together spend per MB on the direct
-  run (Linux ``/proc``; left out elsewhere).
+  and of the bare relay per MB relayed, against the CPU seconds the upstream and the client
+  together spend per MB on the direct run (Linux ``/proc``; left out elsewhere).
 
 Everything runs on 127.0.0.1: the upstream in a thread with its own event loop, the
-recorder in its own process (``ssemock record``, as it is used), the client in the calling
-thread. Run: ``python -m benchmarks.recorder_overhead``.
+recorder and the bare relay each in its own process (``ssemock record``, as it is used),
+the client in the calling thread, reading the same bytes with the same ``recv`` size on
+every path. Run: ``python -m benchmarks.recorder_overhead``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .common import serve_in_thread
+from .common import ROOT, serve_in_thread
 
 __all__ = ["figures"]
 
@@ -81,20 +86,27 @@ def _serve(upstream: _Upstream) -> AbstractContextManager[str]:
     return serve_in_thread(app)
 
 
-@contextmanager
-def _recorder(target: str, cassettes: str) -> Iterator[tuple[str, int]]:
+def _recorder(target: str, cassettes: str) -> AbstractContextManager[tuple[str, int]]:
     """``ssemock record`` in its own process, recording every request; yields its URL and pid."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
-         "--port", "0", "--record-mode", "all", "--max-body-size", "-1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+    return _relay([sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
+                   "--port", "0", "--record-mode", "all", "--max-body-size", "-1"], "ssemock recording on ")
+
+
+def _bare_relay(target: str) -> AbstractContextManager[tuple[str, int]]:
+    """The bare aiohttp reverse proxy in its own process; yields its URL and pid."""
+    return _relay([sys.executable, "-m", "benchmarks.bare_relay", target], "relaying on ")
+
+
+@contextmanager
+def _relay(command: list[str], started: str) -> Iterator[tuple[str, int]]:
+    """Run ``command`` until the block ends; its first stdout line is ``started`` then its URL."""
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
-        if not line.startswith("ssemock recording on "):
-            raise RuntimeError(f"ssemock record did not start: {line!r}")
-        yield line.split(" ")[3], proc.pid
+        if not line.startswith(started):
+            raise RuntimeError(f"{command[2]} did not start: {line!r}")
+        yield line.removeprefix(started).split(" ")[0], proc.pid
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -174,7 +186,8 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
         ``ratio`` (value / baseline), ``goal`` (text or None) and ``met`` (bool or None).
     """
     upstream = _Upstream()
-    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as (rec, pid):
+    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as (rec, pid), \
+            _bare_relay(direct) as (bare, bare_pid):
         _latencies(direct, upstream, 20, interval)  # warm up both paths
         _latencies(rec, upstream, 20, interval)
         base_lat = _latencies(direct, upstream, count, interval)
@@ -184,6 +197,10 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
         own = _cpu_seconds()
         base_tp = _throughput(direct, size)
         own_used = (_cpu_seconds() or 0.0) - (own or 0.0)
+        _throughput(bare, 1 << 20)  # its client session connects
+        bare_before = _cpu_seconds(bare_pid)
+        bare_tp = _throughput(bare, size)
+        bare_after = _cpu_seconds(bare_pid)
         before = _cpu_seconds(pid)
         rec_tp = _throughput(rec, size)
         after = _cpu_seconds(pid)
@@ -202,14 +219,24 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
         "name": "recorder throughput", "value": round(rec_tp, 1), "unit": "MB/s", "baseline": round(base_tp, 1),
         "ratio": round(ratio, 3), "goal": ">= 0.8 of direct", "met": ratio >= 0.8,
     })
-    if before is not None and after is not None:
-        megabytes = size / 1e6
-        rec_ms, direct_ms = (after - before) / megabytes * 1000, own_used / megabytes * 1000
-        out.append({
-            "name": "recorder CPU per MB (upstream + client direct as baseline)", "value": round(rec_ms, 2),
-            "unit": "ms/MB", "baseline": round(direct_ms, 2),
-            "ratio": round(rec_ms / direct_ms, 1) if direct_ms else None, "goal": None, "met": None,
-        })
+    out.append({
+        "name": "bare aiohttp relay throughput", "value": round(bare_tp, 1), "unit": "MB/s",
+        "baseline": round(base_tp, 1), "ratio": round(bare_tp / base_tp, 3), "goal": None, "met": None,
+    })
+    out.append({
+        "name": "recorder throughput (bare aiohttp relay as baseline)", "value": round(rec_tp, 1), "unit": "MB/s",
+        "baseline": round(bare_tp, 1), "ratio": round(rec_tp / bare_tp, 3), "goal": None, "met": None,
+    })
+    megabytes = size / 1e6
+    direct_ms = own_used / megabytes * 1000
+    for name, start, stop in (("recorder", before, after), ("bare aiohttp relay", bare_before, bare_after)):
+        if start is not None and stop is not None:
+            used = (stop - start) / megabytes * 1000
+            out.append({
+                "name": f"{name} CPU per MB (upstream + client direct as baseline)", "value": round(used, 2),
+                "unit": "ms/MB", "baseline": round(direct_ms, 2),
+                "ratio": round(used / direct_ms, 1) if direct_ms else None, "goal": None, "met": None,
+            })
     return out
 
 
