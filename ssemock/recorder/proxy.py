@@ -449,6 +449,7 @@ class _Tee:
         self._raw_size = 0
         self._jobs: collections.deque[concurrent.futures.Future[None]] = collections.deque()
         self._unscanned: Spool | None = None  # reads kept raw for the scan after the body's end
+        self._closing: concurrent.futures.Future[tuple[Spool, Counter[str], list[tuple[str, str]]]] | None = None
         self.size = 0
         self.count = 0
 
@@ -508,19 +509,27 @@ class _Tee:
             self._consume(self._raw)
             self._raw, self._raw_size = [], 0
             return self._finish(headers)
-        self._submit()
-        done = await asyncio.wrap_future(_scan_pool().submit(self._finish, headers))
+        # Shielded: a cancelled caller goes on with close_now(), which waits for this same scrub.
+        done = await asyncio.shield(asyncio.wrap_future(self._finishing(headers)))
         while self._jobs:
             self._jobs.popleft().result()  # done before _finish ran: raises what a batch raised
         return done
 
     def close_now(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
         """:meth:`close`, blocking (the task is being cancelled: it may not wait for the loop again)."""
-        self._submit()
-        done = _scan_pool().submit(self._finish, headers).result()
+        done = self._finishing(headers).result()
         while self._jobs:
             self._jobs.popleft().result()
         return done
+
+    def _finishing(
+        self, headers: list[tuple[str, str]],
+    ) -> concurrent.futures.Future[tuple[Spool, Counter[str], list[tuple[str, str]]]]:
+        """The last scrub, submitted once (after every batch) whoever asks first."""
+        if self._closing is None:
+            self._submit()
+            self._closing = _scan_pool().submit(self._finish, headers)
+        return self._closing
 
     def _finish(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
         if self._unscanned is not None:  # after the batches submitted before it, in order
