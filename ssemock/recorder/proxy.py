@@ -558,7 +558,7 @@ class _Tee:
         return plain, scrub.rules, kept
 
 
-_IN_FLIGHT = 4  # batches of one body waiting for the scan before the rest waits unscanned (4 MiB)
+_IN_FLIGHT = 2  # batches of one body waiting for the scan before the rest waits unscanned (2 MiB)
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 
 
