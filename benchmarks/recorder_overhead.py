@@ -5,15 +5,23 @@
   arrives. The figure is the p50 (p99) of arrival minus write through the recorder,
   minus the same percentile on a direct connection. Goal: p50 <= 0.5 ms.
 * **Throughput**: the upstream sends ``size`` bytes of events as fast as the client
-  reads them; MB/s through the recorder divided by MB/s direct. Goal: >= 0.8.
+  reads them; MB/s through the recorder divided by MB/s direct. Goal: >= 0.8. Medians of
+  3 rounds, each measuring direct, bare relay (below) and recorder in turn, the recorder
+  left to finish writing the previous round's cassette first.
+  A second baseline, in the same run: a bare aiohttp reverse proxy of a few lines
+  (:mod:`benchmarks.bare_relay`, one ``readany`` and one chunked ``write`` + ``drain`` per
+  upstream read, as the recorder does, and nothing else), in its own process like the
+  recorder: the throughput any aiohttp relay reaches here, and the recorder's against it.
 * **CPU per MB** (what bounds the throughput, and hardly moved by a busy machine): CPU
-  seconds of the recorder process per MB relayed and recorded (its secret scan included),
-  against the CPU seconds the upstream and the client together spend per MB on the direct
-  run (Linux ``/proc``; left out elsewhere).
+  seconds of the recorder process per MB while it relays (up to the client's last byte: the
+  part of the secret scan that runs beside the relay is included, what is scanned and written
+  after the last byte is not), and of the bare relay per MB relayed, against the CPU seconds the upstream and the client
+  together spend per MB on the direct run (Linux ``/proc``; left out elsewhere).
 
 Everything runs on 127.0.0.1: the upstream in a thread with its own event loop, the
-recorder in its own process (``ssemock record``, as it is used), the client in the calling
-thread. Run: ``python -m benchmarks.recorder_overhead``.
+recorder and the bare relay each in its own process (``ssemock record``, as it is used),
+the client in the calling thread, reading the same bytes with the same ``recv`` size on
+every path. Run: ``python -m benchmarks.recorder_overhead``.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .common import serve_in_thread
+from .common import ROOT, serve_in_thread
 
 __all__ = ["figures"]
 
@@ -81,20 +89,27 @@ def _serve(upstream: _Upstream) -> AbstractContextManager[str]:
     return serve_in_thread(app)
 
 
-@contextmanager
-def _recorder(target: str, cassettes: str) -> Iterator[tuple[str, int]]:
+def _recorder(target: str, cassettes: str) -> AbstractContextManager[tuple[str, int]]:
     """``ssemock record`` in its own process, recording every request; yields its URL and pid."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
-         "--port", "0", "--record-mode", "all", "--max-body-size", "-1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+    return _relay([sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
+                   "--port", "0", "--record-mode", "all", "--max-body-size", "-1"], "ssemock recording on ")
+
+
+def _bare_relay(target: str) -> AbstractContextManager[tuple[str, int]]:
+    """The bare aiohttp reverse proxy in its own process; yields its URL and pid."""
+    return _relay([sys.executable, "-m", "benchmarks.bare_relay", target], "relaying on ")
+
+
+@contextmanager
+def _relay(command: list[str], started: str) -> Iterator[tuple[str, int]]:
+    """Run ``command`` until the block ends; its first stdout line is ``started`` then its URL."""
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
-        if not line.startswith("ssemock recording on "):
-            raise RuntimeError(f"ssemock record did not start: {line!r}")
-        yield line.split(" ")[3], proc.pid
+        if not line.startswith(started):
+            raise RuntimeError(f"{command[2]} did not start: {line!r}")
+        yield line.removeprefix(started).split(" ")[0], proc.pid
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -161,32 +176,69 @@ def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1024) -> list[dict[str, Any]]:
-    """Measure the recorder against a direct connection.
+def _idle(pid: int, quiet: float = 0.2, timeout: float = 120.0) -> None:
+    """Wait until process ``pid`` has used no CPU for ``quiet`` seconds (e.g. a cassette written)."""
+    deadline = time.monotonic() + timeout
+    last = _cpu_seconds(pid)
+    while time.monotonic() < deadline and last is not None:
+        time.sleep(quiet)
+        now = _cpu_seconds(pid)
+        if now == last:
+            return
+        last = now
+
+
+class _Rounds:
+    """Throughput (MB/s) and CPU seconds per MB of each path, one list entry per round."""
+
+    def __init__(self) -> None:
+        self.rate: dict[str, list[float]] = {"direct": [], "bare": [], "recorder": []}
+        self.cpu: dict[str, list[float]] = {"direct": [], "bare": [], "recorder": []}
+
+    def measure(self, path: str, url: str, size: int, pid: int | None) -> None:
+        before = _cpu_seconds(pid)
+        self.rate[path].append(_throughput(url, size))
+        after = _cpu_seconds(pid)
+        if before is not None and after is not None:
+            self.cpu[path].append((after - before) / (size / 1e6) * 1000)
+
+    def median(self, path: str, what: str = "rate") -> float | None:
+        values = (self.rate if what == "rate" else self.cpu)[path]
+        return statistics.median(values) if values else None
+
+
+def figures(
+    count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1024, rounds: int = 3,
+) -> list[dict[str, Any]]:
+    """Measure the recorder against a direct connection and a bare aiohttp relay.
 
     Args:
         count: events in the latency run.
         interval: seconds between events in the latency run.
-        size: bytes in the throughput run.
+        size: bytes in each throughput run.
+        rounds: throughput rounds, each running direct, bare relay and recorder in turn, so
+            that a busy machine slows the three alike; figures are medians over the rounds.
+            Before each round the recorder is left to finish writing the previous cassette
+            (tens of MB of YAML, seconds of CPU) until it is idle.
 
     Returns:
         Figure dicts with keys ``name``, ``value``, ``unit``, ``baseline`` (direct),
         ``ratio`` (value / baseline), ``goal`` (text or None) and ``met`` (bool or None).
     """
     upstream = _Upstream()
-    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as (rec, pid):
+    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as (rec, pid), \
+            _bare_relay(direct) as (bare, bare_pid):
         _latencies(direct, upstream, 20, interval)  # warm up both paths
         _latencies(rec, upstream, 20, interval)
         base_lat = _latencies(direct, upstream, count, interval)
         rec_lat = _latencies(rec, upstream, count, interval)
-        # One run each: after a recorded run the recorder writes that cassette (tens of MB
-        # of YAML, seconds of work) and would slow a second run down.
-        own = _cpu_seconds()
-        base_tp = _throughput(direct, size)
-        own_used = (_cpu_seconds() or 0.0) - (own or 0.0)
-        before = _cpu_seconds(pid)
-        rec_tp = _throughput(rec, size)
-        after = _cpu_seconds(pid)
+        _throughput(bare, 1 << 20)  # its client session connects
+        measured = _Rounds()
+        for _ in range(rounds):
+            _idle(pid)
+            measured.measure("direct", direct, size, None)  # the upstream and the client: this process
+            measured.measure("bare", bare, size, bare_pid)
+            measured.measure("recorder", rec, size, pid)
     out = []
     for q, goal in ((50, 0.5), (99, None)):
         base, via = _pct(base_lat, q), _pct(rec_lat, q)
@@ -197,25 +249,35 @@ def figures(count: int = 400, interval: float = 0.005, size: int = 64 * 1024 * 1
             "goal": f"<= {goal} ms" if goal is not None else None,
             "met": added <= goal if goal is not None else None,
         })
+    base_tp, bare_tp, rec_tp = (measured.median(k) or 0.0 for k in ("direct", "bare", "recorder"))
     ratio = rec_tp / base_tp
     out.append({
         "name": "recorder throughput", "value": round(rec_tp, 1), "unit": "MB/s", "baseline": round(base_tp, 1),
         "ratio": round(ratio, 3), "goal": ">= 0.8 of direct", "met": ratio >= 0.8,
     })
-    if before is not None and after is not None:
-        megabytes = size / 1e6
-        rec_ms, direct_ms = (after - before) / megabytes * 1000, own_used / megabytes * 1000
-        out.append({
-            "name": "recorder CPU per MB (upstream + client direct as baseline)", "value": round(rec_ms, 2),
-            "unit": "ms/MB", "baseline": round(direct_ms, 2),
-            "ratio": round(rec_ms / direct_ms, 1) if direct_ms else None, "goal": None, "met": None,
-        })
+    out.append({
+        "name": "bare aiohttp relay throughput", "value": round(bare_tp, 1), "unit": "MB/s",
+        "baseline": round(base_tp, 1), "ratio": round(bare_tp / base_tp, 3), "goal": None, "met": None,
+    })
+    out.append({
+        "name": "recorder throughput (bare aiohttp relay as baseline)", "value": round(rec_tp, 1), "unit": "MB/s",
+        "baseline": round(bare_tp, 1), "ratio": round(rec_tp / bare_tp, 3), "goal": None, "met": None,
+    })
+    direct_ms = measured.median("direct", "cpu")
+    for name, key in (("recorder", "recorder"), ("bare aiohttp relay", "bare")):
+        used = measured.median(key, "cpu")
+        if used is not None and direct_ms is not None:
+            out.append({
+                "name": f"{name} CPU per MB while relaying (upstream + client direct as baseline)",
+                "value": round(used, 2), "unit": "ms/MB", "baseline": round(direct_ms, 2),
+                "ratio": round(used / direct_ms, 1) if direct_ms else None, "goal": None, "met": None,
+            })
     return out
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    """The figures for ``python -m benchmarks``; ``quick``: 200 events and 16 MB."""
-    return figures(200, size=16 * 1024 * 1024) if quick else figures()
+    """The figures for ``python -m benchmarks``; ``quick``: 200 events, 16 MB, one round."""
+    return figures(200, size=16 * 1024 * 1024, rounds=1) if quick else figures()
 
 
 if __name__ == "__main__":

@@ -221,3 +221,35 @@ def test_a_50_mb_stream_is_recorded_with_bounded_memory(upstream: Upstream, tmp_
     body = cassette.interactions[1].response.body
     assert len(body) == size and hashlib.sha256(body).hexdigest() == digest.hexdigest()
     assert body[:200] == big_block(200)
+
+
+async def test_a_large_answer_is_listed_when_its_client_has_it_and_flush_waits_for_its_file(tmp_path: Path) -> None:
+    size = 24 * MB  # over 1 MiB: scrubbed and written right after the client's last byte
+    with Upstream() as up:
+        async with Recorder(up.url, tmp_path, cassette="large", mode="all") as rec, aiohttp.ClientSession() as session:
+            digest = hashlib.sha256()
+            async with session.post(f"{rec.url}/big?size={size}", json={"big": True}) as resp:
+                async for piece in resp.content.iter_chunked(1 << 20):
+                    digest.update(piece)
+            [listed] = rec.interactions  # listed by the time the client has its whole answer
+            assert listed["action"] == "recorded" and listed["end"] == "clean"
+            await rec.flush()
+            assert listed["bytes"] == size
+            [interaction] = Cassette.load(tmp_path / "large.yaml").interactions
+    body = interaction.response.body
+    assert len(body) == size and hashlib.sha256(body).digest() == digest.digest()
+    assert body[:200] == big_block(200)
+
+
+def test_sigterm_while_a_large_answer_is_scrubbed_after_its_last_byte_still_writes_it(
+    upstream: Upstream, tmp_path: Path,
+) -> None:
+    size = 24 * MB
+    rec = RecorderProcess(upstream.url, tmp_path, "--cassette", "t", "--grace", "0")
+    answer = raw_json(rec.url, "POST", f"/big?size={size}", {"big": True})
+    status, err = rec.finish(signal.SIGTERM)  # the scrub of what the scan could not keep up with may still run
+    assert status == 0, err
+    assert len(answer.body) == size
+    [interaction] = Cassette.load(tmp_path / "t.yaml").interactions
+    assert interaction.response.body == answer.body and interaction.response.end.how == "clean"
+    assert f"{size} bytes" in err

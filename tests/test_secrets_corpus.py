@@ -263,3 +263,25 @@ def test_a_credential_min_length_below_four_is_a_usage_error(capsys: pytest.Capt
     assert main(["record", "--target", "http://127.0.0.1:1", "--port", "0", "--credential-min-length", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ssemock: error: ") and err.count("\n") == 1 and "credential min length" in err
+
+
+def test_a_large_fast_answer_is_relayed_raw_and_written_clean(tmp_path: Path) -> None:
+    """24 MiB as fast as the connections go: the part the scan cannot keep up with waits for it
+    unscanned after the client's last byte; keys at its start, middle and end (one split across
+    two writes) never reach the file, and the progress line counts what was replaced."""
+    keys = [SHAPES["ghp_"], SHAPES["sk-proj"], SHAPES["jwt"]]
+    filler = "x" * (8 << 20)
+    say = f"data: {keys[0]}\n\n{filler}data: {keys[1]}\n\n{filler}{filler[:-100]}data: {keys[2]}\n\n"
+    cut = say.index(keys[2]) + len(keys[2]) // 2
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all", cassette="large") as rec:
+        live = raw_request(rec.url, "POST", "/split", json.dumps({"say": say, "cuts": [cut]}).encode(),
+                           {"Content-Type": "application/json"})
+    [listed] = rec.interactions
+    assert live.body == say.encode()  # the client gets the raw bytes
+    _assert_clean(tmp_path, keys)
+    [interaction] = Cassette.load(tmp_path / "large.yaml").interactions
+    expected = say
+    for key in keys:
+        expected = expected.replace(key, "REDACTED")
+    assert interaction.response.body == expected.encode()
+    assert listed["bytes"] == len(expected) and "response body: 3 secret(s) replaced" in " ".join(listed["filtered"])

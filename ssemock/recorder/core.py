@@ -52,6 +52,8 @@ class RecorderState:
     stores: dict[str, CassetteStore] = field(default_factory=dict)
     max_request_body: int = MAX_REQUEST_BODY
     max_json_depth: int = MAX_JSON_DEPTH
+    finishing: set[asyncio.Future[None]] = field(default_factory=set)
+    """Answers over 1 MiB whose client has its last byte and whose recording is still scrubbed."""
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def store(self, name: str) -> CassetteStore:
@@ -339,10 +341,13 @@ class Recorder:
     async def flush(self) -> None:
         """Wait until every interaction completed so far is written to its cassette file.
 
-        Not needed to read a cassette after a request: a recorded interaction is on disk
-        before its client gets the last byte. Raises :class:`RecorderError` (see :meth:`stop`).
+        Not needed to read a cassette after a request whose answer is up to 1 MiB: such an
+        interaction is on disk before its client gets the last byte; a larger one is scrubbed
+        and written right after. Raises :class:`RecorderError` (see :meth:`stop`).
         """
         if self.state is not None:
+            while self.state.finishing:
+                await asyncio.gather(*self.state.finishing)
             for store in list(self.state.stores.values()):
                 await store.flush()
 

@@ -12,8 +12,10 @@ bad cassette name) or ``failed`` (the upstream could not be reached).
 
 When an interaction is listed: a recorded one once it is in its cassette file, a refused
 or failed one before its answer is sent, both before the client has its last byte; a
-replayed one when its answer starts (its ``bytes``, ``chunks`` and ``end`` are filled
-in, and its line printed, when the answer ends).
+recorded one over 1 MiB before its client's last byte too, with ``bytes`` and ``chunks``
+as received (they and ``filtered`` are updated, and its line printed, once its body is
+scrubbed, right after); a replayed one when its answer starts (its ``bytes``, ``chunks``
+and ``end`` are filled in, and its line printed, when the answer ends).
 """
 
 from __future__ import annotations

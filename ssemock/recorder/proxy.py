@@ -48,7 +48,7 @@ from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
 from ..matching import find_interaction
-from ..redact import BATCH, Credentials, RedactedRequest
+from ..redact import BATCH, Credentials, RedactedRequest, Report
 from ..scenario import Plan
 from ..server import send_plan
 from .modes import RecordMode
@@ -252,9 +252,7 @@ async def _stream(
                 how = "client_gone"
                 break
             finally:
-                tee.add(t, data)
-            if tee.backlogged:  # the secret scan lags: let it catch up (memory stays bounded)
-                await tee.drain()
+                tee.add(t, data)  # never waits: a read the scan cannot take now is spooled raw
     except (TimeoutError, aiohttp.ServerTimeoutError):
         how = "timeout"
     except aiohttp.ClientPayloadError as exc:
@@ -266,23 +264,19 @@ async def _stream(
     except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
         how, cancelled = "timeout", exc
     end = loop.time() - t0
-    # The last reads are scrubbed before the client's last byte: the recording is complete by then.
     report = redacted.report
     resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
-    if cancelled is None:
-        spool, rules, resp_headers = await tee.close(resp_headers)
-    else:
-        spool, rules, resp_headers = tee.close_now(resp_headers)
-    report.add("response body", rules)
     host = upstream.request_info.headers.get("Host", "")
-    recorded_request = _recorded_request(received, redacted, host)
-    filtered = report.lines()
     recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
-    counter = EventCounter() if tee.counts_events(resp_headers) else None  # counted as the file is written
-    info |= {"action": "recorded", "status": upstream.status, "bytes": spool.size, "chunks": spool.count,
-             "events": None, "ttfb": tee.first, "duration": end, "end": how, "filtered": filtered}
-    entry = Entry(recorded_request, recorded, spool, filtered=filtered, observe=counter.feed if counter else None)
-    if spool.size > WRITE_BEFORE_END_MAX:  # written right after the last byte (see the module docstring)
+    info |= {"action": "recorded", "status": upstream.status, "bytes": tee.size, "chunks": tee.count,
+             "events": None, "ttfb": tee.first, "duration": end, "end": how, "filtered": report.lines()}
+    recording = _Recording(tee, _recorded_request(received, redacted, host), recorded, report)
+    if tee.size > WRITE_BEFORE_END_MAX and cancelled is None:
+        return await _finish_large(request, st, store, response, recording, info, held)
+    # The last reads are scrubbed before the client's last byte: the recording is complete by then.
+    spool, entry, counter = await recording.entry(cancelled is None)
+    info |= {"bytes": spool.size, "chunks": spool.count, "filtered": entry.filtered}
+    if spool.size > WRITE_BEFORE_END_MAX:  # grew past it by a scrubbing: written right after the last byte
         store.submit(entry)
         counter = None
     else:
@@ -298,6 +292,51 @@ async def _stream(
         raise cancelled
     await _finish_client(request, response, how, held)
     return response
+
+
+async def _finish_large(
+    request: web.Request, st: RecorderState, store: CassetteStore, response: web.StreamResponse,
+    recording: _Recording, info: dict[str, Any], held: bytes,
+) -> web.StreamResponse:
+    """An answer over :data:`WRITE_BEFORE_END_MAX`: listed, then the client's last byte, then
+    what is left of the scan and the write (which :meth:`RecorderState.flush` waits for)."""
+    listed = st.progress.begin(info)  # bytes and chunks as received until scrubbed
+    finished = asyncio.get_running_loop().create_future()
+    st.finishing.add(finished)
+    try:
+        await _finish_client(request, response, info["end"], held)
+        try:
+            spool, entry, _ = await recording.entry(True)
+        except asyncio.CancelledError:  # stopping: scrubbed without the loop, then written at stop
+            spool, entry, _ = await recording.entry(False)
+            store.submit(entry)
+            raise
+        store.submit(entry)
+        st.progress.finish(listed, bytes=spool.size, chunks=spool.count, filtered=entry.filtered)
+    finally:
+        st.finishing.discard(finished)
+        finished.set_result(None)
+    return response
+
+
+class _Recording:
+    """A recorded answer whose body is still with its :class:`_Tee`: turned into an :class:`Entry`."""
+
+    def __init__(self, tee: _Tee, request: Request, response: Response, report: Report) -> None:
+        self.tee, self.request, self.response, self.report = tee, request, response, report
+
+    async def entry(self, wait: bool) -> tuple[Spool, Entry, EventCounter | None]:
+        """Scrub what is left (``wait``: in the scan thread, else blocking); the spool, the entry
+        and the event counter fed as the file is written (None for an encoded or non-SSE body)."""
+        headers = self.response.headers
+        spool, rules, headers = await self.tee.close(headers) if wait else self.tee.close_now(headers)
+        self.response.headers = headers
+        self.report.add("response body", rules)
+        counter = EventCounter() if self.tee.counts_events(headers) else None
+        filtered = self.report.lines()
+        entry = Entry(self.request, self.response, spool, filtered=filtered,
+                      observe=counter.feed if counter else None)
+        return spool, entry, counter
 
 
 async def _finish_client(request: web.Request, response: web.StreamResponse, how: str, held: bytes) -> None:
@@ -384,10 +423,14 @@ class EventCounter:
 class _Tee:
     """What is kept of a streamed body: reads collected raw, scrubbed in bulk into a spool.
 
-    The client has each read at once; :meth:`add` only keeps it. Each MiB collected is
-    scrubbed in the scan thread (google-re2 releases the GIL, so the scan runs beside the
-    relay; one thread, so the batches of a body keep their order); at most
-    :data:`_IN_FLIGHT` batches wait before :attr:`backlogged` asks the relay to :meth:`drain`.
+    The client has each read at once; :meth:`add` only keeps it, and never makes the relay
+    wait. Each MiB collected is scrubbed in the scan thread (google-re2 releases the GIL, so
+    the scan runs beside the relay; one thread, so the batches of a body keep their order).
+    When :data:`_IN_FLIGHT` batches wait for it (the body comes faster than it is scanned),
+    the rest of the body is kept unscanned in a :class:`Spool` of its own (memory up to
+    1 MiB, then an unnamed temporary file, never a named one) and scanned at :meth:`close`,
+    so the relay goes at the speed of the connections, memory stays bounded, and the scan
+    costs the relay no CPU from then on. ``size`` and ``count``: bytes and reads received.
     A gzip or deflate body is scanned decoded: the encoded bytes are kept unless it holds a secret.
     """
 
@@ -405,15 +448,26 @@ class _Tee:
         self._raw: list[tuple[float, bytes]] = []
         self._raw_size = 0
         self._jobs: collections.deque[concurrent.futures.Future[None]] = collections.deque()
+        self._unscanned: Spool | None = None  # reads kept raw for the scan after the body's end
+        self._closing: concurrent.futures.Future[tuple[Spool, Counter[str], list[tuple[str, str]]]] | None = None
+        self.size = 0
+        self.count = 0
 
     def add(self, t: float, data: bytes) -> None:
         """Keep one read (``t`` seconds after the request was sent); returns at once."""
         if self.first is None:
             self.first = t
+        self.size += len(data)
+        self.count += 1
+        if self._unscanned is not None:
+            self._unscanned.add(t, data)
+            return
         self._raw.append((t, data))
         self._raw_size += len(data)
         if self._raw_size >= BATCH:
             self._submit()
+            if self.backlogged:  # the scan lags: the rest of the body waits for it unscanned
+                self._unscanned = Spool()
 
     @property
     def backlogged(self) -> bool:
@@ -421,11 +475,6 @@ class _Tee:
         while self._jobs and self._jobs[0].done():
             self._jobs.popleft().result()
         return len(self._jobs) >= _IN_FLIGHT
-
-    async def drain(self) -> None:
-        """Wait until the oldest waiting batch is scrubbed."""
-        if self._jobs:
-            await asyncio.wrap_future(self._jobs.popleft())
 
     def _submit(self) -> None:
         reads, self._raw, self._raw_size = self._raw, [], 0
@@ -456,25 +505,38 @@ class _Tee:
         When no batch is still with the scan thread (always for a body under 1 MiB), the rest
         (under 1 MiB) is scrubbed at once, here: no thread hop before the interaction is complete.
         """
-        if not self.backlogged and not self._jobs:
+        if not self.backlogged and not self._jobs and self._unscanned is None:
             self._consume(self._raw)
             self._raw, self._raw_size = [], 0
             return self._finish(headers)
-        self._submit()
-        done = await asyncio.wrap_future(_scan_pool().submit(self._finish, headers))
+        # Shielded: a cancelled caller goes on with close_now(), which waits for this same scrub.
+        done = await asyncio.shield(asyncio.wrap_future(self._finishing(headers)))
         while self._jobs:
             self._jobs.popleft().result()  # done before _finish ran: raises what a batch raised
         return done
 
     def close_now(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
         """:meth:`close`, blocking (the task is being cancelled: it may not wait for the loop again)."""
-        self._submit()
-        done = _scan_pool().submit(self._finish, headers).result()
+        done = self._finishing(headers).result()
         while self._jobs:
             self._jobs.popleft().result()
         return done
 
+    def _finishing(
+        self, headers: list[tuple[str, str]],
+    ) -> concurrent.futures.Future[tuple[Spool, Counter[str], list[tuple[str, str]]]]:
+        """The last scrub, submitted once (after every batch) whoever asks first."""
+        if self._closing is None:
+            self._submit()
+            self._closing = _scan_pool().submit(self._finish, headers)
+        return self._closing
+
     def _finish(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
+        if self._unscanned is not None:  # after the batches submitted before it, in order
+            for chunk in self._unscanned.chunks():
+                self._consume([(chunk.t, chunk.data)])
+            self._unscanned.close()
+            self._unscanned = None
         if self._check is not None:
             self._check.close()
             if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
@@ -496,7 +558,7 @@ class _Tee:
         return plain, scrub.rules, kept
 
 
-_IN_FLIGHT = 4  # batches of one body waiting for the scan before the relay waits (4 MiB)
+_IN_FLIGHT = 2  # batches of one body waiting for the scan before the rest waits unscanned (2 MiB)
 _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 
 

@@ -54,8 +54,9 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-]*(/[A-Za-z0-9_][A-Za-z0-9._\-]*
 class Spool:
     """The chunks of one response, ``(t seconds, bytes)`` in order, off the heap past 1 MiB.
 
-    Chunks collect in a memory buffer; each time it passes 1 MiB it is appended to
-    an unnamed temporary file in one write (few system calls on the streaming path).
+    Chunks collect in a memory buffer until it would pass 1 MiB; then it goes to an
+    unnamed temporary file, and every later chunk is written there from its own bytes
+    (no copy of a read on the streaming path).
     Safe to read from one thread while another reads (each read holds a lock).
     """
 
@@ -70,9 +71,12 @@ class Spool:
         """Append a chunk received ``t`` seconds after the request was sent."""
         with self._lock:
             self._buffer += _RECORD.pack(t, len(data))
-            self._buffer += data
-            if len(self._buffer) >= _SPOOL_MEMORY:
+            if self._file is None and len(self._buffer) + len(data) < _SPOOL_MEMORY:
+                self._buffer += data
+            else:  # to the file, a read without a copy into the buffer
                 self._spill()
+                assert self._file is not None
+                self._file.write(data)
         self.count += 1
         self.size += len(data)
 
