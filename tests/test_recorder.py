@@ -402,7 +402,7 @@ _lines_text = st.text(alphabet=st.sampled_from(["\n", " ", "a", "#", "-", ":", "
                                                 "\u2028", "\ufeff", "\x7f", "'", '"']), max_size=30)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(texts=st.lists(_lines_text, min_size=1, max_size=5), t=st.floats(0.5, 2.0), timed=st.booleans())
 def test_chunks_with_line_breaks_written_as_literal_blocks_load_back_exactly(
     texts: list[str], t: float, timed: bool, tmp_path_factory: pytest.TempPathFactory

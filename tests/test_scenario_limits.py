@@ -87,7 +87,7 @@ def test_the_bounds_themselves_load(tmp_path: Path) -> None:
 def test_the_server_answers_while_a_large_plan_is_built(tmp_path: Path) -> None:
     heavy = Scenario.from_dict({"name": "heavy", "steps": [
         {"keepalive": {"leading": 100_000, "text": "x" * 256}},
-        {"long-lines": {"sizes": [64 * MIB]}},
+        {"long-lines": {"sizes": [16 * MIB]}},
         {"disconnect": {"after_bytes": 10, "how": "clean"}},
     ]})
     with MockServer(scenarios=[heavy], timing_scale=0) as server, httpx.Client(base_url=server.url) as client:
