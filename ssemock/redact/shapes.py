@@ -24,8 +24,9 @@ are not caught.
 **JSON escapes** (:func:`json_view`): every rule reads a copy of the bytes of the same
 length where each JSON string escape that is not a key character (``\\n``, ``\\t``,
 ``\\"``, ``\\\\``, ``\\u2028``, …, with any number of backslashes) is blanked to spaces
-(the quote of ``\\"`` and the slash of ``\\/`` kept), so a key right after or before
-an escape starts or ends a word, for the catalogue's rules as for ours. A secret found
+(the quote of ``\\"`` kept; ``\\/`` reads ``//`` for our forms, where it may be part of a
+key, and `` /`` for the catalogue's), so a key right after or before an escape starts or
+ends a word, for the catalogue's rules as for ours. A secret found
 never ends inside an escape nor starts inside one (:func:`escape_safe`): replacing it
 keeps a JSON string valid.
 """
@@ -56,26 +57,39 @@ _OPTIONS.encoding = re2.Options.Encoding.LATIN1
 _KEY_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-")
 # One JSON string escape, however often its backslash was escaped again (a JSON body inside a JSON string).
 _ESCAPE_RUN = re.compile(rb"\\+(?:u[0-9A-Fa-f]{4}|.)", re.DOTALL)
+_ESCAPE = re.compile(rb"\\(?:u[0-9A-Fa-f]{4}|.)", re.DOTALL)  # one JSON escape, read from the left
 
 
-def _blank(m: re.Match[bytes]) -> bytes:
+def _blank(m: re.Match[bytes], *, slash: bytes = b"/") -> bytes:
     escape = m.group()
     size = len(escape)
     tail = escape.lstrip(b"\\")
     if tail == b'"':
         return b" " * (size - 1) + tail
     if tail == b"/":
-        return b"/" * size
+        return slash * (size - 1) + tail
     if len(tail) == 5:  # uXXXX
         return escape if int(tail[1:], 16) in _KEY_BYTES else b" " * size  # a key character: read as one
-    if tail in (b"b", b"f", b"n", b"r", b"t"):
+    if tail in (b"b", b"f", b"n", b"r", b"t") and size % 2 == 0:  # odd backslashes: "\\n", "\\\\\\n"
         return b" " * size
-    return b" " * (size - 1) + tail  # backslashes before an ordinary character
+    # Backslashes before an ordinary character, or an even run before b f n r t: a backslash then a letter, or
+    # (a JSON text inside a JSON string) an escape escaped again; the letter is kept, see _BOUND.
+    return b" " * (size - 1) + tail
 
 
-def json_view(data: bytes) -> bytes:
-    """``data`` with its JSON escapes blanked (see the module docstring); same length, same offsets."""
-    return _ESCAPE_RUN.sub(_blank, data) if b"\\" in data else data
+def _blank_slash(m: re.Match[bytes]) -> bytes:
+    return _blank(m, slash=b" ")
+
+
+def json_view(data: bytes, *, slash_in_key: bool = True) -> bytes:
+    """``data`` with its JSON escapes blanked (see the module docstring); same length, same offsets.
+
+    Args:
+        slash_in_key: ``\\/`` reads ``//`` (a ``/`` inside a key); else `` /`` (a key ends before it).
+    """
+    if b"\\" not in data:
+        return data
+    return _ESCAPE_RUN.sub(_blank if slash_in_key else _blank_slash, data)
 
 
 def escape_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
@@ -83,7 +97,7 @@ def escape_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
     before one; a hit left empty is dropped."""
     if b"\\" not in data or not hits:
         return hits
-    spans = [m.span() for m in _ESCAPE_RUN.finditer(data)]
+    spans = [m.span() for m in _ESCAPE.finditer(data)]
     starts = [a for a, _ in spans]
     out = []
     for hit in hits:
@@ -167,8 +181,9 @@ class Hit:
 
 
 # What may come before a prefixed key: not a letter or digit ("task-management-…" holds no key); in the
-# view a JSON escape before it ("\nsk-…", "\u2028sk-…") is blanks, a backslash starts an escaped key character.
-_BOUND = rb"(?:^|[^A-Za-z0-9\\])"
+# view a JSON escape before it ("\nsk-…", "\u2028sk-…") is blanks, a backslash starts an escaped key character,
+# and blanks then one of b f n r t may be an escape escaped twice ("\\nsk-…").
+_BOUND = rb"(?:^|[^A-Za-z0-9\\]|  [bfnrt])"
 _KEY = b"A-Za-z0-9_-"
 _ALNUM = b"A-Za-z0-9"
 
@@ -265,12 +280,13 @@ class Scanner:
         found = self._set.Match(view) or []
         if not found and not self._always:
             return []
+        catalogue_view = json_view(data, slash_in_key=False) if b"\\/" in data else view
         seen: set[str] = set()
         hits: list[Hit] = []
         for rule in [*self._always, *(r for i in found for r in self._by_keyword[i])]:
             if rule.id not in seen:
                 seen.add(rule.id)
-                hits += _rule_hits(rule, view)
+                hits += _rule_hits(rule, view if rule.source == "ssemock" else catalogue_view)
         return _disjoint(escape_safe(data, hits))
 
 
