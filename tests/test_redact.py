@@ -126,6 +126,14 @@ def test_a_key_whose_characters_are_escaped_twice_is_replaced(key: str) -> None:
 
 
 CATALOGUE_ONLY = {v for k, v in KEYS.items() if "catalogue only" in k}
+def test_a_credential_sent_or_a_user_pattern_never_cuts_a_json_escape() -> None:
+    # A value that begins with the letter of an escape ("n" of "\\n") or ends with a backslash.
+    line = b'data: {"c":"line\\nopaque-cred-value-1234\\"x\\\\tcorp-123456\\u0022"}'
+    clean, rules = Filter(patterns=(r"corp-\d{6}\\u00",)).scrub(line, Credentials(["nopaque-cred-value-1234\\"]))
+    assert json.loads(clean.removeprefix(b"data: ")) == {"c": f'line\n{REDACTED}"x\\t{REDACTED}"'}
+    assert rules == {"credential sent": 1, "pattern": 1}
+
+
 KEY_TEXT = st.text(st.characters(codec="utf-8"), max_size=20)
 AROUND = st.sampled_from(["\n", "\t", "\r", "\r\n", "\b", "\f", '"', "\\", "/", "\u2028", "\u2029", "\x01", "é",
                           "\U0001f600", " ", "\n\n"])

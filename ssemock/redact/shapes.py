@@ -27,8 +27,8 @@ length where each JSON string escape that is not a key character (``\\n``, ``\\t
 (the quote of ``\\"`` kept; ``\\/`` reads ``//`` for our forms, where it may be part of a
 key, and `` /`` for the catalogue's), so a key right after or before an escape starts or
 ends a word, for the catalogue's rules as for ours. A secret found
-never ends inside an escape nor starts inside one (:func:`escape_safe`): replacing it
-keeps a JSON string valid.
+never ends nor starts inside an escape (:func:`escape_safe`): replacing it keeps a JSON
+string valid.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def json_view(data: bytes, *, slash_in_key: bool = True) -> bytes:
 
 
 def escape_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
-    """``hits`` with each start moved back to the start of an escape it falls inside, and each end moved back
-    before one; a hit left empty is dropped."""
+    """``hits`` (sorted or not) with each start or end that falls inside a JSON escape moved out of it, the start
+    after it and the end before it; a hit left empty is dropped. Offsets in bytes."""
     if b"\\" not in data or not hits:
         return hits
     spans = [m.span() for m in _ESCAPE.finditer(data)]
@@ -104,7 +104,7 @@ def escape_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
         start, end = hit.start, hit.end
         i = bisect.bisect_right(starts, start) - 1
         if i >= 0 and spans[i][0] < start < spans[i][1]:
-            start = spans[i][0]
+            start = spans[i][1]
         j = bisect.bisect_right(starts, end) - 1
         if j >= 0 and spans[j][0] < end < spans[j][1]:
             end = spans[j][0]
