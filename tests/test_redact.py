@@ -92,6 +92,71 @@ def test_key_shapes_are_replaced_plain_and_json_escaped(key: str) -> None:
     assert f.text(f"Bearer {key}")[0] == f"Bearer {REDACTED}"
 
 
+# Every JSON string escape (RFC 8259 section 7), as written in a JSON text, with what it stands for.
+JSON_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\r\\n": "\r\n", "\\b": "\b", "\\f": "\f",
+                '\\"': '"', "\\\\": "\\", "\\/": "/", "\\u2028": "\u2028", "\\u00e9": "é", "\\u0001": "\x01",
+                "\\u0022": '"', "\\u0020": " ", "\\ud83d\\ude00": "\U0001f600"}
+
+
+@pytest.mark.parametrize("escape", JSON_ESCAPES, ids=[repr(e) for e in JSON_ESCAPES])
+@pytest.mark.parametrize("key", KEYS.values(), ids=KEYS.keys())
+def test_a_key_next_to_any_json_escape_is_replaced_and_the_line_stays_json(key: str, escape: str) -> None:
+    for before, after in ((escape, escape), (escape, " "), (" ", escape), (escape, escape + "next line")):
+        line = f'data: {{"c":"Here is a key:{before}{key}{after}"}}'
+        clean, hits = Filter().text(line)
+        value = json.loads(clean.removeprefix("data: "))["c"]  # still JSON
+        assert hits == 1 and key not in value, line
+        # Nothing but the key is gone: the escapes around it decode as they did.
+        plain = json.loads(line.removeprefix("data: "))["c"]
+        assert value == plain.replace(key, REDACTED), line
+
+
+@pytest.mark.parametrize("key", [v for k, v in KEYS.items() if "catalogue only" not in k])
+def test_a_key_whose_characters_are_escaped_twice_is_replaced(key: str) -> None:
+    # A JSON body echoed inside a JSON string: "sk\\u002dproj-…" (and "sk\\\\u002d…" a level deeper).
+    body = '{"m": "line\\n' + _escape(key, (2, 5)) + '\\tend"}'  # escapes around it escaped twice too
+    once = json.dumps({"echo": body})
+    twice = json.dumps({"echo": once})
+    for line, level in ((once, 1), (twice, 2)):
+        clean, hits = Filter().text(line)
+        decoded = json.loads(clean)
+        for _ in range(level):
+            decoded = json.loads(decoded["echo"])
+        assert hits == 1 and decoded == {"m": f"line\n{REDACTED}\tend"}, line
+
+
+CATALOGUE_ONLY = {v for k, v in KEYS.items() if "catalogue only" in k}
+def test_a_credential_sent_or_a_user_pattern_never_cuts_a_json_escape() -> None:
+    # A value that begins with the letter of an escape ("n" of "\\n") or ends with a backslash.
+    line = b'data: {"c":"line\\nopaque-cred-value-1234\\"x\\\\tcorp-123456\\u0022"}'
+    clean, rules = Filter(patterns=(r"corp-\d{6}\\u00",)).scrub(line, Credentials(["nopaque-cred-value-1234\\"]))
+    assert json.loads(clean.removeprefix(b"data: ")) == {"c": f'line\n{REDACTED}"x\\t{REDACTED}"'}
+    assert rules == {"credential sent": 1, "pattern": 1}
+
+
+KEY_TEXT = st.text(st.characters(codec="utf-8"), max_size=20)
+AROUND = st.sampled_from(["\n", "\t", "\r", "\r\n", "\b", "\f", '"', "\\", "/", "\u2028", "\u2029", "\x01", "é",
+                          "\U0001f600", " ", "\n\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(list(KEYS.values())), prefix=KEY_TEXT, suffix=KEY_TEXT, before=AROUND, after=AROUND,
+       ascii_only=st.booleans(), escaped_slash=st.booleans())
+def test_scrubbing_a_json_string_embedding_a_key_gives_valid_json_without_the_key(
+    key: str, prefix: str, suffix: str, before: str, after: str, ascii_only: bool, escaped_slash: bool,
+) -> None:
+    if key in CATALOGUE_ONLY:  # the catalogue's rules end a key only at a quote, a space or an escape
+        ascii_only = escaped_slash = True
+    text = prefix + before + key + after + suffix
+    encoded = json.dumps(text, ensure_ascii=ascii_only)
+    if escaped_slash:
+        encoded = encoded.replace("/", "\\/")  # JSON may escape "/" too
+    clean, hits = Filter().text(encoded)
+    value = json.loads(clean)
+    assert hits >= 1 and REDACTED in value
+    assert key not in value and key[-8:] not in value.replace(prefix, "").replace(suffix, "")
+
+
 def test_the_catalogue_is_the_shipped_gitleaks_one_with_its_licence() -> None:
     here = Path(__import__("ssemock.redact", fromlist=["x"]).__file__).parent
     config = tomllib.loads((here / "gitleaks.toml").read_text())
@@ -167,9 +232,10 @@ def test_the_credentials_sent_are_replaced_wherever_they_appear_whatever_their_s
 
 
 ESCAPED = [r"sk\u002dproj-Ab3dE5gH7jK9mN1pQ3sT5v", r"\u0041IzaSyD4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T",
-           r"gsk\u005fAb3dE5gH7jK9mN1pQ3sT5vX7", r"\u0022"]
+           r"gsk\u005fAb3dE5gH7jK9mN1pQ3sT5vX7", r"hf\\u005fAbcdefGhijkLmnopQrstUvwxYz", r"\u0022"]
 PIECES = ["data: ", "hello ", "\n\n", "é", "Bearer ", "-", "\\", "sk", "-----BEGIN PRIVATE KEY-----\n",
-          "opaque-sent-credential-77", *(f" {key}" for key in [*KEYS.values(), *ESCAPED])]
+          "opaque-sent-credential-77", *(f" {key}" for key in [*KEYS.values(), *ESCAPED]),
+          *(f"{escape}{key}" for escape in (r"\n", r"\u2028", r"\t") for key in KEYS.values()), r"\"", r"\n"]
 texts = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 
 
@@ -194,7 +260,7 @@ def test_stream_scrubbing_equals_scrubbing_the_whole_body_however_it_is_split(
     assert scrubber.hits == sum(rules.values())
     assert [t for t, _ in out] == sorted(t for t, _ in out)  # times keep their order
     own = [v for k, v in KEYS.items() if "catalogue only" not in k]  # the catalogue's need a separator after
-    for secret in [*own, *ESCAPED[:3], "opaque-sent-credential-77"]:
+    for secret in [*own, *ESCAPED[:4], "opaque-sent-credential-77"]:
         assert secret.encode() not in joined
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import itertools
 import json
 import signal
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from ssemock import Cassette
 from ssemock.recorder import Recorder
+from ssemock.redact import REDACTED
 
 from .rawclient import raw_request
 from .test_recorder_scale import RecorderProcess
@@ -42,6 +44,10 @@ SHAPES = {
     "jwt": ("eyJhbGciOiJSUzI1NiIsImtpZCI6ImNvcnB1cyJ9.eyJzdWIiOiJjb3JwdXMtdXNlciIsImV4cCI6MTk5OX0"
             ".c29tZS1zaWduYXR1cmUtYnl0ZXM"),
 }
+
+
+# JSON string escapes (RFC 8259 section 7) as written in a JSON text.
+JSON_ESCAPES = ["\\n", "\\t", "\\r\\n", "\\u2028", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\u00e9"]
 
 
 def _escaped(key: str, every: int = 3) -> str:
@@ -102,6 +108,20 @@ def _forms() -> list[Form]:
         key = SHAPES[name]
         say = f'data: {{"text":"key {_escaped(key)} here"}}\n\n'
         forms.append(Form(f"shape {name} JSON-escaped in stream", "/echo", [key, _escaped(key)], body={"say": say}))
+    # Right after and before a JSON string escape in the streamed answer (LLM text is JSON strings with "\n").
+    escapes = itertools.cycle(JSON_ESCAPES)
+    for name, key in SHAPES.items():
+        escape = next(escapes)
+        say = f'data: {{"choices":[{{"delta":{{"content":"Here is a key:{escape}{key}{escape}next"}}}}]}}\n\n'
+        forms.append(Form(f"shape {name} after a JSON escape in stream", "/echo", [key], body={"say": say}))
+    # Escaped twice: a JSON body echoed inside a JSON string ("sk\\u002dproj-…").
+    for name in ["sk-proj", "AIza", "jwt"]:
+        key = SHAPES[name]
+        echoed_body = json.dumps({"m": f"line\n{key}"}).replace(key, _escaped(key))
+        say = f"data: {json.dumps({'echo': echoed_body})}\n\n"
+        twice = _escaped(key).replace("\\", "\\\\")
+        assert twice in say
+        forms.append(Form(f"shape {name} escaped twice in stream", "/echo", [key, twice], body={"say": say}))
     # In the URL path; a credential sent echoed in the answer's error message (whatever its shape).
     forms.append(Form("shape sk-proj in URL path", f"/any/v1/keys/{SHAPES['sk-proj']}/usage", [SHAPES["sk-proj"]],
                       method="GET"))
@@ -156,6 +176,7 @@ def test_the_corpus_has_every_form_of_the_issue() -> None:
     for expected in ["query apikey", "query api-key", "query auth", "query sig", "query X-Amz-Signature",
                      "query password", "query client_secret", "header anthropic-api-key", "header x-api-token",
                      "header X-Auth-Token", "body api_key", "body password", "URL path", "JSON-escaped",
+                     *(f"shape {k} after a JSON escape" for k in SHAPES), "escaped twice",
                      *(f"shape {k} " for k in SHAPES)]:
         assert expected in names, expected
 
@@ -285,3 +306,23 @@ def test_a_large_fast_answer_is_relayed_raw_and_written_clean(tmp_path: Path) ->
         expected = expected.replace(key, "REDACTED")
     assert interaction.response.body == expected.encode()
     assert listed["bytes"] == len(expected) and "response body: 3 secret(s) replaced" in " ".join(listed["filtered"])
+
+
+def test_keys_next_to_json_escapes_are_replaced_and_every_stored_line_still_parses(tmp_path: Path) -> None:
+    picked = [f for f in FORMS if "after a JSON escape" in f.name or "escaped twice" in f.name]
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
+        for i, form in enumerate(picked):
+            _send(rec.url, form, f"esc-{i:02d}")
+    _assert_clean(tmp_path, [s for f in picked for s in f.secrets])
+    for i, form in enumerate(picked):
+        [interaction] = Cassette.load(tmp_path / f"esc-{i:02d}.yaml").interactions
+        [line] = [x for x in interaction.response.body.decode().splitlines() if x.startswith("data: ")]
+        stored = json.loads(line.removeprefix("data: "))  # still JSON: no escape was cut
+        sent = json.loads(form.body["say"].strip().removeprefix("data: "))
+        key = form.secrets[0]
+        if "escaped twice" in form.name:
+            # The echoed body is still JSON too, and only the key is gone from it.
+            assert json.loads(stored["echo"]) == {"m": f"line\n{REDACTED}"}, form.name
+        else:
+            content = sent["choices"][0]["delta"]["content"]
+            assert stored["choices"][0]["delta"]["content"] == content.replace(key, REDACTED), form.name

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import RecorderConfigError
 from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
 from .names import is_credential_name
-from .shapes import Hit, default_scanner
+from .shapes import Hit, default_scanner, escape_safe
 from .stream import ChunkScrubber
 
 __all__ = [
@@ -180,9 +180,9 @@ class Filter:
         """The secrets in ``data``: key shapes, user patterns, credentials sent; sorted, disjoint."""
         hits = default_scanner().find(data)
         if credentials:
-            hits += credentials.find(data)
+            hits += escape_safe(data, credentials.find(data))
         for regex in self._user:
-            hits += [Hit(m.start(), m.end(), "pattern") for m in regex.finditer(data)]
+            hits += escape_safe(data, [Hit(m.start(), m.end(), "pattern") for m in regex.finditer(data)])
         if len(hits) < 2:
             return hits
         out: list[Hit] = []

@@ -16,13 +16,25 @@ PHP, PKCS#12 files) are left out: a recording has no file path.
 only matches at exact lengths (``sk-``, ``sk-proj-``, ``sk-ant-``, ``AIza``,
 ``Bearer …``, ``gsk_``, ``xai-``, ``hf_``, ``AKIA``/``ASIA``, ``ghp_``/``gho_``/
 ``github_pat_``, ``ya29.``, ``pplx-``, ``r8_``, JWTs), also when a JSON string escapes
-some of their characters as ``\\u00XX`` (``sk\\u002dproj-…``) or ``/`` as ``\\/``.
+some of their characters as ``\\u00XX`` (``sk\\u002dproj-…``) or ``/`` as ``\\/``, also
+escaped twice (``sk\\\\u002dproj-…``, a JSON body echoed inside a JSON string).
 Escapes beyond ASCII (``\\u0441`` for a look-alike letter) and keys built from pieces
 are not caught.
+
+**JSON escapes** (:func:`json_view`): every rule reads a copy of the bytes of the same
+length where each JSON string escape that is not a key character (``\\n``, ``\\t``,
+``\\"``, ``\\\\``, ``\\u2028``, …, with any number of backslashes) is blanked to spaces
+(the quote of ``\\"`` kept; ``\\/`` reads ``//`` for our forms, where it may be part of a
+key, and `` /`` for the catalogue's), so a key right after or before an escape starts or
+ends a word, for the catalogue's rules as for ours. A secret found
+never ends nor starts inside an escape (:func:`escape_safe`): replacing it keeps a JSON
+string valid.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import re
 import tomllib
@@ -33,13 +45,85 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
-__all__ = ["GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "escape_aware"]
+__all__ = [
+    "GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "escape_aware", "escape_safe",
+    "json_view",
+]
 
 GITLEAKS_COMMIT = "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b"
 
 _OPTIONS = re2.Options()
 _OPTIONS.encoding = re2.Options.Encoding.LATIN1
-_ESCAPE = rb"\\u00[2-7][0-9A-Fa-f]"  # a JSON \uXXXX escape of a printable ASCII character
+# The characters a key may hold; their JSON \u00XX escapes are kept in the view, other escapes blanked.
+_KEY_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-")
+# One JSON string escape, however often its backslash was escaped again (a JSON body inside a JSON string).
+_ESCAPE_RUN = re.compile(rb"\\+(?:u[0-9A-Fa-f]{4}|.)", re.DOTALL)
+_ESCAPE = re.compile(rb"\\(?:u[0-9A-Fa-f]{4}|.)", re.DOTALL)  # one JSON escape, read from the left
+
+
+def _blank(m: re.Match[bytes]) -> bytes:
+    escape = m.group()
+    return _blanked(escape, b"/") if len(escape) <= 16 else _blanked.__wrapped__(escape, b"/")  # cache short ones
+
+
+def _blank_slash(m: re.Match[bytes]) -> bytes:
+    escape = m.group()
+    return _blanked(escape, b" ") if len(escape) <= 16 else _blanked.__wrapped__(escape, b" ")
+
+
+@functools.lru_cache(maxsize=1024)
+def _blanked(escape: bytes, slash: bytes) -> bytes:
+    size = len(escape)
+    tail = escape.lstrip(b"\\")
+    if tail == b'"':
+        return b" " * (size - 1) + tail
+    if tail == b"/":
+        return slash * (size - 1) + tail
+    if len(tail) == 5:  # uXXXX
+        return escape if int(tail[1:], 16) in _KEY_BYTES else b" " * size  # a key character: read as one
+    if tail in (b"b", b"f", b"n", b"r", b"t") and size % 2 == 0:  # odd backslashes: "\\n", "\\\\\\n"
+        return b" " * size
+    # Backslashes before an ordinary character, or an even run before b f n r t: a backslash then a letter, or
+    # (a JSON text inside a JSON string) an escape escaped again; the letter is kept, see _BOUND.
+    return b" " * (size - 1) + tail
+
+
+def json_view(data: bytes, *, slash_in_key: bool = True) -> bytes:
+    """``data`` with its JSON escapes blanked (see the module docstring); same length, same offsets.
+
+    Args:
+        slash_in_key: ``\\/`` reads ``//`` (a ``/`` inside a key); else `` /`` (a key ends before it).
+    """
+    if b"\\" not in data:
+        return data
+    if b"\\\\" not in data:  # every backslash starts one escape: the common ones by plain replacement (faster)
+        for letter in b'bfnrt"/':
+            escape = b"\\" + bytes([letter])
+            data = data.replace(escape, _blanked(escape, b"/" if slash_in_key else b" "))
+        if b"\\" not in data:
+            return data
+    return _ESCAPE_RUN.sub(_blank if slash_in_key else _blank_slash, data)
+
+
+def escape_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
+    """``hits`` (sorted or not) with each start or end that falls inside a JSON escape moved out of it, the start
+    after it and the end before it; a hit left empty is dropped. Offsets in bytes."""
+    if b"\\" not in data or not hits:
+        return hits
+    spans = [m.span() for m in _ESCAPE.finditer(data)]
+    starts = [a for a, _ in spans]
+    out = []
+    for hit in hits:
+        start, end = hit.start, hit.end
+        i = bisect.bisect_right(starts, start) - 1
+        if i >= 0 and spans[i][0] < start < spans[i][1]:
+            start = spans[i][1]
+        j = bisect.bisect_right(starts, end) - 1
+        if j >= 0 and spans[j][0] < end < spans[j][1]:
+            end = spans[j][0]
+        if end > start:
+            out.append(Hit(start, end, hit.rule))
+    return out
 
 
 def compile_bytes(pattern: bytes) -> Any:
@@ -47,24 +131,32 @@ def compile_bytes(pattern: bytes) -> Any:
     return re2.compile(pattern, _OPTIONS)
 
 
+def _hex(code: int) -> bytes:
+    """The four hex digits of a JSON ``\\uXXXX`` escape of ``code`` (< 0x100), in either case."""
+    return f"00{code >> 4:x}[{code & 15:x}{code & 15:X}]".encode()
+
+
 def escape_aware(word: bytes, *, any_case: bool = False) -> bytes:
-    """An RE2 pattern for ``word`` where each ASCII character may also be its JSON ``\\u00XX`` escape."""
+    """An RE2 pattern for ``word`` where each ASCII character may also be its JSON ``\\u00XX`` escape (and ``/``
+    ``\\/``), its backslash escaped any number of times."""
     out = []
     for byte in word:
         char = chr(byte)
         codes = sorted({ord(char.lower()), ord(char.upper())}) if any_case else [byte]
         forms = [re.escape(c).encode("latin-1") for c in sorted({chr(c) for c in codes})]
         if 0x20 <= byte < 0x80:
-            forms += [rf"\\u00{n >> 4:x}[{n & 15:x}{n & 15:X}]".encode() for n in codes]
+            forms += [rb"\\+u" + _hex(n) for n in codes]
         if char == "/":
-            forms.append(rb"\\/")
+            forms.append(rb"\\+/")
         out.append(b"(?:" + b"|".join(forms) + b")")
     return b"".join(out)
 
 
-def _run(chars: bytes, least: int, *, slash: bool = False) -> bytes:
-    """At least ``least`` of ``chars`` (a class body) or JSON escapes of printable ASCII."""
-    return b"(?:[" + chars + b"]|" + _ESCAPE + (rb"|\\/" if slash else b"") + b"){" + str(least).encode() + b",}"
+def _run(chars: bytes, least: int) -> bytes:
+    """At least ``least`` of ``chars`` (a class body) or their JSON ``\\u00XX`` escapes (any backslashes)."""
+    members = [c for c in sorted(_KEY_BYTES) if re.fullmatch(b"[" + chars + b"]", bytes([c]))]
+    escapes = rb"\\+u(?:" + b"|".join(_hex(c) for c in members) + b")"
+    return b"(?:[" + chars + b"]|" + escapes + b"){" + str(least).encode() + b",}"
 
 
 @dataclass(frozen=True)
@@ -101,20 +193,21 @@ class Hit:
     rule: str
 
 
-# What may come before a prefixed key: not a letter or digit ("task-management-…" holds no key),
-# unless it ends a JSON escape ("\u0022sk-…").
-_BOUND = rb"(?:^|[^A-Za-z0-9]|\\u00[0-9A-Fa-f]{2})"
+# What may come before a prefixed key: not a letter or digit ("task-management-…" holds no key); in the
+# view a JSON escape before it ("\nsk-…", "\u2028sk-…") is blanks, a backslash starts an escaped key character,
+# and blanks then one of b f n r t may be an escape escaped twice ("\\nsk-…").
+_BOUND = rb"(?:^|[^A-Za-z0-9\\]|  [bfnrt])"
 _KEY = b"A-Za-z0-9_-"
 _ALNUM = b"A-Za-z0-9"
 
 
 def _own(rule_id: str, pattern: bytes, keywords: tuple[bytes, ...]) -> Rule:
-    return Rule(rule_id, "ssemock", compile_bytes(pattern), (*keywords, b"\\u00"), group=1)
+    return Rule(rule_id, "ssemock", compile_bytes(pattern), (*keywords, b"\\u"), group=1)
 
 
-def _prefixed(rule_id: str, prefixes: tuple[bytes, ...], body: bytes, least: int, *, slash: bool = False) -> Rule:
+def _prefixed(rule_id: str, prefixes: tuple[bytes, ...], body: bytes, least: int) -> Rule:
     alternatives = b"|".join(escape_aware(p) for p in prefixes)
-    pattern = _BOUND + b"((?:" + alternatives + b")" + _run(body, least, slash=slash) + b")"
+    pattern = _BOUND + b"((?:" + alternatives + b")" + _run(body, least) + b")"
     return _own(rule_id, pattern, tuple(p.lower() for p in prefixes))
 
 
@@ -129,8 +222,8 @@ def _jwt() -> Rule:
 OWN_RULES: tuple[Rule, ...] = (
     _prefixed("ssemock-openai-anthropic-key", (b"sk-",), _KEY, 16),  # sk-, sk-proj-, sk-svcacct-, sk-ant-…
     _prefixed("ssemock-google-api-key", (b"AIza",), _KEY, 30),
-    _own("ssemock-bearer-token", escape_aware(b"bearer", any_case=True) + rb"(?:\s|\\u0020)+("
-         + _run(b"A-Za-z0-9._~+/=-", 12, slash=True) + b")", (b"bearer",)),
+    _own("ssemock-bearer-token", escape_aware(b"bearer", any_case=True) + rb"\s+("
+         + _run(b"A-Za-z0-9._~+/=-", 12) + b")", (b"bearer",)),
     _prefixed("ssemock-groq-key", (b"gsk_",), _ALNUM, 20),
     _prefixed("ssemock-xai-key", (b"xai-",), _ALNUM, 20),
     _prefixed("ssemock-huggingface-token", (b"hf_",), _ALNUM, 20),
@@ -194,17 +287,20 @@ class Scanner:
         self._set.Compile()
 
     def find(self, data: bytes) -> list[Hit]:
-        """Every secret in ``data``, sorted by start, overlaps removed (the earlier, longer one wins)."""
-        found = self._set.Match(data) or []
+        """Every secret in ``data``, sorted by start, overlaps removed (the earlier, longer one wins); rules read
+        :func:`json_view` of ``data``, a secret never cuts a JSON escape (:func:`escape_safe`)."""
+        view = json_view(data)
+        found = self._set.Match(view) or []
         if not found and not self._always:
             return []
+        catalogue_view = json_view(data, slash_in_key=False) if b"\\/" in data else view
         seen: set[str] = set()
         hits: list[Hit] = []
         for rule in [*self._always, *(r for i in found for r in self._by_keyword[i])]:
             if rule.id not in seen:
                 seen.add(rule.id)
-                hits += _rule_hits(rule, data)
-        return _disjoint(hits)
+                hits += _rule_hits(rule, view if rule.source == "ssemock" else catalogue_view)
+        return _disjoint(escape_safe(data, hits))
 
 
 def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
