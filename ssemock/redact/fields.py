@@ -202,7 +202,8 @@ class FieldFinder:
 
     def find(self, data: bytes) -> list[Hit]:
         """The spans of values under credential names in ``data`` (rule :data:`RULE`), sorted."""
-        if not self._any.search(data):
+        first = self._any.search(data)
+        if first is None:  # the common case, one RE2 pass: about 4 ms per MiB
             return []
         stripped = data.strip()
         if stripped[:1] in (b"{", b"[") and self._key.search(data):
@@ -210,14 +211,14 @@ class FieldFinder:
             if doc is not None:
                 return self._values(data, 0, len(data), doc)
         hits: list[Hit] = []
-        for start, end in self._lines(data):
+        for start, end in self._lines(data, first.start()):
             hits += self._line(data, start, end)
         return sorted(set(hits), key=lambda h: (h.start, h.end))
 
-    def _lines(self, data: bytes) -> Iterator[tuple[int, int]]:
-        """The lines (start, end) holding a credential word, each once."""
+    def _lines(self, data: bytes, pos: int) -> Iterator[tuple[int, int]]:
+        """The lines (start, end) holding a credential word from ``pos`` on, each once."""
         last = -1
-        for m in self._any.finditer(data):
+        for m in self._any.finditer(data, pos):
             if m.start() < last:
                 continue
             start = max(data.rfind(b"\n", 0, m.start()), data.rfind(b"\r", 0, m.start())) + 1
