@@ -15,10 +15,12 @@ from urllib.parse import parse_qsl
 import httpx
 import pytest
 from aiohttp import web
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ssemock import Cassette
 from ssemock.recorder import Recorder
-from ssemock.redact import REDACTED, Filter
+from ssemock.redact import REDACTED, ChunkScrubber, Filter
 from ssemock.sse import decode
 
 from .upstream import SSE_HEADERS, Upstream
@@ -206,3 +208,28 @@ def test_names_that_are_not_credentials_stay_in_answers() -> None:
             '"stop_reason":"end_turn","keywords":"monkey business"}')
     assert Filter().text(text) == (text, 0)
     assert Filter().text("data: " + text + "\n\n") == ("data: " + text + "\n\n", 0)
+
+
+def _events_body(n: int) -> bytes:
+    filler = [{"choices": [{"index": 0, "delta": {"content": f"part {i} of the answer\n"}}]} for i in range(n)]
+    return "".join(f"data: {json.dumps(e, separators=(',', ':'))}\n\n"
+                   for e in [*filler, REALTIME, *filler, SIGNATURE]).encode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.lists(st.integers(1, 4000), max_size=30), st.sampled_from([64, 700, 1 << 20]))
+def test_a_streamed_body_loses_the_value_wherever_reads_and_batches_are_cut(
+    filler: int, cuts: list[int], batch: int,
+) -> None:
+    body = _events_body(filler)
+    f = Filter()
+    scrubber = ChunkScrubber(f.scan, batch=batch)
+    out = []
+    points = sorted({c for c in cuts if c < len(body)})
+    for i, (a, b) in enumerate(zip([0, *points], [*points, len(body)])):
+        out += scrubber.feed(float(i), body[a:b])
+    out += scrubber.close()
+    kept = b"".join(data for _, data in out)
+    assert b"EPHEMERAL" not in kept
+    assert kept == f.scrub(body)[0]  # the same as the whole body scrubbed at once
+    assert SIGNATURE["delta"]["signature"].encode() in kept  # type: ignore[index]

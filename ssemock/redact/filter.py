@@ -325,7 +325,7 @@ class Filter:
         for text in [path, *(v for _, v in kept_query), *(v for _, v in kept_headers)]:
             credentials.add(self._sent(text.encode("utf-8", "surrogatepass")))
         raw = json.dumps(doc).encode() if doc is not None else (body or b"") if keep_body else b""
-        credentials.add(self._sent(raw))
+        credentials.add(self._sent(raw, by_name=doc is None))  # a JSON body's names are done above
         clean_path, rules = self.scrub(path.encode("utf-8", "surrogatepass"), credentials)
         report.add("request path", rules)
         out_query = [(k, self._place(v, f"query {k}", credentials, report)) for k, v in kept_query]
@@ -352,9 +352,11 @@ class Filter:
         redacted = self.request("/", [], [], body)
         return redacted.body or b"", redacted.report.lines()
 
-    def _sent(self, data: bytes) -> list[str]:
-        """The key-shaped strings and values under credential names in ``data`` (as text)."""
-        hits = default_scanner().find(data) + self._fields.find(data) if data else []
+    def _sent(self, data: bytes, *, by_name: bool = True) -> list[str]:
+        """The key-shaped strings (and values under credential names) in ``data``, as text."""
+        if not data:
+            return []
+        hits = default_scanner().find(data) + (self._fields.find(data) if by_name else [])
         return [data[h.start : h.end].decode("utf-8", "replace") for h in hits]
 
     def _form_fields(self, body: bytes, headers: list[tuple[str, str]], found: list[str], report: Report) -> bytes:
