@@ -8,6 +8,7 @@ untouched, then reads back every file the recorder wrote (names and bytes) for t
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from urllib.parse import parse_qsl
@@ -61,6 +62,7 @@ class EchoUpstream(Upstream):
         cuts = sorted({c for c in doc.get("cuts", []) if 0 < c < len(text)})
         for a, b in zip([0, *cuts], [*cuts, len(text)]):
             await resp.write(text[a:b])
+            await asyncio.sleep(0.002)  # one read each, most of the time
         await resp.write_eof()
         return resp
 
@@ -135,7 +137,12 @@ LOGPROBS = {"choices": [{"index": 0, "delta": {"content": "Hi"},
                                                    "top_logprobs": []}]}}]}
 
 
-@pytest.mark.parametrize("cuts", [[], [40, 120, 200], list(range(1, 600, 7))], ids=["whole", "3-cuts", "every-7"])
+# A cut 20 bytes into the signature event: the piece written alone still holds the whole signature pair.
+SIGNATURE_CUT = len(f"data: {json.dumps(REALTIME, separators=(',', ':'))}\n\n") + 20
+
+
+@pytest.mark.parametrize("cuts", [[], [40, 120, 200], list(range(1, 600, 7)), [SIGNATURE_CUT]],
+                         ids=["whole", "3-cuts", "every-7", "signature-line-cut"])
 def test_sse_data_lines_lose_the_values_under_credential_names_only(cuts: list[int], tmp_path: Path) -> None:
     events = [REALTIME, SIGNATURE, LOGPROBS]
     with EchoUpstream() as up, Recorder(up.url, tmp_path) as rec:
@@ -233,3 +240,13 @@ def test_a_streamed_body_loses_the_value_wherever_reads_and_batches_are_cut(
     assert b"EPHEMERAL" not in kept
     assert kept == f.scrub(body)[0]  # the same as the whole body scrubbed at once
     assert SIGNATURE["delta"]["signature"].encode() in kept  # type: ignore[index]
+
+
+def test_a_piece_of_a_thinking_or_logprobs_event_keeps_its_signature_and_tokens() -> None:
+    # A read cut inside an event is not JSON: the exemptions still hold for what the piece says.
+    piece = 'nt_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA"}}\n'
+    assert Filter().text(piece) == (piece, 0)
+    piece = '"logprobs":{"content":[{"token":"Hello","logprob":-0.01,"bytes":[72'
+    assert Filter().text(piece) == (piece, 0)
+    assert Filter().text('{"type":"thinking","api_key":"PIECEKEYpiecekey",') == (
+        '{"type":"thinking","api_key":"REDACTED",', 1)

@@ -55,6 +55,7 @@ _SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "
 _STEMS = ("key", "token", "secret", "auth", "sig", "pass", "pwd", "cookie", "session", "sessid", "credential",
           "jwt", "bearer")
 IsName = Callable[[str], bool]
+_TYPE = re.compile(rb'"type"\s*:\s*"([a-z_]{1,40})"')
 
 
 class Pairs(list[tuple[str, Any]]):
@@ -228,17 +229,23 @@ class FieldFinder:
 
     def _line(self, data: bytes, start: int, end: int) -> list[Hit]:
         line = data[start:end]
-        body = line[5:] if line.startswith(b"data:") else line  # an SSE data line holds JSON
+        body = line.lstrip(b" \t")  # indented: a line of a YAML block
+        body = body[5:] if body.startswith(b"data:") else body  # an SSE data line holds JSON
         skip = len(line) - len(body)
         if body.lstrip()[:1] in (b"{", b"[") and self._key.search(body):
             doc = parse_pairs(body)
             if doc is not None:
                 return self._values(data, start + skip, end, doc)
         hits = []
+        # What the line says of its object, for the exemptions (a piece of a thinking or logprobs event).
+        contexts: list[dict[str, Any]] = [{"type": t.decode("latin-1")} for t in _TYPE.findall(line)]
+        if b'"logprob"' in line:
+            contexts.append({"logprob": 0})
         for regex in (self._json_pair, self._text_pair):
             for m in regex.finditer(line):
                 name = m.group(1).decode("latin-1")
-                if self._is_name(name) and m.group(2) != b"REDACTED":
+                if self._is_name(name) and m.group(2) != b"REDACTED" and not any(
+                        is_exempt(c, name) for c in contexts):
                     hits.append(Hit(start + m.start(2), start + m.end(2), RULE))
         return hits
 
