@@ -41,6 +41,7 @@ __all__ = [
     "VALUE_KEYS",
     "FieldFinder",
     "Pairs",
+    "credential_values",
     "form_values",
     "is_exempt",
     "is_schema",
