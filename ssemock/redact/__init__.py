@@ -12,7 +12,10 @@ rule, all on by default:
   (headers, query) or its value becomes ``"REDACTED"`` (JSON fields); plus the names
   in :data:`SECRET_REQUEST_HEADERS`, :data:`SECRET_RESPONSE_HEADERS`,
   :data:`SECRET_QUERY_PARAMS`. ``max_tokens``, ``tokenizer``, ``keywords``, ``monkey``,
-  ``session_id``, ``public_key`` are not credentials.
+  ``session_id``, ``public_key`` are not credentials. The rule also reads the contents
+  of every body, request or answer (:mod:`.fields`): form and multipart fields, JSON
+  (each duplicate key, each SSE ``data:`` line, each NDJSON line) and ``name=value``
+  pairs in text that is not JSON.
 * **Shapes** (:mod:`.shapes`): strings shaped like provider keys, from the gitleaks
   rule catalogue (MIT, shipped in this package) and our own JSON-escape-aware forms
   (``sk-…``, ``AIza…``, ``Bearer …``, ``gsk_…``, ``xai-…``, ``hf_…``, ``AKIA…``,

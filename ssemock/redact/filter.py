@@ -8,9 +8,20 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from ..errors import RecorderConfigError
 from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
+from .fields import (
+    VALUE_KEYS,
+    FieldFinder,
+    credential_values,
+    form_values,
+    is_exempt,
+    is_schema,
+    multipart_spans,
+    parse_pairs,
+)
 from .names import is_credential_name
 from .shapes import Hit, default_scanner, escape_safe
 from .stream import ChunkScrubber
@@ -38,7 +49,6 @@ SECRET_RESPONSE_HEADERS = frozenset(
     {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
 )
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
-_SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 
 
 @dataclass
@@ -126,6 +136,7 @@ class Filter:
     allow_names: frozenset[str] = frozenset()
     credential_min_length: int = DEFAULT_MIN_LENGTH
     _user: tuple[re.Pattern[bytes], ...] = field(init=False, repr=False, compare=False)
+    _fields: FieldFinder = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("request_headers", "response_headers", "query_params", "secret_words", "allow_names"):
@@ -149,6 +160,7 @@ class Filter:
                 raise RecorderConfigError(f"filter pattern {pattern!r} matches the empty string")
             compiled.append(regex)
         object.__setattr__(self, "_user", tuple(compiled))
+        object.__setattr__(self, "_fields", FieldFinder(self.is_secret_name, self.secret_words))
 
     @property
     def secret_request_headers(self) -> frozenset[str]:
@@ -177,8 +189,9 @@ class Filter:
 
     # ---- values ------------------------------------------------------------------
     def scan(self, data: bytes, credentials: Credentials | None = None) -> list[Hit]:
-        """The secrets in ``data``: key shapes, user patterns, credentials sent; sorted, disjoint."""
-        hits = default_scanner().find(data)
+        """The secrets in ``data``: key shapes, values under credential names (JSON, SSE data lines,
+        ``name=value`` text), user patterns, credentials sent; sorted, disjoint."""
+        hits = default_scanner().find(data) + self._fields.find(data)
         if credentials:
             hits += escape_safe(data, credentials.find(data))
         for regex in self._user:
@@ -299,16 +312,20 @@ class Filter:
                 kept_query.append((k, v))
         doc = _json(body) if keep_body and body else None
         if doc is not None:
+            # Every value under a credential name, also those of a duplicate key that json.loads drops.
+            found += [str(v) for v in credential_values(parse_pairs(body or b""), self.is_secret_name)]
             doc = self._drop_fields(doc, "", found, report)
             for json_path in self.json_paths:
                 if _redact_path(doc, json_path.split("."), found):
                     report.names.append(f"body {json_path}")
+        elif keep_body and body:
+            body = self._form_fields(body, kept_headers, found, report)
         credentials = Credentials(found, min_length=self.credential_min_length)
-        # Key shapes found in the request are credentials sent too.
+        # Key shapes and values under credential names found in the request are credentials sent too.
         for text in [path, *(v for _, v in kept_query), *(v for _, v in kept_headers)]:
-            credentials.add(_shaped(text.encode("utf-8", "surrogatepass")))
+            credentials.add(self._sent(text.encode("utf-8", "surrogatepass")))
         raw = json.dumps(doc).encode() if doc is not None else (body or b"") if keep_body else b""
-        credentials.add(_shaped(raw))
+        credentials.add(self._sent(raw, by_name=doc is None))  # a JSON body's names are done above
         clean_path, rules = self.scrub(path.encode("utf-8", "surrogatepass"), credentials)
         report.add("request path", rules)
         out_query = [(k, self._place(v, f"query {k}", credentials, report)) for k, v in kept_query]
@@ -335,6 +352,33 @@ class Filter:
         redacted = self.request("/", [], [], body)
         return redacted.body or b"", redacted.report.lines()
 
+    def _sent(self, data: bytes, *, by_name: bool = True) -> list[str]:
+        """The key-shaped strings (and values under credential names) in ``data``, as text."""
+        if not data:
+            return []
+        hits = default_scanner().find(data) + (self._fields.find(data) if by_name else [])
+        return [data[h.start : h.end].decode("utf-8", "replace") for h in hits]
+
+    def _form_fields(self, body: bytes, headers: list[tuple[str, str]], found: list[str], report: Report) -> bytes:
+        """A form or multipart body with the values of credential-named fields replaced (added to ``found``)."""
+        content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+        kind = content_type.partition(";")[0].strip().lower()
+        if kind == "application/x-www-form-urlencoded":
+            form = form_values(body, self.is_secret_name)
+            if form is None or not form[1]:
+                return body
+            kept, names, values = form
+            found += values
+            report.names += [f"body {n}" for n in names]
+            return urlencode(kept).encode("ascii")
+        if kind == "multipart/form-data":
+            spans = multipart_spans(body, content_type, self.is_secret_name)
+            for name, start, end in reversed(spans):
+                found.append(body[start:end].decode("utf-8", "replace"))
+                report.names.append(f"body {name}")
+                body = body[:start] + REDACTED.encode() + body[end:]
+        return body
+
     def _place(self, value: str, place: str, credentials: Credentials | None, report: Report) -> str:
         clean, rules = self.scrub(value.encode("utf-8", "surrogatepass"), credentials)
         report.add(place, rules)
@@ -360,17 +404,18 @@ class Filter:
             return doc
         out = {}
         for k, v in doc.items():
-            if self.is_secret_name(k) and not _is_schema(v) and not _is_thinking_signature(doc, k):
-                out[k] = _redact_all(v, found)
+            if self.is_secret_name(k) and not is_exempt(doc, k):
+                if isinstance(v, dict) and is_schema(v):  # a tool's ``password`` parameter: only its values
+                    out[k] = {kk: _redact_all(vv, found) if kk in VALUE_KEYS else self._drop_fields(
+                        vv, f"{path}{k}.{kk}.", found, report) for kk, vv in v.items()}
+                    if not any(kk in VALUE_KEYS for kk in v):
+                        continue
+                else:
+                    out[k] = _redact_all(v, found)
                 report.names.append(f"body {path}{k}")
             else:
                 out[k] = self._drop_fields(v, f"{path}{k}.", found, report)
         return out
-
-
-def _shaped(data: bytes) -> list[str]:
-    """The key-shaped strings in ``data`` (as text), to be replaced wherever else they appear."""
-    return [data[h.start : h.end].decode("utf-8", "replace") for h in default_scanner().find(data)] if data else []
 
 
 def _json(body: bytes | None) -> Any:
@@ -379,16 +424,6 @@ def _json(body: bytes | None) -> Any:
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return doc if isinstance(doc, (dict, list)) else None
-
-
-def _is_schema(value: Any) -> bool:
-    """A JSON Schema of a field named like a credential (a tool's ``password`` parameter) is no secret."""
-    return isinstance(value, dict) and value.get("type") in _SCHEMA_TYPES
-
-
-def _is_thinking_signature(doc: dict[str, Any], key: str) -> bool:
-    """Anthropic's thinking blocks carry the model's ``signature``, sent back as is: no credential."""
-    return key == "signature" and doc.get("type") in ("thinking", "redacted_thinking")
 
 
 def _redact_all(value: Any, found: list[str]) -> Any:

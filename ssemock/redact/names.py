@@ -34,7 +34,7 @@ CREDENTIAL_WORDS = frozenset({
     "auth", "oauth", "authorization",
     "signature", "sig",
     "password", "passwd", "pwd", "passphrase",
-    "cookie", "cookies", "session",
+    "cookie", "cookies", "session", "jsessionid", "phpsessid",
     "credential", "credentials",
 })
 DESCRIPTOR_WORDS = frozenset({
