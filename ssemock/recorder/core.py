@@ -310,7 +310,7 @@ class Recorder:
                     "target URL's credentials, if it has any) and read what is replayed")
         try:
             runner = await start_runner(app, self.host, self.port, self.network, exposure=exposure,
-                                        self_reporting=(handle,))
+                                        self_reporting=(handle,), guard_every_path=True)
         except OSError as exc:
             await state.session.close()
             raise RecorderError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
