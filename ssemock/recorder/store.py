@@ -21,7 +21,6 @@ appended to (hand-written, ``interactions: []``) is rewritten once, atomically.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import os
@@ -337,8 +336,11 @@ def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - 
     """The cassette name of a request by fingerprint: ``<method>-<path words>-<12 hex digits>``.
 
     Built from the scrubbed request (no key-shaped string in any letter case): the
-    digest covers method, path, the non-secret query and the body (JSON bodies by
-    value, so key order and spacing do not matter).
+    digest covers method, path, the non-secret query and the body: JSON bodies by
+    value (key order and spacing do not matter) up to
+    :data:`~ssemock.limits.MAX_JSON_PARSE` (1 MiB) and
+    :data:`~ssemock.limits.MAX_JSON_DEPTH` (128 levels); larger, deeper or other bodies
+    by their bytes (never parsed: the event loop is not held).
     """
     path = filter.name(request.path)
     digest = hashlib.sha256()
@@ -346,8 +348,9 @@ def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - 
     for k, v in sorted(p for p in request.query if not filter.is_secret_name(p[0], filter.secret_query_params)):
         digest.update(f"{k}={filter.text(v)[0]}\n".encode())
     body = request.body or b""
-    with contextlib.suppress(ValueError, UnicodeDecodeError):
-        body = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    value = request.json_view()  # bounded: None for bodies too large, too deep or not JSON
+    if value is not None:
+        body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
     digest.update(body)
     words = re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")[:60] or "root"
     return f"{request.method.lower()}-{filter.name(words)}-{digest.hexdigest()[:12]}"
