@@ -134,6 +134,9 @@ def create_app(state: ServerState) -> web.Application:
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
     replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
     _allow_cors(app, replay)
+    # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
+    # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
+    app.router.add_route("*", "/{tail:.*}", _replay)
     app.on_response_prepare.append(_drop_default_content_type)
     app.on_startup.append(_prepare_indexes)
     return app
