@@ -24,7 +24,7 @@ from .cassette import Cassette, load_cassettes
 from .cassette.read import check_times
 from .edge import NetworkOptions, start_runner
 from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
-from .errors import CassetteError, ConfigError, ScenarioError, ServerError, short_repr
+from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
 from .limits import (
     JOURNAL_BODY,
     JOURNAL_CAPACITY,
@@ -76,6 +76,8 @@ def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None)
             check_times(source)
             found[source.name] = source
             continue
+        if not Path(source).exists():
+            raise CassetteNotFoundError(str(source), path=True)
         loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
         for cassette in loaded:
             claim_name(claimed, cassette.name, cassette.path, CassetteError, "cassette")

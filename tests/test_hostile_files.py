@@ -63,3 +63,24 @@ def test_fifos_and_directories_named_like_files_are_refused_by_the_python_api(tm
     (tmp_path / "s" / "dir.yaml").mkdir()
     with pytest.raises(ScenarioError, match=r"dir\.yaml: expected a regular file, got 'a directory'"):
         MockServer(scenarios=[tmp_path / "s"])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ssemock_cassette: 1\nname: x\ninteractions: " + "[" * 1000 + "]" * 1000 + "\n",
+     "line 3, column 1014: expected YAML nested at most 144 deep"),
+    ("ssemock_cassette: 1\nname: !!python/object:os.system {}\n",
+     "line 2, column 7: expected plain YAML data (no application-specific tag such as !!python/...), "
+     "got '!!python/object:os.system'"),
+])
+def test_yaml_errors_name_the_file_line_and_problem_in_one_line(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Were 'while increasing flow level exceeded…' and a cut-off constructor message."""
+    (tmp_path / "c.yaml").write_text(text)
+    assert main(["inspect", str(tmp_path / "c.yaml")]) == 2
+    assert capsys.readouterr().err == f"ssemock: error: {tmp_path / 'c.yaml'}: {message}\n"
+
+
+def test_serve_with_a_missing_cassette_directory_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--port", "0", "--cassettes", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err == f"ssemock: error: {tmp_path / 'none'}: no such cassette file or directory\n"

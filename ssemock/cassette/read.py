@@ -46,13 +46,27 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
     except Refused as exc:
         raise error(source, f"line {exc.line}", exc.expected, exc.got) from None
     except yaml.YAMLError as exc:
-        raise error(source, "", "valid YAML", _cut(str(exc).replace("\n", " "))) from None
+        raise _yaml_error(exc, source, error) from None
     except RecursionError:  # the safe loader's constructors on deep flow collections
         raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
 
 
-def _cut(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+_TAG = re.compile(r"constructor for the tag '([^']*)'")
+
+
+def _yaml_error(exc: yaml.YAMLError, source: str, error: FileError) -> CassetteError | ScenarioError:
+    """One short line for a YAML error: its line and column, and what went wrong."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = str(getattr(exc, "problem", None) or exc).replace("\n", " ")
+    context = getattr(exc, "context", None)
+    if context == "while increasing flow level":  # libyaml's own bound, before ours could count
+        return error(source, where, f"YAML nested at most {MAX_NESTING} deep", None)
+    tag = _TAG.search(problem)
+    if tag is not None:
+        return error(source, where, "plain YAML data (no application-specific tag such as !!python/...)",
+                     tag.group(1).replace("tag:yaml.org,2002:", "!!", 1))
+    return error(source, where, "valid YAML", f"{context} {problem}" if context else problem)
 
 
 def read_yaml(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> Any:
