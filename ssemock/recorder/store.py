@@ -317,19 +317,40 @@ def check_cassette_name(name: str) -> str:
     """``name`` if it is a safe relative cassette name (``a-z0-9._-``, ``/`` for folders).
 
     Raises:
-        RecorderConfigError: absolute, ``..``, empty, other characters, or too long
-            (a part over 200 characters, or over 1000 in all: file names have limits).
+        RecorderConfigError: absolute, ``..``, an empty part (``a//b``), other characters, ending in
+            ``.yaml``/``.yml`` (the file gets that suffix), or too long (a part over 200 characters,
+            or over 1000 in all: file names have limits). The message says which.
     """
     if not _NAME.match(name) or any(part in ("..", ".") for part in name.split("/")):
         raise RecorderConfigError(
-            f"cassette name {name!r} must be a relative name of letters, digits, '.', '_', '-' and '/'"
+            f"cassette name {name[:80]!r} must be a relative name of letters, digits, '.', '_', '-' and '/'"
+            f" ({_name_problem(name)})"
         )
+    if name.endswith((".yaml", ".yml")):
+        raise RecorderConfigError(f"cassette name {name[:80]!r} must not end in .yaml or .yml: the file is "
+                                  f"NAME.yaml, so use {name.rsplit('.', 1)[0][:80]!r}")
     if len(name) > _NAME_MAX or any(len(part) > _PART_MAX for part in name.split("/")):
         raise RecorderConfigError(
             f"cassette name {name[:40]!r}... is too long: at most {_PART_MAX} characters between '/', "
             f"{_NAME_MAX} in all"
         )
     return name
+
+
+def _name_problem(name: str) -> str:
+    """What makes ``name`` fail :data:`_NAME` or the ``.``/``..`` rule, in a few words."""
+    if not name:
+        return "it is empty"
+    parts = name.split("/")
+    for index, part in enumerate(parts):
+        if not part:
+            return f"part {index + 1} of {len(parts)} between '/' is empty"
+        if part in (".", ".."):
+            return f"part {part!r} is not allowed"
+        if not re.match(r"[A-Za-z0-9_]", part):
+            return f"part {part[:40]!r} must start with a letter, digit or '_'"
+    bad = sorted({c for c in name if not re.match(r"[A-Za-z0-9._\-/]", c)})
+    return "it holds " + ", ".join(repr(c) for c in bad[:5])
 
 
 def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - VCR's word
