@@ -244,7 +244,6 @@ _MARKER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "scenario": ("scenario names (str, comma-separated)", lambda v: isinstance(v, str) and bool(v)),
     "target": ("a provider URL (str)", lambda v: isinstance(v, str) and bool(v)),
     "matrix": ("True, False or a list of scenario names", lambda v: isinstance(v, bool) or _names(v)),
-    "match_on": ("a list of matcher names", _names),
 }
 
 
@@ -256,17 +255,17 @@ def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
     ``timing_scale`` a finite number >= 0 (as ``MockServer`` and ``serve --timing-scale`` check).
     """
     for name, value in kwargs.items():
-        if value is None or (name not in _MARKER_TYPES and name != "timing_scale"):
+        if value is None:
             continue
         try:
             if name == "timing_scale":
                 check_timing_scale(value)
-            elif name == "match_on" and _names(value):
-                check_match_on(value)
-            elif not _MARKER_TYPES[name][1](value):
+            elif name == "match_on":
+                check_match_on(value)  # its messages name match_on
+            elif name in _MARKER_TYPES and not _MARKER_TYPES[name][1](value):
                 return f"{name}: expected {_MARKER_TYPES[name][0]}, got {short_repr(value)}"
         except ConfigError as exc:
-            return f"{name}: {exc}"
+            return str(exc) if name == "match_on" else f"{name}: {exc}"
     return None
 
 

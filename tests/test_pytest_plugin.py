@@ -429,8 +429,8 @@ def test_marker_values_of_the_wrong_type_or_range_are_clear_set_up_errors(sessio
         "*@pytest.mark.ssemock: cassette: expected a cassette name (str), got 123",
         "*@pytest.mark.ssemock: timing_scale: timing scale must be a finite number >= 0, got -1",
         "*@pytest.mark.ssemock: timing_scale: timing scale must be a finite number >= 0, got 'fast'",
-        "*@pytest.mark.ssemock: match_on: expected a list of matcher names, got 'body'",
-        "*@pytest.mark.ssemock: match_on: *bodyy*",
+        "*@pytest.mark.ssemock: match_on must be a non-empty list of matchers among *, got 'body'",
+        "*@pytest.mark.ssemock: unknown matcher 'bodyy'; valid: *",
     ])
     matrix = session.runpytest("-p", "no:randomly", "test_matrix.py")  # found while collecting
     matrix.assert_outcomes(errors=1)
