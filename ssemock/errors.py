@@ -115,12 +115,13 @@ class CassetteNotFoundError(SSEMockError, FileNotFoundError, KeyError):
     Args:
         name: the name or path asked for.
         known: the names that do exist (shown sorted).
+        path: ``name`` is a file or directory path (``--cassettes DIR``), not a cassette name.
     """
 
-    def __init__(self, name: str, known: list[str] | None = None) -> None:
+    def __init__(self, name: str, known: list[str] | None = None, *, path: bool = False) -> None:
         self.name = name
         self.known = sorted(known or [])
-        message = f"no cassette named {name!r}"
+        message = f"{name}: no such cassette file or directory" if path else f"no cassette named {name!r}"
         if known is not None:
             message += f"; known: {', '.join(self.known) or '(none)'}"
         super().__init__(message)

@@ -14,6 +14,7 @@ cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``,
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
 interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
+scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
 =========================  ===============  =============================================
 
 :class:`Field` (with :func:`number` and :func:`integer`) is the one range check: scenario
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_JSON_PARSE",
     "MAX_REQUEST_BODY",
+    "MAX_SCENARIOS",
     "MAX_SCENARIO_FILE",
     "NOT_JSON",
     "Field",
@@ -80,6 +82,9 @@ MAX_CASSETTE_FILE = 512 * 1024 * 1024
 """Largest cassette file read, in bytes (512 MiB)."""
 MAX_SCENARIO_FILE = 1024 * 1024
 """Largest scenario file read, in bytes (1 MiB)."""
+MAX_SCENARIOS = 8
+"""Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
+each may multiply the work of building the answer."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response."""
 

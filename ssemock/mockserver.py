@@ -24,7 +24,7 @@ from .cassette import Cassette, load_cassettes
 from .cassette.read import check_times
 from .edge import NetworkOptions, start_runner
 from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
-from .errors import CassetteError, ConfigError, ScenarioError, ServerError
+from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
 from .limits import (
     JOURNAL_BODY,
     JOURNAL_CAPACITY,
@@ -39,7 +39,7 @@ from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 
-__all__ = ["MockServer", "collect_cassettes", "collect_scenarios"]
+__all__ = ["MockServer", "check_timing_scale", "collect_cassettes", "collect_scenarios"]
 
 T = TypeVar("T")
 EXPOSURE = ("anyone who can reach it can read the journal (/_ssemock/requests), which holds every prompt "
@@ -76,6 +76,8 @@ def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None)
             check_times(source)
             found[source.name] = source
             continue
+        if not Path(source).exists():
+            raise CassetteNotFoundError(str(source), path=True)
         loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
         for cassette in loaded:
             claim_name(claimed, cassette.name, cassette.path, CassetteError, "cassette")
@@ -114,11 +116,17 @@ def check_options(*, port: int, timing_scale: float, match_on: Sequence[str]) ->
     not a finite number >= 0, or an empty or unknown list of matchers."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(f"port must be an integer 0-65535, got {port!r}")
+    check_timing_scale(timing_scale)
+    check_match_on(match_on)
+
+
+def check_timing_scale(timing_scale: Any) -> float:
+    """``timing_scale`` if it is a finite number >= 0 (0: no delays); else raise :class:`~ssemock.ConfigError`."""
     if isinstance(timing_scale, bool) or not isinstance(timing_scale, (int, float)) or not (
         math.isfinite(timing_scale) and timing_scale >= 0
     ):
-        raise ConfigError(f"timing scale must be a finite number >= 0, got {timing_scale!r}")
-    check_match_on(match_on)
+        raise ConfigError(f"timing scale must be a finite number >= 0, got {short_repr(timing_scale)}")
+    return float(timing_scale)
 
 
 def check_names(state: ServerState) -> None:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import re
 import traceback
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,9 +43,9 @@ import pytest
 
 from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
-from .errors import RecorderConfigError, SSEMockError
+from .errors import ConfigError, RecorderConfigError, SSEMockError, short_repr
 from .matching import DEFAULT_MATCH_ON, check_match_on
-from .mockserver import MockServer
+from .mockserver import MockServer, check_timing_scale
 from .scenario import conformance_matrix
 from .testing import CassetteLookup, SSEMockFixture
 
@@ -113,6 +113,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     matrix = marker.kwargs.get("matrix", False)
     if not matrix:
         return
+    problem = marker_problem({"matrix": matrix})
+    if problem is not None:
+        pytest.fail(f"@pytest.mark.ssemock: {problem}", pytrace=False)
     names = conformance_presets() if matrix is True else [str(n) for n in matrix]
     metafunc.parametrize("ssemock", names, ids=names, indirect=True)
 
@@ -226,7 +229,44 @@ def _marker_options(item: pytest.Item) -> dict[str, Any]:
         pytest.fail(
             f"@pytest.mark.ssemock: unknown argument {unknown[0]!r}; valid: {', '.join(MARKER_ARGS)}", pytrace=False
         )
+    problem = marker_problem(marker.kwargs)
+    if problem is not None:
+        pytest.fail(f"@pytest.mark.ssemock: {problem}", pytrace=False)
     return dict(marker.kwargs)
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) and v for v in value)
+
+
+_MARKER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "cassette": ("a cassette name (str)", lambda v: isinstance(v, str) and bool(v)),
+    "scenario": ("scenario names (str, comma-separated)", lambda v: isinstance(v, str) and bool(v)),
+    "target": ("a provider URL (str)", lambda v: isinstance(v, str) and bool(v)),
+    "matrix": ("True, False or a list of scenario names", lambda v: isinstance(v, bool) or _names(v)),
+}
+
+
+def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
+    """What is wrong with the ``@pytest.mark.ssemock`` arguments ``kwargs`` (one line), or None.
+
+    Each argument may be None (the default); otherwise ``cassette``, ``scenario`` and ``target``
+    are non-empty strings, ``matrix`` a bool or scenario names, ``match_on`` known matcher names,
+    ``timing_scale`` a finite number >= 0 (as ``MockServer`` and ``serve --timing-scale`` check).
+    """
+    for name, value in kwargs.items():
+        if value is None:
+            continue
+        try:
+            if name == "timing_scale":
+                check_timing_scale(value)
+            elif name == "match_on":
+                check_match_on(value)  # its messages name match_on
+            elif name in _MARKER_TYPES and not _MARKER_TYPES[name][1](value):
+                return f"{name}: expected {_MARKER_TYPES[name][0]}, got {short_repr(value)}"
+        except ConfigError as exc:
+            return str(exc) if name == "match_on" else f"{name}: {exc}"
+    return None
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ HTTP contract (design §4):
   ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal);
 * errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}``: 404
   ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
-  400 ``ssemock_unknown_scenario``, 413 ``ssemock_body_too_large`` (a body over
+  400 ``ssemock_unknown_scenario``, 400 ``ssemock_too_many_scenarios`` (more than
+  :data:`~ssemock.limits.MAX_SCENARIOS`, 8, composed for one request), 413 ``ssemock_body_too_large`` (a body over
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
   ``max_json_depth``), 400 ``ssemock_bad_request``.
 
@@ -23,8 +24,10 @@ terminating chunk) or ``reset`` (TCP RST) stays distinguishable from a clean end
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import threading
 import time
 import weakref
 from collections import deque
@@ -41,7 +44,7 @@ from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_f
 from .errors import BodyTimeoutError, NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .journal import send_journal
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, MAX_SCENARIOS
 from .matching import (
     DEFAULT_MATCH_ON,
     IndexCache,
@@ -131,6 +134,9 @@ def create_app(state: ServerState) -> web.Application:
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
     replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
     _allow_cors(app, replay)
+    # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
+    # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
+    app.router.add_route("*", "/{tail:.*}", _replay)
     app.on_response_prepare.append(_drop_default_content_type)
     app.on_startup.append(_prepare_indexes)
     return app
@@ -305,15 +311,57 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         request=match.interaction.request,
     )
     if scenario is not None:
-        # Steps may rebuild a large body: in a thread, so the server goes on answering meanwhile.
-        await asyncio.to_thread(scenario.apply, plan)
+        try:
+            await _build(scenario, plan)
+        except asyncio.CancelledError:
+            entry["outcome"] = "stopped" if stopping(request) else "client_gone"
+            raise
     return await send_plan(request, plan, entry, arrived)
+
+
+async def _build(scenario: Scenario, plan: Plan) -> None:
+    """Apply ``scenario`` to ``plan`` in a daemon thread, so that the server goes on answering meanwhile
+    (steps may rebuild a large body).
+
+    When the waiting handler is cancelled (its client left, or the server stops), the thread
+    stops before its next step and its plan is dropped; being a daemon thread, it never keeps
+    the process from ending (``asyncio.to_thread`` would: the loop joins its executor at exit).
+    """
+    loop = asyncio.get_running_loop()
+    built: asyncio.Future[None] = loop.create_future()
+    cancelled = threading.Event()
+
+    def settle(error: BaseException | None) -> None:
+        if not built.done():
+            built.set_exception(error) if error is not None else built.set_result(None)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            scenario.apply(plan, cancelled.is_set)
+        except BaseException as exc:  # raised again in the handler
+            error = exc
+        if not cancelled.is_set():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=run, name="ssemock-plan", daemon=True).start()
+    try:
+        await built
+    finally:
+        cancelled.set()
 
 
 def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None]:
     if not names:
         return None, None
     wanted = [n.strip() for n in names.split(",") if n.strip()]
+    if len(wanted) > MAX_SCENARIOS:
+        return None, error_response(
+            400, "ssemock_too_many_scenarios",
+            f"{len(wanted)} scenarios named; at most {MAX_SCENARIOS} are composed for one request",
+            limit=MAX_SCENARIOS,
+        )
     unknown = [n for n in wanted if n not in state.scenarios]
     if unknown:
         return None, error_response(

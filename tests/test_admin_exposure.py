@@ -8,8 +8,10 @@ DNS rebinding sends (its own name), against the real server on 127.0.0.1.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+import openai
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -162,3 +164,32 @@ def test_a_recording_with_its_providers_cors_headers_still_answers_browsers(clie
     assert browser.headers["access-control-allow-origin"] == "https://app.example"
     assert plain.headers["access-control-allow-origin"] == "*"  # as recorded, for clients that are no browser
     assert plain.headers["access-control-expose-headers"] == "X-Generation-Id"
+
+
+def test_the_recorder_refuses_rebound_names_and_foreign_origins_on_every_path(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    """The recorder forwards with the target's credentials: a page must not use it at all."""
+    with Upstream() as up:
+        target = up.url.replace("http://", "http://user:PASS@")
+        with Recorder(target, str(tmp_path)) as rec:
+            rebound = client.post(rec.url + "/any/rebind", content=b"{}",
+                                  headers={"Host": "evil.example:8182", "Origin": "http://evil.example:8182"})
+            foreign = client.post(rec.url + "/any/page", content=b"{}", headers={"Origin": "https://evil.example"})
+            preflight = client.options(rec.url + "/any/page", headers={
+                "Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
+            fetched = client.post(rec.url + "/any/site", content=b"{}", headers={"Sec-Fetch-Site": "cross-site"})
+            assert up.received == []  # nothing forwarded
+            sdk = openai.OpenAI(api_key="sk-test", base_url=rec.url + "/v1", max_retries=0)
+            chunks = list(sdk.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                                      stream=True))
+            same_origin = client.post(rec.url + "/any/own", content=b"{}", headers={"Origin": rec.url})
+    assert (rebound.status_code, rebound.json()["error"]["type"]) == (421, "ssemock_misdirected_host")
+    assert "the recorder answers under localhost" in rebound.json()["error"]["message"]
+    for refused in (foreign, preflight, fetched):
+        assert (refused.status_code, refused.json()["error"]["type"]) == (403, "ssemock_cross_origin")
+        assert "target's credentials" in refused.json()["error"]["message"]
+        assert "access-control-allow-origin" not in refused.headers
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert same_origin.status_code == 404 and same_origin.json()["error"]["type"] == "not_found"  # the upstream's
+    assert [r["path"] for r in up.received] == ["/v1/chat/completions", "/any/own"]

@@ -123,7 +123,7 @@ interactions:
          "one of the keys"),
         ("ssemock_cassette: 1\ninteractions: [{response: {events: [{data: a, id: \"a\\nb\"}]}}]",
          "interactions[0].response.events[0]", "an encodable event"),
-        ("ssemock_cassette: [1\n", "", "valid YAML"),
+        ("ssemock_cassette: [1\n", "line 2, column 1", "valid YAML"),
         ("ssemock_cassette: 1\ninteractions: [{response: {headers: {x-bad: \"a\\r\\nInjected: yes\"}}}]",
          "interactions[0].response.headers.x-bad", "a header value without CR, LF or NUL"),
         ("ssemock_cassette: 1\ninteractions: [{request: {headers: {\"bad name\": x}}, response: {}}]",
@@ -150,7 +150,8 @@ def test_broken_cassette_names_file_field_and_expectation(
 def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
     path = tmp_path / "evil.yaml"
     path.write_text("ssemock_cassette: !!python/object/apply:os.system ['true']\ninteractions: []\n")
-    with pytest.raises(CassetteError, match="valid YAML"):
+    with pytest.raises(CassetteError, match=r"evil\.yaml: line 1, column 19: expected plain YAML data .*, "
+                                            r"got '!!python/object/apply:os.system'"):
         Cassette.load(path)
 
 

@@ -156,6 +156,29 @@ def test_the_recorder_refuses_deep_json_and_forwards_nothing(tmp_path: Path) -> 
     assert [r["body_size"] for r in up.received] == [len(nested(MAX_JSON_DEPTH))]  # only the shallow one
 
 
+def _bytes_name(method: str, path: str, body: bytes) -> str:
+    """The file name of a request whose body is named by its bytes (not parsed)."""
+    digest = hashlib.sha256(f"{method} {path}\n".encode() + body).hexdigest()[:12]
+    return f"{method.lower()}-{path.strip('/').replace('/', '-')}-{digest}"
+
+
+def test_a_deep_or_huge_body_gets_its_cassette_name_from_its_bytes(tmp_path: Path) -> None:
+    """200,000 levels (1.4 MB, over the 1 MiB parsed for matching, so forwarded) and a 2 MiB
+    JSON body: named by the digest of their bytes, never parsed; small JSON bodies by value."""
+    deep = b'{"a":' * 200_000 + b"1" + b"}" * 200_000
+    huge = json.dumps({"b": "x" * (2 << 20), "a": 1}).encode()
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
+        answers = [httpx.post(rec.url + "/any/deep", content=deep, timeout=60),
+                   httpx.post(rec.url + "/any/huge", content=huge, timeout=60),
+                   httpx.post(rec.url + "/any/small", content=b'{"b": 2, "a": 1}')]
+    assert [a.status_code for a in answers] == [404, 404, 404]  # the upstream's own answer, relayed
+    assert answers[0].json()["error"]["type"] == "not_found"
+    assert [r["body_size"] for r in up.received] == [len(deep), len(huge), 16]
+    small = hashlib.sha256(b'POST /any/small\n{"a":1,"b":2}').hexdigest()[:12]
+    assert sorted(p.stem for p in tmp_path.glob("*.yaml")) == sorted(
+        [_bytes_name("POST", "/any/deep", deep), _bytes_name("POST", "/any/huge", huge), f"post-any-small-{small}"])
+
+
 def test_the_recorder_refuses_a_body_over_its_limit_and_forwards_nothing(tmp_path: Path) -> None:
     with Upstream() as up, Recorder(up.url, tmp_path, cassette="big", max_request_body=1000) as rec:
         refused = httpx.post(rec.url + "/json", content=b"{}" + b" " * 1000)

@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -125,7 +126,8 @@ def test_a_request_body_that_stops_arriving_gets_408_and_the_connection_closes(
 def test_the_recorder_applies_the_same_body_timeout(tmp_path: object) -> None:
     with Upstream() as up, Recorder(up.url, str(tmp_path), body_timeout=0.5) as rec:
         with _connect(int(rec.url.rsplit(":", 1)[1])) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+            # The recorder answers under its own address only (a foreign Host is DNS rebinding: 421).
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50\r\n\r\n{")
             answer = _read_all(sock)
         assert answer.startswith(b"HTTP/1.1 408 ")
         assert up.received == []  # nothing half-read was forwarded
@@ -320,3 +322,76 @@ def test_running_out_of_file_descriptors_is_logged_once_and_the_server_recovers(
     exhausted = [line for line in lines if "cannot accept connections" in line]
     assert len(exhausted) == 1 and "Too many open files" in exhausted[0] and "open files limit 48" in exhausted[0]
     assert not [line for line in lines if "Traceback" in line or "out of system resource" in line]
+
+
+# ---- scenarios composed per request -----------------------------------------------------------
+CHAT_CASSETTE = {"X-SSEMock-Cassette": "openai-chat-finish-length-usage"}
+
+
+def test_more_than_eight_scenarios_for_one_request_get_400_naming_the_bound() -> None:
+    with MockServer() as server:
+        for names in ([",".join(["keepalive"] * 9)], ["keepalive," * 760]):
+            by_header = httpx.post(server.url + "/v1/chat/completions", json={},
+                                   headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": names[0]}, timeout=30)
+            by_path = httpx.get(f"{server.url}/_ssemock/s/{names[0]}/v1/chat/completions",
+                                headers={**CHAT_CASSETTE, "Origin": "http://page.example"}, timeout=30)
+            for answer in (by_header, by_path):
+                assert answer.status_code == 400
+                error = answer.json()["error"]
+                assert error["type"] == "ssemock_too_many_scenarios" and error["limit"] == 8
+                assert "at most 8" in error["message"]
+        eight = httpx.post(server.url + "/v1/chat/completions", json={}, timeout=30,
+                           headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": ",".join(["keepalive"] * 8)})
+        assert eight.status_code == 200
+        # 3 leading comments per keepalive scenario (each a comment line and a blank line) before the first event.
+        assert eight.text.startswith(": OPENROUTER PROCESSING\n\n" * 24 + "data: ")
+
+
+SLOW_SCENARIO = "ssemock_scenario: 1\nname: slow\nsteps:\n" + "- keepalive: {leading: 3, every_events: 2}\n" * 2500
+
+
+def _plan_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "ssemock-plan"]
+
+
+def test_a_plan_being_built_for_a_client_that_left_is_dropped(tmp_path: Path) -> None:
+    """2,500 steps take tens of seconds to apply; the client gives up after 1 s."""
+    (tmp_path / "slow.yaml").write_text(SLOW_SCENARIO)
+    with MockServer(scenarios=[tmp_path]) as server:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(server.url + "/v1/chat/completions", json={}, timeout=1.0,
+                       headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": "slow"})
+        assert _plan_threads()
+        deadline = time.monotonic() + 10  # each step takes milliseconds; the thread stops before the next
+        while _plan_threads() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _plan_threads()
+        assert server.requests[-1]["outcome"] == "client_gone"
+
+
+def test_serve_stops_on_sigint_while_a_plan_is_being_built(tmp_path: Path) -> None:
+    (tmp_path / "slow.yaml").write_text(SLOW_SCENARIO)
+    err = tmp_path / "stderr"
+    with err.open("w") as err_file, subprocess.Popen(
+        [sys.executable, "-m", "ssemock", "serve", "--port", "0", "--grace", "0.5", "--scenarios", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=err_file, text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[-1]
+        client = threading.Thread(target=_ask_slow, args=(url,))
+        client.start()
+        time.sleep(1.5)  # the plan is being built
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(30)
+        seconds = time.monotonic() - start
+        client.join(30)
+    assert status == 0
+    assert seconds < 10  # grace 0.5 s + 1 s for cancelled handlers; before: until the plan was built (minutes)
+    assert "Traceback" not in err.read_text()
+
+
+def _ask_slow(url: str) -> None:
+    with contextlib.suppress(httpx.HTTPError):
+        httpx.post(url + "/v1/chat/completions", json={}, timeout=60,
+                   headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": "slow"})

@@ -274,3 +274,29 @@ def test_the_realworld_tool_refuses_to_overwrite_without_force(tmp_path: Path) -
     assert (tmp_path / sorted(first)[0]).read_text() == "hand edit\n"
     assert tool.main([str(REALWORLD), "-o", str(tmp_path), "--force"]) == 0
     assert {p.name: p.read_bytes() for p in tmp_path.glob("*.yaml")} == first
+
+
+def _vcr(method: str, code: int) -> dict[str, object]:
+    return {"request": {"method": method, "uri": "https://api.example.com/v1/x", "body": None},
+            "response": {"status": {"code": code, "message": "X"}, "headers": {"Content-Type": ["text/event-stream"]},
+                         "body": {"string": "data: x\n\n"}}}
+
+
+@pytest.mark.parametrize(("method", "code", "field", "expected"), [
+    ("GET X", 200, "interactions[1].request.method", "HTTP method"),
+    ("GET", 999, "interactions[1].response.status", "HTTP status code 100-599"),
+])
+def test_cli_import_refuses_what_the_loader_would_refuse_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str, code: int, field: str, expected: str
+) -> None:
+    """It wrote such cassettes with exit 0; ``serve`` and ``inspect`` then refused them."""
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(yaml.safe_dump({"interactions": [_vcr("POST", 200)]}))
+    bad.write_text(yaml.safe_dump({"interactions": [_vcr("POST", 200), _vcr(method, code)]}))
+    out = tmp_path / "out"
+    assert main(["import", "vcr", str(good), str(bad), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ssemock: error: {bad}: {field}: expected ") and expected in err and err.count("\n") == 1
+    assert not out.exists()  # nothing written, not even the good one
+    assert main(["import", "vcr", str(good), "-o", str(out)]) == 0
+    assert main(["inspect", str(out / "good.yaml")]) == 0

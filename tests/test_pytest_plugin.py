@@ -383,3 +383,57 @@ def test_marker_errors_are_clear(session: pytest.Pytester) -> None:
             "@pytest.mark.ssemock: ssemock: scenario: expected a scenario name, one of *, got 'no-such-scenario'",
         ]
     )
+
+
+def test_marker_values_of_the_wrong_type_or_range_are_clear_set_up_errors(session: pytest.Pytester) -> None:
+    """``cassette=123`` was a raw TypeError traceback; ``timing_scale=-1`` was accepted."""
+    session.makepyfile(
+        test_bad="""
+        import pytest
+
+        @pytest.mark.ssemock(cassette=123)
+        def test_number_as_cassette(ssemock):
+            pass
+
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage", timing_scale=-1)
+        def test_negative_scale(ssemock):
+            pass
+
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage", timing_scale="fast")
+        def test_text_scale(ssemock):
+            pass
+
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage", match_on="body")
+        def test_match_on_string(ssemock):
+            pass
+
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage", match_on=["method", "bodyy"])
+        def test_unknown_matcher(ssemock):
+            pass
+
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usage", timing_scale=0)
+        def test_fine(ssemock):
+            pass
+        """
+    )
+    session.makepyfile(test_matrix="""
+        import pytest
+
+        @pytest.mark.ssemock(matrix=3)
+        def test_matrix_number(ssemock):
+            pass
+        """)
+    result = session.runpytest("-p", "no:randomly", "test_bad.py")
+    result.assert_outcomes(passed=1, errors=5)
+    result.stdout.fnmatch_lines([
+        "*@pytest.mark.ssemock: cassette: expected a cassette name (str), got 123",
+        "*@pytest.mark.ssemock: timing_scale: timing scale must be a finite number >= 0, got -1",
+        "*@pytest.mark.ssemock: timing_scale: timing scale must be a finite number >= 0, got 'fast'",
+        "*@pytest.mark.ssemock: match_on must be a non-empty list of matchers among *, got 'body'",
+        "*@pytest.mark.ssemock: unknown matcher 'bodyy'; valid: *",
+    ])
+    matrix = session.runpytest("-p", "no:randomly", "test_matrix.py")  # found while collecting
+    matrix.assert_outcomes(errors=1)
+    matrix.stdout.fnmatch_lines(["*@pytest.mark.ssemock: matrix: expected True, False or a list of scenario names, *"])
+    for run in (result, matrix):
+        assert "Traceback" not in run.stdout.str() and "TypeError" not in run.stdout.str()

@@ -122,7 +122,7 @@ def test_validation_names_the_file_step_field_and_choices(
 
 def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("steps: [")
-    with pytest.raises(ScenarioError, match=r"a\.yaml: expected valid YAML"):
+    with pytest.raises(ScenarioError, match=r"a\.yaml: line 2, column 1: expected valid YAML, got 'while parsing"):
         Scenario.load(tmp_path / "a.yaml")
     (tmp_path / "a.yaml").write_text("ssemock_scenario: 2\nsteps: []\n")
     with pytest.raises(ScenarioError, match="ssemock_scenario: expected scenario format version 1"):

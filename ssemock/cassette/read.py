@@ -9,7 +9,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from ..sse import encode
 from .fastyaml import MAX_NESTING, Refused, strict_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["MIGRATIONS", "check_times", "load_yaml", "parse_cassette", "read_yaml"]
+__all__ = ["MIGRATIONS", "check_times", "load_yaml", "parse_cassette", "read_file", "read_yaml"]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
@@ -44,13 +46,27 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
     except Refused as exc:
         raise error(source, f"line {exc.line}", exc.expected, exc.got) from None
     except yaml.YAMLError as exc:
-        raise error(source, "", "valid YAML", _cut(str(exc).replace("\n", " "))) from None
+        raise _yaml_error(exc, source, error) from None
     except RecursionError:  # the safe loader's constructors on deep flow collections
         raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
 
 
-def _cut(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+_TAG = re.compile(r"constructor for the tag '([^']*)'")
+
+
+def _yaml_error(exc: yaml.YAMLError, source: str, error: FileError) -> CassetteError | ScenarioError:
+    """One short line for a YAML error: its line and column, and what went wrong."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = str(getattr(exc, "problem", None) or exc).replace("\n", " ")
+    context = getattr(exc, "context", None)
+    if context == "while increasing flow level":  # libyaml's own bound, before ours could count
+        return error(source, where, f"YAML nested at most {MAX_NESTING} deep", None)
+    tag = _TAG.search(problem)
+    if tag is not None:
+        return error(source, where, "plain YAML data (no application-specific tag such as !!python/...)",
+                     tag.group(1).replace("tag:yaml.org,2002:", "!!", 1))
+    return error(source, where, "valid YAML", f"{context} {problem}" if context else problem)
 
 
 def read_yaml(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> Any:
@@ -76,16 +92,49 @@ def read_text(
         FileNotFoundError: the file does not exist.
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
+    data = read_file(path, source, limit=limit, error=error)
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise error(source, "", f"a file of at most {show_size(limit)} bytes", size)
-        data = path.read_bytes()
         return (data[: keep(data)] if keep is not None else data).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_file(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> bytes:
+    """The bytes of the regular file ``path``, of at most ``limit`` bytes.
+
+    Anything else (``/dev/zero``, a FIFO, a directory, a socket) is refused without reading
+    it: opened without blocking, checked, closed.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        CassetteError (or ``error``): not a regular file, larger than ``limit``, or unreadable.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
     except FileNotFoundError:
         raise
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
+    except OSError as exc:
+        raise error(source, "", "a readable regular file", exc.strerror or str(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+            raise error(source, "", "a regular file", kind)
+        if info.st_size > limit:
+            raise error(source, "", f"a file of at most {show_size(limit)} bytes", info.st_size)
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(limit + 1)  # bounded even if the file grows meanwhile
+    except OSError as exc:
+        raise error(source, "", "a readable regular file", exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise error(source, "", f"a file of at most {show_size(limit)} bytes", len(data))
+    return data
 
 
 def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:

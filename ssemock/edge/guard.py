@@ -14,7 +14,11 @@ open in the developer's browser must not reach them:
   other than ``same-origin`` / ``none``, comes from another site's page: ``403
   ssemock_cross_origin`` (preflights included, so a browser never sends the request).
 
-Replay paths are not guarded: browsers read streams from any origin (CORS).
+Replay paths are not guarded: browsers read streams from any origin (CORS). The
+recorder guards every path the same way (``every_path``): it forwards requests with the
+target's credentials, so a page must neither reach it by rebinding a name nor from another
+origin; SDK clients and tools (openai, anthropic, httpx, curl) send no ``Origin`` and the
+``Host`` they were pointed at.
 """
 
 from __future__ import annotations
@@ -61,14 +65,29 @@ def host_allowed(name: str, bound: str, allowed: frozenset[str]) -> bool:
     return address.is_loopback or bound in _WILDCARD
 
 
-def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str]) -> web.Response | None:
-    """The answer refusing an admin request from another site, or None when it may go on."""
+_ADMIN = ("the admin API", "web pages may read replay paths from any origin, never the journal or admin paths")
+_RECORDER = ("the recorder", "it forwards requests with the target's credentials, so no web page may use it")
+
+
+def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str], *,
+            every_path: bool = False) -> web.Response | None:
+    """The answer refusing a request from another site, or None when it may go on.
+
+    Args:
+        bound: the address the server is bound to.
+        allowed: host names allowed besides the loopback ones and ``bound``.
+        every_path: the recorder's wording (every path is guarded) instead of the admin API's.
+
+    Returns:
+        421 ``ssemock_misdirected_host`` or 403 ``ssemock_cross_origin`` (JSON), or None.
+    """
+    who, why = _RECORDER if every_path else _ADMIN
     host = request.host
     name = _host_name(host)
     if name is None or not host_allowed(name, bound, allowed):
         return error_response(
             421, "ssemock_misdirected_host",
-            f"the admin API answers under localhost or the server's address, not Host {host[:200]!r} "
+            f"{who} answers under localhost or the server's address, not Host {host[:200]!r} "
             "(a web page reaching this server through DNS rebinding sends its own name); "
             "use http://127.0.0.1:PORT, or allow the name with --allow-host / allowed_hosts",
         )
@@ -77,14 +96,12 @@ def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str]) -> we
     if origin is not None and origin.lower() != own:
         return error_response(
             403, "ssemock_cross_origin",
-            f"the admin API answers same-origin requests only, and Origin {origin[:200]!r} is not {own!r}; "
-            "web pages may read replay paths from any origin, never the journal or admin paths",
+            f"{who} answers same-origin requests only, and Origin {origin[:200]!r} is not {own!r}; {why}",
         )
     site = request.headers.get("Sec-Fetch-Site")
     if site is not None and site.lower() not in _SAME_ORIGIN_FETCH:
         return error_response(
             403, "ssemock_cross_origin",
-            f"the admin API answers same-origin requests only (Sec-Fetch-Site: {site[:50]}); "
-            "web pages may read replay paths from any origin, never the journal or admin paths",
+            f"{who} answers same-origin requests only (Sec-Fetch-Site: {site[:50]}); {why}",
         )
     return None

@@ -4,7 +4,7 @@
 :class:`NetworkOptions` (``keepalive_timeout`` = header timeout, listen ``backlog``,
 ``shutdown_timeout`` = grace) and one middleware, :func:`edge_middleware`, that
 
-* refuses admin requests from other sites (:mod:`.guard`);
+* refuses admin requests (every request, for the recorder) from other sites (:mod:`.guard`);
 * gives the request body ``body_timeout`` seconds to arrive (then ``408
   ssemock_body_timeout``, connection closed);
 * keeps the requests in flight, so that a stop lets them finish for ``grace`` seconds
@@ -53,11 +53,13 @@ class Edge:
         self_reporting: route handlers that write their own line per request.
         handlers: the tasks answering requests now.
         stopping: the server is stopping (requests cut now are ``stopped``).
+        guard_every_path: every path is guarded, not only the admin ones (the recorder).
     """
 
     options: NetworkOptions
     host: str
     self_reporting: tuple[Handler, ...] = ()
+    guard_every_path: bool = False
     handlers: set[asyncio.Task[Any]] = field(default_factory=set)
     stopping: bool = False
 
@@ -113,8 +115,8 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     """Admin guard, body deadline, in-flight count, access line of cut requests (see module docstring)."""
     request[ROUTED] = True
     edge = request.app[EDGE]
-    if admin_path(request.path):
-        refused = refusal(request, edge.host, edge.options.allowed_hosts)
+    if edge.guard_every_path or admin_path(request.path):
+        refused = refusal(request, edge.host, edge.options.allowed_hosts, every_path=edge.guard_every_path)
         if refused is not None:
             return refused
     deadline = None if request.content.is_eof() else _BodyDeadline(request, edge.options.body_timeout)
@@ -158,7 +160,7 @@ def stopping(request: web.BaseRequest) -> bool:
 
 async def start_runner(
     app: web.Application, host: str, port: int, options: NetworkOptions, *, exposure: str,
-    handler_cancellation: bool = False, self_reporting: Sequence[Handler] = (),
+    handler_cancellation: bool = False, self_reporting: Sequence[Handler] = (), guard_every_path: bool = False,
 ) -> web.AppRunner:
     """Serve ``app`` on ``host:port`` in the running loop, with ``options``; returns its runner.
 
@@ -167,12 +169,14 @@ async def start_runner(
             when ``host`` is not a loopback address.
         handler_cancellation: cancel a handler when its client disconnects (aiohttp's option).
         self_reporting: route handlers that write their own line per request.
+        guard_every_path: refuse a foreign ``Host`` or ``Origin`` on every path (the recorder,
+            which forwards requests with the target's credentials), not only on admin paths.
 
     Raises:
         OSError: the address cannot be bound (the runner is cleaned up).
     """
     limit_accept_errors()
-    edge = app[EDGE] = Edge(options, host, tuple(self_reporting))
+    edge = app[EDGE] = Edge(options, host, tuple(self_reporting), guard_every_path=guard_every_path)
     app.middlewares.insert(0, edge_middleware)
     app.on_shutdown.append(edge.stop)
     runner = web.AppRunner(

@@ -23,10 +23,13 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Cassette, Chunk, End, Request, Response
-from ..errors import ConfigError
+from ..errors import CassetteError, ConfigError, ImportFormatError
 from ..redact import Filter
 
-__all__ = ["decoded_body", "event_chunks", "output_paths", "request_from_url", "save_imported", "untimed_response"]
+__all__ = [
+    "check_loadable", "decoded_body", "event_chunks", "output_paths", "request_from_url", "save_imported",
+    "untimed_response",
+]
 
 # A blank line: an end-of-line right after another end-of-line (WHATWG §9.2.5).
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
@@ -123,21 +126,40 @@ def output_paths(sources: Sequence[Path], cassettes: Sequence[Cassette], output:
     return [output / folder.relative_to(root) / f"{c.name}.yaml" for folder, c in zip(folders, cassettes)]
 
 
+def check_loadable(source: Path, cassette: Cassette) -> None:
+    """Check ``cassette`` with the loader's rules (:meth:`Cassette.from_dict` of what would be written).
+
+    Raises:
+        ImportFormatError: names ``source``, the field (as in the cassette written) and what was expected.
+    """
+    try:
+        Cassette.from_dict(cassette.to_dict(), name=cassette.name, source=str(source))
+    except CassetteError as exc:
+        raise ImportFormatError(source, exc.field, f"{exc.expected} (in the cassette it would write)",
+                                exc.got) from None
+
+
 def save_imported(
     sources: Sequence[Path], cassettes: Sequence[Cassette], output: Path, *, force: bool = False
 ) -> list[Path]:
     """Write the cassettes imported from ``sources`` under ``output`` (see :func:`output_paths`).
 
-    All or nothing: every target is checked before the first one is written.
+    All or nothing: every cassette is checked with the cassette loader's rules (what
+    ``serve`` and ``inspect`` will require of the file), and every target, before the first
+    one is written.
 
     Returns:
         The files written, in the order of ``sources``.
 
     Raises:
+        ImportFormatError: a cassette breaks a loader rule (e.g. a method that is not an HTTP
+            token, a status outside 100-599); names the source file and the field.
         ConfigError: two sources would be written to one file (both named), or a target
             exists and ``force`` is False (named; it may hold hand edits).
         OSError: a file cannot be written.
     """
+    for source, cassette in zip(sources, cassettes):
+        check_loadable(source, cassette)
     targets = output_paths(sources, cassettes, output)
     seen: dict[Path, Path] = {}
     for source, target in zip(sources, targets):

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from ..cassette import Cassette, Interaction, Request
+from ..cassette.read import read_file
 from ..errors import ImportFormatError
+from ..limits import MAX_CASSETTE_FILE
 from . import untimed_response
 
 __all__ = ["import_raw", "stem"]
@@ -24,10 +26,14 @@ def stem(p: Path) -> str:
 
 
 def read_bytes(p: Path) -> bytes:
-    """The file's bytes; raises :class:`ImportFormatError` when unreadable."""
+    """The bytes of the regular file ``p`` (at most :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB).
+
+    Raises:
+        ImportFormatError: missing, not a regular file (a FIFO, ``/dev/zero``), too large or unreadable.
+    """
     try:
-        return p.read_bytes()
-    except OSError as exc:
+        return read_file(p, str(p), limit=MAX_CASSETTE_FILE, error=ImportFormatError)
+    except FileNotFoundError as exc:
         raise ImportFormatError(p, "", "a readable file", exc.strerror) from None
 
 

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import math
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,19 +130,24 @@ def _check_seconds(what: str, value: float, *, positive: bool) -> None:
 def check_directory(path: Path) -> Path:
     """``path`` if cassettes can be written there: a directory, or one that can be created.
 
-    Nothing is created here (that happens with the first cassette).
+    Nothing is left behind here (the directory is created with the first cassette): the
+    nearest existing ancestor is tried by creating and removing an empty directory in it,
+    since permission bits do not tell (``/proc`` looks writable to root).
 
     Raises:
         RecorderConfigError: ``path`` or its nearest existing ancestor is not a
-            directory, or that ancestor is not writable.
+            directory, or nothing can be created in that ancestor.
     """
     existing = path
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
         raise RecorderConfigError(f"cassettes directory {str(path)!r}: {str(existing)!r} is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise RecorderConfigError(f"cassettes directory {str(path)!r}: {str(existing)!r} is not writable")
+    try:
+        tempfile.TemporaryDirectory(dir=existing, prefix=".ssemock-probe-").cleanup()
+    except OSError as exc:
+        raise RecorderConfigError(f"cassettes directory {str(path)!r}: cannot create files in {str(existing)!r} "
+                                  f"({exc.strerror or exc})") from None
     return path
 
 
@@ -310,7 +316,7 @@ class Recorder:
                     "target URL's credentials, if it has any) and read what is replayed")
         try:
             runner = await start_runner(app, self.host, self.port, self.network, exposure=exposure,
-                                        self_reporting=(handle,))
+                                        self_reporting=(handle,), guard_every_path=True)
         except OSError as exc:
             await state.session.close()
             raise RecorderError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None

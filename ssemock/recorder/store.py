@@ -21,7 +21,6 @@ appended to (hand-written, ``interactions: []``) is rewritten once, atomically.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import os
@@ -318,13 +317,18 @@ def check_cassette_name(name: str) -> str:
     """``name`` if it is a safe relative cassette name (``a-z0-9._-``, ``/`` for folders).
 
     Raises:
-        RecorderConfigError: absolute, ``..``, empty, other characters, or too long
-            (a part over 200 characters, or over 1000 in all: file names have limits).
+        RecorderConfigError: absolute, ``..``, an empty part (``a//b``), other characters, ending in
+            ``.yaml``/``.yml`` (the file gets that suffix), or too long (a part over 200 characters,
+            or over 1000 in all: file names have limits). The message says which.
     """
     if not _NAME.match(name) or any(part in ("..", ".") for part in name.split("/")):
         raise RecorderConfigError(
-            f"cassette name {name!r} must be a relative name of letters, digits, '.', '_', '-' and '/'"
+            f"cassette name {name[:80]!r} must be a relative name of letters, digits, '.', '_', '-' and '/'"
+            f" ({_name_problem(name)})"
         )
+    if name.endswith((".yaml", ".yml")):
+        raise RecorderConfigError(f"cassette name {name[:80]!r} must not end in .yaml or .yml: the file is "
+                                  f"NAME.yaml, so use {name.rsplit('.', 1)[0][:80]!r}")
     if len(name) > _NAME_MAX or any(len(part) > _PART_MAX for part in name.split("/")):
         raise RecorderConfigError(
             f"cassette name {name[:40]!r}... is too long: at most {_PART_MAX} characters between '/', "
@@ -333,12 +337,31 @@ def check_cassette_name(name: str) -> str:
     return name
 
 
+def _name_problem(name: str) -> str:
+    """What makes ``name`` fail :data:`_NAME` or the ``.``/``..`` rule, in a few words."""
+    if not name:
+        return "it is empty"
+    parts = name.split("/")
+    for index, part in enumerate(parts):
+        if not part:
+            return f"part {index + 1} of {len(parts)} between '/' is empty"
+        if part in (".", ".."):
+            return f"part {part!r} is not allowed"
+        if not re.match(r"[A-Za-z0-9_]", part):
+            return f"part {part[:40]!r} must start with a letter, digit or '_'"
+    bad = sorted({c for c in name if not re.match(r"[A-Za-z0-9._\-/]", c)})
+    return "it holds " + ", ".join(repr(c) for c in bad[:5])
+
+
 def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - VCR's word
     """The cassette name of a request by fingerprint: ``<method>-<path words>-<12 hex digits>``.
 
     Built from the scrubbed request (no key-shaped string in any letter case): the
-    digest covers method, path, the non-secret query and the body (JSON bodies by
-    value, so key order and spacing do not matter).
+    digest covers method, path, the non-secret query and the body: JSON bodies by
+    value (key order and spacing do not matter) up to
+    :data:`~ssemock.limits.MAX_JSON_PARSE` (1 MiB) and
+    :data:`~ssemock.limits.MAX_JSON_DEPTH` (128 levels); larger, deeper or other bodies
+    by their bytes (never parsed: the event loop is not held).
     """
     path = filter.name(request.path)
     digest = hashlib.sha256()
@@ -346,8 +369,9 @@ def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - 
     for k, v in sorted(p for p in request.query if not filter.is_secret_name(p[0], filter.secret_query_params)):
         digest.update(f"{k}={filter.text(v)[0]}\n".encode())
     body = request.body or b""
-    with contextlib.suppress(ValueError, UnicodeDecodeError):
-        body = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
+    value = request.json_view()  # bounded: None for bodies too large, too deep or not JSON
+    if value is not None:
+        body = json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
     digest.update(body)
     words = re.sub(r"[^a-z0-9]+", "-", path.lower()).strip("-")[:60] or "root"
     return f"{request.method.lower()}-{filter.name(words)}-{digest.hexdigest()[:12]}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,12 +47,16 @@ class Scenario:
     preserves: str = "nothing"
     source: str | None = field(default=None, compare=False, repr=False)
 
-    def apply(self, plan: Plan) -> Plan:
+    def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
 
         A recorded gzip/deflate body is decompressed first when a step edits the
         body, and compressed again on the wire. Consecutive event and byte steps
         share one split of the body into lines.
+
+        Args:
+            cancelled: asked before each step; True stops applying (the plan, half built,
+                is then to be dropped: its client left or the server stops).
         """
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
         if any(step.edits_body for step in self.steps):
@@ -60,6 +64,8 @@ class Scenario:
         lines = None
         original = plan.response.chunks
         for index, step in ordered:
+            if cancelled is not None and cancelled():
+                return plan
             plan.step_index = index
             if isinstance(step, LineStep):
                 if plan.is_event_stream:

@@ -1,0 +1,86 @@
+"""Files that are not regular files (a FIFO, a character device, a directory) where a cassette,
+scenario or recording is expected: refused with the file named, never read, never a hang.
+The real CLI, in-process and as the ``ssemock`` process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ssemock import CassetteError, MockServer, ScenarioError
+from ssemock.cli import main
+
+DEVICE = "/dev/zero"  # stat size 0, endless
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("argv", [["inspect", DEVICE],
+                                  ["import", "raw", DEVICE, "--path", "/v1/x", "-o", "OUT"],
+                                  ["import", "vcr", DEVICE, "-o", "OUT"]])
+def test_a_character_device_is_refused_naming_it(argv: list[str], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"ssemock: error: {DEVICE}: expected a regular file, got 'a character device'\n"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_fifo_given_as_a_cassette_or_recording_is_refused_without_waiting_for_a_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = _fifo(tmp_path / "a.yaml")
+    assert main(["inspect", str(fifo)]) == 2
+    assert main(["import", "raw", str(fifo), "--path", "/v1/x", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"ssemock: error: {fifo}: expected a regular file, got 'a FIFO (named pipe)'"] * 2
+
+
+def test_serve_with_a_fifo_in_its_cassette_directory_exits_2_naming_it(tmp_path: Path) -> None:
+    """It hung at start-up, waiting for a writer to open the FIFO."""
+    (tmp_path / "cassettes").mkdir()
+    fifo = _fifo(tmp_path / "cassettes" / "a.yaml")
+    done = subprocess.run([sys.executable, "-m", "ssemock", "serve", "--port", "0", "--cassettes",
+                           str(tmp_path / "cassettes")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"ssemock: error: {fifo}: expected a regular file, got 'a FIFO (named pipe)'\n"
+
+
+def test_fifos_and_directories_named_like_files_are_refused_by_the_python_api(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    _fifo(tmp_path / "c" / "x.yaml")
+    with pytest.raises(CassetteError, match=r"x\.yaml: expected a regular file, got 'a FIFO \(named pipe\)'"):
+        MockServer(tmp_path / "c")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "dir.yaml").mkdir()
+    with pytest.raises(ScenarioError, match=r"dir\.yaml: expected a regular file, got 'a directory'"):
+        MockServer(scenarios=[tmp_path / "s"])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("ssemock_cassette: 1\nname: x\ninteractions: " + "[" * 1000 + "]" * 1000 + "\n",
+     "line 3, column 1014: expected YAML nested at most 144 deep"),
+    ("ssemock_cassette: 1\nname: !!python/object:os.system {}\n",
+     "line 2, column 7: expected plain YAML data (no application-specific tag such as !!python/...), "
+     "got '!!python/object:os.system'"),
+])
+def test_yaml_errors_name_the_file_line_and_problem_in_one_line(
+    text: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Were 'while increasing flow level exceeded…' and a cut-off constructor message."""
+    (tmp_path / "c.yaml").write_text(text)
+    assert main(["inspect", str(tmp_path / "c.yaml")]) == 2
+    assert capsys.readouterr().err == f"ssemock: error: {tmp_path / 'c.yaml'}: {message}\n"
+
+
+def test_serve_with_a_missing_cassette_directory_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--port", "0", "--cassettes", str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err == f"ssemock: error: {tmp_path / 'none'}: no such cassette file or directory\n"
