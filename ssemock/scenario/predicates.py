@@ -81,7 +81,7 @@ def parse_path(text: Any) -> Path:
     pos = 0
     while pos < len(text):
         match = _STEP.match(text, pos)
-        if match is None or (match.group(3) is not None and pos != 0):
+        if match is None or ((match.group(3) is not None) != (pos == 0) and match.group(2) is None):
             raise ValueError(f"a key or [n] at character {pos}")
         key, index, first = match.groups()
         steps.append(int(index) if index is not None else (key if key is not None else first))
