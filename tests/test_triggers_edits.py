@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from ssemock import MockServer, Scenario
-from ssemock.mockserver import collect_cassettes
+from ssemock.mockserver import collect_cassettes, collect_scenarios
 from ssemock.sse import Event, decode
 
 from .rawclient import raw_request
@@ -31,16 +31,19 @@ TOOLS, TOOL_USE = "openai-chat-tool-calls-usage", "anthropic-messages-tool-use-g
 THINKING = "anthropic-messages-thinking"
 PATHS = {CHAT: "/v1/chat/completions", QWEN: "/compatible-mode/v1/chat/completions", TOOLS: "/v1/chat/completions",
          TOOL_USE: "/v1/messages", THINKING: "/v1/messages"}
-AZURE = {"choices": [], "created": 0, "id": "", "model": "", "object": "",
+SAFE = {"filtered": False, "severity": "safe"}
+AZURE = {"choices": [], "created": 0, "id": "", "model": "", "object": "",  # Azure OpenAI's first chunk
          "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {
-             "hate": {"filtered": False, "severity": "safe"}, "violence": {"filtered": False, "severity": "safe"}}}]}
+             "hate": SAFE, "self_harm": SAFE, "sexual": SAFE, "violence": SAFE}}]}
+PRESETS = {"yaml-azure-first-chunk": "azure-first-chunk", "yaml-tool-call-without-id": "tool-call-without-id",
+           "yaml-tool-use-without-id": "tool-call-without-id", "yaml-ends-without-line-end": "no-final-line-end"}
 YAML = {  # each trigger as a user writes it
-    "azure-first-chunk": "- insert:\n    at: 0\n    json: " + json.dumps(AZURE),
-    "tool-call-without-id": '- edit: {delete: ["choices[0].delta.tool_calls[0].id"]}',
-    "tool-use-without-id": "- edit: {where: {type: content_block_start}, delete: [content_block.id]}",
-    "ends-without-line-end": "- no-done: {}\n- drop-final-blank-line: {line_end: false}",
-    "ends-without-blank-line": "- no-done: {}\n- drop-final-blank-line: {}",
-    "ends-inside-last-event": "- disconnect: {from_end: 5, how: clean}",
+    "yaml-azure-first-chunk": "- insert:\n    at: 0\n    json: " + json.dumps(AZURE),
+    "yaml-tool-call-without-id": '- edit: {delete: ["choices[0].delta.tool_calls[0].id"]}',
+    "yaml-tool-use-without-id": "- edit: {where: {type: content_block_start}, delete: [content_block.id]}",
+    "yaml-ends-without-line-end": "- no-done: {}\n- drop-final-blank-line: {line_end: false}",
+    "yaml-ends-without-blank-line": "- no-done: {}\n- drop-final-blank-line: {}",
+    "yaml-ends-inside-last-event": "- disconnect: {from_end: 5, how: clean}",
 }
 Seen = list[tuple[str, str]]
 
@@ -48,12 +51,19 @@ Seen = list[tuple[str, str]]
 @pytest.fixture(scope="module")
 def server() -> Iterator[MockServer]:
     scenarios = [Scenario.from_dict({"name": name, "steps": yaml.safe_load(text)}) for name, text in YAML.items()]
-    with MockServer(scenarios=scenarios, timing_scale=0) as running:
+    with MockServer(scenarios=[*collect_scenarios(None).values(), *scenarios], timing_scale=0) as running:
         yield running
 
 
 def test_each_trigger_is_at_most_three_yaml_lines() -> None:
     assert all(len(text.splitlines()) <= 3 for text in YAML.values())
+
+
+@pytest.mark.parametrize(("inline", "cassette"), [
+    ("yaml-azure-first-chunk", CHAT), ("yaml-azure-first-chunk", QWEN), ("yaml-tool-call-without-id", TOOLS),
+    ("yaml-tool-use-without-id", TOOL_USE), ("yaml-ends-without-line-end", THINKING)])
+def test_the_presets_send_what_the_yaml_lines_say(server: MockServer, inline: str, cassette: str) -> None:
+    assert on_wire(server, cassette, PRESETS[inline]) == on_wire(server, cassette, inline)
 
 
 def recorded(cassette: str, index: int = 0) -> bytes:
@@ -135,13 +145,13 @@ def role_from_first_chunk(server: MockServer, cassette: str, scenario: str | Non
 def test_an_azure_first_chunk_breaks_a_client_reading_choices_0(server: MockServer, cassette: str) -> None:
     truth = whatwg(recorded(cassette))
     inserted = ("message", json.dumps(AZURE, separators=(",", ":")))
-    assert whatwg(on_wire(server, cassette, "azure-first-chunk")) == [inserted, *truth]
+    assert whatwg(on_wire(server, cassette, "yaml-azure-first-chunk")) == [inserted, *truth]
     assert role_from_first_chunk(server, cassette, None) == ("assistant", recorded_text(cassette))
     with pytest.raises(IndexError):
-        role_from_first_chunk(server, cassette, "azure-first-chunk")
-    seen = httpx_sse_events(server, cassette, "azure-first-chunk")
+        role_from_first_chunk(server, cassette, "yaml-azure-first-chunk")
+    seen = httpx_sse_events(server, cassette, "yaml-azure-first-chunk")
     assert payload_list(seen) == [AZURE, *payload_list(truth)]
-    chunks = openai_chunks(server, cassette, "azure-first-chunk")
+    chunks = openai_chunks(server, cassette, "yaml-azure-first-chunk")
     assert chunks[0].choices == [] and chunks[0].model_extra["prompt_filter_results"] == AZURE["prompt_filter_results"]
     assert "".join(c.delta.content or "" for chunk in chunks for c in chunk.choices) == recorded_text(cassette)
     assert len(chunks) == len(truth)  # the inserted chunk, and every recorded one but [DONE]
@@ -174,12 +184,12 @@ def test_a_tool_call_without_id_breaks_a_client_keying_calls_by_id(server: MockS
     assert arguments == '{"country":"UK"}'
     expected = json.loads(json.dumps(truth).replace(f'"id": "{first["id"]}", ', ""))
     assert expected != truth
-    assert payload_list(httpx_sse_events(server, TOOLS, "tool-call-without-id")) == expected
+    assert payload_list(httpx_sse_events(server, TOOLS, "yaml-tool-call-without-id")) == expected
     assert tool_calls_by_id(server, TOOLS, None) == {first["id"]: arguments}
     with pytest.raises(KeyError):
-        tool_calls_by_id(server, TOOLS, "tool-call-without-id")
+        tool_calls_by_id(server, TOOLS, "yaml-tool-call-without-id")
     by_index: dict[int, str] = {}
-    for chunk in openai_chunks(server, TOOLS, "tool-call-without-id"):  # the SDK's chunks, keyed by index
+    for chunk in openai_chunks(server, TOOLS, "yaml-tool-call-without-id"):  # the SDK's chunks, keyed by index
         for choice in chunk.choices:
             for call in choice.delta.tool_calls or []:
                 assert call.id is None
@@ -203,7 +213,7 @@ def test_a_tool_use_block_without_id_breaks_a_client_keying_blocks_by_id(server:
     truth = whatwg(recorded(TOOL_USE))
     starts = [json.loads(d) for t, d in truth if t == "content_block_start"]
     assert [s["content_block"]["name"] for s in starts] == ["pelican_name_generator"]
-    seen = httpx_sse_events(server, TOOL_USE, "tool-use-without-id")
+    seen = httpx_sse_events(server, TOOL_USE, "yaml-tool-use-without-id")
     assert [t for t, _ in seen] == [t for t, _ in truth]
     for (kind, data), (_, was) in zip(seen, truth):
         want = json.loads(was)
@@ -212,10 +222,10 @@ def test_a_tool_use_block_without_id_breaks_a_client_keying_blocks_by_id(server:
         assert json.loads(data) == want
     assert tool_uses_by_id(server, None) == {starts[0]["content_block"]["id"]: "pelican_name_generator"}
     with pytest.raises(KeyError):
-        tool_uses_by_id(server, "tool-use-without-id")
+        tool_uses_by_id(server, "yaml-tool-use-without-id")
     with anthropic.Anthropic(base_url=server.url, api_key="sk-ant-test", max_retries=0) as client, \
             client.messages.stream(**anthropic_request(TOOL_USE),
-                                   extra_headers=headers(TOOL_USE, "tool-use-without-id")) as stream:
+                                   extra_headers=headers(TOOL_USE, "yaml-tool-use-without-id")) as stream:
         message = stream.get_final_message()
     assert [(b.type, b.name, b.input) for b in message.content] == [("tool_use", "pelican_name_generator", {})]
     assert message.stop_reason == "tool_use"
@@ -237,7 +247,7 @@ def tail_keeping_reader(server: MockServer, cassette: str, scenario: str | None)
 
 
 @pytest.mark.parametrize("cassette", [CHAT, THINKING])
-@pytest.mark.parametrize(("scenario", "cut"), [("ends-without-line-end", 2), ("ends-without-blank-line", 1)])
+@pytest.mark.parametrize(("scenario", "cut"), [("yaml-ends-without-line-end", 2), ("yaml-ends-without-blank-line", 1)])
 def test_a_final_line_end_dropped_and_a_client_using_the_unfinished_tail(
         server: MockServer, cassette: str, scenario: str, cut: int) -> None:
     body = recorded(cassette)
@@ -267,12 +277,12 @@ def anthropic_text(server: MockServer, scenario: str | None) -> tuple[str, str |
 @pytest.mark.parametrize("cassette", [CHAT, THINKING])
 def test_a_body_cut_inside_its_last_event_crashes_the_tail_reader_only(server: MockServer, cassette: str) -> None:
     body = recorded(cassette)
-    assert on_wire(server, cassette, "ends-inside-last-event") == body[:-5]
+    assert on_wire(server, cassette, "yaml-ends-inside-last-event") == body[:-5]
     truth = whatwg(body)
-    assert httpx_sse_events(server, cassette, "ends-inside-last-event") == truth[:-1]
+    assert httpx_sse_events(server, cassette, "yaml-ends-inside-last-event") == truth[:-1]
     with pytest.raises(json.JSONDecodeError):
-        tail_keeping_reader(server, cassette, "ends-inside-last-event")
+        tail_keeping_reader(server, cassette, "yaml-ends-inside-last-event")
     if cassette == CHAT:
-        assert len(openai_chunks(server, cassette, "ends-inside-last-event")) == len(truth) - 1
+        assert len(openai_chunks(server, cassette, "yaml-ends-inside-last-event")) == len(truth) - 1
     else:
-        assert anthropic_text(server, "ends-inside-last-event") == anthropic_text(server, None)
+        assert anthropic_text(server, "yaml-ends-inside-last-event") == anthropic_text(server, None)
