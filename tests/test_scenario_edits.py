@@ -449,3 +449,41 @@ def test_the_readme_examples_of_the_editing_steps_and_endings_do_what_they_say()
         assert body("end-after-comment-0") == recorded(CHAT) + b": ping"
         assert body("drop-final-blank-line-1") == recorded(CHAT)[:-2]
         assert body(f"disconnect-{len(examples['disconnect']) - 1}") == recorded(CHAT)[:-5]
+
+
+def test_without_its_line_end_the_last_event_is_the_end_of_the_body() -> None:
+    response = CASSETTES[CHAT].interactions[0].response
+    steps = [{"end-after-comment": {}}, {"drop-final-blank-line": {"line_end": False}}]
+    trailing = Scenario.from_dict({"steps": steps})
+    body = trailing.apply(Plan.of(response)).response.body
+    assert body == recorded(CHAT).removesuffix(b"\n\n")  # the comment after [DONE] goes too
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cassette=st.sampled_from([CHAT, GEMINI, RESPONSES, OPENROUTER, ANTHROPIC]), data=st.data())
+def test_drop_leaves_exactly_the_events_the_predicate_does_not_match(cassette: str, data: st.DataObject) -> None:
+    truth = events(recorded(cassette))
+    n = len(truth)
+    where: dict[str, Any] = {}
+    if data.draw(st.booleans()):
+        where["index"] = data.draw(st.lists(st.integers(-n - 2, n + 2), min_size=2, max_size=2))
+    if data.draw(st.booleans()):
+        where["type"] = data.draw(st.sampled_from(sorted({t for t, _ in truth})))
+    if data.draw(st.booleans()) or not where:
+        sample = data.draw(st.sampled_from(truth))[1]
+        start = data.draw(st.integers(0, max(0, len(sample) - 1)))
+        where["contains"] = sample[start : start + data.draw(st.integers(1, 12))] or "x"
+    first = data.draw(st.none() | st.integers(1, 5))
+
+    def matches(index: int, kind: str, text: str) -> bool:  # the documented meaning of each condition
+        if "index" in where:
+            low, high = (i if i >= 0 else n + i for i in where["index"])
+            if not low <= index <= high:
+                return False
+        return where.get("type", kind) == kind and where.get("contains", "") in text
+
+    chosen = [i for i, (kind, text) in enumerate(truth) if matches(i, kind, text)][:first]
+    step = {"drop": {"where": where, **({"first": first} if first else {})}}
+    plan = Scenario.from_dict({"steps": [step]}).apply(Plan.of(CASSETTES[cassette].interactions[0].response))
+    assert events(plan.response.body) == [e for i, e in enumerate(truth) if i not in chosen]
+    assert plan.notes[0].startswith(f"drop: {len(chosen)} event(s)")
