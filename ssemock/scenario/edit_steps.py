@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from ..errors import ScenarioError
 from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, is_integer, json_depth_exceeds
 from .base import LineStep, anything, integer, register, short_text
+from .event_steps import _index
 from .plan import Plan
 from .predicates import PATH_RULE, EventView, Path, Where, assign, parse_path, remove, terminal_start
 from .text import Block, Line, blocks, field_line, parse_field
@@ -187,7 +188,7 @@ class Insert(_EventStep):
         if self.at == "after-terminal":
             return len(views)
         assert isinstance(self.at, int)
-        return max(0, min(len(views), self.at if self.at >= 0 else len(views) + self.at))
+        return _index(self.at, len(views))
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         groups = blocks(lines)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .base import Field, LineStep, integer, register, short_text
+from .event_steps import _index
 from .plan import Plan
 from .text import Line, blocks
 
@@ -56,7 +57,7 @@ class EndAfterComment(LineStep):
         dispatching = [i for i, b in enumerate(groups) if b.dispatches]
         events = len(dispatching)
         if self.after_events is not None:
-            n = max(0, min(events, self.after_events if self.after_events >= 0 else events + self.after_events))
+            n = _index(self.after_events, events)
             stop = dispatching[n - 1] + 1 if n else 0
             kept, events = [ln for b in groups[:stop] for ln in b.lines], n
         if kept and not kept[-1].eol:
