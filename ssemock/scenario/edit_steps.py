@@ -19,6 +19,7 @@ that are not touched keep their recorded bytes.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -98,8 +99,8 @@ def _events(groups: list[Block]) -> list[tuple[int, EventView]]:
 def _selected(views: list[EventView], where: Where | None, first: int | None,
               also: Callable[[EventView], bool] = lambda v: True) -> list[int]:
     """Indexes of the events matching ``where`` (all when None) and ``also``, at most ``first`` of them."""
-    found = [v.index for v in views if (where is None or where.matches(v, len(views))) and also(v)]
-    return found if first is None else found[:first]
+    found = (v.index for v in views if (where is None or where.matches(v, len(views))) and also(v))
+    return list(itertools.islice(found, first))  # stops at the first ``first``: later payloads are not parsed
 
 
 def _flat(groups: list[Block]) -> list[Line]:
