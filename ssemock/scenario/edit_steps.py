@@ -65,11 +65,11 @@ def _payload(data: str | None, value: Any) -> str:
     return data if data is not None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _check_payload(step: Any, where: str, source: str, *, required: bool = True) -> None:
-    """Exactly one of ``data`` and ``json`` (or neither when not ``required``); ``json`` a JSON value within bounds."""
+def _check_payload(step: Insert | Replace, where: str, source: str) -> None:
+    """Exactly one of ``data`` and ``json``; ``json`` a JSON value within bounds. Raises :class:`ScenarioError`."""
     if step.data is not None and step.json is not None:
         raise ScenarioError(source, f"{where}.json", "either data or json, not both", None)
-    if required and step.data is None and step.json is None:
+    if step.data is None and step.json is None:
         raise ScenarioError(source, where, "data (a string) or json (a JSON value)", None)
     if step.json is not None:
         _check_json(step.json, f"{where}.json", source)
