@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ssemock import MockServer, Scenario, ScenarioError
 from ssemock.bundled import bundled_scenarios
 from ssemock.cli import main
-from ssemock.mockserver import collect_cassettes
+from ssemock.mockserver import collect_cassettes, collect_scenarios
 from ssemock.scenario import Plan
 from ssemock.scenario.predicates import MISSING, assign, lookup, parse_path, remove
 from ssemock.sse import Event, decode
@@ -487,3 +487,12 @@ def test_drop_leaves_exactly_the_events_the_predicate_does_not_match(cassette: s
     plan = Scenario.from_dict({"steps": [step]}).apply(Plan.of(CASSETTES[cassette].interactions[0].response))
     assert events(plan.response.body) == [e for i, e in enumerate(truth) if i not in chosen]
     assert plan.notes[0].startswith(f"drop: {len(chosen)} event(s)")
+
+
+@pytest.mark.parametrize("name", ["azure-first-chunk", "tool-call-without-id", "no-final-line-end"])
+def test_the_new_presets_load_and_describe_themselves_as_written(name: str) -> None:
+    preset = collect_scenarios(None)[name]
+    written = yaml.safe_load((bundled_scenarios() / f"{name}.yaml").read_text(encoding="utf-8"))
+    again = Scenario.from_dict(yaml.safe_load(yaml.safe_dump(preset.describe())))
+    assert again.steps == preset.steps == Scenario.from_dict(written).steps  # defaults filled in, nothing lost
+    assert (again.name, again.preserves, again.description) == (name, "nothing", written["description"])
