@@ -272,11 +272,17 @@ class DropFinalBlankLine(LineStep):
 
     YAML::
 
-        - drop-final-blank-line: {}
+        - drop-final-blank-line: {}                  # the body ends "…}\n" (or "…[DONE]\n")
+        - drop-final-blank-line: {line_end: false}   # "…}": the last data line loses its line end too
+
+    Fields: ``line_end`` (the last line of the event keeps its line end; default true;
+    false also leaves out the comments that followed the last event, so the body ends there).
     """
 
+    line_end: bool = True
+
     name: ClassVar[str] = "drop-final-blank-line"
-    fields: ClassVar[dict[str, Field]] = {}
+    fields: ClassVar[dict[str, Field]] = {"line_end": flag()}
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         groups = blocks(lines)
@@ -285,6 +291,7 @@ class DropFinalBlankLine(LineStep):
             return lines
         out = [ln for b in groups[:last] for ln in b.lines]
         out += groups[last].lines[:-1]
-        out += [ln for b in groups[last + 1 :] for ln in b.lines]
         plan.notes.append("drop-final-blank-line: the last event is not dispatched")
-        return out
+        if not self.line_end:  # nothing may follow a line without its end: it would join that line
+            return [*out[:-1], Line(out[-1].text, "", out[-1].chunk)]
+        return out + [ln for b in groups[last + 1 :] for ln in b.lines]

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ..cassette import Chunk, End
 from ..errors import ScenarioError
-from .base import Field, Step, anything, choice, header_map, header_value, integer, number, register
+from .base import MAX_BYTES, Field, Step, anything, choice, header_map, header_value, integer, number, register
 from .base import text as text_field
 from .event_steps import _index
 from .plan import ENCODINGS, FRAMINGS, Plan
@@ -168,9 +168,11 @@ class Disconnect(Step):
         - disconnect: {after_events: -2, how: clean}   # a clean end, two events short
         - disconnect: {inside_event: 1, how: cut}      # FIN inside the second event
         - disconnect: {after_bytes: 100, how: reset}   # TCP RST after 100 bytes
+        - disconnect: {from_end: 5, how: cut}          # FIN 5 bytes before the end, inside the last event
 
     Fields: exactly one of ``after_events`` (negative counts from the end),
-    ``after_bytes`` (bytes of the decoded body) or ``inside_event`` (0-based
+    ``after_bytes`` (bytes of the decoded body), ``from_end`` (bytes left out at the
+    end of the decoded body, 0 to 64 MiB) or ``inside_event`` (0-based
     index of the event cut in the middle of its bytes; clamped to the last
     event); ``how``: ``clean`` (the HTTP body ends normally), ``cut`` (the
     connection closes without the chunked terminator) or ``reset`` (TCP RST).
@@ -179,6 +181,7 @@ class Disconnect(Step):
     after_events: int | None = None
     after_bytes: int | None = None
     inside_event: int | None = None
+    from_end: int | None = None
     how: str = "cut"
 
     name: ClassVar[str] = "disconnect"
@@ -187,18 +190,22 @@ class Disconnect(Step):
         "after_events": integer(None, optional=True),
         "after_bytes": integer(0, optional=True),
         "inside_event": integer(None, optional=True),
+        "from_end": integer(0, MAX_BYTES, optional=True),
         "how": choice("clean", "cut", "reset"),
     }
 
     def validate(self, where: str, source: str) -> None:
-        given = [k for k in ("after_events", "after_bytes", "inside_event") if getattr(self, k) is not None]
+        given = [k for k in _WHERE_TO_CUT if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ScenarioError(source, where, "exactly one of after_events, after_bytes, inside_event", given)
+            raise ScenarioError(source, where, f"exactly one of {', '.join(_WHERE_TO_CUT)}", given)
 
     def apply(self, plan: Plan) -> None:
         ends = plan.event_offsets()
         if self.after_bytes is not None:
             offset, where = self.after_bytes, f"after {self.after_bytes} bytes"
+        elif self.from_end is not None:
+            offset = max(0, len(plan.response.body) - self.from_end)
+            where = f"{len(plan.response.body) - offset} bytes before the end"
         elif self.after_events is not None:
             n = _index(self.after_events, len(ends))
             offset, where = (ends[n - 1] if n else 0), f"after {n} event(s)"
@@ -211,6 +218,9 @@ class Disconnect(Step):
         plan.cut_body(offset)
         plan.response.end = End(plan.response.chunks[-1].t if plan.response.chunks else 0.0, self.how)
         plan.notes.append(f"disconnect: {self.how} at byte {offset}, {where}")
+
+
+_WHERE_TO_CUT = ("after_events", "after_bytes", "inside_event", "from_end")
 
 
 @register
