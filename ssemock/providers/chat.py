@@ -9,7 +9,7 @@ from typing import Any
 
 from .base import ErrorSpec, SentPayloads, chosen, dump
 
-__all__ = ["by_status", "chunk_lines", "error_chunk", "last_payload"]
+__all__ = ["by_status", "chunk_lines", "error_chunk", "error_lines", "last_payload"]
 
 
 def by_status(table: Mapping[int, Any], status: int, fallback: Any) -> Any:
@@ -45,3 +45,13 @@ def chunk_lines(payload: Any, spec: ErrorSpec, *, done: bool) -> list[str]:
     if chosen(spec.form, "sse") == "json":
         return [dump(payload), ""]
     return [f"data: {dump(payload)}", "", *(["data: [DONE]", ""] if done else [])]
+
+
+def error_lines(error: dict[str, Any], sent: SentPayloads, spec: ErrorSpec, *, key: str | None = "error") -> list[str]:
+    """The OpenAI-style mid-stream error: ``{key: error}`` (``error`` itself when ``key`` is None) as one
+    ``data:`` event; with ``choices: true``, a chunk carrying ``error`` (see :func:`error_chunk`)."""
+    if spec.choices is True:
+        payload = error_chunk(error, sent, spec, choices=True)
+    else:
+        payload = error if key is None else {key: error}
+    return chunk_lines(payload, spec, done=False)

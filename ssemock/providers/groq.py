@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Default, ErrorSpec, KeyShape, Provider, SentPayloads, chosen
-from .chat import by_status, chunk_lines, error_chunk
+from .chat import by_status, error_lines
 
 __all__ = ["PROVIDER"]
 
@@ -44,8 +44,7 @@ def recognise(path: str, head: str) -> bool:
 def stream_error(spec: ErrorSpec, sent: SentPayloads) -> list[str]:
     """``data: {"error": …}`` (or, with ``choices``, a chunk carrying it)."""
     error = _error(spec, spec.status_or(MID_STREAM_STATUS))
-    payload = error_chunk(error, sent, spec, choices=False) if spec.choices is True else {"error": error}
-    return chunk_lines(payload, spec, done=False)
+    return error_lines(error, sent, spec)
 
 
 def http_error(spec: ErrorSpec, status: int) -> Any:

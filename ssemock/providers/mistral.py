@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from .base import ErrorSpec, Provider, SentPayloads, chosen
-from .chat import by_status, chunk_lines, error_chunk
+from .chat import by_status, error_lines
 
 __all__ = ["PROVIDER"]
 
@@ -46,8 +46,7 @@ def recognise(path: str, head: str) -> bool:
 def stream_error(spec: ErrorSpec, sent: SentPayloads) -> list[str]:
     """``data: {"object": "error", …}`` (or, with ``choices``, a chunk carrying it as ``error``)."""
     error = _error(spec, spec.status_or(MID_STREAM_STATUS))
-    payload = error_chunk(error, sent, spec, choices=False) if spec.choices is True else error
-    return chunk_lines(payload, spec, done=False)
+    return error_lines(error, sent, spec, key=None)
 
 
 def http_error(spec: ErrorSpec, status: int) -> Any:

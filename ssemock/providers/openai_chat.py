@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
-from .chat import by_status, chunk_lines, error_chunk
+from .chat import by_status, error_lines
 
 __all__ = ["PROVIDER", "SK_KEY", "openai_error"]
 
@@ -50,8 +50,7 @@ def recognise(path: str, head: str) -> bool:
 def stream_error(spec: ErrorSpec, sent: SentPayloads) -> list[str]:
     """``data: {"error": …}`` (or, with ``choices``, a chunk carrying it)."""
     error = openai_error(spec, spec.status_or(MID_STREAM_STATUS))
-    payload = error_chunk(error, sent, spec, choices=False) if spec.choices is True else {"error": error}
-    return chunk_lines(payload, spec, done=False)
+    return error_lines(error, sent, spec)
 
 
 def http_error(spec: ErrorSpec, status: int) -> Any:
