@@ -33,7 +33,7 @@ def _error(spec: ErrorSpec, status: int) -> dict[str, Any]:
     code = chosen(spec.code, CODES.get(status, Default()))
     if not isinstance(code, Default):
         error["code"] = code
-    return error
+    return spec.fill(error)
 
 
 def recognise(path: str, head: str) -> bool:

@@ -300,6 +300,7 @@ class ErrorMidStream(LineStep):
     code: prov.Code | prov.Default = prov.DEFAULT
     choices: bool | prov.Default = prov.DEFAULT
     form: str | prov.Default = prov.DEFAULT
+    extra: dict[str, Any] = field(default_factory=dict)
 
     name: ClassVar[str] = "error-mid-stream"
     stage: ClassVar[str] = "event"
@@ -320,7 +321,9 @@ class ErrorMidStream(LineStep):
         groups = blocks(lines)
         dispatching = [i for i, b in enumerate(groups) if b.dispatches]
         n = _index(self.after_events, len(dispatching))
-        stop = dispatching[n] if n < len(dispatching) else len(groups)
+        # the rest: from the next event on; after the last event, what follows it (an unfinished event, a
+        # recorded error that is no event)
+        stop = dispatching[n] if n < len(dispatching) else (dispatching[-1] + 1 if dispatching else len(groups))
         kept = [ln for b in groups[:stop] for ln in b.lines]
         chunk = kept[-1].chunk if kept else 0
         eol = groups[0].eol if groups else "\n"

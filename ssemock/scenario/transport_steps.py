@@ -59,6 +59,7 @@ class HttpError(Step):
     type: str | prov.Default = prov.DEFAULT
     code: prov.Code | prov.Default = prov.DEFAULT
     choices: bool | prov.Default = prov.DEFAULT
+    extra: dict[str, Any] = field(default_factory=dict)
 
     name: ClassVar[str] = "http-error"
     stage: ClassVar[str] = "transport"
@@ -69,7 +70,7 @@ class HttpError(Step):
         "text": text_field(optional=True),
         "content_type": header_value(optional=True),
         "provider": prov.PROVIDER_FIELD,
-        "message": prov.MESSAGE_FIELD,
+        "message": prov.OPTIONAL_MESSAGE_FIELD,
         **prov.ERROR_FIELDS,
     }
 
@@ -77,6 +78,7 @@ class HttpError(Step):
         if self.json is not None and self.text is not None:
             raise ScenarioError(source, f"{where}.text", "either json or text, not both", self.text)
         shaped = [k for k in ("type", "code", "choices") if not isinstance(getattr(self, k), prov.Default)]
+        shaped += ["extra"] * bool(self.extra)
         shaped += ["message"] * (self.message is not None) + ["provider"] * (self.provider != "auto")
         if shaped and (self.json is not None or self.text is not None):
             raise ScenarioError(source, f"{where}.{shaped[0]}",
