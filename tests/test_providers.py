@@ -9,6 +9,7 @@ providers' documented error formats (cited in each provider module), and from th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+import yaml
 from google import genai
 from google.genai import errors as genai_errors
 
@@ -318,3 +320,29 @@ def test_describe_leaves_out_the_provider_defaults() -> None:
                                                 "message": "The server had an error while processing your request."}
     assert Scenario.from_dict({"steps": described}).describe()["steps"] == described
     assert "code" not in described[1]["http-error"] and described[1]["http-error"]["type"] == "x"
+
+
+# ---- the README section -----------------------------------------------------------------------------------------
+def test_the_readme_provider_errors_examples_run() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Provider errors\n")
+    text = readme[start: readme.index("\n## ", start + 1)]
+    assert sorted(re.findall(r"^\| `([a-z-]+)` \|", text, re.M)) == sorted(NAMES), "one row per provider"
+    examples = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    openrouter_style, gemini_style, http = (yaml.safe_load(example)["steps"] for example in examples)
+
+    chunk = json.loads([e.data for e in decode(replay("openai-chat-tool-calls-usage", openrouter_style))
+                        if isinstance(e, Event)][-2])
+    assert chunk["error"]["code"] == 429 and "choices" not in chunk
+
+    body = replay("gemini-streamgeneratecontent-crlf", gemini_style)
+    assert json.loads(body.split(b"\r\n\r\n")[1])["error"] == {
+        "code": 429, "message": "The server had an error while processing your request.",
+        "status": "RESOURCE_EXHAUSTED"}
+
+    interaction = CASSETTES["anthropic-messages-thinking"].interactions[0]
+    plan = Plan.of(interaction.response, request=interaction.request)
+    Scenario.from_dict({"steps": http}).apply(plan)
+    assert plan.response.status == 429 and ("retry-after", "2") in plan.response.headers
+    assert json.loads(plan.response.body)["error"] == {"type": "rate_limit_error", "message": "Too Many Requests"}
+
