@@ -21,10 +21,12 @@ import pytest
 import yaml
 from google import genai
 from google.genai import errors as genai_errors
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ssemock import MockServer, ScenarioError
 from ssemock.mockserver import collect_cassettes
-from ssemock.providers import NAMES, PROVIDERS, env_vars, provider_for
+from ssemock.providers import FORMS, NAMES, PROVIDERS, env_vars, provider_for
 from ssemock.pytest_plugin import ENV_VARS
 from ssemock.scenario import Plan, Scenario
 from ssemock.scenario.providers import provider_of
@@ -346,3 +348,38 @@ def test_the_readme_provider_errors_examples_run() -> None:
     assert plan.response.status == 429 and ("retry-after", "2") in plan.response.headers
     assert json.loads(plan.response.body)["error"] == {"type": "rate_limit_error", "message": "Too Many Requests"}
 
+
+
+# ---- property: what a step asks for is what the client reads ---------------------------------------------------
+def _error_objects(value: Any, message: str) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        if value.get("message") == message:
+            yield value
+        for item in value.values():
+            yield from _error_objects(item, message)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _error_objects(item, message)
+
+
+@settings(max_examples=150, deadline=None)
+@given(provider=st.sampled_from(NAMES), form=st.sampled_from(FORMS), message=st.text(min_size=1, max_size=40),
+       code=st.one_of(st.none(), st.integers(-(2**53) + 1, 2**53 - 1), st.text(max_size=20)),
+       kind=st.text(min_size=1, max_size=20))
+def test_any_message_code_and_type_arrive_unchanged(provider: str, form: str, message: str, code: Any,
+                                                     kind: str) -> None:
+    recorded = CASSETTES["openai-chat-finish-length-usage"].interactions[0].response.body
+    first = recorded[: recorded.index(b"\n\n") + 2]
+    step = {"provider": provider, "form": form, "message": message, "code": code, "type": kind}
+    body = replay("openai-chat-finish-length-usage", [{"error-mid-stream": step}])
+    assert body.startswith(first)
+    rest = body[len(first):]
+    if form == "json":
+        value = json.loads(rest)  # the bare JSON text, nothing else (no [DONE] either)
+    else:
+        value = json.loads(next(e.data for e in decode(rest) if isinstance(e, Event)))
+    found = next(_error_objects(value, message))
+    code_of = found["code"]
+    assert code_of == code and type(code_of) is type(code)
+    type_key = "status" if provider == "gemini" else "type"
+    assert found[type_key] == kind
