@@ -55,7 +55,7 @@ def _extra(value: Any) -> bool:
         return False
     try:
         return len(json.dumps(value, separators=(",", ":"), allow_nan=False).encode()) <= MAX_EXTRA
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return False
 
 
@@ -96,8 +96,8 @@ def sent_payloads(sent: list[Block]) -> list[dict[str, Any]]:
 
 
 def error_spec(step: Any, message: str) -> ErrorSpec:
-    """The :class:`ErrorSpec` of a step's error fields (``status``, ``type``, ``code``, ``choices``, ``form``
-    when it has them; unset ones stay :data:`~ssemock.providers.DEFAULT`)."""
+    """The :class:`ErrorSpec` of a step's error fields (``status``, ``type``, ``code``, ``choices``, ``form``,
+    ``extra``, those it has; unset ones stay :data:`~ssemock.providers.DEFAULT`)."""
     names = {f.name for f in dataclass_fields(ErrorSpec)} - {"message"}
     return ErrorSpec(message, **{n: getattr(step, n) for n in names if hasattr(step, n)})
 
