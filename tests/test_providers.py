@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import groq
 import httpx
 import openai
 import pytest
@@ -126,6 +127,35 @@ def test_ssemock_env_points_google_genai_at_the_fake_provider(ssemock_env: dict[
         stream = client.models.generate_content_stream(model="gemini-2.0-flash-exp", contents="Hi")
         assert "".join(chunk.text or "" for chunk in stream) == gemini_text("gemini-streamgeneratecontent-crlf")
     ssemock.assert_requests(count=1, path="/v1beta/models/gemini-2.0-flash-exp:streamGenerateContent")
+
+
+def chat_text(name: str) -> str:
+    """The text of an OpenAI chat recording's chunks, read with ssemock's WHATWG decoder."""
+    body = CASSETTES[name].interactions[0].response.body
+    chunks = [json.loads(e.data) for e in decode(body) if isinstance(e, Event) and e.data.startswith("{")]
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+def test_groq_sdk_reads_the_environment_and_the_groq_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "groq-429.yaml").write_text("steps:\n- error-mid-stream: {provider: groq, status: 429}\n")
+    chat = "openai-chat-finish-length-usage"
+    # Groq answers on /openai/v1/…: matched on the method only, the cassette header picks the recording
+    with MockServer(scenarios=[tmp_path], timing_scale=0, match_on=["method"]) as server:
+        for name, value in ENV_VARS.items():  # what ssemock_env sets
+            monkeypatch.setenv(name, value.format(url=server.url))
+        with groq.Groq(max_retries=0) as client:
+            def ask(**headers: str) -> list[Any]:
+                return list(client.chat.completions.create(
+                    model="llama-3.3-70b-versatile", messages=[{"role": "user", "content": "Hi"}], stream=True,
+                    extra_headers={"X-SSEMock-Cassette": chat, **headers}))
+
+            chunks = ask()
+            assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == chat_text(chat)
+            assert server.requests[0]["path"] == "/openai/v1/chat/completions"
+            with pytest.raises(groq.APIError) as caught:
+                ask(**{"X-SSEMock-Scenario": "groq-429"})
+    assert caught.value.body == {"message": "The server had an error while processing your request.",
+                                 "type": "tokens", "code": "rate_limit_exceeded"}
 
 
 # ---- error shapes against the recordings ----------------------------------------------------------------------

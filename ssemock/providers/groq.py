@@ -10,7 +10,7 @@ same ``{"error": {…}}`` is one ``data:`` event (as OpenAI's; the ``groq`` SDK 
 and raises on a payload with an ``error`` key); with ``choices``, a chunk carrying it.
 
 Keys: ``gsk_…``. Environment: ``GROQ_BASE_URL`` (the ``groq`` SDK appends ``/openai/v1/…``) and
-``GROQ_API_KEY``.
+``GROQ_API_KEY`` (both read by ``groq.Groq()``; its stream raises ``APIError`` on an ``error`` payload).
 """
 
 from __future__ import annotations
