@@ -288,7 +288,8 @@ class ErrorMidStream(LineStep):
     ``type`` (the error type; Gemini's ``status`` string), ``code`` (a string of at most
     256 characters, an integer, or null), ``choices`` (true/false: a chat-completion
     chunk with or without ``choices``), ``form`` (``sse``: ``data:`` lines; ``json``:
-    bare JSON without a field name, as Gemini/Vertex sends it). The shapes and their
+    bare JSON without a field name, as Gemini/Vertex sends it), ``extra`` (more fields merged
+    into the error object, at most 64 KiB as JSON). The shapes and their
     sources are in the provider modules (:mod:`ssemock.providers`); the stream then ends cleanly.
     """
 

@@ -42,8 +42,9 @@ class HttpError(Step):
     tab), and the body: ``json`` (any JSON body) or ``text`` (a text body), or else the
     provider's own error body for the status, shaped by ``provider`` (auto, recognised from
     the request, or a provider name), ``message`` (default the status's reason phrase,
-    at most 65,536 characters), ``type``, ``code`` (string, integer or null) and ``choices``
-    (each defaulting to the provider's value for the status; see :mod:`ssemock.providers`).
+    at most 65,536 characters), ``type``, ``code`` (string, integer or null), ``choices``
+    (each defaulting to the provider's value for the status; see :mod:`ssemock.providers`) and
+    ``extra`` (more fields merged into the error object, at most 64 KiB as JSON).
     ``content_type``: a header value; default ``application/json`` for a JSON body,
     ``text/plain; charset=utf-8`` for ``text``.
     The body is sent with a ``Content-Length``, as providers do.
