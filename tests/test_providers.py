@@ -82,6 +82,10 @@ def test_recognised_from_the_response_without_the_path(name: str) -> None:
 
 @pytest.mark.parametrize(("path", "body", "expected"), [
     ("/openai/v1/chat/completions", '{"model": "llama-3.3-70b-versatile"}', "groq"),  # api.groq.com/openai/v1
+    # Azure OpenAI's v1 API shares Groq's path; its first chunk carries prompt_filter_results
+    ("/openai/v1/chat/completions", 'data: {"choices":[],"prompt_filter_results":[{"prompt_index":0}]}',
+     "openai-chat"),
+    ("/openai/deployments/gpt-4o/chat/completions", "", "openai-chat"),  # Azure's deployment path
     ("/v1/chat/completions", '{"model": "mistral-small-latest", "messages": []}', "mistral"),
     ("/v1/chat/completions", '{"model": "gpt-4o", "messages": []}', "openai-chat"),
     ("/v1/fim/completions", '{"model": "codestral-latest"}', "mistral"),
