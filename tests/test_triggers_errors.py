@@ -184,3 +184,14 @@ def test_gemini_error_with_chosen_code_and_status(server: MockServer, cassette: 
             pass
     assert (caught.value.code, caught.value.status) == (429, "RESOURCE_EXHAUSTED")
     assert caught.value.message == "The server had an error while processing your request."
+
+
+@pytest.mark.parametrize("cassette", ["openai-chat-finish-length-usage", "anthropic-messages-thinking"])
+def test_gemini_error_object_on_recordings_of_other_providers(server: MockServer, cassette: str) -> None:
+    """The same line on any recording: the events before it stay, the error object follows them bare."""
+    headers = select(cassette, "gemini-429")
+    whole = sse_events(server.url, {"X-SSEMock-Cassette": cassette}, gemini=True)
+    events = sse_events(server.url, headers, gemini=True)
+    assert [(e.event, e.data) for e in events] == [(e.event, e.data) for e in whole[:1]]
+    with pytest.raises(KeyError, match="RESOURCE_EXHAUSTED"):
+        gemini_should_retry(server.url, headers)
