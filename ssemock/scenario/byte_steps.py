@@ -69,8 +69,8 @@ class LineEndings(LineStep):
 
         - line-endings: {eol: crlf}                     # lf | crlf | cr | mixed
         - line-endings: {eol: [lf, crlf, cr]}           # used in turn, line after line
-        - line-endings: {eol: lf, blank: crlf}          # data: x\n\r\n
-        - line-endings: {eol: lf, by_field: {event: crlf}}   # event: a\r\ndata: 1\n\n
+        - line-endings: {eol: lf, blank: crlf}          # data: x\\n\\r\\n
+        - line-endings: {eol: lf, by_field: {event: crlf}}   # event: a\\r\\ndata: 1\\n\\n
 
     Fields: ``eol`` (every line end: ``lf``, ``crlf``, ``cr``, ``mixed`` — LF, CRLF
     or CR per line with the seed — or a list of at most 1000 of ``lf | crlf | cr``

@@ -199,7 +199,7 @@ class LineSeparators(LineStep):
 
     YAML::
 
-        - line-separators: {chars: "\u2028\u2029\x85", keys: [content, text, delta]}
+        - line-separators: {chars: "\\u2028\\u2029\\x85", keys: [content, text, delta]}
         - line-separators: {where: comments}
 
     Fields: ``chars`` (the characters written, at most 64; default LINE SEPARATOR,

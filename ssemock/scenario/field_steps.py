@@ -102,9 +102,9 @@ class EmptyData(LineStep):
 
     YAML::
 
-        - empty-data: {at: start}                 # data:\ndata: {...}\n\n
-        - empty-data: {at: end, space: true}      # data: {...}\ndata: \n\n
-        - empty-data: {at: alone, only: all}      # data:\n\n before the first event
+        - empty-data: {at: start}                 # data:\\ndata: {...}\\n\\n
+        - empty-data: {at: end, space: true}      # data: {...}\\ndata: \\n\\n
+        - empty-data: {at: alone, only: all}      # data:\\n\\n before the first event
 
     Fields: ``at`` (``start``: an empty ``data:`` line before the first data line of
     each event; ``end``: after the last one; ``alone``: one block holding only an
@@ -113,7 +113,7 @@ class EmptyData(LineStep):
     whose data is a JSON object or array; ``all``; default json).
 
     WHATWG appends the value and a LF for every ``data`` line: an empty one adds a
-    LF to the data buffer (``data:\ndata: x`` dispatches ``"\nx"``). So ``start`` and
+    LF to the data buffer (``data:\\ndata: x`` dispatches ``"\\nx"``). So ``start`` and
     ``end`` change the data but keep the JSON value of JSON payloads (a LF is JSON
     whitespace) — with ``only: json`` the payloads stay the same — and ``alone``
     adds an event whose data is empty (a fault).
