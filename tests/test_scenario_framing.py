@@ -140,8 +140,12 @@ def test_any_spacing_of_data_keeps_the_json_payloads(name: str, data: int, trail
      [("message", ""), ("message", '{"a": 1}'), ("message", "[DONE]")]),
 ])
 def test_empty_data_lines_add_a_lf_to_the_data(args: dict[str, Any], expected: bytes, seen: list[object]) -> None:
-    assert sent([{"empty-data": args}], CHAT) == expected
+    plan = apply([{"empty-data": args}], stream(CHAT))
+    assert plan.response.body == expected
     assert events(expected) == seen
+    assert plan.notes == ["empty-data: an event with empty data before the first event" if args.get("at") == "alone"
+                          else f"empty-data: an empty data: line at the {args.get('at', 'start')} of "
+                               f"{1 + (args.get('only') == 'all')} event(s)"]
 
 
 def test_empty_data_keeps_the_event_type_and_the_json_of_every_recording() -> None:

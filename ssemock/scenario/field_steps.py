@@ -134,13 +134,14 @@ class EmptyData(LineStep):
         empty = "data: " if self.space else "data:"
         out: list[Line] = []
         done = False
+        added = 0
         for block in blocks(lines):
             data = block.data
             if done or not block.dispatches or (self.only == "json" and json_payload(data or "") is None):
                 out.extend(block.lines)
                 continue
             first = block.lines[0]
-            if self.at == "alone":
+            if self.at == "alone":  # before the first event it matches
                 out += [Line(empty, block.eol, first.chunk), Line("", block.eol, first.chunk), *block.lines]
                 done = True
                 continue
@@ -148,4 +149,9 @@ class EmptyData(LineStep):
             index = where[0] if self.at == "start" else where[-1] + 1
             anchor = block.lines[where[0] if self.at == "start" else where[-1]]
             out += [*block.lines[:index], Line(empty, anchor.eol, anchor.chunk), *block.lines[index:]]
+            added += 1
+        if done:
+            plan.notes.append("empty-data: an event with empty data before the first event")
+        elif added:
+            plan.notes.append(f"empty-data: an empty data: line at the {self.at} of {added} event(s)")
         return out
