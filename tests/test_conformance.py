@@ -191,15 +191,14 @@ def interpret(lines: Iterable[str]) -> Seen:
     seen: Seen = []
     kind, data = "", []
     for line in lines:
+        name, _, value = line.partition(":")
         if line == "" and data:
             seen.append((kind or "message", "\n".join(data)))
             kind, data = "", []
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            data.append(value)
+        elif name == "data":
+            data.append(value.removeprefix(" "))
         elif name == "event":
-            kind = value
+            kind = value.removeprefix(" ")
     return seen
 
 
