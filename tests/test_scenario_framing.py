@@ -9,6 +9,8 @@ import json
 import re
 from typing import Any
 
+import httpx
+import httpx_sse
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,6 +44,12 @@ def sent(steps: list[dict[str, Any]], body: bytes) -> bytes:
 
 def events(body: bytes) -> list[tuple[str, str]]:
     return [(e.type, e.data) for e in decode(body) if isinstance(e, Event)]
+
+
+def httpx_sse_events(body: bytes) -> list[tuple[str, str]]:
+    """An independent parser: httpx-sse over an httpx response holding ``body``."""
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    return [(sse.event, sse.data) for sse in httpx_sse.EventSource(response).iter_sse()]
 
 
 def recorded(name: str) -> Response:
@@ -93,6 +101,7 @@ def test_any_line_end_choice_keeps_the_events(
     plan = Plan.of(original, seed=seed)
     Scenario.from_dict({"steps": [{"line-endings": {"eol": eol, "blank": blank, "by_field": by_field}}]}).apply(plan)
     assert events(plan.response.body) == events(original.body)
+    assert httpx_sse_events(plan.response.body) == httpx_sse_events(original.body) == events(original.body)
     ends = re.findall(rb"\r\n|\r|\n", plan.response.body)
     if isinstance(eol, list) and blank is None and not by_field:  # used in turn, but for blank lines after a CR
         assert all(end == {"lf": b"\n", "crlf": b"\r\n", "cr": b"\r"}[eol[i % len(eol)]] or end == b"\r\n"
