@@ -16,18 +16,14 @@ from .base import MAX_COUNT, MAX_TEXT, Field, LineStep, flag, integer, register,
 from .plan import Plan
 from .text import Block, Line, blocks, is_field_name, parse_field
 
-__all__ = [
-    "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks",
-]
+__all__ = ["MAX_EOLS", "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks"]
 
 EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 MAX_RETRY_MS = 3_600_000
 """Largest ``retry:`` value written, in milliseconds (an hour)."""
 MAX_FIELDS = 32
-"""Most unknown fields added to every event."""
+"""Most field names a step takes: unknown fields added to every event, ``by_field``, ``spaces``."""
 BOM = "\ufeff"
-
-
 MAX_EOLS = 1000
 """Longest explicit ``line-endings`` sequence, in line ends."""
 
