@@ -33,6 +33,7 @@ ISSUE_PRESETS = [
     "http-401", "http-429", "http-500", "http-502-html", "wrong-content-type", "stall", "slow-first-byte", "truncate",
     "cut-mid-event", "reset-mid-event", "no-done", "no-final-blank-line", "azure-first-chunk", "tool-call-without-id",
     "no-final-line-end",
+    "line-separators", "split-crlf-multiline", "torture",
 ]
 
 
