@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from ssemock import MockServer, Scenario, ScenarioError
 from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Response
 from ssemock.mockserver import collect_cassettes, collect_scenarios
+from ssemock.scenario import Plan
 from ssemock.scenario.boundaries import instances, keep_within
 from ssemock.scenario.chunk_steps import DEFAULT_BUDGET, DEFAULT_PACE
 
@@ -262,3 +263,11 @@ def test_keep_within_keeps_at_most_room_of_the_cuts(body: bytes, seed: int, room
     kept = keep_within(body, cuts, room, random.Random(seed))
     assert kept.cuts == sorted(set(kept.cuts)) and set(kept.cuts) <= set(cuts)
     assert len(kept.cuts) == len(cuts) if len(cuts) <= room else len(kept.cuts) <= room
+
+
+def test_buffers_keep_their_size_past_the_budget() -> None:
+    body = b"".join(b'data: {"n": %d}\n\n' % i for i in range(400_000))  # 7.4 MB, 1,800 buffers
+    plan = Scenario.from_dict({"steps": [{"fragment": {"mode": "buffer", "size": 4096}}]}).apply(
+        Plan.of(Response(status=200, headers=[("content-type", "text/event-stream")], chunks=[Chunk(0.0, body)])))
+    assert [len(c.data) for c in plan.response.chunks[:-1]] == [4096] * (len(body) // 4096)
+    assert b"".join(c.data for c in plan.response.chunks) == body

@@ -1,8 +1,10 @@
 """Chunk-stage steps: timing and re-fragmentation of the body (design §2, §6).
 
-Fragmenting keeps every recorded chunk boundary and adds more. Fragments of
-one recorded chunk share its time; the server paces them ``pace`` seconds apart
-(scaled by the timing scale) so that each arrives as its own read.
+Fragmenting keeps every recorded chunk boundary and adds more (``buffer`` mode
+regroups the body instead). Fragments of one recorded chunk share its time; the
+server paces them ``pace`` seconds apart (scaled by the timing scale) so that each
+arrives as its own read, within a pacing budget per response: past it, only the
+boundaries that break readers are made (:mod:`.boundaries`).
 """
 
 from __future__ import annotations
@@ -134,7 +136,8 @@ class Fragment(Step):
     around the blank line that ends an event, inside a ``data:`` value), one per
     character, CRLF, event or line, thinned evenly if still too many; the other cuts are
     not made (written back to back they would reach a reader merged anyway), and the
-    journal says so. ``budget`` is ignored when ``pace`` is 0. A response is split into
+    journal says so. ``budget`` is ignored when ``pace`` is 0, and by ``buffer`` (one
+    boundary per ``size`` bytes: 1 MiB in 4 KiB buffers is 256 of them). A response is split into
     at most 100,000 chunks: past that, the rest of the body keeps its recorded chunks.
     """
 
@@ -171,15 +174,17 @@ class Fragment(Step):
                 resp.chunks = [Chunk(resp.chunks[-1].t, resp.body)]
             return
         body = resp.body
-        kept = [] if self.mode == "buffer" else resp.chunks  # the boundaries that stay
-        room = max(MAX_CHUNKS - len(kept), 0)
+        buffer = self.mode == "buffer"  # the recorded boundaries go, and buffers keep their size
+        room = max(MAX_CHUNKS - (0 if buffer else len(resp.chunks)), 0)
         cuts = list(itertools.islice(self._cuts(body, plan), room + 1))
         if len(cuts) > room:
             cuts = cuts[:room]
             plan.notes.append(f"fragment: split up to byte {cuts[-1] if cuts else 0} only "
                               f"(at most {MAX_CHUNKS} chunks per response)")
-        cuts = self._within_budget(body, cuts, kept, plan)
-        resp.chunks = regroup(resp.chunks, cuts) if self.mode == "buffer" else split_at(resp.chunks, cuts)
+        if buffer:
+            resp.chunks = regroup(resp.chunks, cuts)
+        else:
+            resp.chunks = split_at(resp.chunks, self._within_budget(body, cuts, resp.chunks, plan))
         plan.pace = max(plan.pace, self.pace)
 
     def _within_budget(self, body: bytes, cuts: list[int], chunks: list[Chunk], plan: Plan) -> list[int]:
