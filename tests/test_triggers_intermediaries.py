@@ -145,6 +145,7 @@ def test_proxy_rechunk_cuts_every_line_once_inside_it(server: MockServer, stream
         ends.add(pos)
     lines = [m for m in re.finditer(rb"[^\r\n]+", stream.recorded) if m.end() - m.start() >= 2]
     assert sum(m.group().startswith(b"data:") for m in lines) >= 3
+    assert server.requests[0]["injected"] == [f"fragment: {len(lines)} lines cut once each (seeded)"]
     for m in lines:
         assert len([e for e in ends if m.start() < e < m.end()]) == 1, m.group()[:40]
 
@@ -194,6 +195,8 @@ def test_buffer_presets_send_fixed_size_chunks(server: MockServer, preset: str, 
         r = wire(server, stream, preset)
         assert r.body == stream.recorded and r.ending == "complete"
         assert [len(c) for c in r.chunks[:-1]] == [size] * (len(r.chunks) - 1) and 0 < len(r.chunks[-1]) <= size
+        assert server.requests[0]["injected"] == [
+            f"fragment: {len(r.chunks)} buffers of at most {size} bytes, each sent when its last byte was recorded"]
 
 
 def test_a_buffer_leaves_when_its_last_byte_was_recorded() -> None:

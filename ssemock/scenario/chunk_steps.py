@@ -183,8 +183,13 @@ class Fragment(Step):
                               f"(at most {MAX_CHUNKS} chunks per response)")
         if buffer:
             resp.chunks = regroup(resp.chunks, cuts)
+            plan.notes.append(f"fragment: {len(resp.chunks)} buffers of at most {self.size} bytes, "
+                              "each sent when its last byte was recorded")
         else:
-            resp.chunks = split_at(resp.chunks, self._within_budget(body, cuts, resp.chunks, plan))
+            cuts = self._within_budget(body, cuts, resp.chunks, plan)
+            resp.chunks = split_at(resp.chunks, cuts)
+            if self.mode == "lines":
+                plan.notes.append(f"fragment: {len(cuts)} lines cut once each (seeded)")
         plan.pace = max(plan.pace, self.pace)
 
     def _within_budget(self, body: bytes, cuts: list[int], chunks: list[Chunk], plan: Plan) -> list[int]:
