@@ -266,6 +266,9 @@ def test_keep_within_keeps_at_most_room_of_the_cuts(body: bytes, seed: int, room
     kept = keep_within(body, cuts, room, random.Random(seed))
     assert kept.cuts == sorted(set(kept.cuts)) and set(kept.cuts) <= set(cuts)
     assert len(kept.cuts) == len(cuts) if len(cuts) <= room else len(kept.cuts) <= room
+    spans = [span for kind in instances(body).values() for span in kind]
+    if len(spans) <= room:  # room for one boundary in each character, CRLF, blank line, event and data value
+        assert all(any(first <= c <= last for c in kept.cuts) for first, last in spans)
 
 
 def test_buffers_keep_their_size_past_the_budget() -> None:
