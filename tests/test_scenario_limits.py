@@ -109,7 +109,7 @@ def test_the_server_answers_while_a_large_plan_is_built(tmp_path: Path) -> None:
 
 def test_fragment_makes_at_most_max_chunks_and_says_so() -> None:
     big = Scenario.from_dict({"name": "big", "steps": [
-        {"keepalive": {"leading": 5000}}, {"fragment": {"mode": "bytes", "size": 1}},
+        {"keepalive": {"leading": 5000}}, {"fragment": {"mode": "bytes", "size": 1, "pace": 0}},
     ]})
     plain = Scenario.from_dict({"name": "plain", "steps": [{"keepalive": {"leading": 5000}}]})
     with MockServer(scenarios=[big, plain], timing_scale=0) as server:

@@ -1,13 +1,16 @@
 """Chunk-stage steps: timing and re-fragmentation of the body (design §2, §6).
 
-Fragmenting keeps every recorded chunk boundary and adds more. Fragments of
-one recorded chunk share its time; the server paces them ``pace`` seconds apart
-(scaled by the timing scale) so that each arrives as its own read.
+Fragmenting keeps every recorded chunk boundary and adds more (``buffer`` mode
+regroups the body instead). Fragments of one recorded chunk share its time; the
+server paces them ``pace`` seconds apart (scaled by the timing scale) so that each
+arrives as its own read, within a pacing budget per response: past it, only the
+boundaries that break readers are made (:mod:`.boundaries`).
 """
 
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,19 +19,25 @@ from typing import ClassVar
 from ..cassette import Chunk
 from ..errors import ScenarioError
 from .base import MAX_BYTES, MAX_COUNT, Field, Step, choice, integer, integers, number, register
+from .boundaries import keep_within
 from .plan import Plan, split_at
 
-__all__ = ["DEFAULT_PACE", "MAX_CHUNKS", "Fragment", "TimingStep"]
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_PACE", "MAX_BUDGET", "MAX_CHUNKS", "Fragment", "TimingStep", "regroup"]
 
 DEFAULT_PACE = 0.002
 """Seconds between two fragments, by default: enough on a loaded 2-core machine for a
 reader in another process to take each one in its own read (see benchmarks/fragment_delivery.py)."""
+DEFAULT_BUDGET = 2.0
+"""Seconds of pacing one response gets at most, by default (at timing scale 1)."""
+MAX_BUDGET = 600.0
+"""Largest ``fragment.budget``, in seconds (ten minutes)."""
 MAX_FACTOR = 100.0
 """Largest ``timing.factor``: recorded gaps at most a hundred times longer."""
 MAX_CHUNKS = MAX_COUNT
 """Most chunks ``fragment`` makes of one response; past it the rest of the body is left as recorded."""
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _CRLF = re.compile(rb"\r\n")
+_LINE = re.compile(rb"[^\r\n]+")
 MAX_PACE = 60.0
 """Largest ``fragment.pace``, in seconds."""
 
@@ -99,19 +108,37 @@ class Fragment(Step):
 
     YAML::
 
-        - fragment: {mode: bytes, size: 1}          # every byte its own chunk
+        - fragment: {mode: bytes, size: 1}          # every byte its own chunk (within the budget)
         - fragment: {mode: random, min: 1, max: 16} # seeded random sizes
         - fragment: {mode: utf8}                    # between the bytes of every multi-byte character
         - fragment: {mode: crlf}                    # between every CR and LF
+        - fragment: {mode: lines}                   # every line cut once, at a seeded point inside it
+        - fragment: {mode: buffer, size: 4096}      # regrouped into 4 KiB buffers, as a buffering proxy
         - fragment: {mode: offsets, offsets: [5, 17]}
         - fragment: {mode: coalesce}                # the whole body as one chunk
 
-    Fields: ``mode``, ``size`` (bytes, for ``bytes``), ``min`` / ``max`` (bytes,
-    for ``random``), ``offsets`` (at most 100,000 body byte offsets, for
-    ``offsets``), ``pace`` (seconds between fragments of one recorded chunk,
-    scaled by the timing scale; 0 to 60, default 0.002). Sizes and offsets are 1
-    to 64 MiB. A response is split into at most 100,000 chunks: past that, the
-    rest of the body keeps its recorded chunks (and the journal says so).
+    Fields: ``mode``, ``size`` (bytes, for ``bytes`` and ``buffer``), ``min`` / ``max``
+    (bytes, for ``random``), ``offsets`` (at most 100,000 body byte offsets, for
+    ``offsets``), ``pace`` (seconds between two writes, scaled by the timing scale; 0 to
+    60, default 0.002), ``budget`` (the most pacing one response gets, in seconds at
+    timing scale 1; 0 to 600, default 2). Sizes and offsets are 1 to 64 MiB.
+
+    Modes: ``lines`` cuts every line of at least two bytes once, at a seeded point
+    strictly inside its text, as a re-chunking proxy does; ``buffer`` drops the recorded
+    boundaries and regroups the body into ``size``-byte chunks (the last one shorter),
+    each sent when its last byte was recorded, as a buffering proxy or compressor does.
+    Every other mode keeps the recorded boundaries and adds its cuts.
+
+    **Budget.** Each new boundary inside a recorded chunk costs ``pace`` seconds. When the
+    cuts asked for would cost more than ``budget`` (with the boundaries already made by
+    earlier steps), only the boundaries that break readers are made (see
+    :mod:`ssemock.scenario.boundaries`: inside a UTF-8 character, between CR and LF,
+    around the blank line that ends an event, inside a ``data:`` value), one per
+    character, CRLF, event or line, thinned evenly if still too many; the other cuts are
+    not made (written back to back they would reach a reader merged anyway), and the
+    journal says so. ``budget`` is ignored when ``pace`` is 0, and by ``buffer`` (one
+    boundary per ``size`` bytes: 1 MiB in 4 KiB buffers is 256 of them). A response is split into
+    at most 100,000 chunks: past that, the rest of the body keeps its recorded chunks.
     """
 
     mode: str = "bytes"
@@ -120,16 +147,18 @@ class Fragment(Step):
     max: int = 16
     offsets: list[int] = field(default_factory=list)
     pace: float = DEFAULT_PACE
+    budget: float = DEFAULT_BUDGET
 
     name: ClassVar[str] = "fragment"
     stage: ClassVar[str] = "chunk"
     fields: ClassVar[dict[str, Field]] = {
-        "mode": choice("bytes", "random", "utf8", "crlf", "offsets", "coalesce"),
+        "mode": choice("bytes", "random", "utf8", "crlf", "lines", "buffer", "offsets", "coalesce"),
         "size": integer(1, MAX_BYTES),
         "min": integer(1, MAX_BYTES),
         "max": integer(1, MAX_BYTES),
         "offsets": integers(1),
         "pace": number(0, MAX_PACE),
+        "budget": number(0, MAX_BUDGET),
     }
 
     def validate(self, where: str, source: str) -> None:
@@ -144,18 +173,48 @@ class Fragment(Step):
             if resp.chunks:
                 resp.chunks = [Chunk(resp.chunks[-1].t, resp.body)]
             return
-        room = max(MAX_CHUNKS - len(resp.chunks), 0)
-        cuts = list(itertools.islice(self._cuts(resp.body, plan), room + 1))
+        body = resp.body
+        buffer = self.mode == "buffer"  # the recorded boundaries go, and buffers keep their size
+        room = max(MAX_CHUNKS - (0 if buffer else len(resp.chunks)), 0)
+        cuts = list(itertools.islice(self._cuts(body, plan), room + 1))
         if len(cuts) > room:
             cuts = cuts[:room]
             plan.notes.append(f"fragment: split up to byte {cuts[-1] if cuts else 0} only "
                               f"(at most {MAX_CHUNKS} chunks per response)")
-        resp.chunks = split_at(resp.chunks, cuts)
+        if buffer:
+            resp.chunks = regroup(resp.chunks, cuts)
+            plan.notes.append(f"fragment: {len(resp.chunks)} buffers of at most {self.size} bytes, "
+                              "each sent when its last byte was recorded")
+        else:
+            cuts = self._within_budget(body, cuts, resp.chunks, plan)
+            resp.chunks = split_at(resp.chunks, cuts)
+            if self.mode == "lines":
+                plan.notes.append(f"fragment: {len(cuts)} lines cut once each (seeded)")
         plan.pace = max(plan.pace, self.pace)
+
+    def _within_budget(self, body: bytes, cuts: list[int], chunks: list[Chunk], plan: Plan) -> list[int]:
+        """``cuts``, or the ones that matter when pacing them all (and the boundaries between
+        ``chunks``) would exceed the budget."""
+        pace = max(plan.pace, self.pace)
+        if pace <= 0:
+            return cuts
+        paced = sum(1 for a, b in itertools.pairwise(chunks) if b.t - a.t < pace)  # made by earlier steps
+        room = max(int(self.budget / pace + 1e-9) - paced, 0)
+        there = set(itertools.accumulate(len(c.data) for c in chunks))
+        new = [c for c in cuts if 0 < c < len(body) and c not in there]
+        # seeded by the seed alone, so that composed scenarios make the same cuts in any order
+        kept = keep_within(body, new, room, random.Random(f"{plan.seed}/{self.name}/budget"))  # noqa: S311
+        if kept.asked > len(kept.cuts):
+            made = ", ".join(f"{kind} {n}" for kind, n in kept.by_kind.items() if kept.instances.get(kind))
+            plan.notes.append(
+                f"fragment: {len(kept.cuts)} of {kept.asked} cuts made within the pacing budget of "
+                f"{self.budget:g} s at {pace:g} s ({made or 'none that matters'}); the other cuts are not made"
+            )
+        return kept.cuts
 
     def _cuts(self, body: bytes, plan: Plan) -> Iterator[int]:
         """The body offsets where a fragment starts, in increasing order."""
-        if self.mode == "bytes":
+        if self.mode in ("bytes", "buffer"):
             return iter(range(self.size, len(body), self.size))
         if self.mode == "random":
             return self._random_cuts(len(body), plan)
@@ -164,7 +223,15 @@ class Fragment(Step):
             return (m.start() for m in _CONTINUATION.finditer(body))
         if self.mode == "crlf":
             return (m.start() + 1 for m in _CRLF.finditer(body))
+        if self.mode == "lines":
+            return self._line_cuts(body, plan)
         return iter(sorted(self.offsets))
+
+    def _line_cuts(self, body: bytes, plan: Plan) -> Iterator[int]:
+        rng = plan.rng(self.name)
+        for m in _LINE.finditer(body):
+            if m.end() - m.start() >= 2:
+                yield rng.randint(m.start() + 1, m.end() - 1)
 
     def _random_cuts(self, size: int, plan: Plan) -> Iterator[int]:
         rng = plan.rng(self.name)
@@ -172,3 +239,31 @@ class Fragment(Step):
         while pos < size:
             pos += rng.randint(self.min, self.max)
             yield pos
+
+
+def regroup(chunks: list[Chunk], cuts: list[int]) -> list[Chunk]:
+    """The body of ``chunks`` cut at ``cuts`` only (increasing body offsets; recorded boundaries dropped).
+
+    Each new chunk takes the time of the recorded chunk holding its last byte: the moment
+    a buffering intermediary would have had all of it.
+    """
+    out: list[Chunk] = []
+    pending = bytearray()
+    start = 0
+    i = 0
+    for chunk in chunks:
+        end = start + len(chunk.data)
+        pos = start
+        while i < len(cuts) and cuts[i] <= end:
+            if cuts[i] > pos:
+                pending += chunk.data[pos - start : cuts[i] - start]
+                pos = cuts[i]
+            if pending:
+                out.append(Chunk(chunk.t, bytes(pending)))
+                pending.clear()
+            i += 1
+        pending += chunk.data[pos - start :]
+        start = end
+    if pending:
+        out.append(Chunk(chunks[-1].t, bytes(pending)))
+    return out
