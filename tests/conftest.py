@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Cassette, load_cassettes
@@ -15,6 +16,12 @@ REALWORLD = Path(__file__).parent / "data" / "realworld"
 NODE_MODULES = Path(__file__).parent / "node" / "node_modules"
 CHROMIUM = Path("/usr/bin/chromium")
 INSTALL = "sh tests/install-clients.sh installs it"
+
+# CI machines are loaded (one busy process per core): how long an example takes to generate or run
+# says nothing about the property under test, so neither a deadline nor the "too slow" health check
+# may fail a test. A test's own @settings still sets its example count.
+settings.register_profile("loaded", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("loaded")
 
 
 def require(what: str, present: bool) -> None:
