@@ -78,6 +78,23 @@ def byte_count(text: str) -> int:
     return value
 
 
+MAX_WORKERS = 256
+"""The most processes ``serve --workers`` starts."""
+
+
+def worker_count(text: str) -> int:
+    """argparse type: ``--workers N|auto``, an integer 1-:data:`MAX_WORKERS` or the cores this process may use."""
+    if text.strip().lower() == "auto":
+        return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"expected a number of processes 1-{MAX_WORKERS} or 'auto', got {text!r}")
+    return count
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
@@ -107,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
     serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
                        help=f"journal larger bodies as sha256 + size + prefix (default {JOURNAL_BODY}, 64 KiB)")
+    serve.add_argument("--workers", type=worker_count, metavar="N|auto",
+                       help="serve from N processes on one port (auto: one per core; needs gunicorn: "
+                            "pip install 'ssemock[workers]'); the journal gathers them all")
     add_network_arguments(serve, grace=DEFAULT_GRACE,
                           grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
                                      f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
@@ -193,6 +213,12 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"serve: {exc}") from None
     configure_logging(quiet=args.quiet)
     raise_open_files_limit()
+    if args.workers is not None:
+        try:
+            from .workers import serve_workers
+        except ImportError as exc:
+            raise UsageError(f"serve --workers needs gunicorn ({exc}): pip install 'ssemock[workers]'") from None
+        return serve_workers(server, args.workers)
     return asyncio.run(_run_until_signal(server))
 
 
