@@ -25,7 +25,6 @@ from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, SSEMockError
-from .importers import decoded_body, save_imported
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
@@ -236,6 +235,7 @@ async def _run_until_signal(server: MockServer) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from .importers import save_imported
     from .importers.chunks import import_chunks
     from .importers.raw import import_raw
     from .importers.vcr import import_vcr
@@ -294,6 +294,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:
+    from .importers import decoded_body
+
     if encoding and encoding.lower() != "identity":
         plain = decoded_body(body, encoding)
         if plain is None:

@@ -11,9 +11,29 @@ Modules: :mod:`.modes` (record modes), :mod:`.proxy` (the aiohttp handler),
 per interaction, summary), :mod:`.core` (``Recorder``).
 """
 
-from .core import Recorder
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .modes import RecordMode, record_mode
-from .progress import Progress
-from .proxy import CASSETTE_HEADER
+
+if TYPE_CHECKING:
+    from .core import Recorder
+    from .progress import Progress
+    from .proxy import CASSETTE_HEADER
+
+_LAZY = {"Recorder": ".core", "Progress": ".progress", "CASSETTE_HEADER": ".proxy"}
+
+
+def __getattr__(name: str) -> Any:
+    """The recorder's heavier parts, imported when first used (``ssemock serve`` needs none of them)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["CASSETTE_HEADER", "Progress", "RecordMode", "Recorder", "record_mode"]
