@@ -6,8 +6,7 @@ what it needs: ``ssemock serve`` never loads the recorder or the secret scanner.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import (
     CassetteError,
@@ -22,6 +21,7 @@ from .errors import (
     ServerError,
     SSEMockError,
 )
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .cassette import Cassette, Chunk, End, Interaction, Request, Response
@@ -41,13 +41,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ssemock' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

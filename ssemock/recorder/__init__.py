@@ -13,9 +13,9 @@ per interaction, summary), :mod:`.core` (``Recorder``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .modes import RecordMode, record_mode
 
 if TYPE_CHECKING:
@@ -26,14 +26,7 @@ if TYPE_CHECKING:
 _LAZY = {"Recorder": ".core", "Progress": ".progress", "CASSETTE_HEADER": ".proxy"}
 
 
-def __getattr__(name: str) -> Any:
-    """The recorder's heavier parts, imported when first used (``ssemock serve`` needs none of them)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = ["CASSETTE_HEADER", "Progress", "RecordMode", "Recorder", "record_mode"]
