@@ -66,7 +66,7 @@ def _fmt(value: Any) -> str:
 
 def table(figures: list[dict[str, Any]]) -> str:
     """The figures as an aligned plain-text table."""
-    header = ["figure", "value", "unit", "baseline", "ratio", "goal", "met"]
+    header = ["figure", "value", "unit", "baseline", "ratio", "goal", "met", "spread"]
     rows = [[_fmt(f.get(k)) for k in FIGURE_KEYS] for f in figures]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
