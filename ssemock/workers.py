@@ -32,6 +32,7 @@ import gc
 import math
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -44,6 +45,7 @@ from aiohttp.worker import GunicornWebWorker
 from gunicorn.app.base import BaseApplication
 
 from .edge.runner import make_runner
+from .errors import ServerError
 from .journal import send_journal
 from .matching import prepare_indexes
 from .mockserver import MockServer
@@ -198,11 +200,19 @@ def serve_workers(server: MockServer, workers: int) -> int:
 
     Prints ``ssemock serving on http://HOST:PORT`` on stdout once the port is bound.
 
+    Raises:
+        ServerError: the address cannot be bound.
+
     Returns:
         The exit status: 0 after a stop by signal, else gunicorn's (e.g. 3 when a worker
         cannot boot, 1 when the port cannot be bound).
     """
-    directory = Path(tempfile.mkdtemp(prefix="ssemock-workers-"))
+    if server.port:  # gunicorn would retry a taken port for 5 s, then exit with several lines
+        try:
+            socket.create_server((server.host, server.port)).close()
+        except OSError as exc:
+            raise ServerError(f"cannot listen on {server.host}:{server.port}: {exc.strerror or exc}") from None
+    directory = Path(tempfile.mkdtemp(prefix="ssemock-workers-"))  # mode 0700: the journal sockets are private
     master = os.getpid()
     status = 0
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -127,3 +128,11 @@ def test_a_bad_worker_count_is_one_line_and_exit_2(value: str, capsys: pytest.Ca
     err = capsys.readouterr().err
     assert exc.value.code == 2
     assert err.count("\n") == 1 and "1-256 or 'auto'" in err and "Traceback" not in err
+
+
+def test_a_taken_port_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["serve", "--workers", "2", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
