@@ -8,8 +8,9 @@ The kernel hands each new connection to one of the workers.
 
 Journal and admin routes across workers:
 
-* each worker keeps its own journal and play counts; ``seq`` counts per worker and every
-  entry read through the admin route names its ``worker`` (the process id that answered);
+* each worker keeps its own journal (of ``--journal-capacity`` entries) and play counts;
+  ``seq`` counts per worker and every entry read through the admin route names its
+  ``worker`` (the process id that answered);
 * ``GET /_ssemock/requests`` on any worker gathers the journals of all workers (each worker
   also listens on a Unix socket in a private directory for this), ordered by ``time``;
   ``DELETE /_ssemock/requests`` clears them all and answers ``{"cleared": TOTAL}``;
