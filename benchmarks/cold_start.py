@@ -122,7 +122,7 @@ def load_times(path: Path, reps: int) -> dict[str, list[float]]:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    reps = 3 if quick else 9
+    reps = 2 if quick else 9
     with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
         os.environ["SSEMOCK_CACHE_DIR"] = str(Path(tmp) / "cache")  # also for the server processes
         try:

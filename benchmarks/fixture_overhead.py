@@ -176,7 +176,7 @@ def measure(count: int) -> dict[str, list[float]]:
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """The figures: per-test time with the fixture against the bare server, the peer and the empty test."""
-    count, runs = (100, 1) if quick else (300, 3)
+    count, runs = (50, 1) if quick else (300, 3)
     sessions = [measure(count) for _ in range(runs)]
     per_run = {k: [median(s[k]) for s in sessions if s[k]] for k in sessions[0]}
     first = {k: [s[k][0] for s in sessions if s[k]] for k in sessions[0]}
