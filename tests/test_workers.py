@@ -52,8 +52,12 @@ def serve(tmp_path: Path, *argv: str) -> Iterator[Served]:
         assert first.startswith("ssemock serving on http://127.0.0.1:"), (tmp_path / "stderr").read_text()
         yield Served(proc, first.rsplit(" ", 1)[1])
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:  # SIGTERM: the master stops its workers and removes its directory
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         proc.wait(30)
         err.close()
         if proc.stdout:
