@@ -8,7 +8,9 @@ A figure is a dict ``{"name", "value", "unit", "baseline", "ratio", "goal", "met
   (usually a bare aiohttp handler doing the same work), measured in the same run,
   interleaved with ours so that a busy machine slows both alike; None for a count;
 * ``ratio``: ``value / baseline`` (None for a count);
-* ``goal``: the goal as text, e.g. ``"ratio >= 0.9"`` or ``"<= 2 ms"``; ``met``: bool.
+* ``goal``: the goal as text, e.g. ``"ratio >= 0.9"`` or ``"<= 2 ms"``; ``met``: bool;
+* ``spread``: for a figure repeated several times, the min/median/max of ours and of the
+  baseline as text (``"ours 0.21/0.24/0.29, baseline 0.05/0.06/0.07 (5 runs)"``), else None.
 
 Each figure module exposes ``run(quick: bool) -> list[dict]`` and runs on its own as
 ``python -m benchmarks.NAME [--quick]``.
@@ -18,14 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FIGURE_KEYS", "figure"]
+__all__ = ["FIGURE_KEYS", "figure", "spread"]
 
-FIGURE_KEYS = ("name", "value", "unit", "baseline", "ratio", "goal", "met")
+FIGURE_KEYS = ("name", "value", "unit", "baseline", "ratio", "goal", "met", "spread")
 
 
 def figure(
     name: str, value: float, unit: str, *, baseline: float | None, goal: str, met: bool,
-    ratio: float | None = None,
+    ratio: float | None = None, spread: str | None = None,
 ) -> dict[str, Any]:
     """One figure; ``ratio`` defaults to ``value / baseline`` when a baseline is given."""
     if ratio is None and baseline:
@@ -38,4 +40,18 @@ def figure(
         "ratio": None if ratio is None else round(float(ratio), 4),
         "goal": goal,
         "met": bool(met),
+        "spread": spread,
     }
+
+
+def spread(ours: list[float], baseline: list[float] | None = None, digits: int = 3) -> str:
+    """``"ours MIN/MEDIAN/MAX, baseline MIN/MEDIAN/MAX (N runs)"`` of repeated measurements."""
+    from .common import median
+
+    def three(values: list[float]) -> str:
+        return "/".join(f"{v:.{digits}g}" for v in (min(values), median(values), max(values)))
+
+    text = f"ours {three(ours)}"
+    if baseline:
+        text += f", baseline {three(baseline)}"
+    return f"{text} ({len(ours)} runs)"

@@ -1,4 +1,5 @@
-"""``python -m benchmarks [--quick] [--json FILE] [--only NAME,…]``: run every figure, print a table.
+"""``python -m benchmarks [--quick] [--json FILE] [--readme README.md] [--only NAME,…]``: run every figure,
+print a table; ``--readme`` writes it into the README's marked block (:mod:`benchmarks.readme`).
 
 Exit status 0 when every figure module ran (goals met or not), 1 when one failed.
 """
@@ -14,6 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from . import FIGURE_KEYS
@@ -66,7 +68,7 @@ def _fmt(value: Any) -> str:
 
 def table(figures: list[dict[str, Any]]) -> str:
     """The figures as an aligned plain-text table."""
-    header = ["figure", "value", "unit", "baseline", "ratio", "goal", "met"]
+    header = ["figure", "value", "unit", "baseline", "ratio", "goal", "met", "spread"]
     rows = [[_fmt(f.get(k)) for k in FIGURE_KEYS] for f in figures]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
@@ -78,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller loads (under 60 s on 2 cores)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as a JSON list to FILE")
+    parser.add_argument("--readme", metavar="FILE", help="write the table into FILE's marked block (README.md)")
     parser.add_argument("--only", metavar="NAMES", help=f"comma-separated modules among {', '.join(MODULES)}")
     args = parser.parse_args(argv)
     wanted = [n.strip() for n in args.only.split(",")] if args.only else list(MODULES)
@@ -102,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(figures, fh, indent=2)
             fh.write("\n")
+    if args.readme:
+        from .readme import write_readme
+
+        write_readme(figures, Path(args.readme), quick=args.quick)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -149,6 +149,9 @@ class ServerProcess:
     def pid(self) -> int:
         return self.proc.pid
 
+    def rss_kb(self) -> int:
+        return rss_kb(self.pid)
+
     def close(self) -> None:
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
@@ -160,6 +163,58 @@ class ServerProcess:
             self.proc.wait()
 
     def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class WorkersProcess:
+    """``ssemock serve --workers N`` (gunicorn, N worker processes) serving ``cassette_dir``.
+
+    ``pid`` is the master's; :meth:`rss_kb` adds up the master's and every worker's memory.
+    Stops (SIGTERM) when closed.
+    """
+
+    def __init__(self, cassette_dir: Path, workers: str, timing_scale: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ssemock", "serve", "--workers", workers, "--cassettes", str(cassette_dir),
+             "--port", "0", "--timing-scale", str(timing_scale), "--quiet", "--backlog", "16384"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("ssemock serving on "):
+            self.close()
+            raise RuntimeError(f"ssemock serve --workers {workers} did not start: {line!r}")
+        self.url = line.split()[3] + STREAM_PATH
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def pids(self) -> list[int]:
+        """The master and its workers."""
+        children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        return [self.pid, *map(int, children)]
+
+    def rss_kb(self) -> int:
+        total = 0
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                total += rss_kb(pid)
+        return total
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> WorkersProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:

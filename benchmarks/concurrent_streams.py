@@ -16,20 +16,30 @@ each server in a fresh process, runs alternating:
 * ``concurrent_streams.rss_per_stream``: growth of the server's resident memory from idle
   (after one warm-up stream) to its peak during the run, divided by the number of streams,
   KiB (goal <= 30 KiB). The clients' memory is in another process and not counted.
+
+The same figures for ``ssemock serve --workers auto`` (gunicorn, one worker per core,
+memory of the master and all workers added up), and the scaling ratio: streams completed
+per second of the run with ``--workers auto`` over the same with ``--workers 1``. Both
+loads run: 2,000 and 10,000 streams (200 with ``--quick``). Physical bound: on 2 cores the
+client process shares the cores with the servers, so ``auto`` cannot double the throughput.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from . import figure
 from .common import (
     ServerProcess,
+    WorkersProcess,
     handed_over,
     median,
     percentile,
-    rss_kb,
     run_client,
     standalone,
     stream_job,
@@ -40,23 +50,29 @@ from .timing_fidelity import gap_errors_ms
 SOURCE = "openai-chat-tool-calls-usage"
 
 
-def _sample(pid: int, samples: list[int], done: threading.Event) -> None:
-    """Note the resident memory of ``pid`` every 20 ms until ``done``."""
+def _sample(rss: Callable[[], int], samples: list[int], done: threading.Event) -> None:
+    """Note the resident memory ``rss()`` every 20 ms until ``done``."""
     while not done.wait(0.02):
-        samples.append(rss_kb(pid))
+        samples.append(rss())
 
 
-def one_round(kind: str, path: Any, n: int, recorded: list[float]) -> dict[str, Any]:
-    """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory."""
-    with ServerProcess(kind, path, 1) as server:
+def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProcess:
+    if kind.startswith("workers-"):
+        return WorkersProcess(yaml_dir, kind.removeprefix("workers-"), 1)
+    return ServerProcess(kind, path, 1)
+
+
+def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path) -> dict[str, Any]:
+    """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput."""
+    with _server(kind, path, yaml_dir) as server:
         run_client([stream_job(server.url)])  # warm-up: imports, first request
-        idle = rss_kb(server.pid)
+        idle = server.rss_kb()
         samples = [idle]
         done = threading.Event()
-        sampler = threading.Thread(target=_sample, args=(server.pid, samples, done), daemon=True)
+        sampler = threading.Thread(target=_sample, args=(server.rss_kb, samples, done), daemon=True)
         sampler.start()
         try:
-            [result] = run_client([stream_job(server.url, n=n, timeout=120)])
+            [result] = run_client([stream_job(server.url, n=n, timeout=300)], timeout=900)
         finally:
             done.set()
             sampler.join()
@@ -67,34 +83,57 @@ def one_round(kind: str, path: Any, n: int, recorded: list[float]) -> dict[str, 
         if stream["ok"] and len(stream["times"]) == len(recorded):
             complete += 1
             errors.extend(gap_errors_ms(stream["times"], recorded))
-    return {"complete": complete, "errors": errors, "rss_per_stream": (peak - idle) / n}
+    return {"complete": complete, "errors": errors, "rss_per_stream": (peak - idle) / n,
+            "throughput": complete / result["elapsed"] if result.get("elapsed") else 0.0}
+
+
+KINDS = ("ours", "bare", "workers-1", "workers-auto")
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    n = 200 if quick else 2000
-    rounds = 1 if quick else 2
+    sizes = (200,) if quick else (2000, 10000)
     cassette = timed_cassette(SOURCE, 1, gap=(0.02, 0.1))
     recorded = [c.t for c in cassette.interactions[0].response.chunks]
-    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "bare": []}
-    with handed_over(cassette) as path:
-        for _ in range(rounds):
-            for kind in ("ours", "bare"):
-                runs[kind].append(one_round(kind, path, n, recorded))
+    figures = []
+    with handed_over(cassette) as path, tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
+        yaml_dir = Path(tmp)
+        cassette.save(yaml_dir / "timed.yaml")
+        for n in sizes:
+            rounds = 1 if quick or n > 2000 else 2
+            runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+            for _ in range(rounds):
+                for kind in KINDS:
+                    runs[kind].append(one_round(kind, path, n, recorded, yaml_dir))
+            figures.extend(_figures(runs, n, rounds))
+    return figures
 
+
+def _figures(runs: dict[str, list[dict[str, Any]]], n: int, rounds: int) -> list[dict[str, Any]]:
     def total(kind: str, key: str) -> Any:
         return [r[key] for r in runs[kind]]
 
     complete = {k: sum(total(k, "complete")) / (n * rounds) * 100 for k in runs}
     p99 = {k: percentile([e for errs in total(k, "errors") for e in errs], 99) for k in runs}
     rss = {k: median(total(k, "rss_per_stream")) for k in runs}
-    return [
-        figure("concurrent_streams.completed", complete["ours"], f"% of {n} streams", baseline=complete["bare"],
-               goal="100 %", met=complete["ours"] == 100),
-        figure("concurrent_streams.gap_error_p99", p99["ours"], "ms", baseline=p99["bare"], goal="<= 10 ms",
-               met=p99["ours"] <= 10),
-        figure("concurrent_streams.rss_per_stream", rss["ours"], "KiB", baseline=rss["bare"], goal="<= 30 KiB",
-               met=rss["ours"] <= 30),
-    ]
+    throughput = {k: median(total(k, "throughput")) for k in runs}
+    cores = len(os.sched_getaffinity(0))
+    out = []
+    for kind, label in (("ours", ""), ("workers-auto", f" --workers auto ({cores})")):
+        name = f"concurrent_streams{label} [{n:,} streams]"
+        out += [
+            figure(f"{name}.completed", complete[kind], f"% of {n} streams", baseline=complete["bare"],
+                   goal="100 %", met=complete[kind] == 100),
+            figure(f"{name}.gap_error_p99", p99[kind], "ms", baseline=p99["bare"], goal="<= 10 ms",
+                   met=p99[kind] <= 10),
+            figure(f"{name}.rss_per_stream", rss[kind], "KiB", baseline=rss["bare"], goal="<= 30 KiB",
+                   met=rss[kind] <= 30),
+        ]
+    scaling = throughput["workers-auto"] / throughput["workers-1"] if throughput["workers-1"] else 0.0
+    out.append(figure(f"concurrent_streams scaling [{n:,} streams]: --workers auto over --workers 1", scaling,
+                      "ratio of streams/s", baseline=None, goal="reported", met=True,
+                      spread=f"workers-1 {throughput['workers-1']:.0f}/s, auto {throughput['workers-auto']:.0f}/s, "
+                             f"one process {throughput['ours']:.0f}/s, bare {throughput['bare']:.0f}/s"))
+    return out
 
 
 if __name__ == "__main__":

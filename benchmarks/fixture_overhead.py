@@ -1,109 +1,206 @@
-"""What the ``ssemock`` pytest fixture costs a test: set-up + call + tear-down, against an empty test.
+"""What the ``ssemock`` pytest fixture costs a test that streams one real response through it.
 
-A generated test module holds N tests that take the ``ssemock`` fixture (naming a bundled
-cassette, as a test without a recording of its own must) and N empty tests,
-interleaved so that a busy machine slows both alike; a real pytest session (a subprocess)
-reports the duration of each phase. The figure is the median per test (milliseconds) of
-set-up + call + tear-down: the call phase counts because the plugin checks the journal for
-refused requests when a test ends. Goal: at most 2 ms more than the empty test.
+A generated test module holds N tests of each kind, run interleaved (one of each kind in
+turn) in one real pytest session (a subprocess) so that a busy machine slows all alike:
+
+* ``fixture``: takes the ``ssemock`` fixture (naming the bundled cassette
+  ``openai-chat-finish-length-usage``) and streams ``POST /v1/chat/completions`` through it
+  with one shared ``httpx.Client``, reading the whole body (1,124 bytes, 9 chunks);
+* ``bare`` (the baseline): the same request, the same client, against a bare aiohttp server
+  started once for the session in a thread of the same process, writing the same recorded
+  chunks (one ``write`` each) — the least a test needs to stream a fake answer;
+* ``httpserver`` (a peer, when ``pytest-httpserver`` is installed): the same request against
+  its ``httpserver`` fixture answering the same bytes;
+* ``empty``: a test doing nothing (pytest's own cost per test).
+
+Each test's set-up + call + tear-down is measured by pytest; every test counts, the first
+(which also starts the session's server) included. The session is run ``runs`` times;
+each figure is the median over the runs of the per-run median, with min/median/max of
+the per-run medians in ``spread``. Goal: the fixture costs at most 2 ms more per test than
+the bare server. Physical bound: one HTTP request over loopback (the ``bare`` figure).
 
 ``python -m benchmarks.fixture_overhead [--quick]`` prints the figures.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from . import figure, spread
+from .common import median, standalone
+
 __all__ = ["run"]
 
 GOAL_MS = 2.0
+CASSETTE = "openai-chat-finish-length-usage"
 
 TESTS = """
 import pytest
+from conftest import EXPECTED
 
-@pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
+CHAT = {{"model": "gpt-4o", "stream": True, "messages": [{{"role": "user", "content": "Hi"}}]}}
+
+
+def stream(client, url):
+    with client.stream("POST", url + "/v1/chat/completions", json=CHAT) as resp:
+        assert resp.status_code == 200
+        return resp.read()
+
+
+@pytest.mark.ssemock(cassette="{cassette}")
 @pytest.mark.parametrize("n", range({count}))
-def test_fixture(ssemock, n):
-    pass
+def test_fixture(ssemock, client, n):
+    assert stream(client, ssemock.url) == EXPECTED
+
+
+@pytest.mark.parametrize("n", range({count}))
+def test_bare(bare, client, n):
+    assert stream(client, bare) == EXPECTED
+
+
+{peer}
 
 @pytest.mark.parametrize("n", range({count}))
 def test_empty(n):
     pass
 """
 
-# Records every phase's duration; writes them as JSON at the end of the session.
-CONFTEST = """
-import json
+PEER = """
+@pytest.mark.parametrize("n", range({count}))
+def test_httpserver(httpserver, client, n):
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_data(
+        EXPECTED, content_type="text/event-stream")
+    assert stream(client, httpserver.url_for("").rstrip("/")) == EXPECTED
+"""
 
+# The shared client, the bare server, the interleaving, and every phase's duration (written as JSON at the end).
+CONFTEST = """
+import asyncio, json, threading
+import httpx, pytest
+from aiohttp import web
+from ssemock.bundled import bundled_cassettes
+from ssemock.cassette import Cassette
+
+CHUNKS = [c.data for c in Cassette.load(bundled_cassettes() / "{cassette}.yaml").interactions[0].response.chunks]
+EXPECTED = b"".join(CHUNKS)
+KINDS = ("test_fixture", "test_bare", "test_httpserver", "test_empty")
 DURATIONS = {{}}
 
+
 def pytest_collection_modifyitems(items):
-    fixture = [i for i in items if i.originalname == "test_fixture"]
-    empty = [i for i in items if i.originalname == "test_empty"]
-    items[:] = [item for pair in zip(fixture, empty) for item in pair]
+    by_kind = [[i for i in items if i.originalname == kind] for kind in KINDS]
+    items[:] = [item for group in zip(*[k for k in by_kind if k]) for item in group]
+
 
 def pytest_runtest_logreport(report):
-    DURATIONS.setdefault(report.nodeid, 0.0)
-    DURATIONS[report.nodeid] += report.duration
+    DURATIONS[report.nodeid] = DURATIONS.get(report.nodeid, 0.0) + report.duration
+
 
 def pytest_sessionfinish(session):
     with open({out!r}, "w") as fh:
         json.dump(DURATIONS, fh)
+
+
+@pytest.fixture(scope="session")
+def client():
+    with httpx.Client() as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def bare():
+    async def handler(request):
+        await request.read()
+        response = web.StreamResponse(headers={{"Content-Type": "text/event-stream"}})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for data in CHUNKS:
+            await response.write(data)
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    loop = asyncio.new_event_loop()
+    ready, stop, url = threading.Event(), [], []
+
+    async def main():
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        url.append(f"http://127.0.0.1:{{runner.addresses[0][1]}}")
+        stop.append(asyncio.Event())
+        ready.set()
+        await stop[0].wait()
+        await runner.cleanup()
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
+    thread.start()
+    ready.wait(30)
+    yield url[0]
+    loop.call_soon_threadsafe(stop[0].set)
+    thread.join(10)
 """
 
 
-def measure(count: int) -> tuple[list[float], list[float]]:
-    """Per-test durations in ms (set-up + call + tear-down): fixture tests, empty tests."""
+def has_peer() -> bool:
+    """Whether pytest-httpserver is installed (then it is measured too)."""
+    return importlib.util.find_spec("pytest_httpserver") is not None
+
+
+def measure(count: int) -> dict[str, list[float]]:
+    """One pytest session: per-test durations in ms (set-up + call + tear-down) by kind, in run order."""
     with tempfile.TemporaryDirectory(prefix="ssemock-fixture-bench-") as tmp:
         root = Path(tmp)
         out = root / "durations.json"
-        (root / "test_overhead.py").write_text(TESTS.format(count=count))
-        (root / "conftest.py").write_text(CONFTEST.format(out=str(out)))
+        peer = PEER.format(count=count) if has_peer() else ""
+        (root / "test_overhead.py").write_text(TESTS.format(count=count, cassette=CASSETTE, peer=peer))
+        (root / "conftest.py").write_text(CONFTEST.format(out=str(out), cassette=CASSETTE))
         (root / "pytest.ini").write_text("[pytest]\n")
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-             "-p", "no:benchmark", "-p", "no:xdist", "-p", "no:randomly", str(root)],
-            cwd=root, check=True, capture_output=True,
-        )
+        plugins = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:xdist",
+                   "-p", "no:randomly"]
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", *plugins, str(root)],
+                              cwd=root, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the fixture benchmark's tests failed:\n{proc.stdout[-3000:]}")
         durations: dict[str, float] = json.loads(out.read_text())
-    fixture = [1000 * d for node, d in durations.items() if "::test_fixture[" in node]
-    empty = [1000 * d for node, d in durations.items() if "::test_empty[" in node]
-    return fixture[1:], empty[1:]  # the first fixture test also starts the session's server
+    kinds = ("fixture", "bare", "httpserver", "empty")
+    return {k: [1000 * d for node, d in durations.items() if f"::test_{k}[" in node] for k in kinds}
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    """The figures: median per-test time with the fixture, the empty test as baseline."""
-    count = 201 if quick else 501
-    fixture, empty = measure(count)
-    value, baseline = statistics.median(fixture), statistics.median(empty)
-    return [
-        {
-            "name": f"pytest fixture ssemock: set-up + call + tear-down per test (median of {len(fixture)})",
-            "value": round(value, 4),
-            "unit": "ms",
-            "baseline": round(baseline, 4),
-            "ratio": round(value / baseline, 4) if baseline else None,
-            "goal": f"<= {GOAL_MS:g} ms more than an empty test",
-            "met": value - baseline <= GOAL_MS,
-        },
-        {
-            "name": "pytest fixture ssemock: overhead per test over an empty test",
-            "value": round(value - baseline, 4),
-            "unit": "ms",
-            "baseline": None,
-            "ratio": None,
-            "goal": f"<= {GOAL_MS:g} ms",
-            "met": value - baseline <= GOAL_MS,
-        },
+    """The figures: per-test time with the fixture against the bare server, the peer and the empty test."""
+    count, runs = (50, 1) if quick else (300, 3)
+    sessions = [measure(count) for _ in range(runs)]
+    per_run = {k: [median(s[k]) for s in sessions if s[k]] for k in sessions[0]}
+    first = {k: [s[k][0] for s in sessions if s[k]] for k in sessions[0]}
+    m = {k: median(v) for k, v in per_run.items() if v}
+    over = [f - b for f, b in zip(per_run["fixture"], per_run["bare"])]
+    figures = [
+        figure(f"fixture_overhead: streamed request through the ssemock fixture, per test (median of {count})",
+               m["fixture"], "ms", baseline=m["bare"], goal=f"<= {GOAL_MS:g} ms more than the bare server",
+               met=median(over) <= GOAL_MS, spread=spread(per_run["fixture"], per_run["bare"])),
+        figure("fixture_overhead: fixture minus bare in-process aiohttp server, per test", median(over), "ms",
+               baseline=None, goal=f"<= {GOAL_MS:g} ms", met=median(over) <= GOAL_MS, spread=spread(over)),
+        figure("fixture_overhead: first test (also starts the session's server)", median(first["fixture"]), "ms",
+               baseline=median(first["bare"]), goal="reported", met=True,
+               spread=spread(first["fixture"], first["bare"])),
+        figure("fixture_overhead: an empty test (pytest's own cost)", m["empty"], "ms", baseline=None,
+               goal="reported", met=True, spread=spread(per_run["empty"])),
     ]
+    if "httpserver" in m:
+        figures.insert(1, figure(
+            "fixture_overhead: peer pytest-httpserver, same request, per test", m["fixture"], "ms",
+            baseline=m["httpserver"], goal="reported (ours against the peer)", met=True,
+            spread=spread(per_run["fixture"], per_run["httpserver"])))
+    return figures
 
 
 if __name__ == "__main__":
-    for item in run(quick="--quick" in sys.argv[1:]):
-        print(json.dumps(item))
+    standalone(run)

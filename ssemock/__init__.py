@@ -1,6 +1,13 @@
-"""ssemock: record and replay Server-Sent Events streams, faithfully or broken on purpose."""
+"""ssemock: record and replay Server-Sent Events streams, faithfully or broken on purpose.
 
-from .cassette import Cassette, Chunk, End, Interaction, Request, Response
+The names below are imported when first used (PEP 562), so that a command imports only
+what it needs: ``ssemock serve`` never loads the recorder or the secret scanner.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .errors import (
     CassetteError,
     CassetteNotFoundError,
@@ -14,13 +21,32 @@ from .errors import (
     ServerError,
     SSEMockError,
 )
-from .mockserver import MockServer
-from .recorder import Recorder, RecordMode
-from .redact import Filter
-from .scenario import Scenario, conformance_matrix
-from .sse import Comment, Decoder, Event
+from .lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .cassette import Cassette, Chunk, End, Interaction, Request, Response
+    from .mockserver import MockServer
+    from .recorder import Recorder, RecordMode
+    from .redact import Filter
+    from .scenario import Scenario, conformance_matrix
+    from .sse import Comment, Decoder, Event
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Cassette": ".cassette", "Chunk": ".cassette", "End": ".cassette", "Interaction": ".cassette",
+    "Request": ".cassette", "Response": ".cassette", "MockServer": ".mockserver", "Recorder": ".recorder",
+    "RecordMode": ".recorder", "Filter": ".redact", "Scenario": ".scenario", "conformance_matrix": ".scenario",
+    "Comment": ".sse", "Decoder": ".sse", "Event": ".sse",
+}
+
+
+__getattr__ = lazy_names(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "Cassette",

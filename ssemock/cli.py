@@ -25,7 +25,6 @@ from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, ScenarioError, SSEMockError
-from .importers import decoded_body, save_imported
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, claim_name
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
@@ -78,6 +77,23 @@ def byte_count(text: str) -> int:
     return value
 
 
+MAX_WORKERS = 256
+"""The most processes ``serve --workers`` starts."""
+
+
+def worker_count(text: str) -> int:
+    """argparse type: ``--workers N|auto``, an integer 1-:data:`MAX_WORKERS` or the cores this process may use."""
+    if text.strip().lower() == "auto":
+        return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"expected a number of processes 1-{MAX_WORKERS} or 'auto', got {text!r}")
+    return count
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
@@ -107,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
     serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
                        help=f"journal larger bodies as sha256 + size + prefix (default {JOURNAL_BODY}, 64 KiB)")
+    serve.add_argument("--workers", type=worker_count, metavar="N|auto",
+                       help="serve from N processes on one port (auto: one per core; needs gunicorn: "
+                            "pip install 'ssemock[workers]'); the journal gathers them all")
     add_network_arguments(serve, grace=DEFAULT_GRACE,
                           grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
                                      f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
@@ -197,6 +216,12 @@ def _serve(args: argparse.Namespace) -> int:
         raise UsageError(f"serve: {exc}") from None
     configure_logging(quiet=args.quiet)
     raise_open_files_limit()
+    if args.workers is not None:
+        try:
+            from .workers import serve_workers
+        except ImportError as exc:
+            raise UsageError(f"serve --workers needs gunicorn ({exc}): pip install 'ssemock[workers]'") from None
+        return serve_workers(server, args.workers)
     return asyncio.run(_run_until_signal(server))
 
 
@@ -214,6 +239,7 @@ async def _run_until_signal(server: MockServer) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from .importers import save_imported
     from .importers.chunks import import_chunks
     from .importers.raw import import_raw
     from .importers.vcr import import_vcr
@@ -272,6 +298,8 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:
+    from .importers import decoded_body
+
     if encoding and encoding.lower() != "identity":
         plain = decoded_body(body, encoding)
         if plain is None:

@@ -43,3 +43,22 @@ def test_one_benchmark_runs_and_writes_well_formed_figures(tmp_path: Path) -> No
             assert fig[key] is None or isinstance(fig[key], (int, float)), fig
         assert fig["met"] in (True, False, None), fig
     assert f"{RUN}: {len(figures)} figure(s)" in proc.stderr
+
+
+def test_the_readme_table_is_written_between_its_markers_only(tmp_path: Path) -> None:
+    from benchmarks import figure
+    from benchmarks.readme import BEGIN, END, write_readme
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# title\n\nbefore\n{BEGIN}\n| old | table |\n{END}\nafter\n")
+    fig = figure("cold_start.first_request", 0.42, "s", baseline=0.4, goal="ratio <= 1.1", met=True,
+                 spread="ours 0.4/0.42/0.5, baseline 0.38/0.4/0.45 (3 runs)")
+    write_readme([fig], readme, quick=True)
+    text = readme.read_text()
+    assert text.startswith(f"# title\n\nbefore\n{BEGIN}\n") and text.endswith(f"{END}\nafter\n")
+    assert "| old | table |" not in text
+    assert "| cold_start.first_request | 0.42 | s | 0.4 | 1.05 | ratio <= 1.1 | yes | ours 0.4/0.42/0.5" in text
+    assert "`python -m benchmarks --quick`" in text
+    readme.write_text("no markers\n")
+    with pytest.raises(ValueError, match="expected the lines"):
+        write_readme([fig], readme, quick=False)

@@ -42,6 +42,7 @@ __all__ = [
     "END_MARK",
     "appendable",
     "atomic_file",
+    "atomic_write_bytes",
     "complete_text",
     "end_mark",
     "fsync_directory",
@@ -142,6 +143,29 @@ def atomic_file(target: Path, *, exclusive: bool = False) -> Iterator[TextIO]:
         FileExistsError: ``exclusive`` and ``target`` exists.
         OSError: the directory or file cannot be written.
     """
+    with _replacing(target, exclusive) as fd, os.fdopen(
+        os.dup(fd), "w", encoding="utf-8", newline="", buffering=1 << 16
+    ) as out:
+        yield out
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def atomic_write_bytes(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically, as :func:`atomic_file` does for text.
+
+    Raises:
+        OSError: the directory or file cannot be written.
+    """
+    with _replacing(target, False) as fd, os.fdopen(os.dup(fd), "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+
+
+@contextlib.contextmanager
+def _replacing(target: Path, exclusive: bool) -> Iterator[int]:
+    """A locked temporary file's descriptor; renamed (or linked) to ``target`` when the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
@@ -149,10 +173,7 @@ def atomic_file(target: Path, *, exclusive: bool = False) -> Iterator[TextIO]:
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
-        with os.fdopen(os.dup(fd), "w", encoding="utf-8", newline="", buffering=1 << 16) as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
+        yield fd
         if exclusive:
             os.link(tmp, target)
             os.unlink(tmp)

@@ -157,16 +157,15 @@ class Cassette:
             CassetteNotFoundError: the file does not exist.
             CassetteError: the file is unreadable, larger than
                 :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
+            ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid (see :mod:`ssemock.cassette.cache`).
+
+        A file of 64 KiB or more is answered from the cache of parsed cassettes when its
+        bytes have been loaded before (see :mod:`ssemock.cassette.cache`).
         """
-        from .append import torn_start
-        from .read import read_text
+        from .read import load_file
 
         p = Path(path)
-        try:
-            text = read_text(p, str(p), limit=MAX_CASSETTE_FILE, keep=torn_start)
-        except FileNotFoundError:
-            raise CassetteNotFoundError(str(p)) from None
-        cassette = cls.loads(text, name=name or p.stem, source=str(p))
+        cassette = load_file(p, name=name or p.stem, limit=MAX_CASSETTE_FILE)
         cassette.path = p
         return cassette
 

@@ -18,13 +18,21 @@ from typing import Any
 
 import yaml
 
-from ..errors import CassetteError, ScenarioError
-from ..limits import MAX_CASSETTE_SECONDS, MAX_ITEMS, MAX_JSON_DEPTH, json_depth_exceeds, number, show_size
+from ..errors import CassetteError, CassetteNotFoundError, ScenarioError
+from ..limits import (
+    MAX_CASSETTE_FILE,
+    MAX_CASSETTE_SECONDS,
+    MAX_ITEMS,
+    MAX_JSON_DEPTH,
+    json_depth_exceeds,
+    number,
+    show_size,
+)
 from ..sse import encode
 from .fastyaml import MAX_NESTING, Refused, strict_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["MIGRATIONS", "check_times", "load_yaml", "parse_cassette", "read_file", "read_yaml"]
+__all__ = ["MIGRATIONS", "check_times", "load_file", "load_yaml", "parse_cassette", "read_file", "read_yaml"]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
@@ -93,10 +101,42 @@ def read_text(
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
     data = read_file(path, source, limit=limit, error=error)
+    return _utf8(data[: keep(data)] if keep is not None else data, source, error)
+
+
+def _utf8(data: bytes, source: str, error: FileError) -> str:
     try:
-        return (data[: keep(data)] if keep is not None else data).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
+
+
+def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Cassette:
+    """The cassette in file ``path`` (``name`` unless the file names it), from the cache of parsed
+    cassettes when these bytes were parsed before (:mod:`.cache`), else parsed and cached.
+
+    An interaction torn by a recorder killed while appending it is left out.
+
+    Raises:
+        CassetteNotFoundError: the file does not exist.
+        CassetteError: unreadable, larger than ``limit`` bytes (default
+            :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB), or malformed.
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    from . import cache
+    from .append import complete_text, torn_start
+
+    source = str(path)
+    try:
+        data = read_file(path, source, limit=limit)
+    except FileNotFoundError:
+        raise CassetteNotFoundError(source) from None
+    cassette = cache.lookup(data, name)
+    if cassette is None:
+        text = complete_text(_utf8(data[: torn_start(data)], source, CassetteError))
+        cassette = parse_cassette(load_yaml(text, source), name=name, source=source)
+        cache.store(data, name, cassette)
+    return cassette
 
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),

@@ -37,7 +37,7 @@ from .logs import (
 from .options import NetworkOptions, is_loopback
 from .replies import error_response
 
-__all__ = ["EDGE", "Edge", "activity", "edge_middleware", "start_runner", "stopping"]
+__all__ = ["EDGE", "Edge", "activity", "edge_middleware", "make_runner", "start_runner", "stopping"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _LOG = logging.getLogger("ssemock.edge")
@@ -158,6 +158,25 @@ def stopping(request: web.BaseRequest) -> bool:
     return edge is not None and edge.stopping
 
 
+def make_runner(
+    app: web.Application, host: str, options: NetworkOptions, *, handler_cancellation: bool = False,
+    self_reporting: Sequence[Handler] = (), guard_every_path: bool = False,
+) -> web.AppRunner:
+    """The runner of ``app`` with the edge's middleware and ``options``, not set up yet and
+    serving no address: :func:`start_runner` binds it to a TCP port, ``ssemock serve --workers``
+    to the sockets gunicorn shares between its workers. ``host``: the address served (for the
+    ``Host`` check); the other arguments are :func:`start_runner`'s."""
+    limit_accept_errors()
+    edge = app[EDGE] = Edge(options, host, tuple(self_reporting), guard_every_path=guard_every_path)
+    app.middlewares.insert(0, edge_middleware)
+    app.on_shutdown.append(edge.stop)
+    return web.AppRunner(
+        app, handle_signals=False, access_log=ACCESS_LOGGER, access_log_class=AccessLogger, logger=SERVER_LOGGER,
+        keepalive_timeout=options.header_timeout, handler_cancellation=handler_cancellation,
+        shutdown_timeout=max(options.grace, 0.001),  # aiohttp waits without limit for 0
+    )
+
+
 async def start_runner(
     app: web.Application, host: str, port: int, options: NetworkOptions, *, exposure: str,
     handler_cancellation: bool = False, self_reporting: Sequence[Handler] = (), guard_every_path: bool = False,
@@ -175,15 +194,8 @@ async def start_runner(
     Raises:
         OSError: the address cannot be bound (the runner is cleaned up).
     """
-    limit_accept_errors()
-    edge = app[EDGE] = Edge(options, host, tuple(self_reporting), guard_every_path=guard_every_path)
-    app.middlewares.insert(0, edge_middleware)
-    app.on_shutdown.append(edge.stop)
-    runner = web.AppRunner(
-        app, handle_signals=False, access_log=ACCESS_LOGGER, access_log_class=AccessLogger, logger=SERVER_LOGGER,
-        keepalive_timeout=options.header_timeout, handler_cancellation=handler_cancellation,
-        shutdown_timeout=max(options.grace, 0.001),  # aiohttp waits without limit for 0
-    )
+    runner = make_runner(app, host, options, handler_cancellation=handler_cancellation,
+                         self_reporting=self_reporting, guard_every_path=guard_every_path)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True, backlog=options.backlog)
     try:

@@ -11,9 +11,22 @@ Modules: :mod:`.modes` (record modes), :mod:`.proxy` (the aiohttp handler),
 per interaction, summary), :mod:`.core` (``Recorder``).
 """
 
-from .core import Recorder
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 from .modes import RecordMode, record_mode
-from .progress import Progress
-from .proxy import CASSETTE_HEADER
+
+if TYPE_CHECKING:
+    from .core import Recorder
+    from .progress import Progress
+    from .proxy import CASSETTE_HEADER
+
+_LAZY = {"Recorder": ".core", "Progress": ".progress", "CASSETTE_HEADER": ".proxy"}
+
+
+__getattr__ = lazy_names(__name__, _LAZY)
+
 
 __all__ = ["CASSETTE_HEADER", "Progress", "RecordMode", "Recorder", "record_mode"]

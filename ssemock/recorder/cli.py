@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..background import stop_on_signals
 from ..edge import configure_logging
@@ -23,9 +23,10 @@ from ..edge.options import DEFAULT_GRACE
 from ..errors import RecorderError
 from ..limits import MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from ..matching import MATCHERS
-from ..redact import Filter
-from .core import Recorder
 from .modes import RecordMode
+
+if TYPE_CHECKING:
+    from .core import Recorder
 
 __all__ = ["add_parser", "run"]
 
@@ -83,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         RecorderConfigError: bad mode, target, cassette name, directory, filter,
             matcher or number (port, size, timeout).
     """
+    from ..redact import Filter  # imported here: "ssemock serve" never needs them
+    from .core import Recorder
+
     filter_ = Filter(
         request_headers=frozenset(args.filter_header), response_headers=frozenset(args.filter_header),
         query_params=frozenset(args.filter_query), json_paths=tuple(args.filter_json),

@@ -33,21 +33,33 @@ on purpose: a secret is never worth keeping byte-exact.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from .credentials import Credentials
-from .filter import (
+from ..lazy import lazy_names
+from .names import (
     REDACTED,
     SECRET_QUERY_PARAMS,
     SECRET_REQUEST_HEADERS,
     SECRET_RESPONSE_HEADERS,
-    Filter,
-    RedactedRequest,
-    Report,
+    is_credential_name,
+    redact_pairs,
 )
-from .names import is_credential_name
-from .shapes import GITLEAKS_COMMIT
-from .stream import BATCH, ChunkScrubber
+
+if TYPE_CHECKING:
+    from .credentials import Credentials
+    from .filter import Filter, RedactedRequest, Report
+    from .shapes import GITLEAKS_COMMIT
+    from .stream import BATCH, ChunkScrubber
+
+# Imported when first used: the replay server needs the names rule only, not the key-shape scanner.
+_LAZY = {
+    "Credentials": ".credentials", "Filter": ".filter", "RedactedRequest": ".filter", "Report": ".filter",
+    "GITLEAKS_COMMIT": ".shapes", "BATCH": ".stream", "ChunkScrubber": ".stream",
+}
+
+
+__getattr__ = lazy_names(__name__, _LAZY)
+
 
 __all__ = [
     "BATCH",
@@ -66,14 +78,6 @@ __all__ = [
     "scrub_text",
 ]
 
-_DEFAULT = Filter()
-
-
-def redact_pairs(pairs: Iterable[tuple[str, str]], secret: Iterable[str]) -> list[tuple[str, str]]:
-    """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential; keep order."""
-    names = {s.lower() for s in secret}
-    return [(k, v) for k, v in pairs if not _DEFAULT.is_secret_name(k, names)]
-
 
 def scrub_text(text: str) -> tuple[str, int]:
     """Replace key-shaped strings (the default shapes) by ``REDACTED``.
@@ -81,4 +85,6 @@ def scrub_text(text: str) -> tuple[str, int]:
     Returns:
         The scrubbed text and the number of replacements.
     """
-    return _DEFAULT.text(text)
+    from .filter import default_filter
+
+    return default_filter().text(text)

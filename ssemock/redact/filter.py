@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -11,7 +12,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..errors import RecorderConfigError
-from ..providers import secret_request_headers, secret_response_headers
 from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
 from .fields import (
     VALUE_KEYS,
@@ -23,7 +23,13 @@ from .fields import (
     multipart_spans,
     parse_pairs,
 )
-from .names import is_credential_name
+from .names import (
+    REDACTED,
+    SECRET_QUERY_PARAMS,
+    SECRET_REQUEST_HEADERS,
+    SECRET_RESPONSE_HEADERS,
+    is_credential_name,
+)
 from .shapes import Hit, default_scanner, escape_safe
 from .stream import ChunkScrubber
 
@@ -35,16 +41,9 @@ __all__ = [
     "Filter",
     "RedactedRequest",
     "Report",
+    "default_filter",
 ]
 
-REDACTED = "REDACTED"
-
-# Names removed although no word of theirs names a credential (the word rule catches the rest).
-# The providers' own header names (x-api-key, api-key, x-goog-api-key, openai-organization, …) come from
-# ssemock.providers; these are the generic ones.
-SECRET_REQUEST_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"}) | secret_request_headers()
-SECRET_RESPONSE_HEADERS = frozenset({"set-cookie"}) | secret_response_headers()
-SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 
 
 @dataclass
@@ -455,3 +454,9 @@ def _redact_path(doc: Any, keys: list[str], found: list[str]) -> bool:
             doc[key] = REDACTED
             changed = True
     return changed
+
+
+@functools.cache
+def default_filter() -> Filter:
+    """The filter with every default rule (one, shared)."""
+    return Filter()

@@ -24,7 +24,29 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["CREDENTIAL_WORDS", "DESCRIPTOR_WORDS", "PUBLIC_QUALIFIERS", "is_credential_name", "name_words"]
+from ..providers import secret_request_headers, secret_response_headers
+
+__all__ = [
+    "CREDENTIAL_WORDS",
+    "DESCRIPTOR_WORDS",
+    "PUBLIC_QUALIFIERS",
+    "REDACTED",
+    "SECRET_QUERY_PARAMS",
+    "SECRET_REQUEST_HEADERS",
+    "SECRET_RESPONSE_HEADERS",
+    "is_credential_name",
+    "name_words",
+    "redact_pairs",
+]
+
+REDACTED = "REDACTED"
+
+# Names removed although no word of theirs names a credential (the word rule catches the rest).
+# The providers' own header names (x-api-key, api-key, x-goog-api-key, openai-organization, …) come from
+# ssemock.providers; these are the generic ones.
+SECRET_REQUEST_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"}) | secret_request_headers()
+SECRET_RESPONSE_HEADERS = frozenset({"set-cookie"}) | secret_response_headers()
+SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 
 CREDENTIAL_WORDS = frozenset({
     "key", "apikey", "accesskey", "secretkey", "privatekey", "authkey", "signingkey", "masterkey",
@@ -86,3 +108,9 @@ def is_credential_name(
             if after not in DESCRIPTOR_WORDS and before not in PUBLIC_QUALIFIERS:
                 return True
     return False
+
+
+def redact_pairs(pairs: Iterable[tuple[str, str]], secret: Iterable[str]) -> list[tuple[str, str]]:
+    """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential; keep order."""
+    names = {s.lower() for s in secret}
+    return [(k, v) for k, v in pairs if not (k.lower() in names or is_credential_name(k))]

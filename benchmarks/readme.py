@@ -1,0 +1,77 @@
+"""Write the figures of a run into README.md, between two marker lines, so that the table
+shown is the one a run printed, never typed by hand.
+
+``python -m benchmarks --json out.json --readme README.md`` runs and writes;
+``python -m benchmarks.readme out.json [README.md]`` writes the figures of an earlier run.
+The block between :data:`BEGIN` and :data:`END` is replaced; the rest of the file is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ssemock.cassette.append import atomic_file
+
+__all__ = ["BEGIN", "END", "markdown_table", "write_readme"]
+
+BEGIN = "<!-- benchmarks: begin (written by python -m benchmarks --readme README.md; do not edit) -->"
+END = "<!-- benchmarks: end -->"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    return str(value).replace("|", "\\|")
+
+
+def markdown_table(figures: list[dict[str, Any]], *, note: str) -> str:
+    """The figures as a Markdown table, after one line saying when and where they were measured."""
+    lines = [note, "", "| figure | ssemock | unit | baseline | ratio | goal | met | min/median/max |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for fig in figures:
+        cells = [fig.get(k) for k in ("name", "value", "unit", "baseline", "ratio", "goal", "met", "spread")]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def write_readme(figures: list[dict[str, Any]], readme: Path, *, quick: bool) -> None:
+    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by the table of ``figures``.
+
+    Raises:
+        ValueError: ``readme`` has no such block (both marker lines, in order).
+    """
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{readme}: expected the lines {BEGIN!r} and {END!r}, in that order")
+    cores = len(os.sched_getaffinity(0))
+    note = (f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} by `python -m benchmarks"
+            f"{' --quick' if quick else ''}` on {cores} core(s), Python {platform.python_version()}, "
+            f"load average {os.getloadavg()[0]:.1f} at the end of the run.")
+    block = f"{BEGIN}\n{markdown_table(figures, note=note)}\n"
+    with atomic_file(readme) as out:
+        out.write(text[:start] + block + text[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not 1 <= len(args) <= 2:
+        print("usage: python -m benchmarks.readme FIGURES.json [README.md]", file=sys.stderr)
+        return 2
+    figures = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    write_readme(figures, Path(args[1] if len(args) > 1 else "README.md"), quick=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

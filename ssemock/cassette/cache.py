@@ -1,0 +1,226 @@
+"""A cache of parsed cassettes, keyed by the content of the file, so that a large cassette
+loads in a fraction of the time of parsing its YAML again.
+
+An entry is written the first time a cassette file of at least :data:`MIN_CACHED_SIZE`
+bytes (64 KiB) is loaded; a later load of a file with the same bytes (and the same
+fallback name, and the same ssemock version) reads the entry instead of the YAML. Any change
+to the file changes its SHA-256 and so its key: a changed file is never answered from the
+cache. Entries are MessagePack (``msgpack``), written atomically
+(:func:`~ssemock.cassette.append.atomic_write_bytes`), and never trusted blindly: an entry
+whose checksum or shape is wrong is ignored (and removed), and the YAML is parsed as if
+there were no cache.
+
+Where and how much, from the environment:
+
+* ``SSEMOCK_CACHE_DIR``: the directory (default ``$XDG_CACHE_HOME/ssemock/cassettes``,
+  else ``~/.cache/ssemock/cassettes``); empty or ``off``: no cache.
+* ``SSEMOCK_CACHE_MAX_BYTES``: the entries' total size, bytes (default
+  :data:`DEFAULT_MAX_BYTES`, 256 MiB); the least recently used entries are removed first;
+  ``0``: no cache. Anything but an integer >= 0 raises :class:`~ssemock.ConfigError`.
+
+A cache that cannot be written (read-only directory, full disk) only costs the time it
+would have saved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from ..errors import ConfigError
+from .append import atomic_write_bytes
+from .model import Cassette, Chunk, End, Interaction, Request, Response
+
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "cache_dir", "cache_key", "lookup", "max_bytes", "store"]
+
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""Default bound of the cache's total size, bytes (``SSEMOCK_CACHE_MAX_BYTES``)."""
+MIN_CACHED_SIZE = 64 * 1024
+"""Smaller cassette files are parsed every time (parsing them takes about a millisecond)."""
+CACHE_FORMAT = 1
+_MAGIC = b"SSEMOCK-CASSETTE-CACHE\x00" + bytes([CACHE_FORMAT])
+_DIGEST = 16  # bytes of the BLAKE2b checksum of the payload
+_SUFFIX = ".msgpack"
+
+
+def cache_dir() -> Path | None:
+    """The cache directory from ``SSEMOCK_CACHE_DIR`` / ``XDG_CACHE_HOME``, or None when disabled."""
+    chosen = os.environ.get("SSEMOCK_CACHE_DIR")
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "off") else Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ssemock" / "cassettes"
+
+
+def max_bytes() -> int:
+    """``SSEMOCK_CACHE_MAX_BYTES`` (default :data:`DEFAULT_MAX_BYTES`).
+
+    Raises:
+        ConfigError: the variable is not an integer >= 0.
+    """
+    text = os.environ.get("SSEMOCK_CACHE_MAX_BYTES")
+    if text is None or not text.strip():
+        return DEFAULT_MAX_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"SSEMOCK_CACHE_MAX_BYTES: expected a size in bytes (an integer >= 0), got {text!r}")
+    return value
+
+
+def cache_key(data: bytes, name: str) -> str:
+    """The entry's name for a file of content ``data`` loaded under the fallback ``name``: hex SHA-256."""
+    from .. import __version__
+
+    digest = hashlib.sha256(f"ssemock {__version__} cache {CACHE_FORMAT} {name}\0".encode())
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def _entry(data: bytes, name: str) -> Path | None:
+    if len(data) < MIN_CACHED_SIZE or max_bytes() == 0:
+        return None
+    directory = cache_dir()
+    return None if directory is None else directory / f"{cache_key(data, name)}{_SUFFIX}"
+
+
+def lookup(data: bytes, name: str) -> Cassette | None:
+    """The cassette cached for a file of content ``data`` (fallback ``name``), or None.
+
+    A missing, unreadable or damaged entry gives None (a damaged one is removed).
+
+    Raises:
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    entry = _entry(data, name)
+    if entry is None:
+        return None
+    try:
+        raw = entry.read_bytes()
+    except OSError:
+        return None
+    try:
+        cassette = _decode(raw)
+    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException):
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # recently used: pruned last
+    return cassette
+
+
+def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
+    """Cache ``cassette``, parsed from a file of content ``data`` (fallback ``name``); returns the entry.
+
+    Nothing is written (None) for a small file, a disabled cache, a cassette holding values
+    MessagePack cannot keep (e.g. dates in its provenance), an entry larger than the bound,
+    or a directory that cannot be written. Older entries are removed beyond the bound.
+
+    Raises:
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    entry = _entry(data, name)
+    if entry is None:
+        return None
+    try:
+        raw = _encode(cassette)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    limit = max_bytes()
+    if len(raw) > limit:
+        return None
+    try:
+        atomic_write_bytes(entry, raw)
+        _prune(entry.parent, limit, keep=entry)
+    except OSError:
+        return None
+    return entry
+
+
+def _prune(directory: Path, limit: int, keep: Path) -> None:
+    """Remove the least recently used entries until their total size is at most ``limit`` bytes."""
+    entries = []
+    with os.scandir(directory) as found:
+        for item in found:
+            if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
+                info = item.stat(follow_symlinks=False)
+                entries.append((info.st_mtime, info.st_size, item.path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            break
+        if path != str(keep):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            total -= size
+
+
+# ---- the entry's format ------------------------------------------------------------------
+def _encode(cassette: Cassette) -> bytes:
+    interactions = []
+    for inter in cassette.interactions:
+        req, resp = inter.request, inter.response
+        interactions.append([
+            req.method, req.path, [list(p) for p in req.query], [list(p) for p in req.headers],
+            req.body, req.body_sha256, req.body_size,
+            resp.status, resp.reason, [list(p) for p in resp.headers], resp.start, resp.end.t, resp.end.how,
+            resp.timed, [c.t for c in resp.chunks], [c.data for c in resp.chunks],
+        ])
+    payload: bytes = msgpack.packb([cassette.name, cassette.provenance, interactions], use_bin_type=True)
+    return _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
+
+
+def _decode(raw: bytes) -> Cassette:
+    """Rebuild the cassette; ValueError/TypeError/KeyError/IndexError for any damage."""
+    head = len(_MAGIC) + _DIGEST
+    if raw[: len(_MAGIC)] != _MAGIC:
+        raise ValueError("not a cache entry of this format")
+    payload = memoryview(raw)[head:]
+    if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != raw[len(_MAGIC):head]:
+        raise ValueError("checksum")
+    name, provenance, items = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    _check(name, str)
+    _check(provenance, dict)
+    return Cassette(name=name, interactions=[_interaction(item) for item in _check(items, list)],
+                    provenance=provenance)
+
+
+def _interaction(item: Any) -> Interaction:
+    (method, path, query, headers, body, body_sha256, body_size,
+     status, reason, rheaders, start, end_t, end_how, timed, times, datas) = _check(item, list)
+    if not (all(type(t) is float for t in _check(times, list))
+            and all(type(d) is bytes for d in _check(datas, list)) and len(times) == len(datas)):
+        raise TypeError("chunks")
+    request = Request(
+        method=_check(method, str), path=_check(path, str), query=_pairs(query), headers=_pairs(headers),
+        body=_check(body, (bytes, type(None))), body_sha256=_check(body_sha256, (str, type(None))),
+        body_size=_check(body_size, (int, type(None))),
+    )
+    response = Response(
+        status=_check(status, int), reason=_check(reason, (str, type(None))), headers=_pairs(rheaders),
+        chunks=list(map(Chunk, times, datas)), start=_check(start, float),
+        end=End(_check(end_t, float), _check(end_how, str)), timed=_check(timed, bool),
+    )
+    return Interaction(request, response)
+
+
+def _pairs(value: Any) -> list[tuple[str, str]]:
+    out = []
+    for pair in _check(value, list):
+        name, text = _check(pair, list)
+        out.append((_check(name, str), _check(text, str)))
+    return out
+
+
+def _check(value: Any, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(f"expected {kind}, got {type(value).__name__}")
+    return value

@@ -1,0 +1,229 @@
+"""``ssemock serve --workers N|auto``: N replay processes on one port, run by gunicorn.
+
+gunicorn's master process loads the cassettes and scenarios once (they are shared with
+the workers by ``fork``), binds the port and keeps N workers alive; each worker serves
+the port with aiohttp's gunicorn worker class (:class:`aiohttp.worker.GunicornWebWorker`),
+with the same network edge as a single server (:func:`ssemock.edge.runner.make_runner`).
+The kernel hands each new connection to one of the workers.
+
+Journal and admin routes across workers:
+
+* each worker keeps its own journal (of ``--journal-capacity`` entries) and play counts;
+  ``seq`` counts per worker and every entry read through the admin route names its
+  ``worker`` (the process id that answered);
+* ``GET /_ssemock/requests`` on any worker gathers the journals of all workers (each worker
+  also listens on a Unix socket in a private directory for this), ordered by ``time``;
+  ``DELETE /_ssemock/requests`` clears them all and answers ``{"cleared": TOTAL}``;
+* ``health``, ``cassettes`` and ``scenarios`` are the same in every worker.
+
+Play counts ("the first interaction not yet played" among equal matches) are kept per
+worker: with N > 1, repeated identical requests that land on different workers may get
+the same interaction. A test that relies on the order of repeated requests uses one
+process (no ``--workers``), as does :class:`~ssemock.MockServer`, which is single-process.
+
+SIGTERM or SIGINT stops the master and every worker (requests in flight get ``--grace``
+seconds); the workers exit within a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import math
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.worker import GunicornWebWorker
+from gunicorn.app.base import BaseApplication
+
+from .edge.runner import make_runner
+from .errors import ServerError
+from .journal import send_journal
+from .matching import prepare_indexes
+from .mockserver import MockServer
+from .server import ServerState, create_app
+
+__all__ = ["Worker", "serve_workers"]
+
+JOURNAL_PATH = "/_ssemock/requests"
+PEER_TIMEOUT = 10.0  # seconds a worker waits for another's journal
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class Worker(GunicornWebWorker):
+    """aiohttp's gunicorn worker, woken at once by SIGTERM (aiohttp's notices it within a second)."""
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        super().handle_exit(sig, frame)
+        self._notify_waiter_done()
+
+
+class _Peers:
+    """This worker's end of the journal exchange: its Unix socket, and the others' journals."""
+
+    def __init__(self, directory: Path, state: ServerState) -> None:
+        self.directory = directory
+        self.state = state
+        self.pid = os.getpid()
+        self.runner: web.AppRunner | None = None
+
+    def tagged(self) -> list[dict[str, Any]]:
+        return [{**entry, "worker": self.pid} for entry in self.state.journal]
+
+    async def start(self, app: web.Application) -> None:
+        peer = web.Application()
+        peer.router.add_get("/journal", self._journal)
+        peer.router.add_delete("/journal", self._clear)
+        self.runner = web.AppRunner(peer, handle_signals=False, access_log=None)
+        await self.runner.setup()
+        await web.UnixSite(self.runner, str(self.directory / f"{self.pid}.sock")).start()
+
+    async def stop(self, app: web.Application) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+        with contextlib.suppress(OSError):
+            (self.directory / f"{self.pid}.sock").unlink()
+
+    async def _journal(self, request: web.Request) -> web.StreamResponse:
+        return await send_journal(request, self.tagged())
+
+    async def _clear(self, request: web.Request) -> web.Response:
+        count = len(self.state.journal)
+        self.state.reset()
+        return web.json_response({"cleared": count})
+
+    async def ask(self, method: str) -> list[Any]:
+        """The answers of every other worker to ``method /journal`` (a worker that is gone is left out)."""
+        sockets = [p for p in self.directory.glob("*.sock") if p.name != f"{self.pid}.sock"]
+        return [a for a in await asyncio.gather(*(self._ask(p, method) for p in sockets)) if a is not None]
+
+    async def _ask(self, socket: Path, method: str) -> Any:
+        timeout = aiohttp.ClientTimeout(total=PEER_TIMEOUT)
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=str(socket)),
+                                             timeout=timeout) as session, \
+                    session.request(method, "http://worker/journal") as resp:
+                return await resp.json()
+        except (TimeoutError, OSError, aiohttp.ClientError, ValueError):
+            return None  # a worker that stopped or restarted meanwhile
+
+
+_PEERS: web.AppKey[_Peers] = web.AppKey("ssemock_peers", _Peers)
+
+
+@web.middleware
+async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """``GET``/``DELETE /_ssemock/requests``: every worker's journal, not only this one's."""
+    if request.path != JOURNAL_PATH or request.method not in ("GET", "DELETE"):
+        return await handler(request)
+    peers = request.app[_PEERS]
+    if request.method == "DELETE":
+        count = len(peers.state.journal)
+        peers.state.reset()
+        others = await peers.ask("DELETE")
+        return web.json_response({"cleared": count + sum(int(o.get("cleared", 0)) for o in others)})
+    entries = peers.tagged()
+    for journal in await peers.ask("GET"):
+        entries.extend(journal)
+    entries.sort(key=lambda e: (e.get("time") or 0.0, e.get("worker") or 0, e.get("seq") or 0))
+    return await send_journal(request, entries)
+
+
+class _Application(BaseApplication):  # type: ignore[misc]
+    """gunicorn's application: settings from the command line, one replay app per worker."""
+
+    def __init__(self, server: MockServer, workers: int, directory: Path) -> None:
+        self.server = server
+        self.workers = workers
+        self.directory = directory
+        self.url = ""
+        super().__init__()
+
+    def load_config(self) -> None:
+        grace = self.server.network.grace
+        settings = {
+            "bind": [f"{_bracketed(self.server.host)}:{self.server.port}"],
+            "workers": self.workers,
+            "worker_class": Worker,
+            "preload_app": True,  # cassettes loaded once, shared by fork
+            "graceful_timeout": math.ceil(grace) + 5,  # then gunicorn kills what is left
+            "timeout": 120,  # a worker whose event loop stays blocked this long is restarted
+            "keepalive": math.ceil(self.server.network.header_timeout),
+            "backlog": self.server.network.backlog,
+            "loglevel": "warning",
+            "errorlog": "-",
+            "accesslog": None,
+            "control_socket_disable": True,
+            "when_ready": self._ready,
+        }
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+
+    def _ready(self, arbiter: Any) -> None:
+        gc.freeze()  # the loaded cassettes stay shared between the workers (no copy on write by the GC)
+        port = arbiter.LISTENERS[0].sock.getsockname()[1]
+        self.url = f"http://{_bracketed(self.server.host)}:{port}"
+        print(f"ssemock serving on {self.url}", flush=True)
+        names = ", ".join(self.server.state.cassettes) or "(none)"
+        print(f"{len(self.server.state.cassettes)} cassette(s): {names}; {self.workers} worker process(es)",
+              file=sys.stderr, flush=True)
+
+    def load(self) -> Callable[[], Awaitable[web.AppRunner]]:
+        state, network, host, directory = self.server.state, self.server.network, self.server.host, self.directory
+        prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)  # once, before the fork
+
+        async def worker_runner() -> web.AppRunner:
+            app = create_app(state)
+            peers = app[_PEERS] = _Peers(directory, state)
+            app.middlewares.append(_gather_journal)
+            app.on_startup.append(peers.start)
+            app.on_cleanup.append(peers.stop)
+            return make_runner(app, host, network, handler_cancellation=True)
+
+        return worker_runner
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def serve_workers(server: MockServer, workers: int) -> int:
+    """Serve ``server``'s cassettes and options from ``workers`` processes until SIGTERM/SIGINT.
+
+    Prints ``ssemock serving on http://HOST:PORT`` on stdout once the port is bound.
+
+    Raises:
+        ServerError: the address cannot be bound.
+
+    Returns:
+        The exit status: 0 after a stop by signal, else gunicorn's (e.g. 3 when a worker
+        cannot boot, 1 when the port cannot be bound).
+    """
+    if server.port:  # gunicorn would retry a taken port for 5 s, then exit with several lines
+        try:
+            socket.create_server((server.host, server.port)).close()
+        except OSError as exc:
+            raise ServerError(f"cannot listen on {server.host}:{server.port}: {exc.strerror or exc}") from None
+    directory = Path(tempfile.mkdtemp(prefix="ssemock-workers-"))  # mode 0700: the journal sockets are private
+    master = os.getpid()
+    status = 0
+    try:
+        _Application(server, workers, directory).run()
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if os.getpid() != master:  # a worker's exit comes up here through gunicorn: it ends now
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
+    shutil.rmtree(directory, ignore_errors=True)
+    return status

@@ -1,0 +1,208 @@
+"""The cache of parsed cassettes: same cassette as parsing the YAML, invalidated by any change,
+bounded, written atomically, and never trusted when damaged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ssemock import Cassette, ConfigError, MockServer
+from ssemock.bundled import bundled_cassettes
+from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.cassette import cache as cache_module
+
+REAL = bundled_cassettes() / "anthropic-messages-thinking.yaml"
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(directory))
+    monkeypatch.delenv("SSEMOCK_CACHE_MAX_BYTES", raising=False)
+    return directory
+
+
+def big_copy(tmp_path: Path, copies: int = 8, name: str = "big.yaml") -> Path:
+    """The real recording with its interaction repeated ``copies`` times: above the cache's size threshold."""
+    real = Cassette.load(REAL)
+    big = Cassette("big", real.interactions * copies, provenance=real.provenance)
+    path = big.save(tmp_path / name)
+    assert path.stat().st_size >= cache_module.MIN_CACHED_SIZE
+    return path
+
+
+def parsed(path: Path, monkeypatch: pytest.MonkeyPatch) -> Cassette:
+    """The cassette parsed from its YAML, with no cache at all."""
+    with monkeypatch.context() as m:
+        m.setenv("SSEMOCK_CACHE_DIR", "off")
+        return Cassette.load(path)
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.msgpack")) if directory.is_dir() else []
+
+
+def test_second_load_comes_from_the_cache_and_equals_the_parse(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = big_copy(tmp_path)
+    first = Cassette.load(path)
+    [entry] = entries(cache_dir)
+    second = Cassette.load(path)
+    assert second == first == parsed(path, monkeypatch)
+    # the real recording's bytes, as recorded: 118 chunks per interaction
+    assert [len(i.response.chunks) for i in second.interactions] == [118] * 8
+    assert second.interactions[0].response.body == Cassette.load(REAL).interactions[0].response.body
+    assert entries(cache_dir) == [entry]
+
+
+def test_any_change_to_the_file_is_seen(cache_dir: Path, tmp_path: Path) -> None:
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    text = path.read_text()
+    assert "thinking" in text
+    assert text.count("message_stop") == 16  # "event:" and "type" in each of the 8 interactions
+    path.write_text(text.replace("message_stop", "message_stoP", 1))  # one byte
+    changed = Cassette.load(path)
+    bodies = b"".join(i.response.body for i in changed.interactions)
+    assert bodies.count(b"message_stoP") == 1
+    assert len(entries(cache_dir)) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "wrong-shape"])
+def test_a_damaged_entry_is_not_trusted(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    raw = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flip":
+        entry.write_bytes(raw[:-100] + bytes([raw[-100] ^ 0x01]) + raw[-99:])
+    elif damage == "garbage":
+        entry.write_bytes(b"\x00" * 1000)
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:  # a valid checksum over a payload of the wrong shape
+        import hashlib
+
+        import msgpack
+
+        payload = msgpack.packb(["big", {}, [[1, 2, 3]]])
+        head = raw[: raw.index(b"\x00") + 2]
+        entry.write_bytes(head + hashlib.blake2b(payload, digest_size=16).digest() + payload)
+    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert Cassette.load(path) == parsed(path, monkeypatch)  # the damaged entry was replaced
+
+
+def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:
+    Cassette.load(REAL)
+    assert REAL.stat().st_size < cache_module.MIN_CACHED_SIZE
+    assert entries(cache_dir) == []
+
+
+@pytest.mark.parametrize("off", ["off", ""])
+def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, off: str) -> None:
+    monkeypatch.setenv("SSEMOCK_CACHE_DIR", off)
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    Cassette.load(path)
+    assert list(tmp_path.rglob("*.msgpack")) == []
+
+
+def test_the_cache_is_bounded_least_recently_used_first(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [big_copy(tmp_path, copies, f"c{copies}.yaml") for copies in (4, 5, 6)]
+    Cassette.load(paths[0])
+    one = entries(cache_dir)[0].stat().st_size
+    monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(3 * one))  # entries of 1, 1.25 and 1.5 × one
+    Cassette.load(paths[1])
+    Cassette.load(paths[2])
+    sizes = [p.stat().st_size for p in entries(cache_dir)]
+    assert sum(sizes) <= 3 * one
+    assert len(sizes) == 2
+    assert min(sizes) > one  # the oldest (the smallest, c4) went first
+    monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", "0")  # 0: no cache, nothing written
+    big_copy(tmp_path, 7, "c7.yaml")
+    Cassette.load(tmp_path / "c7.yaml")
+    assert len(entries(cache_dir)) == 2
+
+
+@pytest.mark.parametrize("value", ["-1", "lots", "1.5"])
+def test_an_invalid_bound_is_a_clear_error(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    path = big_copy(tmp_path)
+    monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", value)
+    with pytest.raises(ConfigError, match=r"SSEMOCK_CACHE_MAX_BYTES: expected a size in bytes .*" + value):
+        Cassette.load(path)
+
+
+def test_an_unwritable_cache_costs_only_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(blocker / "cache"))
+    path = big_copy(tmp_path)
+    assert Cassette.load(path) == parsed(path, monkeypatch)
+
+
+def test_no_temporary_file_is_left(cache_dir: Path, tmp_path: Path) -> None:
+    Cassette.load(big_copy(tmp_path))
+    assert [p.name for p in cache_dir.iterdir() if not p.name.endswith(".msgpack")] == []
+
+
+_times = st.floats(0, 86_400, allow_nan=False)
+_chunk = st.builds(Chunk, _times, st.binary(max_size=40))
+_pair = st.tuples(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True), st.text("abc xyz/", max_size=10))
+_request = st.builds(
+    Request, method=st.sampled_from(["GET", "POST", "PROPFIND"]), path=st.from_regex(r"/[a-z/]{0,12}", fullmatch=True),
+    query=st.lists(_pair, max_size=2), headers=st.lists(_pair, max_size=2),
+    body=st.one_of(st.none(), st.binary(max_size=30)),
+)
+_response = st.builds(
+    Response, status=st.integers(100, 599), headers=st.lists(_pair, max_size=3),
+    chunks=st.lists(_chunk, max_size=12).map(lambda cs: sorted(cs, key=lambda c: c.t)),
+    end=st.builds(End, st.just(86_400.0), st.sampled_from(["clean", "cut", "reset", "timeout", "client_gone"])),
+    timed=st.just(True),  # untimed responses keep no times at all (every t is 0)
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(interactions=st.lists(st.builds(Interaction, _request, _response), min_size=1, max_size=4))
+def test_any_cassette_round_trips_through_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interactions: list[Interaction]
+) -> None:
+    monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(tmp_path / "hcache"))
+    monkeypatch.setattr(cache_module, "MIN_CACHED_SIZE", 0)  # these cassettes are small
+    for inter in interactions:
+        inter.response.start = inter.response.chunks[0].t if inter.response.chunks else 0.0
+    path = Cassette("h", interactions).save(tmp_path / "h.yaml")
+    first = Cassette.load(path)
+    assert any(e.stat().st_size for e in (tmp_path / "hcache").glob("*.msgpack"))
+    second = Cassette.load(path)
+    assert second == first == parsed(path, monkeypatch)
+    for got, want in zip(second.interactions, interactions):
+        assert [(c.t, c.data) for c in got.response.chunks] == [(c.t, c.data) for c in want.response.chunks]
+        assert got.request.body == want.request.body
+
+
+async def test_a_cached_cassette_replays_the_recorded_bytes(cache_dir: Path, tmp_path: Path) -> None:
+    path = big_copy(tmp_path, 8)
+    Cassette.load(path)
+    assert len(entries(cache_dir)) == 1
+    recorded = Cassette.load(REAL).interactions[0]
+    async with MockServer(path, scenarios=[], timing_scale=0) as server, aiohttp.ClientSession() as session:
+        body = recorded.request.body
+        assert body is not None
+        async with session.post(f"{server.url}{recorded.request.path}", data=body,
+                                headers={"content-type": "application/json"}) as resp:
+            assert resp.status == 200
+            got = await resp.read()
+    assert got == recorded.response.body

@@ -1,0 +1,142 @@
+"""``ssemock serve --workers N``: N processes on one port, one journal, one stop.
+
+Every test runs the real command in a subprocess and talks to it with real HTTP clients,
+one connection per request so that the kernel spreads them over the workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ssemock.cli import main
+from ssemock.mockserver import collect_cassettes
+
+STOP_BOUND = 1.0  # seconds, from SIGTERM to the master and every worker gone (holds with both cores busy)
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen[str]
+    url: str
+
+    def workers(self) -> list[int]:
+        """The worker processes' ids (the master's children), once both are up."""
+        deadline = time.monotonic() + 30
+        while True:
+            found = [int(p) for p in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()]
+            if len(found) >= 2 or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def serve(tmp_path: Path, *argv: str) -> Iterator[Served]:
+    err = (tmp_path / "stderr").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0", *argv],
+                            stdout=subprocess.PIPE, stderr=err, text=True, cwd=tmp_path)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline().strip()
+        assert first.startswith("ssemock serving on http://127.0.0.1:"), (tmp_path / "stderr").read_text()
+        yield Served(proc, first.rsplit(" ", 1)[1])
+    finally:
+        if proc.poll() is None:  # SIGTERM: the master stops its workers and removes its directory
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        proc.wait(30)
+        err.close()
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_two_workers_serve_every_bundled_cassette_and_one_journal_gathers_both(tmp_path: Path) -> None:
+    cassettes = collect_cassettes(None)
+    with serve(tmp_path, "--workers", "2") as served:
+        sent: dict[str, bytes] = {}  # query n -> body received
+        for _ in range(20):  # rounds, until both workers have answered (nearly always the first)
+            for name, cassette in cassettes.items():
+                for inter in cassette.interactions:
+                    n = str(len(sent))
+                    with httpx.Client(headers={"Connection": "close"}) as client, client.stream(
+                        inter.request.method, f"{served.url}{inter.request.path}", params={"n": n},
+                        content=inter.request.body, headers={"X-SSEMock-Cassette": name},
+                    ) as resp:
+                        assert resp.status_code == inter.response.status
+                        sent[n] = b"".join(resp.iter_raw())  # as sent: a gzip body stays gzip
+            journal = httpx.get(f"{served.url}/_ssemock/requests").json()
+            if len({e["worker"] for e in journal}) == 2:
+                break
+        workers = served.workers()
+        assert sorted({e["worker"] for e in journal}) == sorted(workers)
+        assert len(workers) == 2
+        assert sorted(e["query"]["n"] for e in journal) == sorted(sent)  # admin requests are not journaled
+        for entry in journal:  # each answer is the recorded response the journal names
+            recorded = cassettes[entry["cassette"]].interactions[entry["interaction"]].response
+            assert sent[entry["query"]["n"]] == recorded.body
+            assert entry["outcome"] == "complete"
+        for worker, count in Counter(e["worker"] for e in journal).items():  # seq counts per worker
+            assert sorted(e["seq"] for e in journal if e["worker"] == worker) == list(range(1, count + 1))
+        assert [e["time"] for e in journal] == sorted(e["time"] for e in journal)
+
+        cleared = httpx.delete(f"{served.url}/_ssemock/requests").json()
+        assert cleared == {"cleared": len(journal)}
+        assert httpx.get(f"{served.url}/_ssemock/requests").json() == []
+        health = httpx.get(f"{served.url}/_ssemock/health").json()
+        assert health["status"] == "ok" and health["cassettes"] == len(cassettes)
+
+
+def test_sigterm_stops_the_master_and_every_worker_within_a_second(tmp_path: Path) -> None:
+    with serve(tmp_path, "--workers", "2") as served:
+        workers = served.workers()
+        assert len(workers) == 2
+        assert httpx.get(f"{served.url}/_ssemock/health").status_code == 200
+        started = time.monotonic()
+        served.proc.send_signal(signal.SIGTERM)
+        while (served.proc.poll() is None or any(alive(w) for w in workers)) and time.monotonic() - started < 10:
+            time.sleep(0.005)
+        elapsed = time.monotonic() - started
+        assert served.proc.returncode == 0
+        assert not any(alive(w) for w in workers)
+        assert elapsed <= STOP_BOUND, f"stopped in {elapsed:.3f} s"
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"{served.url}/_ssemock/health")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "lots", "257"])
+def test_a_bad_worker_count_is_one_line_and_exit_2(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", "--workers", value])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert err.count("\n") == 1 and "1-256 or 'auto'" in err and "Traceback" not in err
+
+
+def test_a_taken_port_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["serve", "--workers", "2", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
