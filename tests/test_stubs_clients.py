@@ -21,6 +21,7 @@ from google.genai import types as genai_types
 from ssemock.stubs.tokens import count_tokens
 from ssemock.testing import SSEMockFixture
 
+
 class _Closable(Protocol):
     def close(self) -> None: ...
 
