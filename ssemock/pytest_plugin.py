@@ -5,7 +5,8 @@ Fixtures:
 * ``ssemock`` — an :class:`~ssemock.testing.SSEMockFixture`: one replay server per
   session (per xdist worker) in a background thread, reset before each test.
 * ``ssemock_env`` — opt-in: points ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``,
-  ``GOOGLE_GEMINI_BASE_URL`` at the server and sets placeholder API keys (monkeypatch).
+  ``GOOGLE_GEMINI_BASE_URL``, ``GROQ_BASE_URL`` at the server and sets placeholder API keys
+  (monkeypatch; the list is each provider module's ``env``, :mod:`ssemock.providers`).
 * ``ssemock_server`` — the session's :class:`~ssemock.MockServer`.
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
@@ -51,6 +52,7 @@ from .cassette import Cassette, load_cassettes
 from .errors import ConfigError, RecorderConfigError, SSEMockError, short_repr
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer, check_timing_scale, collect_stubs
+from .providers import env_vars
 from .scenario import conformance_matrix
 from .stubs import Stub
 from .testing import CassetteLookup, SSEMockFixture
@@ -62,15 +64,8 @@ __all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "stubs")
-ENV_VARS = {
-    "OPENAI_BASE_URL": "{url}/v1",
-    "OPENAI_API_KEY": "ssemock-placeholder-key",
-    "ANTHROPIC_BASE_URL": "{url}",
-    "ANTHROPIC_API_KEY": "ssemock-placeholder-key",
-    "GOOGLE_GEMINI_BASE_URL": "{url}",
-    "GEMINI_API_KEY": "ssemock-placeholder-key",
-}
-"""What ``ssemock_env`` sets; ``{url}`` is the fake provider's base URL."""
+ENV_VARS = env_vars()
+"""What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
 
 _FIXTURE = pytest.StashKey[SSEMockFixture]()
 _SESSION = pytest.StashKey["_Session"]()

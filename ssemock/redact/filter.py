@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..errors import RecorderConfigError
+from ..providers import secret_request_headers, secret_response_headers
 from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
 from .fields import (
     VALUE_KEYS,
@@ -39,15 +40,10 @@ __all__ = [
 REDACTED = "REDACTED"
 
 # Names removed although no word of theirs names a credential (the word rule catches the rest).
-SECRET_REQUEST_HEADERS = frozenset(
-    {
-        "authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key",
-        "cookie", "openai-organization", "openai-project",
-    }
-)
-SECRET_RESPONSE_HEADERS = frozenset(
-    {"set-cookie", "openai-organization", "openai-project", "anthropic-organization-id"}
-)
+# The providers' own header names (x-api-key, api-key, x-goog-api-key, openai-organization, …) come from
+# ssemock.providers; these are the generic ones.
+SECRET_REQUEST_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"}) | secret_request_headers()
+SECRET_RESPONSE_HEADERS = frozenset({"set-cookie"}) | secret_response_headers()
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 
 

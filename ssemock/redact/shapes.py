@@ -12,7 +12,8 @@ rule's Shannon ``entropy``, containing a stop word or matched by an allow-list r
 skipped. Rules bound to file paths (``path = …``: Terraform, Kubernetes YAML, NuGet,
 PHP, PKCS#12 files) are left out: a recording has no file path.
 
-**Our own forms** (:data:`OWN_RULES`) catch provider keys that the catalogue misses or
+**Our own forms** (:data:`OWN_RULES`; the provider-specific ones are the key shapes of
+:mod:`ssemock.providers`) catch provider keys that the catalogue misses or
 only matches at exact lengths (``sk-``, ``sk-proj-``, ``sk-ant-``, ``AIza``,
 ``Bearer …``, ``gsk_``, ``xai-``, ``hf_``, ``AKIA``/``ASIA``, ``ghp_``/``gho_``/
 ``github_pat_``, ``ya29.``, ``pplx-``, ``r8_``, JWTs), also when a JSON string escapes
@@ -44,6 +45,8 @@ from importlib import resources
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
+
+from ..providers import KeyShape, key_shapes
 
 __all__ = [
     "GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "escape_aware", "escape_safe",
@@ -219,17 +222,20 @@ def _jwt() -> Rule:
     return _own("ssemock-jwt", pattern, (b"eyj",))
 
 
+def _shape(shape: KeyShape) -> Rule:
+    return _prefixed(shape.rule, tuple(p.encode("ascii") for p in shape.prefixes), shape.alphabet.encode("ascii"),
+                     shape.least)
+
+
 OWN_RULES: tuple[Rule, ...] = (
-    _prefixed("ssemock-openai-anthropic-key", (b"sk-",), _KEY, 16),  # sk-, sk-proj-, sk-svcacct-, sk-ant-…
-    _prefixed("ssemock-google-api-key", (b"AIza",), _KEY, 30),
+    # the providers' own key shapes (sk-, sk-proj-, sk-ant-, AIza, ya29., gsk_…): ssemock.providers
+    *(_shape(shape) for shape in key_shapes()),
     _own("ssemock-bearer-token", escape_aware(b"bearer", any_case=True) + rb"\s+("
          + _run(b"A-Za-z0-9._~+/=-", 12) + b")", (b"bearer",)),
-    _prefixed("ssemock-groq-key", (b"gsk_",), _ALNUM, 20),
     _prefixed("ssemock-xai-key", (b"xai-",), _ALNUM, 20),
     _prefixed("ssemock-huggingface-token", (b"hf_",), _ALNUM, 20),
     _prefixed("ssemock-aws-access-key-id", (b"AKIA", b"ASIA", b"ABIA", b"ACCA"), b"A-Z0-9", 16),
     _prefixed("ssemock-github-token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"), b"A-Za-z0-9_", 20),
-    _prefixed("ssemock-google-oauth-token", (b"ya29.",), _KEY, 20),
     _prefixed("ssemock-perplexity-key", (b"pplx-",), _ALNUM, 20),
     _prefixed("ssemock-replicate-token", (b"r8_",), _ALNUM, 20),
     _jwt(),

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ScenarioError
-from .base import MAX_BYTES, Field, LineStep, choice, integer, integers, register, text
+from . import providers as prov
+from .base import MAX_BYTES, Field, LineStep, integer, integers, register
 from .plan import Plan
-from .providers import PROVIDERS, error_blocks, provider_of
 from .text import Block, Line, blocks, map_blocks
 
 __all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]
@@ -276,29 +276,47 @@ class ErrorMidStream(LineStep):
     YAML::
 
         - error-mid-stream: {after_events: 2, provider: auto, message: Overloaded}
+        - error-mid-stream: {provider: openrouter, code: 429, choices: false}   # numeric code, no choices
+        - error-mid-stream: {provider: gemini, code: "429", type: RESOURCE_EXHAUSTED}
 
     Fields: ``after_events`` (events sent before the error; negative counts from
     the end, default 1), ``provider`` (auto | openai-chat | openai-responses |
-    anthropic | gemini | openrouter | generic; auto recognises it from the
-    request path and the payloads), ``message`` (the error message). The shapes
-    (see :mod:`.providers`) come from the providers' docs and the bundled
-    recordings; the stream then ends cleanly.
+    anthropic | gemini | openrouter | groq | mistral | generic; auto recognises it from the
+    request path and the payloads), ``message`` (the error message, at most 65,536
+    characters), and, each defaulting to the provider's own value: ``status`` (the HTTP
+    status the error stands for, 100-599: picks the provider's type and code for it),
+    ``type`` (the error type; Gemini's ``status`` string), ``code`` (a string of at most
+    256 characters, an integer, or null), ``choices`` (true/false: a chat-completion
+    chunk with or without ``choices``), ``form`` (``sse``: ``data:`` lines; ``json``:
+    bare JSON without a field name, as Gemini/Vertex sends it). The shapes and their
+    sources are in the provider modules (:mod:`ssemock.providers`); the stream then ends cleanly.
     """
 
     after_events: int = 1
     provider: str = "auto"
     message: str = "The server had an error while processing your request."
+    status: int | prov.Default = prov.DEFAULT
+    type: str | prov.Default = prov.DEFAULT
+    code: prov.Code | prov.Default = prov.DEFAULT
+    choices: bool | prov.Default = prov.DEFAULT
+    form: str | prov.Default = prov.DEFAULT
 
     name: ClassVar[str] = "error-mid-stream"
     stage: ClassVar[str] = "event"
     fields: ClassVar[dict[str, Field]] = {
         "after_events": integer(None),
-        "provider": choice("auto", *PROVIDERS),
-        "message": text(nonempty=True),
+        "provider": prov.PROVIDER_FIELD,
+        "message": prov.MESSAGE_FIELD,
+        "status": prov.STATUS_FIELD,
+        **prov.ERROR_FIELDS,
+        "form": prov.FORM_FIELD,
     }
 
+    def describe(self) -> dict[str, Any]:
+        return prov.describe_set(self)
+
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
-        provider = self.provider if self.provider != "auto" else provider_of(plan)
+        provider = prov.provider_of(plan, self.provider)
         groups = blocks(lines)
         dispatching = [i for i, b in enumerate(groups) if b.dispatches]
         n = _index(self.after_events, len(dispatching))
@@ -307,8 +325,8 @@ class ErrorMidStream(LineStep):
         chunk = kept[-1].chunk if kept else 0
         eol = groups[0].eol if groups else "\n"
         sent = [b for b in groups[:stop] if b.dispatches]
-        plan.notes.append(f"error-mid-stream: {provider} error after {len(sent)} event(s)")
-        extra = error_blocks(provider, self.message, sent)
+        plan.notes.append(f"error-mid-stream: {provider.name} error after {len(sent)} event(s)")
+        extra = provider.stream_error(prov.error_spec(self, self.message), prov.sent_payloads(sent))
         return kept + [Line(t, eol, chunk) for t in extra]
 
 

@@ -1,98 +1,95 @@
-"""Which provider a stream comes from, and how that provider reports an error mid-stream.
+"""The scenario side of :mod:`ssemock.providers`: which provider a plan's stream comes from, the events it
+already sent as JSON, and the error fields shared by ``error-mid-stream`` and ``http-error``.
 
-Shapes of the error sent after an HTTP 200 has gone out:
-
-* ``openai-chat``: one ``data:`` event ``{"error": {"message", "type", "param",
-  "code"}}`` (OpenAI error object; the ``openai`` SDK raises ``APIError`` for a
-  payload with an ``error`` key).
-* ``openai-responses``: ``event: error`` with ``{"type": "error",
-  "sequence_number", "error": {"type", "code", "message", "param"}}``, then
-  ``event: response.failed`` — as in the bundled recording
-  ``openai-responses-error-insufficient-quota``.
-* ``anthropic``: ``event: error`` with ``{"type": "error", "error": {"type":
-  "overloaded_error", "message"}}`` (Anthropic streaming docs, "Error events").
-* ``gemini``: a pretty-printed JSON body ``{"error": {"code", "message",
-  "status"}}`` written without any ``data:`` prefix — as in the bundled
-  recording ``gemini-vertex-error-mid-stream``.
-* ``openrouter``: a ``chat.completion.chunk`` carrying ``error: {"code",
-  "message"}`` and ``finish_reason: "error"`` (OpenRouter docs, "Handling errors
-  during streaming"; recording ``openrouter-chat-keepalive-midstream-error``),
-  then ``data: [DONE]``.
-* ``generic``: ``event: error`` with ``{"error": {"type", "message"}}``.
+The error shapes themselves (and their sources) live in the provider modules, one per provider.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
+from ..limits import is_integer
+from ..providers import DEFAULT, FORMS, NAMES, Code, ErrorSpec, Provider, provider_for, provider_named
+from ..providers.base import MAX_CODE, MAX_MESSAGE, MAX_TYPE, Default
+from .base import Field, choice, flag
 from .plan import Plan
 from .text import Block
 
-__all__ = ["PROVIDERS", "error_blocks", "provider_of"]
+__all__ = [
+    "DEFAULT",
+    "ERROR_FIELDS",
+    "FORM_FIELD",
+    "HEAD",
+    "MESSAGE_FIELD",
+    "PROVIDER_FIELD",
+    "STATUS_FIELD",
+    "Code",
+    "Default",
+    "describe_set",
+    "error_spec",
+    "provider_of",
+    "sent_payloads",
+]
 
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter", "generic")
+HEAD = 4096
+"""Bytes of the response body read to recognise the provider."""
+
+PROVIDER_FIELD = choice("auto", *NAMES)
+"""``provider``: auto (recognised from the request path and the first payloads) or a provider name."""
 
 
-def provider_of(plan: Plan) -> str:
-    """The provider of the plan's stream, from the request path, else from the first payload."""
+def _code(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return len(value) <= MAX_TYPE
+    return is_integer(value) and abs(value) < MAX_CODE
+
+
+ERROR_FIELDS: dict[str, Field] = {
+    "type": Field(f"a non-empty string of at most {MAX_TYPE} characters",
+                  lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TYPE),
+    "code": Field(f"a string of at most {MAX_TYPE} characters, an integer below 2**53 in size, or null", _code),
+    "choices": flag(),
+}
+"""Fields both error steps take (see :class:`~ssemock.providers.base.ErrorSpec`)."""
+MESSAGE_FIELD = Field(f"a non-empty string of at most {MAX_MESSAGE} characters",
+                      lambda v: isinstance(v, str) and 0 < len(v) <= MAX_MESSAGE)
+STATUS_FIELD = Field("an HTTP status code 100-599", lambda v: is_integer(v) and 100 <= v <= 599)
+FORM_FIELD = choice(*FORMS)
+
+
+def provider_of(plan: Plan, name: str = "auto") -> Provider:
+    """The provider called ``name``, or (``auto``) the one recognised from the request path and the first
+    :data:`HEAD` bytes of the response body."""
+    if name != "auto":
+        return provider_named(name)
     path = plan.request.path if plan.request is not None else ""
-    body = plan.response.body[:4096].decode("utf-8", "replace")
-    if path.startswith("/api/v1/") and path.endswith("/chat/completions"):
-        return "openrouter"
-    if path.endswith("/responses") or '"type":"response.' in body.replace(" ", ""):
-        return "openai-responses"
-    if path.endswith("/chat/completions") or "chat.completion.chunk" in body:
-        return "openrouter" if '"provider"' in body else "openai-chat"
-    if path.endswith("/messages") or '"message_start"' in body:
-        return "anthropic"
-    if "generatecontent" in path.lower() or '"candidates"' in body:
-        return "gemini"
-    return "generic"
+    return provider_for(path, plan.response.body[:HEAD].decode("utf-8", "replace"))
 
 
-def _payload(block: Block) -> dict[str, Any]:
-    try:
-        value = json.loads(block.data or "")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def sent_payloads(sent: list[Block]) -> list[dict[str, Any]]:
+    """The JSON object of each block's data (``{}`` when it is not a JSON object)."""
+    out: list[dict[str, Any]] = []
+    for block in sent:
+        try:
+            value = json.loads(block.data or "")
+        except ValueError:
+            value = None
+        out.append(value if isinstance(value, dict) else {})
+    return out
 
 
-def error_blocks(provider: str, message: str, sent: list[Block]) -> list[str]:
-    """The lines (each block ending with a blank line) that report an error for ``provider``.
-
-    Args:
-        provider: one of :data:`PROVIDERS`.
-        message: the error message.
-        sent: the event blocks already sent (ids, model and sequence numbers are taken from them).
-    """
-    last = _payload(sent[-1]) if sent else {}
-    body: dict[str, Any]
-    if provider == "openai-chat":
-        body = {"error": {"message": message, "type": "server_error", "param": None, "code": None}}
-        return [f"data: {_dump(body)}", ""]
-    if provider == "openai-responses":
-        seq = int(last.get("sequence_number", len(sent) - 1)) + 1
-        error: dict[str, Any] = {"type": "server_error", "code": "server_error", "message": message, "param": None}
-        failed: dict[str, Any] = {"type": "response.failed", "sequence_number": seq + 1,
-                  "response": {"status": "failed", "error": {"code": "server_error", "message": message}}}
-        return ["event: error", f"data: {_dump({'type': 'error', 'sequence_number': seq, 'error': error})}", "",
-                "event: response.failed", f"data: {_dump(failed)}", ""]
-    if provider == "anthropic":
-        body = {"type": "error", "error": {"type": "overloaded_error", "message": message}}
-        return ["event: error", f"data: {_dump(body)}", ""]
-    if provider == "gemini":
-        body = {"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}}
-        return [*json.dumps(body, indent=2).split("\n"), ""]
-    if provider == "openrouter":
-        keys = ("id", "provider", "model", "object", "created")
-        chunk: dict[str, Any] = {key: last[key] for key in keys if key in last}
-        chunk["error"] = {"code": "server_error", "message": message}
-        chunk["choices"] = [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]
-        return [f"data: {_dump(chunk)}", "", "data: [DONE]", ""]
-    return ["event: error", f"data: {_dump({'error': {'type': 'server_error', 'message': message}})}", ""]
+def error_spec(step: Any, message: str) -> ErrorSpec:
+    """The :class:`ErrorSpec` of a step's error fields (``status``, ``type``, ``code``, ``choices``, ``form``
+    when it has them; unset ones stay :data:`~ssemock.providers.DEFAULT`)."""
+    names = {f.name for f in dataclass_fields(ErrorSpec)} - {"message"}
+    return ErrorSpec(message, **{n: getattr(step, n) for n in names if hasattr(step, n)})
 
 
-def _dump(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def describe_set(step: Any) -> dict[str, Any]:
+    """``{name: {field: value}}`` of a step, leaving out the fields left at :data:`~ssemock.providers.DEFAULT`."""
+    return {step.name: {k: getattr(step, k) for k in step.fields if not isinstance(getattr(step, k), Default)}}
+

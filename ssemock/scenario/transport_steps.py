@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 from ..cassette import Chunk, End
 from ..errors import ScenarioError
+from ..providers.base import phrase
+from . import providers as prov
 from .base import Field, Step, anything, choice, header_map, header_value, integer, number, register
 from .base import text as text_field
 from .event_steps import _index
@@ -28,17 +30,22 @@ class HttpError(Step):
 
     YAML::
 
+        - http-error: {status: 429, headers: {retry-after: "2"}}   # the provider's own 429 body
+        - http-error: {status: 503, provider: gemini, code: "503", message: Try later}
         - http-error:
             status: 429
-            headers: {retry-after: "2"}
             json: {error: {message: Rate limit reached, type: rate_limit_error}}
         - http-error: {status: 502, content_type: text/html, text: "<html>Bad gateway</html>"}
 
-    Fields: ``status`` (100-599), ``headers`` (added to the content type; names
+    Fields: ``status`` (100-599, default 500), ``headers`` (added to the content type; names
     are HTTP tokens, values have no CR, LF, NUL or other control character but
-    tab), ``json`` (a JSON body) or ``text`` (a text body), ``content_type``
-    (a header value; default ``application/json`` for ``json``,
-    ``text/plain; charset=utf-8`` for ``text``).
+    tab), and the body: ``json`` (any JSON body) or ``text`` (a text body), or else the
+    provider's own error body for the status, shaped by ``provider`` (auto, recognised from
+    the request, or a provider name), ``message`` (default the status's reason phrase,
+    at most 65,536 characters), ``type``, ``code`` (string, integer or null) and ``choices``
+    (each defaulting to the provider's value for the status; see :mod:`ssemock.providers`).
+    ``content_type``: a header value; default ``application/json`` for a JSON body,
+    ``text/plain; charset=utf-8`` for ``text``.
     The body is sent with a ``Content-Length``, as providers do.
     """
 
@@ -47,28 +54,47 @@ class HttpError(Step):
     json: Any = None
     text: str | None = None
     content_type: str | None = None
+    provider: str = "auto"
+    message: str | None = None
+    type: str | prov.Default = prov.DEFAULT
+    code: prov.Code | prov.Default = prov.DEFAULT
+    choices: bool | prov.Default = prov.DEFAULT
 
     name: ClassVar[str] = "http-error"
     stage: ClassVar[str] = "transport"
     fields: ClassVar[dict[str, Field]] = {
-        "status": Field("an HTTP status code 100-599",
-                        lambda v: isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599),
+        "status": prov.STATUS_FIELD,
         "headers": header_map(),
         "json": anything(),
         "text": text_field(optional=True),
         "content_type": header_value(optional=True),
+        "provider": prov.PROVIDER_FIELD,
+        "message": prov.MESSAGE_FIELD,
+        **prov.ERROR_FIELDS,
     }
 
     def validate(self, where: str, source: str) -> None:
         if self.json is not None and self.text is not None:
             raise ScenarioError(source, f"{where}.text", "either json or text, not both", self.text)
+        shaped = [k for k in ("type", "code", "choices") if not isinstance(getattr(self, k), prov.Default)]
+        shaped += ["message"] * (self.message is not None) + ["provider"] * (self.provider != "auto")
+        if shaped and (self.json is not None or self.text is not None):
+            raise ScenarioError(source, f"{where}.{shaped[0]}",
+                                "either a json or text body, or the provider error fields, not both", shaped)
+
+    def describe(self) -> dict[str, Any]:
+        return prov.describe_set(self)
 
     def apply(self, plan: Plan) -> None:
         resp = plan.response
         if self.text is not None:
             body, kind = self.text.encode("utf-8"), "text/plain; charset=utf-8"
         else:
-            body, kind = json.dumps(self.json).encode("utf-8"), "application/json"
+            value = self.json
+            if value is None:
+                spec = prov.error_spec(self, self.message or phrase(self.status))
+                value = prov.provider_of(plan, self.provider).http_error(spec, self.status)
+            body, kind = json.dumps(value).encode("utf-8"), "application/json"
         resp.status, resp.reason = self.status, None
         resp.headers = [("Content-Type", self.content_type or kind), *self.headers.items()]
         resp.chunks = [Chunk(resp.start, body)]
