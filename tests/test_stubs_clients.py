@@ -18,7 +18,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
-from ssemock.stubs.tokens import count_tokens
+from ssemock.providers.tokens import count_tokens
 from ssemock.testing import SSEMockFixture
 
 
@@ -198,7 +198,7 @@ def test_refusal_and_provider_error(ssemock: SSEMockFixture) -> None:
     assert answer.choices[0].message.refusal == "I can't help with that."
     with pytest.raises(openai.RateLimitError) as caught:
         client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "limit"}])
-    assert caught.value.body == {"message": "Rate limit reached for gpt-4o-mini.", "type": "rate_limit_exceeded",
+    assert caught.value.body == {"message": "Rate limit reached for gpt-4o-mini.", "type": "requests",
                                  "param": None, "code": "rate_limit_exceeded"}
 
 

@@ -126,7 +126,7 @@ def test_openrouter_reasoning_matches_the_recording() -> None:
 @pytest.mark.parametrize("text", ["The capital of the UK is London.", "1231 × 2331 = **2,869,461**"])
 def test_openai_deltas_are_the_recorded_tokens(text: str) -> None:
     """The documented splitting rule gives exactly the deltas OpenAI sent for these answers."""
-    from ssemock.stubs.tokens import split_tokens
+    from ssemock.providers.tokens import split_tokens
 
     for cassette in ("openai-chat-tool-calls-usage", "openai-responses-function-call"):
         recorded = []

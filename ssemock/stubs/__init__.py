@@ -3,7 +3,8 @@
 A stub is a match (provider/path, model, last user message, tool result, turn) and a reply
 (text, reasoning, tool calls, refusal, finish reason, usage, or an HTTP error), sent in the
 real format of the provider whose path the request arrives on, with the recordings' headers,
-identifier shapes, field order and chunk granularity (:mod:`ssemock.stubs.formats`).
+identifier shapes, field order and chunk granularity (each provider module's ``SYNTHESIS`` in
+:mod:`ssemock.providers`).
 
 The replay server consults its stubs before its cassettes; a synthesized answer is a
 response like a recorded one, so scenarios, the journal and the verification helpers apply.

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import Request
-from .tokens import count_tokens
+from ..providers.tokens import count_tokens
 
 __all__ = ["Conversation", "read_conversation"]
 

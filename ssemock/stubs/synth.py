@@ -1,7 +1,7 @@
 """From a stub's reply to a recorded-like :class:`~ssemock.cassette.Response`.
 
-:func:`synthesize` builds the provider's events (one module per provider format under
-:mod:`ssemock.stubs.formats`), times them (:class:`~ssemock.stubs.model.Timing`) and
+:func:`synthesize` builds the provider's events (``SYNTHESIS`` of each provider module in
+:mod:`ssemock.providers`, its ``Provider.synthesize``), times them (:class:`~ssemock.stubs.model.Timing`) and
 writes one chunk per event, as the bundled recordings of these providers show. The result
 is then served like a recorded response: the scenario engine, the journal and the
 verification helpers see no difference.
@@ -15,106 +15,32 @@ from __future__ import annotations
 
 import json
 import random
-import string
 import time
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..cassette import Chunk, End, Response
+from ..providers import ErrorSpec, Provider, provider_named
+from ..providers.synthesis import Piece, Script, Synthesis, dumps
+from ..providers.tokens import count_tokens
 from .conversation import Conversation
-from .model import Reply, Stub, Timing, ToolCall
-from .tokens import count_tokens
+from .model import Stub, Timing
 
-__all__ = ["Piece", "Script", "synthesize"]
-
-ALNUM = string.ascii_letters + string.digits
-HEX = "0123456789abcdef"
+__all__ = ["build_script", "synthesize"]
 
 
-@dataclass
-class Piece:
-    """One event: its SSE ``event`` name (None: none), its ``data`` text, and the tokens it
-    carries (0 for structural events, which follow the previous one without a gap).
-    ``comment``: a comment line instead (OpenRouter's keep-alive)."""
-
-    event: str | None
-    data: str
-    tokens: int = 0
-    comment: bool = False
-
-
-@dataclass
-class Script:
-    """Everything a format needs to write one answer.
-
-    Attributes:
-        conv: the request.
-        reply: the stub's reply.
-        model: the model reported.
-        rng: identifiers and obfuscation padding are drawn from it.
-        created: Unix time in seconds.
-        calls: the tool calls with their identifiers.
-        input_tokens / output_tokens / reasoning_tokens: the usage reported.
-    """
-
-    conv: Conversation
-    reply: Reply
-    model: str
-    rng: random.Random
-    created: int
-    calls: list[tuple[str, ToolCall]] = field(default_factory=list)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-    ids: dict[str, str] = field(default_factory=dict)
-
-    def named(self, key: str, alphabet: str, size: int, prefix: str = "") -> str:
-        """The identifier ``key`` of this answer (drawn once, then the same)."""
-        if key not in self.ids:
-            self.ids[key] = prefix + self.ident(alphabet, size)
-        return self.ids[key]
-
-    def ident(self, alphabet: str, size: int) -> str:
-        """``size`` characters drawn from ``alphabet``."""
-        return "".join(self.rng.choice(alphabet) for _ in range(size))
-
-    @property
-    def text(self) -> str:
-        """The answer text (the refusal where the format has no refusal of its own)."""
-        return self.reply.text or ""
-
-
-class Format(Protocol):
-    """What a provider format module provides."""
-
-    def call_id(self, script: Script) -> str: ...
-
-    def events(self, script: Script) -> list[Piece]: ...
-
-    def answer(self, script: Script) -> dict[str, Any] | list[Any]: ...
-
-    def headers(self, script: Script, stream: bool) -> list[tuple[str, str]]: ...
-
-    def error(self, status: int, message: str) -> dict[str, Any]: ...
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON, as OpenAI and Anthropic send it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _format(provider: str) -> Format:
-    from . import formats
-
-    return formats.FORMATS[provider]
+def _synthesis(provider: Provider) -> Synthesis:
+    found = provider.synthesize
+    if not isinstance(found, Synthesis):
+        raise LookupError(f"provider {provider.name} has no synthesis")
+    return found
 
 
 def build_script(stub: Stub, conv: Conversation, seed: int) -> Script:
     """The :class:`Script` for one answer of ``stub`` to ``conv``."""
     reply = stub.reply
+    fmt = _synthesis(provider_named(conv.provider))
     rng = random.Random(f"{seed}/{stub.name}/{stub.used}")  # noqa: S311 - test data
     script = Script(conv, reply, reply.model or conv.model or "ssemock-model", rng, int(time.time()))
-    fmt = _format(conv.provider)
     script.calls = [(call.id or fmt.call_id(script), call) for call in reply.tool_calls]
     usage = reply.usage
     script.input_tokens = usage.input_tokens if usage.input_tokens is not None else conv.prompt_tokens
@@ -132,12 +58,14 @@ def synthesize(stub: Stub, conv: Conversation, seed: int = 0) -> Response:
     Times are in seconds (see :class:`~ssemock.stubs.model.Timing`); the response is marked
     ``timed`` so the server's ``timing_scale`` applies.
     """
-    fmt = _format(conv.provider)
+    provider = provider_named(conv.provider)
+    fmt = _synthesis(provider)
     script = build_script(stub, conv, seed)
     reply = stub.reply
     if reply.error is not None:
         error = reply.error
-        body: Any = error.body if error.body is not None else fmt.error(error.status, error.message)
+        spec = ErrorSpec(error.message, status=error.status)
+        body: Any = error.body if error.body is not None else provider.http_error(spec, error.status)
         data = body.encode() if isinstance(body, str) else dumps(body).encode()
         kind = "text/plain; charset=utf-8" if isinstance(body, str) else "application/json"
         headers = [(k, v) for k, v in fmt.headers(script, False) if k.lower() != "content-type"]
@@ -151,8 +79,7 @@ def synthesize(stub: Stub, conv: Conversation, seed: int = 0) -> Response:
     if conv.provider == "gemini" and not conv.sse:
         return _json_array(script, fmt, pieces, stub.timing)
     times = _times(pieces, stub.timing, script.rng)
-    eol = getattr(fmt, "EOL", "\n")
-    chunks = [Chunk(t, _encode(p, eol)) for p, t in zip(pieces, times)]
+    chunks = [Chunk(t, _encode(p, fmt.eol)) for p, t in zip(pieces, times)]
     return Response(headers=fmt.headers(script, True), chunks=chunks, end=End(times[-1] if times else 0.0),
                     timed=True)
 
@@ -164,7 +91,7 @@ def _encode(piece: Piece, eol: str) -> bytes:
     return f"{head}data: {piece.data}{eol}{eol}".encode()
 
 
-def _json_array(script: Script, fmt: Format, pieces: list[Piece], timing: Timing) -> Response:
+def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Timing) -> Response:
     """Gemini without ``alt=sse``: the same payloads as one JSON array, one element per chunk."""
     times = _times(pieces, timing, script.rng)
     chunks = []
