@@ -26,7 +26,7 @@ from typing import Any
 
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, dumps
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
 from .tokens import split_tokens
 
 __all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error"]
@@ -109,30 +109,42 @@ def _synth_events(script: Script) -> list[Piece]:
     meta = _meta(script)
     with_usage = script.conv.include_usage
 
-    def chunk(delta: dict[str, Any] | None, finish: str | None = None, tokens: int = 0,
-              usage_value: dict[str, Any] | None = None) -> Piece:
-        body: dict[str, Any] = {
+    def body(delta: dict[str, Any] | None, finish: str | None, usage_value: dict[str, Any] | None,
+             obfuscation: str) -> dict[str, Any]:
+        value: dict[str, Any] = {
             "id": meta["id"], "object": "chat.completion.chunk", "created": script.created, "model": script.model,
             "service_tier": "default", "system_fingerprint": meta["fingerprint"],
             "choices": [] if delta is None else [
                 {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
         }
         if with_usage:
-            body["usage"] = usage_value
-        body["obfuscation"] = script.ident(ALNUM, script.rng.randint(2, 15))
-        return Piece(None, dumps(body), tokens)
+            value["usage"] = usage_value
+        value["obfuscation"] = obfuscation
+        return value
+
+    def padding() -> str:
+        return script.padding(2, 15)
+
+    def chunk(delta: dict[str, Any] | None, finish: str | None = None, tokens: int = 0,
+              usage_value: dict[str, Any] | None = None) -> Piece:
+        return Piece(None, dumps(body(delta, finish, usage_value, padding())), tokens)
+
+    def per_token(delta: dict[str, Any], pieces: list[str]) -> list[Piece]:
+        """One chunk per piece: ``delta`` holds ``slot("t")`` where the piece goes."""
+        template = Template(body(delta, None, None, slot("o")))
+        return [Piece(None, template.fill(t=p, o=padding()), 1) for p in pieces]
 
     reply = script.reply
     out: list[Piece] = []
     calls = script.calls
     if reply.refusal is not None:
         out.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
-        out += [chunk({"refusal": p}, tokens=1) for p in split_tokens(reply.refusal)]
+        out += per_token({"refusal": slot("t")}, split_tokens(reply.refusal))
     elif reply.text is None and calls:
         pass  # the first tool call's chunk carries the role
     else:
         out.append(chunk({"role": "assistant", "content": "", "refusal": None}))
-        out += [chunk({"content": p}, tokens=1) for p in split_tokens(reply.text or "")]
+        out += per_token({"content": slot("t")}, split_tokens(reply.text or ""))
     for index, (ident, call) in enumerate(calls):
         start = {"index": index, "id": ident, "type": "function", "function": {"name": call.name, "arguments": ""}}
         if not out:
@@ -140,8 +152,8 @@ def _synth_events(script: Script) -> list[Piece]:
                              tokens=1))
         else:
             out.append(chunk({"tool_calls": [start]}, tokens=1))
-        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}, tokens=1)
-                for p in split_tokens(call.arguments_json)]
+        out += per_token({"tool_calls": [{"index": index, "function": {"arguments": slot("t")}}]},
+                         split_tokens(call.arguments_json))
     out.append(chunk({}, reply.finish))
     if with_usage:
         out.append(chunk(None, usage_value=_synth_usage(script)))

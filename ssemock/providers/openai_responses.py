@@ -26,7 +26,7 @@ from .base import ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status, last_payload
 from .openai_chat import PROVIDER as CHAT
 from .openai_chat import TYPES
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, dumps
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
 from .tokens import split_tokens
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
@@ -149,13 +149,26 @@ class _Writer:
         self.script = script
         self.pieces: list[Piece] = []
         self.output: list[dict[str, Any]] = []
+        self.templates: dict[tuple[str, Any, Any], Template] = {}
 
     def emit(self, kind: str, fields: dict[str, Any], tokens: int = 0) -> None:
-        fields = {**fields, "sequence_number": len(self.pieces)}
-        if "obfuscation" in fields:
-            fields["obfuscation"] = self.script.ident(ALNUM, self.script.rng.randint(10, 15))
-        body = {"type": kind, **{k: fields[k] for k in sorted(fields)}}
-        self.pieces.append(Piece(kind, dumps(body), tokens))
+        padding = self.script.padding(10, 15) if "obfuscation" in fields else ""
+        if "delta" in fields:  # one event per token: the same JSON but for the delta, padding and number
+            key = (kind, fields.get("item_id"), fields.get("output_index"))
+            template = self.templates.get(key)
+            if template is None:
+                slots = {"delta": slot("t"), "obfuscation": slot("o")} if padding else {"delta": slot("t")}
+                template = self.templates[key] = Template(self._body(kind, {**fields, **slots}, slot("n")))
+            self.pieces.append(Piece(kind, template.fill(t=fields["delta"], o=padding, n=len(self.pieces)), tokens))
+            return
+        if padding:
+            fields = {**fields, "obfuscation": padding}
+        self.pieces.append(Piece(kind, dumps(self._body(kind, fields, len(self.pieces))), tokens))
+
+    @staticmethod
+    def _body(kind: str, fields: dict[str, Any], number: int | str) -> dict[str, Any]:
+        fields = {**fields, "sequence_number": number}
+        return {"type": kind, **{k: fields[k] for k in sorted(fields)}}
 
     def item(self, added: dict[str, Any], done: dict[str, Any], inner: list[tuple[str, dict[str, Any], int]]) -> None:
         index = len(self.output)
