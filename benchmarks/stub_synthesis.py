@@ -34,7 +34,8 @@ __all__ = ["run"]
 
 GOAL_MS = 5.0
 FIXTURE_GOAL_MS = 2.0
-WORDS = "the quick brown fox jumps over a lazy dog while seven zebras quietly graze near 1,234 trees".split()
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven", "zebras",
+         "quietly", "graze", "near", "1,234", "trees"]
 PATHS = {
     "openai-chat": ("/v1/chat/completions", {"messages": [{"role": "user", "content": "tell me a story"}],
                                              "stream": True, "stream_options": {"include_usage": True}}),
