@@ -281,6 +281,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": journaled,
         "cassette": None,
+        "stub": None,
         "interaction": None,
         "scenario": scenario_names,
         "seed": state.seed,

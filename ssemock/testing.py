@@ -318,7 +318,7 @@ class SSEMockFixture:
                 None: at least one.
             **where: journal fields to match: ``method``, ``path``, ``query``,
                 ``body`` (a mapping matches a JSON body holding those keys),
-                ``cassette``, ``interaction``, ``scenario``, ``status``, ``outcome``.
+                ``cassette``, ``interaction``, ``stub``, ``scenario``, ``status``, ``outcome``.
 
         Raises:
             AssertionError: with the whole journal, one line per request.
