@@ -173,7 +173,7 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
             raise StubError(file, f"{where}.steps", "a non-empty list of replies", steps)
         chain = Chain(match, timing)
         for number, step in enumerate(steps):
-            chain._step(parse_reply(step, file, f"{where}.steps[{number}]" if "steps" in data else f"{where}.reply"),
+            chain.add_step(parse_reply(step, file, f"{where}.steps[{number}]" if "steps" in data else f"{where}.reply"),
                         "step")
         for number, stub in enumerate(chain):
             stub.name = name if len(steps) == 1 else f"{name} step {number + 1}"

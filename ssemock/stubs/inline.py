@@ -87,7 +87,8 @@ class Chain:
     def __iter__(self) -> Iterator[Stub]:
         return iter(self._stubs)
 
-    def _step(self, answer: Reply, label: str) -> Chain:
+    def add_step(self, answer: Reply, label: str) -> Chain:
+        """Append a step answering ``answer`` (``label`` names it in the stub's name); returns self."""
         index = len(self._stubs)
         if index == 1:  # now a sequence: the first step answers the first request only
             first = self._stubs[0]
@@ -101,16 +102,16 @@ class Chain:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, text: str | None = None) -> Chain:
         """Next step: call tool ``name`` with ``arguments`` (after ``text``, if given)."""
-        return self._step(make_reply(text, tool_calls=[tool_call(name, arguments)]), f"call {name}")
+        return self.add_step(make_reply(text, tool_calls=[tool_call(name, arguments)]), f"call {name}")
 
     def call_tools(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Chain:
         """Next step: several tool calls in one answer (parallel calls)."""
         made = [tool_call(name, args) for name, args in calls]
-        return self._step(make_reply(tool_calls=made), "call " + ", ".join(c.name for c in made))
+        return self.add_step(make_reply(tool_calls=made), "call " + ", ".join(c.name for c in made))
 
     def reply(self, text: str, **fields: Any) -> Chain:
         """Next step: answer ``text`` (``fields`` as :func:`make_reply` takes them)."""
-        return self._step(make_reply(text, **fields), f"reply {text[:30]!r}")
+        return self.add_step(make_reply(text, **fields), f"reply {text[:30]!r}")
 
     then_reply = reply
 
@@ -120,7 +121,7 @@ class Chain:
 
         check_status(status, "<inline>", "error.status")
         fault = ProviderError(status, body) if message is None else ProviderError(status, body, message)
-        return self._step(Reply(error=fault), f"error {status}")
+        return self.add_step(Reply(error=fault), f"error {status}")
 
 
 def on(
