@@ -27,9 +27,9 @@ from .cassette import Cassette
 from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
-from .errors import ConfigError, SSEMockError
+from .errors import ConfigError, ScenarioError, SSEMockError
 from .importers import decoded_body, save_imported
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, claim_name
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -143,7 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="for a stub file: the provider format to show (openai-chat, openai-responses, anthropic, "
                           "gemini, openrouter; default openai-chat)")
 
-    sub.add_parser("scenarios", help="list the bundled scenarios, one line each")
+    scen = sub.add_parser("scenarios", help="list the bundled scenarios, one line each; 'check FILE…' validates files")
+    checks = scen.add_subparsers(dest="action", parser_class=_Parser)
+    check = checks.add_parser("check", help="validate scenario files: one line per file; exit 2 naming the file, "
+                                            "step and field of the first error of each bad file")
+    check.add_argument("files", nargs="+", type=Path, metavar="FILE")
     record_cli.add_parser(sub)
     return parser
 
@@ -313,6 +317,29 @@ def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:
 
 
 def _scenarios(args: argparse.Namespace) -> int:
+    if args.action == "check":
+        return _check_scenarios(args.files)
     for name, scenario in sorted(collect_scenarios(None).items()):
         print(f"{name:24} {scenario.description}")
     return 0
+
+
+def _check_scenarios(files: list[Path]) -> int:
+    """Load each scenario file: ``FILE: ok, NAME, N step(s), preserves P`` on stdout, or the error on stderr.
+
+    Returns 0 when every file is valid, else 2 (each bad file named on one line of stderr).
+    """
+    from .scenario import Scenario
+
+    status = 0
+    claimed: dict[str, str] = {}
+    for file in files:
+        try:
+            scenario = Scenario.load(file)
+            claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
+        except ScenarioError as exc:
+            print(f"ssemock: error: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        print(f"{file}: ok, {scenario.name}, {len(scenario.steps)} step(s), preserves {scenario.preserves}")
+    return status

@@ -110,7 +110,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def conformance_presets() -> list[str]:
     """The conformance-matrix presets (see :func:`ssemock.scenario.conformance_matrix`):
-    the bundled scenarios a correct client gets through with the same events or payloads."""
+    the bundled scenarios a correct client gets through with the same events or payloads,
+    ``torture`` among them (several triggers at once, which catches readers every single preset misses)."""
     return conformance_matrix()
 
 

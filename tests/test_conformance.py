@@ -9,7 +9,8 @@ dispatches from the recorded bytes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import anthropic
@@ -44,9 +45,11 @@ def test_the_matrix_is_the_preserving_presets_of_the_issue() -> None:
     preserving = [
         "split-bytes", "split-random", "split-utf8", "split-crlf", "crlf", "cr", "mixed-eol", "bom",
         "keepalive", "multiline-data", "no-space", "extra-fields", "meta-blocks", "json-separators", "long-lines",
+        "split-crlf-multiline", "torture",
     ]
     assert ssemock.conformance_matrix() == sorted(preserving)
-    assert {PRESETS[n].preserves for n in ("json-separators", "long-lines", "multiline-data")} == {"payloads"}
+    payloads = ("json-separators", "long-lines", "multiline-data", "split-crlf-multiline", "torture")
+    assert {PRESETS[n].preserves for n in payloads} == {"payloads"}
 
 
 def test_every_bundled_recording_is_covered() -> None:
@@ -180,3 +183,86 @@ def test_openai_and_anthropic_sdks_assemble_the_clean_text(server: MockServer, s
         assert got == clean, stream.id
         texts += bool(clean[2])
     assert texts >= 2, "the SDK assembles text from the recordings"
+
+
+# ---- one-bug readers: each passes every single preset of the first round, not the combined one -----
+def interpret(lines: Iterable[str]) -> Seen:
+    """WHATWG field rules on ready-made lines (the event type is reset when an event is dispatched)."""
+    seen: Seen = []
+    kind, data = "", []
+    for line in lines:
+        name, _, value = line.partition(":")
+        if line == "" and data:
+            seen.append((kind or "message", "\n".join(data)))
+            kind, data = "", []
+        elif name == "data":
+            data.append(value.removeprefix(" "))
+        elif name == "event":
+            kind = value.removeprefix(" ")
+    return seen
+
+
+def read_cr_then_lf_twice(client: httpx.Client, stream: Stream, scenario: str | None) -> Seen:
+    """Bug: each read is split at CRLF, CR or LF on its own, so a CR ending one read and the LF
+    starting the next are two line ends (an extra blank line)."""
+    lines: list[str] = []
+    rest = ""
+    with client.stream(stream.method, stream.path, content=stream.body, headers=stream.headers(scenario)) as r:
+        for text in r.iter_text():
+            *done, rest = re.split(r"\r\n|\r|\n", rest + text)
+            lines += done
+    return interpret([lines[0].removeprefix("\ufeff"), *lines[1:]] if lines else [])
+
+
+def read_with_splitlines(client: httpx.Client, stream: Stream, scenario: str | None) -> Seen:
+    """Bug: the whole body is split with ``str.splitlines()``, which also ends lines at U+2028, U+2029,
+    U+0085 (and other characters SSE does not end lines at)."""
+    r = client.request(stream.method, stream.path, content=stream.body, headers=stream.headers(scenario))
+    return interpret(r.text.removeprefix("\ufeff").splitlines())
+
+
+ONE_BUG = {"cr-then-lf": read_cr_then_lf_twice, "splitlines": read_with_splitlines}
+FIRST_ROUND = [n for n in MATRIX if n not in ("split-crlf-multiline", "torture")]
+ONE_BUG_STREAMS = [s for s in STREAMS if s.cassette in (
+    "openai-chat-tool-calls-usage", "anthropic-messages-thinking", "gemini-streamgeneratecontent-crlf")]
+
+
+@pytest.mark.parametrize(("reader", "caught_by"), [
+    ("cr-then-lf", ["split-crlf-multiline", "torture"]),
+    ("splitlines", ["torture"]),
+])
+def test_a_one_bug_reader_passes_every_single_preset_but_the_combined_one_catches_it(
+    server: MockServer, client: httpx.Client, reader: str, caught_by: list[str]
+) -> None:
+    assert len({s.cassette.split("-")[0] for s in ONE_BUG_STREAMS}) == 3
+    failed: dict[str, list[str]] = {}
+    for stream in ONE_BUG_STREAMS:
+        clean = ONE_BUG[reader](client, stream, None)
+        assert clean == stream.truth(), "the reader is right on the recording as it is"
+        for name in MATRIX:
+            preserves = PRESETS[name].preserves
+            if view(ONE_BUG[reader](client, stream, name), preserves) != view(clean, preserves):
+                failed.setdefault(name, []).append(stream.cassette)
+    assert not set(FIRST_ROUND) & set(failed), "passes every preset of the first round"
+    assert failed == {name: [s.cassette for s in ONE_BUG_STREAMS] for name in caught_by}
+
+
+IDS_THEN_COMMENTS = "extra-fields,keepalive"  # every event has an id:, a comment block follows it
+BLANK_AFTER_ID = ("{} dispatches an event with empty data for the blank line that ends a comment block once an id:"
+                  " was seen (it tests the last event ID, which is never reset; WHATWG: no dispatch without data)")
+
+
+@pytest.mark.parametrize("reader", [
+    "decoder",
+    pytest.param("httpx-sse", marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                                      reason=BLANK_AFTER_ID.format("httpx-sse 0.4.3"))),
+    pytest.param("openai", marks=pytest.mark.xfail(strict=True, raises=ValueError, reason=BLANK_AFTER_ID.format(
+        "the openai SDK") + "; json.loads('') then raises JSONDecodeError out of the stream")),
+])
+def test_ids_then_keepalive_comments_keep_the_events(server: MockServer, client: httpx.Client, reader: str) -> None:
+    """Found by composing two presets: each alone passes; together they break httpx-sse and the openai SDK."""
+    stream = next(s for s in STREAMS if s.cassette == "openai-chat-tool-calls-usage")
+    if reader == "openai":
+        assert sdk_outcome(server, stream, IDS_THEN_COMMENTS) == sdk_outcome(server, stream, None)
+    else:
+        assert READERS[reader](client, stream, IDS_THEN_COMMENTS) == stream.truth()

@@ -14,7 +14,9 @@
 Each module defines ``PROVIDER``, a :class:`~ssemock.providers.base.Provider`: how its requests are
 recognised, its mid-stream and HTTP error shapes (with their sources), its key shapes and the environment
 variables its SDKs read. The scenario steps ``error-mid-stream`` and ``http-error``, redaction
-(:mod:`ssemock.redact`) and the ``ssemock_env`` fixture read them from here.
+(:mod:`ssemock.redact`) and the ``ssemock_env`` fixture read them from here. A module that can
+write its provider's streams without a recording sets ``synthesize=`` on its ``PROVIDER``
+(:attr:`~ssemock.providers.base.Provider.synthesize`; None until then).
 
 Example::
 

@@ -47,7 +47,7 @@ def _error(spec: ErrorSpec, status: int) -> dict[str, Any]:
                              "message": spec.message}
     if not isinstance(spec.code, Default):
         error["code"] = spec.code
-    return {"type": "error", "error": error}
+    return {"type": "error", "error": spec.fill(error)}
 
 
 def recognise(path: str, head: str) -> bool:

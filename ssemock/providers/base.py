@@ -23,7 +23,7 @@ from http import HTTPStatus
 from typing import Any, Final, Literal
 
 __all__ = [
-    "DEFAULT", "FORMS", "MAX_CODE", "MAX_MESSAGE", "MAX_TYPE", "Code", "Default", "ErrorSpec", "KeyShape",
+    "DEFAULT", "FORMS", "MAX_CODE", "MAX_EXTRA", "MAX_MESSAGE", "MAX_TYPE", "Code", "Default", "ErrorSpec", "KeyShape",
     "Provider", "chosen", "dump", "phrase",
 ]
 
@@ -34,6 +34,8 @@ MAX_MESSAGE = 65_536
 """Longest error message, in characters."""
 MAX_TYPE = 256
 """Longest error type, status string or string code, in characters."""
+MAX_EXTRA = 65_536
+"""Largest ``extra`` fields of an error, in bytes of compact JSON."""
 MAX_CODE = 2**53
 """Largest absolute value of a numeric error code (the integers a JSON number keeps exactly)."""
 
@@ -75,6 +77,8 @@ class ErrorSpec:
         choices: with a ``choices`` list (``finish_reason: "error"``) in a chat-completion chunk (True), or
             without (False). Only chat-completion shapes use it (OpenRouter sends it; others only when True).
         form: ``sse`` or ``json`` (see :data:`FORMS`); mid-stream only.
+        extra: more fields merged into the provider's error object (``param``, OpenRouter's ``metadata``,
+            Gemini's ``details``, …); they replace the provider's fields of the same name.
     """
 
     message: str
@@ -83,6 +87,12 @@ class ErrorSpec:
     code: Code | Default = DEFAULT
     choices: bool | Default = DEFAULT
     form: Literal["sse", "json"] | Default = DEFAULT
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def fill(self, error: dict[str, Any]) -> dict[str, Any]:
+        """``error`` (the provider's error object) with :attr:`extra` merged in; the same dict."""
+        error.update(self.extra)
+        return error
 
     def status_or(self, usual: int) -> int:
         """:attr:`status`, or ``usual`` when unset."""

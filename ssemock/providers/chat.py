@@ -36,8 +36,21 @@ def error_chunk(error: dict[str, Any], sent: SentPayloads, spec: ErrorSpec, *, c
     chunk["error"] = error
     chunk.update({key: last[key] for key in ("model", "object", "created") if key in last})
     if chosen(spec.choices, choices):
-        chunk["choices"] = [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]
+        chunk["choices"] = [_error_choice(last)]
     return chunk
+
+
+def _error_choice(last: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}`` (OpenRouter docs), with the other
+    keys of the last chunk's choice set to null and its delta's ``role`` kept (as in the recording
+    ``openrouter-chat-keepalive-midstream-error``)."""
+    choices = last.get("choices")
+    before = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    delta = before.get("delta")
+    role = {"role": delta["role"]} if isinstance(delta, dict) and "role" in delta else {}
+    choice: dict[str, Any] = {"index": 0, "delta": {**role, "content": ""}, "finish_reason": "error"}
+    choice.update({key: None for key in before if key not in choice})
+    return choice
 
 
 def chunk_lines(payload: Any, spec: ErrorSpec, *, done: bool) -> list[str]:

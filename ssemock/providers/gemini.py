@@ -46,8 +46,8 @@ _CANDIDATES = re.compile(r'"candidates"\s*:')
 
 
 def _error(spec: ErrorSpec, status: int) -> dict[str, Any]:
-    return {"error": {"code": chosen(spec.code, status), "message": spec.message,
-                      "status": chosen(spec.type, by_status(STATUSES, status, "UNKNOWN"))}}
+    return {"error": spec.fill({"code": chosen(spec.code, status), "message": spec.message,
+                                "status": chosen(spec.type, by_status(STATUSES, status, "UNKNOWN"))})}
 
 
 def recognise(path: str, head: str) -> bool:

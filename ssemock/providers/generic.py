@@ -19,7 +19,7 @@ def _error(spec: ErrorSpec, status: int) -> dict[str, Any]:
     error: dict[str, Any] = {"type": chosen(spec.type, kind), "message": spec.message}
     if not isinstance(spec.code, Default):
         error["code"] = spec.code
-    return {"error": error}
+    return {"error": spec.fill(error)}
 
 
 def recognise(path: str, head: str) -> bool:

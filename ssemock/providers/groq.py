@@ -1,6 +1,8 @@
 """Groq (OpenAI-compatible chat completions at ``POST /openai/v1/chat/completions``).
 
-Recognised by an ``/openai/v1/`` path or an ``x_groq`` field in a chunk.
+Recognised by an ``x_groq`` field in a chunk, or an ``/openai/v1/`` path unless the chunks carry Azure's
+``prompt_filter_results`` / ``content_filter_results`` (Azure OpenAI's v1 API shares the path; it is
+answered by :mod:`.openai_chat`).
 
 Error shapes (Groq docs, "Errors"; no bundled recording): the error object ``{"message", "type"}`` with a
 ``code`` where Groq names one — HTTP 401 ``invalid_request_error`` / ``invalid_api_key``, 404
@@ -10,7 +12,7 @@ same ``{"error": {…}}`` is one ``data:`` event (as OpenAI's; the ``groq`` SDK 
 and raises on a payload with an ``error`` key); with ``choices``, a chunk carrying it.
 
 Keys: ``gsk_…``. Environment: ``GROQ_BASE_URL`` (the ``groq`` SDK appends ``/openai/v1/…``) and
-``GROQ_API_KEY``.
+``GROQ_API_KEY`` (both read by ``groq.Groq()``; its stream raises ``APIError`` on an ``error`` payload).
 """
 
 from __future__ import annotations
@@ -33,12 +35,12 @@ def _error(spec: ErrorSpec, status: int) -> dict[str, Any]:
     code = chosen(spec.code, CODES.get(status, Default()))
     if not isinstance(code, Default):
         error["code"] = code
-    return error
+    return spec.fill(error)
 
 
 def recognise(path: str, head: str) -> bool:
-    """An ``/openai/v1/`` path, or an ``x_groq`` field."""
-    return path.startswith("/openai/v1/") or '"x_groq"' in head
+    """An ``x_groq`` field, or an ``/openai/v1/`` path without Azure's content filter results."""
+    return '"x_groq"' in head or (path.startswith("/openai/v1/") and "_filter_results" not in head)
 
 
 def stream_error(spec: ErrorSpec, sent: SentPayloads) -> list[str]:

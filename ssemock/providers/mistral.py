@@ -33,9 +33,9 @@ _MODEL = re.compile(r'"model"\s*:\s*"(?:mistralai/)?(?:mistral|ministral|magistr
 
 
 def _error(spec: ErrorSpec, status: int) -> dict[str, Any]:
-    return {"object": "error", "message": spec.message,
-            "type": chosen(spec.type, by_status(TYPES, status, "invalid_request_error")), "param": None,
-            "code": chosen(spec.code, CODES.get(status))}
+    return spec.fill({"object": "error", "message": spec.message,
+                      "type": chosen(spec.type, by_status(TYPES, status, "invalid_request_error")), "param": None,
+                      "code": chosen(spec.code, CODES.get(status))})
 
 
 def recognise(path: str, head: str) -> bool:

@@ -41,8 +41,9 @@ _CHUNK = re.compile(r'"object"\s*:\s*"chat\.completion\.chunk"')
 
 def openai_error(spec: ErrorSpec, status: int) -> dict[str, Any]:
     """The OpenAI error object ``{"message", "type", "param", "code"}`` for ``status`` (see module docstring)."""
-    return {"message": spec.message, "type": chosen(spec.type, by_status(TYPES, status, "invalid_request_error")),
-            "param": None, "code": chosen(spec.code, CODES.get(status))}
+    return spec.fill({"message": spec.message,
+                      "type": chosen(spec.type, by_status(TYPES, status, "invalid_request_error")),
+                      "param": None, "code": chosen(spec.code, CODES.get(status))})
 
 
 def recognise(path: str, head: str) -> bool:

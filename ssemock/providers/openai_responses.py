@@ -52,7 +52,7 @@ def stream_error(spec: ErrorSpec, sent: SentPayloads) -> list[str]:
     code = chosen(spec.code, kind)
     seq = _sequence(sent)
     error = {"type": "error", "sequence_number": seq,
-             "error": {"type": kind, "code": code, "message": spec.message, "param": None}}
+             "error": spec.fill({"type": kind, "code": code, "message": spec.message, "param": None})}
     if chosen(spec.form, "sse") == "json":
         return [dump(error), ""]
     earlier = (p["response"] for p in reversed(sent) if isinstance(p.get("response"), dict))

@@ -1,7 +1,7 @@
 """OpenRouter chat completions (``POST /api/v1/chat/completions``).
 
-Recognised by a ``/api/v1/…/chat/completions`` path, or a ``chat.completion.chunk`` payload naming its
-upstream ``provider``. (OpenRouter's ``/api/v1/responses`` copies the OpenAI Responses API and is
+Recognised by an ``/api/v1/…`` path (``chat/completions``, ``models``, …), or a ``chat.completion.chunk``
+payload naming its upstream ``provider``. (OpenRouter's ``/api/v1/responses`` copies the OpenAI Responses API and is
 answered by :mod:`.openai_responses`.)
 
 Error shapes (OpenRouter docs, "Errors" and "Handling errors during streaming"):
@@ -42,12 +42,12 @@ def _error(spec: ErrorSpec, code: Any) -> dict[str, Any]:
     error: dict[str, Any] = {"code": chosen(spec.code, code), "message": spec.message}
     if not isinstance(spec.type, Default):
         error["type"] = spec.type
-    return error
+    return spec.fill(error)
 
 
 def recognise(path: str, head: str) -> bool:
-    """An ``/api/v1/…/chat/completions`` path, or a chunk naming its upstream ``provider``."""
-    if path.startswith("/api/v1/") and path.endswith("/chat/completions"):
+    """An ``/api/v1/…`` path but ``…/responses``, or a chunk naming its upstream ``provider``."""
+    if path.startswith("/api/v1/") and not path.endswith("/responses"):
         return True
     return _CHUNK.search(head) is not None and _UPSTREAM.search(head) is not None
 

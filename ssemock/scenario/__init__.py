@@ -18,10 +18,13 @@ send the same bytes.
 
 * event: ``json-separators``, ``multiline-data``, ``long-lines``,
   ``line-separators``, ``no-done``, ``error-mid-stream``
-  (:mod:`.event_steps`; only ``text/event-stream`` bodies);
-* byte: ``line-endings``, ``bom``, ``keepalive``, ``field-spacing``,
-  ``extra-fields``, ``meta-blocks``, ``drop-final-blank-line``
-  (:mod:`.byte_steps`; only ``text/event-stream`` bodies);
+  (:mod:`.event_steps`), ``insert``, ``edit``, ``drop``, ``replace``
+  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`);
+  only ``text/event-stream`` bodies;
+* byte: ``line-endings``, ``bom``, ``keepalive``, ``extra-fields``,
+  ``meta-blocks``, ``drop-final-blank-line`` (:mod:`.byte_steps`), ``field-spacing``,
+  ``empty-data`` (:mod:`.field_steps`), ``end-after-comment`` (:mod:`.ending_steps`);
+  only ``text/event-stream`` bodies;
 * chunk: ``timing``, ``fragment`` (:mod:`.chunk_steps`);
 * transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
   ``disconnect``, ``framing``, ``content-encoding`` (:mod:`.transport_steps`).
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import byte_steps, chunk_steps, event_steps, transport_steps
+from . import byte_steps, chunk_steps, edit_steps, ending_steps, event_steps, field_steps, transport_steps
 from .base import STAGES, STEPS, Field, LineStep, Step
 from .chunk_steps import Fragment, TimingStep
 from .model import PRESERVES, Scenario, load_scenarios
@@ -60,7 +63,10 @@ __all__ = [
     "byte_steps",
     "chunk_steps",
     "conformance_matrix",
+    "edit_steps",
+    "ending_steps",
     "event_steps",
+    "field_steps",
     "load_scenarios",
     "transport_steps",
 ]

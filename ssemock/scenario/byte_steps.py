@@ -1,4 +1,5 @@
-"""Byte-stage steps: line endings, BOM, comments, field spacing and extra fields (design §2, §6).
+"""Byte-stage steps: line endings, BOM, comments and extra fields (design §2, §6);
+field spacing and empty data lines are in :mod:`.field_steps`.
 
 Except ``drop-final-blank-line``, these steps never change the type and data
 of the events a WHATWG parser dispatches (design §2 invariant); ``extra-fields``
@@ -7,57 +8,118 @@ and ``meta-blocks`` may change the last event ID and the reconnection time.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .base import MAX_COUNT, MAX_TEXT, Field, LineStep, choice, flag, integer, register, short_text, text
+from .base import MAX_COUNT, MAX_TEXT, Field, LineStep, flag, integer, register, short_text
 from .plan import Plan
-from .text import Block, Line, blocks, field_line, parse_field
+from .text import Block, Line, blocks, is_field_name, parse_field
 
-__all__ = ["Bom", "DropFinalBlankLine", "ExtraFields", "FieldSpacing", "KeepAlive", "LineEndings", "MetaBlocks"]
+__all__ = ["MAX_EOLS", "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks"]
 
 EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 MAX_RETRY_MS = 3_600_000
 """Largest ``retry:`` value written, in milliseconds (an hour)."""
 MAX_FIELDS = 32
-"""Most unknown fields added to every event."""
+"""Most field names a step takes: unknown fields added to every event, ``by_field``, ``spaces``."""
 BOM = "\ufeff"
+MAX_EOLS = 1000
+"""Longest explicit ``line-endings`` sequence, in line ends."""
+
+
+def _eol_choice(*, optional: bool = False) -> Field:
+    """``lf | crlf | cr | mixed``, or a list of at most 1000 of ``lf | crlf | cr`` (used in turn)."""
+    return Field(
+        f"one of lf | crlf | cr | mixed, or a non-empty list of at most {MAX_EOLS} of lf | crlf | cr"
+        + (" or null" if optional else ""),
+        lambda v: (optional and v is None) or v in (*EOLS, "mixed")
+        or (isinstance(v, list) and 0 < len(v) <= MAX_EOLS and all(x in EOLS for x in v)),
+    )
+
+
+class _Ends:
+    """Line ends drawn from one ``line-endings`` setting: a name, ``mixed`` (seeded) or a list used in turn."""
+
+    def __init__(self, setting: str | list[str], rng: random.Random) -> None:
+        self.setting = setting
+        self.rng = rng
+        self.count = 0
+
+    def next(self, after_cr_blank: bool) -> str:
+        """The next line end; ``after_cr_blank``: the line is blank and the previous one ended in a bare CR."""
+        if self.setting == "mixed":
+            return self.rng.choice(["\r\n", "\r"] if after_cr_blank else ["\n", "\r\n", "\r"])
+        if isinstance(self.setting, str):
+            return EOLS[self.setting]
+        self.count += 1
+        return EOLS[self.setting[(self.count - 1) % len(self.setting)]]
 
 
 @register
 @dataclass
 class LineEndings(LineStep):
-    """Rewrite every line end (WHATWG: CRLF, LF and CR all end a line).
+    """Rewrite every line end (WHATWG: CRLF, LF and CR all end a line), one by one if asked.
 
     YAML::
 
-        - line-endings: {eol: crlf}     # lf | crlf | cr | mixed
+        - line-endings: {eol: crlf}                     # lf | crlf | cr | mixed
+        - line-endings: {eol: [lf, crlf, cr]}           # used in turn, line after line
+        - line-endings: {eol: lf, blank: crlf}          # data: x\\n\\r\\n
+        - line-endings: {eol: lf, by_field: {event: crlf}}   # event: a\\r\\ndata: 1\\n\\n
 
-    Fields: ``eol`` (``mixed`` picks LF, CRLF or CR per line with the seed; it
-    never writes a CR right before the LF of a blank line, which would make one
-    CRLF of them).
+    Fields: ``eol`` (every line end: ``lf``, ``crlf``, ``cr``, ``mixed`` — LF, CRLF
+    or CR per line with the seed — or a list of at most 1000 of ``lf | crlf | cr``
+    used in turn; default crlf), ``blank`` (the same choices for the blank lines that
+    end blocks, counted on their own; default null: as ``eol``), ``by_field``
+    (a mapping of field names — ``data``, ``event``, ``id``, ``retry`` or any other —
+    to ``lf | crlf | cr`` for the lines of that field; default none).
+
+    The events stay the same: a bare CR right before the LF of a blank line would
+    make one CRLF of the two line ends and join two blocks, so that blank line ends
+    in CRLF instead (``mixed`` picks CRLF or CR there; an explicit choice is
+    changed and the journal says how often).
     """
 
-    eol: str = "crlf"
+    eol: str | list[str] = "crlf"
+    blank: str | list[str] | None = None
+    by_field: dict[str, str] = field(default_factory=dict)
 
     name: ClassVar[str] = "line-endings"
-    fields: ClassVar[dict[str, Field]] = {"eol": choice("lf", "crlf", "cr", "mixed")}
+    fields: ClassVar[dict[str, Field]] = {
+        "eol": _eol_choice(),
+        "blank": _eol_choice(optional=True),
+        "by_field": Field(
+            f"a mapping of at most {MAX_FIELDS} field names (at most {MAX_TEXT} characters, no colon, CR or LF) "
+            "to lf | crlf | cr",
+            lambda v: isinstance(v, dict) and len(v) <= MAX_FIELDS
+            and all(is_field_name(k, MAX_TEXT) and x in EOLS for k, x in v.items()),
+        ),
+    }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         rng = plan.rng(self.name)
+        ends = _Ends(self.eol, rng)
+        blank_ends = ends if self.blank is None else _Ends(self.blank, rng)
         out: list[Line] = []
         previous = ""
+        moved = 0
         for line in lines:
             if not line.eol:
                 out.append(line)
                 continue
-            if self.eol != "mixed":
-                eol = EOLS[self.eol]
+            after_cr_blank = previous == "\r" and line.text == ""
+            parsed = parse_field(line.text) if self.by_field and line.text else None
+            if parsed is not None and parsed[0] in self.by_field:
+                eol = EOLS[self.by_field[parsed[0]]]
             else:
-                options = ["\r\n", "\r"] if previous == "\r" and line.text == "" else ["\n", "\r\n", "\r"]
-                eol = rng.choice(options)
+                eol = (blank_ends if line.text == "" else ends).next(after_cr_blank)
+            if after_cr_blank and eol == "\n":
+                eol, moved = "\r\n", moved + 1  # CR + LF would be one line end: the blank line would vanish
             out.append(Line(line.text, eol, line.chunk))
             previous = eol
+        if moved:
+            plan.notes.append(f"line-endings: {moved} blank line(s) after a bare CR end in CRLF, not LF")
         return out
 
 
@@ -129,38 +191,6 @@ class KeepAlive(LineStep):
         return leading + out
 
 
-@register
-@dataclass
-class FieldSpacing(LineStep):
-    """Write fields as ``name:value`` (or ``name: value``), as some servers do.
-
-    YAML::
-
-        - field-spacing: {space: false}                  # data:{"a":1}
-        - field-spacing: {space: false, only: "[DONE]"}   # data:[DONE] only
-
-    Fields: ``space`` (default false), ``only`` (change only lines whose value is
-    this, default all). WHATWG removes one space after the colon, so a value that
-    itself starts with a space keeps the separating space.
-    """
-
-    space: bool = False
-    only: str | None = None
-
-    name: ClassVar[str] = "field-spacing"
-    fields: ClassVar[dict[str, Field]] = {"space": flag(), "only": text(optional=True)}
-
-    def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
-        out: list[Line] = []
-        for line in lines:
-            parsed = parse_field(line.text)
-            if parsed is None or ":" not in line.text or (self.only is not None and parsed[1] != self.only):
-                out.append(line)
-            else:
-                out.append(line.with_text(field_line(*parsed, space=self.space)))
-        return out
-
-
 def _before_blank(block: Block, extra: list[str]) -> list[Line]:
     """The block with ``extra`` field lines inserted before its blank line."""
     *body, blank = block.lines
@@ -212,8 +242,7 @@ class ExtraFields(LineStep):
 
 
 def _unknown_name(value: Any) -> bool:
-    return (isinstance(value, str) and 0 < len(value) <= MAX_TEXT and value not in ("data", "event", "id", "retry")
-            and not set(value) & {":", "\r", "\n"} and not value.startswith(BOM))
+    return is_field_name(value, MAX_TEXT) and value not in ("data", "event", "id", "retry")
 
 
 @register
@@ -272,11 +301,17 @@ class DropFinalBlankLine(LineStep):
 
     YAML::
 
-        - drop-final-blank-line: {}
+        - drop-final-blank-line: {}                  # the body ends "…}\n" (or "…[DONE]\n")
+        - drop-final-blank-line: {line_end: false}   # "…}": the last data line loses its line end too
+
+    Fields: ``line_end`` (the last line of the event keeps its line end; default true;
+    false also leaves out the comments that followed the last event, so the body ends there).
     """
 
+    line_end: bool = True
+
     name: ClassVar[str] = "drop-final-blank-line"
-    fields: ClassVar[dict[str, Field]] = {}
+    fields: ClassVar[dict[str, Field]] = {"line_end": flag()}
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         groups = blocks(lines)
@@ -285,6 +320,7 @@ class DropFinalBlankLine(LineStep):
             return lines
         out = [ln for b in groups[:last] for ln in b.lines]
         out += groups[last].lines[:-1]
-        out += [ln for b in groups[last + 1 :] for ln in b.lines]
         plan.notes.append("drop-final-blank-line: the last event is not dispatched")
-        return out
+        if not self.line_end:  # nothing may follow a line without its end: it would join that line
+            return [*out[:-1], Line(out[-1].text, "", out[-1].chunk)]
+        return out + [ln for b in groups[last + 1 :] for ln in b.lines]

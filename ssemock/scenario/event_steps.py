@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 from ..errors import ScenarioError
 from . import providers as prov
-from .base import MAX_BYTES, Field, LineStep, integer, integers, register
+from .base import MAX_BYTES, Field, LineStep, choice, integer, integers, register
 from .plan import Plan
-from .text import Block, Line, blocks, map_blocks
+from .text import Block, Line, blocks, json_payload, map_blocks
 
 __all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]
 
@@ -31,12 +31,8 @@ MAX_CHARS = 64
 
 def _json(data: str) -> Any:
     """The JSON value of ``data``, or ``_MISSING`` (objects and arrays only)."""
-    if not data.lstrip().startswith(("{", "[")):
-        return _MISSING
-    try:
-        return json.loads(data)
-    except ValueError:
-        return _MISSING
+    value = json_payload(data)
+    return _MISSING if value is None else value
 
 
 @register
@@ -199,23 +195,30 @@ TEXT_KEYS = ["content", "text", "delta", "thinking", "reasoning", "reasoning_con
 @register
 @dataclass
 class LineSeparators(LineStep):
-    """Append raw U+2028, U+2029 and U+0085 to the text values of JSON payloads.
+    """Raw U+2028, U+2029 and U+0085 inside JSON strings: in the text values, or in comments.
 
     YAML::
 
         - line-separators: {chars: "\\u2028\\u2029\\x85", keys: [content, text, delta]}
+        - line-separators: {where: comments}
 
-    Fields: ``chars`` (the characters appended, at most 64; default LINE SEPARATOR,
+    Fields: ``chars`` (the characters written, at most 64; default LINE SEPARATOR,
     PARAGRAPH SEPARATOR, NEXT LINE), ``keys`` (JSON object keys whose non-empty string
     values get them, at any depth; default the text-bearing keys of the providers:
-    content, text, delta, thinking, reasoning, reasoning_content). The characters
-    are written raw (legal inside JSON strings and SSE lines, which end only at CR
-    or LF); a reader that splits with ``str.splitlines()`` breaks the line there.
-    This changes the payload: the assembled text gains the characters.
+    content, text, delta, thinking, reasoning, reasoning_content), ``where``
+    (``values``: appended to those values; ``comments``: in a comment line
+    ``: {"x-ssemock": "CHARS"}`` right after the first ``data:`` line of every
+    event; default values).
+    The characters are written raw (legal inside JSON strings and SSE lines, which
+    end only at CR or LF); a reader that splits with ``str.splitlines()`` breaks the
+    line there (two of them in a row make it see a blank line, which dispatches).
+    ``values`` changes the payload: the assembled text gains the characters;
+    ``comments`` changes no event.
     """
 
     chars: str = "\u2028\u2029\x85"
     keys: list[str] = field(default_factory=lambda: list(TEXT_KEYS))
+    where: str = "values"
 
     name: ClassVar[str] = "line-separators"
     stage: ClassVar[str] = "event"
@@ -224,10 +227,17 @@ class LineSeparators(LineStep):
                        lambda v: isinstance(v, str) and 0 < len(v) <= MAX_CHARS and "\r" not in v and "\n" not in v),
         "keys": Field("a non-empty list of strings", lambda v: isinstance(v, list) and bool(v)
                       and all(isinstance(x, str) for x in v)),
+        "where": choice("values", "comments"),
     }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
+        comment = ": " + json.dumps({"x-ssemock": self.chars}, ensure_ascii=False)
+
         def one(index: int, block: Block) -> list[Line] | None:
+            if self.where == "comments":
+                first = block.data_lines[0]
+                line = block.lines[first]
+                return [*block.lines[: first + 1], Line(comment, line.eol, line.chunk), *block.lines[first + 1 :]]
             value = _json(block.data or "")
             if value is _MISSING or not self._mark(value):
                 return None
@@ -288,7 +298,8 @@ class ErrorMidStream(LineStep):
     ``type`` (the error type; Gemini's ``status`` string), ``code`` (a string of at most
     256 characters, an integer, or null), ``choices`` (true/false: a chat-completion
     chunk with or without ``choices``), ``form`` (``sse``: ``data:`` lines; ``json``:
-    bare JSON without a field name, as Gemini/Vertex sends it). The shapes and their
+    bare JSON without a field name, as Gemini/Vertex sends it), ``extra`` (more fields merged
+    into the error object, at most 64 KiB as JSON). The shapes and their
     sources are in the provider modules (:mod:`ssemock.providers`); the stream then ends cleanly.
     """
 
@@ -300,6 +311,7 @@ class ErrorMidStream(LineStep):
     code: prov.Code | prov.Default = prov.DEFAULT
     choices: bool | prov.Default = prov.DEFAULT
     form: str | prov.Default = prov.DEFAULT
+    extra: dict[str, Any] = field(default_factory=dict)
 
     name: ClassVar[str] = "error-mid-stream"
     stage: ClassVar[str] = "event"
@@ -320,7 +332,9 @@ class ErrorMidStream(LineStep):
         groups = blocks(lines)
         dispatching = [i for i, b in enumerate(groups) if b.dispatches]
         n = _index(self.after_events, len(dispatching))
-        stop = dispatching[n] if n < len(dispatching) else len(groups)
+        # the rest: from the next event on; after the last event, what follows it (an unfinished event, a
+        # recorded error that is no event)
+        stop = dispatching[n] if n < len(dispatching) else (dispatching[-1] + 1 if dispatching else len(groups))
         kept = [ln for b in groups[:stop] for ln in b.lines]
         chunk = kept[-1].chunk if kept else 0
         eol = groups[0].eol if groups else "\n"

@@ -7,12 +7,13 @@ The error shapes themselves (and their sources) live in the provider modules, on
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from ..limits import is_integer
 from ..providers import DEFAULT, FORMS, NAMES, Code, ErrorSpec, Provider, provider_for, provider_named
-from ..providers.base import MAX_CODE, MAX_MESSAGE, MAX_TYPE, Default
+from ..providers.base import MAX_CODE, MAX_EXTRA, MAX_MESSAGE, MAX_TYPE, Default
 from .base import Field, choice, flag
 from .plan import Plan
 from .text import Block
@@ -23,6 +24,7 @@ __all__ = [
     "FORM_FIELD",
     "HEAD",
     "MESSAGE_FIELD",
+    "OPTIONAL_MESSAGE_FIELD",
     "PROVIDER_FIELD",
     "STATUS_FIELD",
     "Code",
@@ -48,15 +50,26 @@ def _code(value: Any) -> bool:
     return is_integer(value) and abs(value) < MAX_CODE
 
 
+def _extra(value: Any) -> bool:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        return False
+    try:
+        return len(json.dumps(value, separators=(",", ":"), allow_nan=False).encode()) <= MAX_EXTRA
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
 ERROR_FIELDS: dict[str, Field] = {
     "type": Field(f"a non-empty string of at most {MAX_TYPE} characters",
                   lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TYPE),
     "code": Field(f"a string of at most {MAX_TYPE} characters, an integer below 2**53 in size, or null", _code),
     "choices": flag(),
+    "extra": Field(f"a mapping of field names to JSON values, at most {MAX_EXTRA} bytes as JSON", _extra),
 }
 """Fields both error steps take (see :class:`~ssemock.providers.base.ErrorSpec`)."""
 MESSAGE_FIELD = Field(f"a non-empty string of at most {MAX_MESSAGE} characters",
                       lambda v: isinstance(v, str) and 0 < len(v) <= MAX_MESSAGE)
+OPTIONAL_MESSAGE_FIELD = Field(f"{MESSAGE_FIELD.expected}, or null", lambda v: v is None or MESSAGE_FIELD.check(v))
 STATUS_FIELD = Field("an HTTP status code 100-599", lambda v: is_integer(v) and 100 <= v <= 599)
 FORM_FIELD = choice(*FORMS)
 
@@ -83,13 +96,15 @@ def sent_payloads(sent: list[Block]) -> list[dict[str, Any]]:
 
 
 def error_spec(step: Any, message: str) -> ErrorSpec:
-    """The :class:`ErrorSpec` of a step's error fields (``status``, ``type``, ``code``, ``choices``, ``form``
-    when it has them; unset ones stay :data:`~ssemock.providers.DEFAULT`)."""
+    """The :class:`ErrorSpec` of a step's error fields (``status``, ``type``, ``code``, ``choices``, ``form``,
+    ``extra``, those it has; unset ones stay :data:`~ssemock.providers.DEFAULT`)."""
     names = {f.name for f in dataclass_fields(ErrorSpec)} - {"message"}
     return ErrorSpec(message, **{n: getattr(step, n) for n in names if hasattr(step, n)})
 
 
 def describe_set(step: Any) -> dict[str, Any]:
-    """``{name: {field: value}}`` of a step, leaving out the fields left at :data:`~ssemock.providers.DEFAULT`."""
-    return {step.name: {k: getattr(step, k) for k in step.fields if not isinstance(getattr(step, k), Default)}}
+    """``{name: {field: value}}`` of a step, leaving out the fields left at :data:`~ssemock.providers.DEFAULT`
+    and an empty ``extra``."""
+    return {step.name: {k: getattr(step, k) for k in step.fields
+                        if not isinstance(getattr(step, k), Default) and not (k == "extra" and not step.extra)}}
 

@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..cassette import Chunk
 
-__all__ = ["Block", "Line", "blocks", "field_line", "join_lines", "map_blocks", "parse_field", "split_lines"]
+__all__ = [
+    "Block", "Line", "blocks", "field_line", "is_field_name", "join_lines", "json_payload", "map_blocks", "parse_field",
+    "split_lines",
+]
 
 @dataclass(frozen=True)
 class Line:
@@ -83,6 +88,22 @@ def join_lines(lines: list[Line], chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
+def json_payload(data: str) -> Any:
+    """The JSON value of ``data`` when it is a JSON object or array, else None."""
+    if not data.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def is_field_name(value: Any, maximum: int = 256) -> bool:
+    """True for a field name a step may write: 1 to ``maximum`` characters, no colon, CR, LF or leading BOM."""
+    return (isinstance(value, str) and 0 < len(value) <= maximum and not set(value) & {":", "\r", "\n"}
+            and not value.startswith("\ufeff"))
+
+
 def parse_field(text: str) -> tuple[str, str] | None:
     """``(name, value)`` of a field line per §9.2.6 (one leading space removed); None for a comment."""
     if text.startswith(":"):
@@ -93,9 +114,23 @@ def parse_field(text: str) -> tuple[str, str] | None:
     return name, value
 
 
-def field_line(name: str, value: str, *, space: bool = True) -> str:
-    """A field line; without ``space`` writes ``name:value`` unless the value starts with a space."""
-    return f"{name}: {value}" if space or value.startswith(" ") else f"{name}:{value}"
+def field_line(name: str, value: str, *, space: bool = True, spaces: int | None = None, trailing: int = 0) -> str:
+    """A field line ``name:`` + spaces + ``value`` + ``trailing`` spaces.
+
+    Args:
+        space: one space after the colon (``name: value``) or none (``name:value``).
+        spaces: exactly this many spaces after the colon instead (overrides ``space``).
+        trailing: spaces written after the value.
+
+    WHATWG removes one space after the colon (§9.2.6), so with no space a value
+    that itself starts with a space keeps one separating space (the value stays
+    the same); with ``spaces`` >= 2 the value gains ``spaces - 1`` leading spaces,
+    and ``trailing`` spaces stay in the value.
+    """
+    count = (1 if space else 0) if spaces is None else spaces
+    if count == 0 and value.startswith(" "):
+        count = 1
+    return f"{name}:{' ' * count}{value}{' ' * trailing}"
 
 
 @dataclass
@@ -115,6 +150,11 @@ class Block:
         """The data buffer this block dispatches (LF-joined ``data`` values), or None without data."""
         values = [f[1] for f in map(parse_field, (ln.text for ln in self.lines)) if f and f[0] == "data"]
         return "\n".join(values) if values else None
+
+    @property
+    def data_lines(self) -> list[int]:
+        """Indexes (in ``lines``) of the block's ``data`` field lines."""
+        return [i for i, ln in enumerate(self.lines) if (parse_field(ln.text) or ("",))[0] == "data"]
 
     @property
     def event_type(self) -> str:

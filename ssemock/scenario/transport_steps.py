@@ -15,7 +15,7 @@ from ..cassette import Chunk, End
 from ..errors import ScenarioError
 from ..providers.base import phrase
 from . import providers as prov
-from .base import Field, Step, anything, choice, header_map, header_value, integer, number, register
+from .base import MAX_BYTES, Field, Step, anything, choice, header_map, header_value, integer, number, register
 from .base import text as text_field
 from .event_steps import _index
 from .plan import ENCODINGS, FRAMINGS, Plan
@@ -42,8 +42,9 @@ class HttpError(Step):
     tab), and the body: ``json`` (any JSON body) or ``text`` (a text body), or else the
     provider's own error body for the status, shaped by ``provider`` (auto, recognised from
     the request, or a provider name), ``message`` (default the status's reason phrase,
-    at most 65,536 characters), ``type``, ``code`` (string, integer or null) and ``choices``
-    (each defaulting to the provider's value for the status; see :mod:`ssemock.providers`).
+    at most 65,536 characters), ``type``, ``code`` (string, integer or null), ``choices``
+    (each defaulting to the provider's value for the status; see :mod:`ssemock.providers`) and
+    ``extra`` (more fields merged into the error object, at most 64 KiB as JSON).
     ``content_type``: a header value; default ``application/json`` for a JSON body,
     ``text/plain; charset=utf-8`` for ``text``.
     The body is sent with a ``Content-Length``, as providers do.
@@ -59,6 +60,7 @@ class HttpError(Step):
     type: str | prov.Default = prov.DEFAULT
     code: prov.Code | prov.Default = prov.DEFAULT
     choices: bool | prov.Default = prov.DEFAULT
+    extra: dict[str, Any] = field(default_factory=dict)
 
     name: ClassVar[str] = "http-error"
     stage: ClassVar[str] = "transport"
@@ -69,7 +71,7 @@ class HttpError(Step):
         "text": text_field(optional=True),
         "content_type": header_value(optional=True),
         "provider": prov.PROVIDER_FIELD,
-        "message": prov.MESSAGE_FIELD,
+        "message": prov.OPTIONAL_MESSAGE_FIELD,
         **prov.ERROR_FIELDS,
     }
 
@@ -77,6 +79,7 @@ class HttpError(Step):
         if self.json is not None and self.text is not None:
             raise ScenarioError(source, f"{where}.text", "either json or text, not both", self.text)
         shaped = [k for k in ("type", "code", "choices") if not isinstance(getattr(self, k), prov.Default)]
+        shaped += ["extra"] * bool(self.extra)
         shaped += ["message"] * (self.message is not None) + ["provider"] * (self.provider != "auto")
         if shaped and (self.json is not None or self.text is not None):
             raise ScenarioError(source, f"{where}.{shaped[0]}",
@@ -194,9 +197,11 @@ class Disconnect(Step):
         - disconnect: {after_events: -2, how: clean}   # a clean end, two events short
         - disconnect: {inside_event: 1, how: cut}      # FIN inside the second event
         - disconnect: {after_bytes: 100, how: reset}   # TCP RST after 100 bytes
+        - disconnect: {from_end: 5, how: cut}          # FIN 5 bytes before the end, inside the last event
 
     Fields: exactly one of ``after_events`` (negative counts from the end),
-    ``after_bytes`` (bytes of the decoded body) or ``inside_event`` (0-based
+    ``after_bytes`` (bytes of the decoded body), ``from_end`` (bytes left out at the
+    end of the decoded body, 0 to 64 MiB) or ``inside_event`` (0-based
     index of the event cut in the middle of its bytes; clamped to the last
     event); ``how``: ``clean`` (the HTTP body ends normally), ``cut`` (the
     connection closes without the chunked terminator) or ``reset`` (TCP RST).
@@ -205,6 +210,7 @@ class Disconnect(Step):
     after_events: int | None = None
     after_bytes: int | None = None
     inside_event: int | None = None
+    from_end: int | None = None
     how: str = "cut"
 
     name: ClassVar[str] = "disconnect"
@@ -213,18 +219,22 @@ class Disconnect(Step):
         "after_events": integer(None, optional=True),
         "after_bytes": integer(0, optional=True),
         "inside_event": integer(None, optional=True),
+        "from_end": integer(0, MAX_BYTES, optional=True),
         "how": choice("clean", "cut", "reset"),
     }
 
     def validate(self, where: str, source: str) -> None:
-        given = [k for k in ("after_events", "after_bytes", "inside_event") if getattr(self, k) is not None]
+        given = [k for k in _WHERE_TO_CUT if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ScenarioError(source, where, "exactly one of after_events, after_bytes, inside_event", given)
+            raise ScenarioError(source, where, f"exactly one of {', '.join(_WHERE_TO_CUT)}", given)
 
     def apply(self, plan: Plan) -> None:
         ends = plan.event_offsets()
         if self.after_bytes is not None:
             offset, where = self.after_bytes, f"after {self.after_bytes} bytes"
+        elif self.from_end is not None:
+            offset = max(0, len(plan.response.body) - self.from_end)
+            where = f"{len(plan.response.body) - offset} bytes before the end"
         elif self.after_events is not None:
             n = _index(self.after_events, len(ends))
             offset, where = (ends[n - 1] if n else 0), f"after {n} event(s)"
@@ -237,6 +247,9 @@ class Disconnect(Step):
         plan.cut_body(offset)
         plan.response.end = End(plan.response.chunks[-1].t if plan.response.chunks else 0.0, self.how)
         plan.notes.append(f"disconnect: {self.how} at byte {offset}, {where}")
+
+
+_WHERE_TO_CUT = ("after_events", "after_bytes", "inside_event", "from_end")
 
 
 @register
