@@ -54,3 +54,20 @@ def test_the_stub_file_serves_and_inspects(tmp_path: Path, capsys: pytest.Captur
     shown = capsys.readouterr().out
     assert "#0 POST /v1/messages -> 200 text/event-stream; charset=utf-8" in shown
     assert "#2 POST /v1/messages -> 429 application/json" in shown
+
+
+def test_the_recording_example_writes_the_stub_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ssemock import Cassette
+    from ssemock.sse import Event, decode
+
+    code = blocks(SECTION, "python")[2]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    [interaction] = Cassette.load(tmp_path / "recorded" / "hello.yaml").interactions
+    assert interaction.request.path == "/v1/messages"
+    events = [e for e in decode(interaction.response.body) if isinstance(e, Event)]
+    assert [e.type for e in events][:2] == ["message_start", "content_block_start"]
+    import json
+
+    deltas = [json.loads(e.data)["delta"] for e in events if e.type == "content_block_delta"]
+    assert "".join(d["text"] for d in deltas) == "Hello!"
