@@ -141,6 +141,10 @@ def _usage(script: Script) -> dict[str, Any]:
             "total_tokens": script.input_tokens + script.output_tokens}
 
 
+Inner = tuple[str, dict[str, Any], "int | list[str]"]
+"""An event inside an output item: (type, fields, tokens), or (type, fields without ``delta``, the tokens)."""
+
+
 class _Writer:
     """Numbers the events and collects the output items. Keys follow ``type`` in alphabetical
     order, ``sequence_number`` included, as every recorded event shows."""
@@ -149,18 +153,18 @@ class _Writer:
         self.script = script
         self.pieces: list[Piece] = []
         self.output: list[dict[str, Any]] = []
-        self.templates: dict[tuple[str, Any, Any], Template] = {}
+
+    def deltas(self, kind: str, fields: dict[str, Any], tokens: list[str]) -> None:
+        """One ``kind`` event per token (``delta``), the rest of ``fields`` the same: one JSON template."""
+        padded = "obfuscation" in fields
+        slots = {"delta": slot("t"), "obfuscation": slot("o")} if padded else {"delta": slot("t")}
+        template = Template(self._body(kind, {**fields, **slots}, slot("n")))
+        for token in tokens:
+            padding = self.script.padding(10, 15) if padded else ""
+            self.pieces.append(Piece(kind, template.fill(t=token, o=padding, n=len(self.pieces)), 1))
 
     def emit(self, kind: str, fields: dict[str, Any], tokens: int = 0) -> None:
         padding = self.script.padding(10, 15) if "obfuscation" in fields else ""
-        if "delta" in fields:  # one event per token: the same JSON but for the delta, padding and number
-            key = (kind, fields.get("item_id"), fields.get("output_index"))
-            template = self.templates.get(key)
-            if template is None:
-                slots = {"delta": slot("t"), "obfuscation": slot("o")} if padding else {"delta": slot("t")}
-                template = self.templates[key] = Template(self._body(kind, {**fields, **slots}, slot("n")))
-            self.pieces.append(Piece(kind, template.fill(t=fields["delta"], o=padding, n=len(self.pieces)), tokens))
-            return
         if padding:
             fields = {**fields, "obfuscation": padding}
         self.pieces.append(Piece(kind, dumps(self._body(kind, fields, len(self.pieces))), tokens))
@@ -170,26 +174,30 @@ class _Writer:
         fields = {**fields, "sequence_number": number}
         return {"type": kind, **{k: fields[k] for k in sorted(fields)}}
 
-    def item(self, added: dict[str, Any], done: dict[str, Any], inner: list[tuple[str, dict[str, Any], int]]) -> None:
+    def item(self, added: dict[str, Any], done: dict[str, Any], inner: list[Inner]) -> None:
+        """The item's ``added`` event, the ``inner`` events (a list of tokens: one delta event each), ``done``."""
         index = len(self.output)
         self.emit("response.output_item.added", {"item": added, "output_index": index})
         for kind, fields, tokens in inner:
-            self.emit(kind, fields, tokens)
+            if isinstance(tokens, list):
+                self.deltas(kind, fields, tokens)
+            else:
+                self.emit(kind, fields, tokens)
         self.emit("response.output_item.done", {"item": done, "output_index": index})
         self.output.append(done)
 
 
-def _text_events(kind: str, item_id: str, index: int, text: str) -> list[tuple[str, dict[str, Any], int]]:
+def _text_events(kind: str, item_id: str, index: int, text: str) -> list[Inner]:
     """Delta events then the done event of one text, in the recorded key order."""
     if kind == "refusal":
-        deltas = [("response.refusal.delta", {"content_index": 0, "delta": p, "item_id": item_id,
-                                              "output_index": index}, 1) for p in split_tokens(text)]
-        return [*deltas, ("response.refusal.done", {"content_index": 0, "item_id": item_id, "output_index": index,
-                                                    "refusal": text}, 0)]
-    deltas = [("response.output_text.delta", {"content_index": 0, "delta": p, "item_id": item_id, "logprobs": [],
-                                              "obfuscation": "", "output_index": index}, 1) for p in split_tokens(text)]
-    return [*deltas, ("response.output_text.done", {"content_index": 0, "item_id": item_id, "logprobs": [],
-                                                    "output_index": index, "text": text}, 0)]
+        return [("response.refusal.delta", {"content_index": 0, "item_id": item_id, "output_index": index},
+                 split_tokens(text)),
+                ("response.refusal.done", {"content_index": 0, "item_id": item_id, "output_index": index,
+                                           "refusal": text}, 0)]
+    return [("response.output_text.delta", {"content_index": 0, "item_id": item_id, "logprobs": [],
+                                            "obfuscation": "", "output_index": index}, split_tokens(text)),
+            ("response.output_text.done", {"content_index": 0, "item_id": item_id, "logprobs": [],
+                                           "output_index": index, "text": text}, 0)]
 
 
 def _write(script: Script, w: _Writer) -> None:
@@ -198,10 +206,10 @@ def _write(script: Script, w: _Writer) -> None:
         rid = _item_id(script, "rs")
         index = len(w.output)
         summary = {"type": "summary_text", "text": reply.reasoning}
-        inner = [("response.reasoning_summary_part.added", {"item_id": rid, "output_index": index,
-                  "part": {"type": "summary_text", "text": ""}, "summary_index": 0}, 0)]
-        inner += [("response.reasoning_summary_text.delta", {"delta": p, "item_id": rid, "obfuscation": "",
-                   "output_index": index, "summary_index": 0}, 1) for p in split_tokens(reply.reasoning)]
+        inner: list[Inner] = [("response.reasoning_summary_part.added", {"item_id": rid, "output_index": index,
+                               "part": {"type": "summary_text", "text": ""}, "summary_index": 0}, 0)]
+        inner.append(("response.reasoning_summary_text.delta", {"item_id": rid, "obfuscation": "",
+                      "output_index": index, "summary_index": 0}, split_tokens(reply.reasoning)))
         inner += [("response.reasoning_summary_text.done", {"item_id": rid, "output_index": index,
                    "summary_index": 0, "text": reply.reasoning}, 0),
                   ("response.reasoning_summary_part.done", {"item_id": rid, "output_index": index,
@@ -230,8 +238,8 @@ def _write(script: Script, w: _Writer) -> None:
         args = call.arguments_json
         added = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": ident,
                  "name": call.name}
-        inner = [("response.function_call_arguments.delta", {"delta": p, "item_id": fid, "obfuscation": "",
-                  "output_index": index}, 1) for p in split_tokens(args)]
+        inner = [("response.function_call_arguments.delta", {"item_id": fid, "obfuscation": "",
+                  "output_index": index}, split_tokens(args))]
         inner.append(("response.function_call_arguments.done", {"arguments": args, "item_id": fid,
                                                                 "output_index": index}, 0))
         w.item(added, {**added, "status": "completed", "arguments": args}, inner)

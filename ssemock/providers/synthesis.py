@@ -54,17 +54,14 @@ class Template:
 
     def __init__(self, value: Any, dump: Callable[[Any], str] | None = None) -> None:
         parts = _SLOT.split((dump or dumps)(value))
-        self.literals = parts[0::2]
+        literals = [p.replace("{", "{{").replace("}", "}}") for p in parts[0::2]]
         self.names = parts[1::2]
+        self.format = "{}".join(literals).format
 
     def fill(self, **slots: str | int) -> str:
         """The JSON text with each slot's value: a string (encoded) or an integer."""
-        out = [self.literals[0]]
-        for name, literal in zip(self.names, self.literals[1:]):
-            value = slots[name]
-            out.append(str(value) if isinstance(value, int) else encode_basestring(value))
-            out.append(literal)
-        return "".join(out)
+        return self.format(*[str(v) if isinstance(v, int) else encode_basestring(v)
+                             for v in map(slots.__getitem__, self.names)])
 
 
 @dataclass
