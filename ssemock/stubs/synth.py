@@ -6,9 +6,9 @@ writes one chunk per event, as the bundled recordings of these providers show. T
 is then served like a recorded response: the scenario engine, the journal and the
 verification helpers see no difference.
 
-Identifiers (``chatcmpl-…``, ``msg_01…``, ``call_…``) have the recorded shapes and are
-drawn from a generator seeded by the server's seed, the stub's name and its use count, so
-the same test gives the same bytes.
+Identifiers (``chatcmpl-…``, ``msg_01…``, ``call_…``), padding, header values and jitter
+are drawn from a generator seeded by the server's seed, the stub's name and its use count,
+so the same test draws the same ones; ``created`` and ``Date`` are the current time.
 """
 
 from __future__ import annotations
