@@ -33,6 +33,7 @@ MODULES = (
     "match_100k",
     "abort_storm",
     "hostile_bodies",
+    "stub_synthesis",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 

@@ -1,5 +1,8 @@
 """The ``ssemock`` command: serve | record | import | inspect | scenarios.
 
+``inspect`` shows a cassette, or a stub file (``ssemock_stubs: 1``) as the streams its stubs
+send in one provider's format (``--provider``).
+
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
 (one line on stderr, no traceback), 1 when serving fails at run time.
 """
@@ -106,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="scenario directory or file, added to the bundled presets (repeatable; "
                             "a scenario of the same name replaces the preset)")
     serve.add_argument("--scenario", metavar="NAME", help="default scenario(s), comma-separated")
+    serve.add_argument("--stubs", action="append", type=Path, metavar="PATH",
+                       help="stub file or directory: synthesized answers, tried before the cassettes (repeatable)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=port_number, default=8080,
                        help="port (default 8080; 0 picks a free port)")
@@ -153,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="show a cassette's interactions, chunks, timing and events")
     ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
     ins.add_argument("--chunks", action="store_true", help="list every chunk (size and time)")
+    ins.add_argument("--provider", default="openai-chat", metavar="NAME",
+                     help="for a stub file: the provider format to show (openai-chat, openai-responses, anthropic, "
+                          "gemini, openrouter; default openai-chat)")
 
     scen = sub.add_parser("scenarios", help="list the bundled scenarios, one line each; 'check FILE…' validates files")
     checks = scen.add_subparsers(dest="action", parser_class=_Parser)
@@ -210,7 +218,7 @@ def _serve(args: argparse.Namespace) -> int:
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
             max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
             journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
-            **network_kwargs(args),
+            stubs=args.stubs, **network_kwargs(args),
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None
@@ -231,6 +239,8 @@ async def _run_until_signal(server: MockServer) -> int:
     print(f"ssemock serving on {server.url}", flush=True)
     names = ", ".join(server.state.cassettes) or "(none)"
     print(f"{len(server.state.cassettes)} cassette(s): {names}", file=sys.stderr, flush=True)
+    if len(server.state.stubs):
+        print(f"{len(server.state.stubs)} stub(s), tried first", file=sys.stderr, flush=True)
     try:
         await stop.wait()
     finally:
@@ -266,7 +276,15 @@ def _import(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     path = Path(args.cassette)
-    if path.exists():
+    if path.is_file() and _is_stub_file(path):
+        from .stubs import load_stubs
+        from .stubs.preview import stub_cassette
+
+        try:
+            cassette = stub_cassette(load_stubs(path), args.provider, name=str(path))
+        except ValueError as exc:
+            raise UsageError(f"inspect --provider: {exc}") from None
+    elif path.exists():
         cassette = Cassette.load(path)
     else:
         bundled = collect_cassettes(None)
@@ -295,6 +313,12 @@ def _inspect(args: argparse.Namespace) -> int:
                 print(f"    t={c.t:.6f}  {len(c.data)} bytes")
         _print_events(resp.body, resp.header("content-type") or "", resp.header("content-encoding"))
     return 0
+
+
+def _is_stub_file(path: Path) -> bool:
+    """True when the file starts with the stub format key (``ssemock_stubs: 1``)."""
+    with path.open("rb") as file:
+        return file.read(64).lstrip().startswith(b"ssemock_stubs")
 
 
 def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:

@@ -8,6 +8,7 @@ subclass the builtin exception they resemble, so callers may catch either::
     │   └── ImportFormatError               a foreign file cannot be imported
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
+    ├── StubError (ValueError)              a stub (file or inline) is malformed
     ├── NoMatchError (LookupError)          no interaction matches a request
     ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name, limit)
     ├── JSONTooDeepError (ValueError)       a JSON body nests deeper than the bound
@@ -36,6 +37,7 @@ __all__ = [
     "SSEMockError",
     "ScenarioError",
     "ServerError",
+    "StubError",
     "short_repr",
 ]
 
@@ -107,6 +109,12 @@ class ScenarioError(_FileFieldError):
     """A scenario file or step is invalid: names the file, the step field and the valid choices."""
 
     kind = "scenario"
+
+
+class StubError(_FileFieldError):
+    """A stub is invalid: names the file (or ``<inline>``), the field and what was expected."""
+
+    kind = "stub"
 
 
 class CassetteNotFoundError(SSEMockError, FileNotFoundError, KeyError):

@@ -3,7 +3,8 @@
 A journal entry is the dict the replay server records for each request it
 received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
-``interaction``, ``scenario``, ``seed``, ``status``, ``outcome`` (``complete``,
+``interaction``, ``stub`` (the stub that answered, when one did), ``scenario``, ``seed``,
+``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``), ``chunks_sent``,
 ``bytes_sent`` and, for a refused request, ``error``. A body over the server's
 ``journal_body_limit`` (64 KiB by default) is ``{"sha256": HEX, "size": BYTES,
@@ -24,7 +25,7 @@ __all__ = ["describe_entry", "describe_journal", "repeats", "select", "send_jour
 Entry = Mapping[str, Any]
 
 # The criteria select() understands, each compared with the entry field of the same name.
-CRITERIA = ("method", "path", "query", "body", "cassette", "interaction", "scenario", "status", "outcome")
+CRITERIA = ("method", "path", "query", "body", "cassette", "interaction", "stub", "scenario", "status", "outcome")
 
 
 def describe_entry(entry: Entry) -> str:
@@ -38,6 +39,8 @@ def describe_entry(entry: Entry) -> str:
     if "chunks_sent" in entry:
         line += f", {entry['chunks_sent']} chunks, {entry.get('bytes_sent', 0)} bytes"
     where = [f"{entry['cassette']} #{entry.get('interaction')}"] if entry.get("cassette") else []
+    if entry.get("stub"):
+        where.append(f"stub {entry['stub']}")
     if entry.get("scenario"):
         where.append(f"scenario {entry['scenario']}")
     return f"{line} ({', '.join(where)})" if where else line

@@ -38,14 +38,16 @@ from .limits import (
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
+from .stubs import Stub, StubBook, load_stubs
 
-__all__ = ["MockServer", "check_timing_scale", "collect_cassettes", "collect_scenarios"]
+__all__ = ["MockServer", "check_timing_scale", "collect_cassettes", "collect_scenarios", "collect_stubs"]
 
 T = TypeVar("T")
 EXPOSURE = ("anyone who can reach it can read the journal (/_ssemock/requests), which holds every prompt "
             "received and may hold keys, and clear it")
 CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
+StubSource = str | os.PathLike[str] | Stub | Iterable[Stub]
 
 
 def _sources(sources: Any, bundled: Path) -> list[Any]:
@@ -111,6 +113,28 @@ def collect_scenarios(sources: Iterable[ScenarioSource] | ScenarioSource | None)
     return found
 
 
+def collect_stubs(sources: Iterable[StubSource] | StubSource | None) -> list[Stub]:
+    """Stubs from stub files, directories (every ``*.yaml`` under it, in name order), :class:`Stub`
+    objects and chains (``ssemock.stubs.on(...)...``), in the order given; None: no stubs.
+
+    Raises:
+        StubError: a file is missing or invalid (the message names the file and the field).
+    """
+    if sources is None:
+        return []
+    if isinstance(sources, (str, os.PathLike, Stub)):
+        sources = [sources]
+    found: list[Stub] = []
+    for source in sources:
+        if isinstance(source, Stub):
+            found.append(source)
+        elif isinstance(source, (str, os.PathLike)):
+            found += load_stubs(source)
+        else:
+            found += list(source)
+    return found
+
+
 def check_options(*, port: int, timing_scale: float, match_on: Sequence[str]) -> None:
     """Raise :class:`~ssemock.ConfigError` for a port outside 0-65535, a timing scale that is
     not a finite number >= 0, or an empty or unknown list of matchers."""
@@ -171,12 +195,14 @@ class MockServer:
             them (journal outcome ``stopped``); default 0.1.
         allowed_hosts: ``Host`` names the admin API answers under besides
             ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
+        stubs: stub files or directories, :class:`~ssemock.stubs.Stub` objects or chains, or a
+            list of them (see :func:`collect_stubs`); consulted before the cassettes.
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
 
     Raises:
-        CassetteError, ScenarioError: a cassette or scenario file is malformed.
+        CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
         ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
             scenario or cassette name, timeout, backlog, grace, host name).
         ServerError: the server could not start (e.g. the port is taken).
@@ -202,6 +228,7 @@ class MockServer:
         backlog: int = DEFAULT_BACKLOG,
         grace: float = DEFAULT_GRACE,
         allowed_hosts: Iterable[str] = (),
+        stubs: Iterable[StubSource] | StubSource | None = None,
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         check_option("max_request_body", max_request_body, integer(0, None))
@@ -221,6 +248,7 @@ class MockServer:
             journal_body_limit=journal_body_limit,
             max_request_body=max_request_body,
             max_json_depth=max_json_depth,
+            stubs=StubBook(collect_stubs(stubs)),
         )
         check_names(self.state)
         self.host = host

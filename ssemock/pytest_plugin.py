@@ -10,19 +10,23 @@ Fixtures:
 * ``ssemock_server`` — the session's :class:`~ssemock.MockServer`.
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
-timing_scale=None, target=None, match_on=None)``; with ``matrix=True`` the test runs once
+timing_scale=None, target=None, match_on=None, stubs=None)``; with ``matrix=True`` the test runs once
 per conformance preset, with the preset name as test id (or give a list of scenario names).
 
 In replay mode (``none``, and ``once`` when the cassette exists) a test is answered from
 its own cassette, ``cassettes/<test module>/<test name>.yaml`` beside the test, or from
 the cassette its marker names; a test with neither fails set-up, naming the file looked
-for and how to record it. How requests are compared (``match_on``) is described in
+for and how to record it — unless stubs answer it: a test that stubs inline (its code reads
+``ssemock.reply`` or ``ssemock.on``), one marked ``stubs=``, or any test of a session given
+stub files; then only stubs answer (no bundled recording stands in).
+How requests are compared (``match_on``) is described in
 :mod:`ssemock.testing`: a test's own recording is matched on method, path and body, and a
 request that differs fails the test with the difference and how to record it again.
 
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
-``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable); ini keys
-``ssemock_cassettes`` (directories, one a line), ``ssemock_record_mode``,
+``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable), ``--ssemock-stubs=PATH``
+(stub files or directories, repeatable); ini keys
+``ssemock_cassettes`` (directories, one a line), ``ssemock_stubs``, ``ssemock_record_mode``,
 ``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing).
 
 A request the server refuses (no matching interaction, unknown cassette or
@@ -36,8 +40,9 @@ import logging
 import re
 import traceback
 from collections.abc import Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -46,9 +51,10 @@ from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
 from .errors import ConfigError, RecorderConfigError, SSEMockError, short_repr
 from .matching import DEFAULT_MATCH_ON, check_match_on
-from .mockserver import MockServer, check_timing_scale
+from .mockserver import MockServer, check_timing_scale, collect_stubs
 from .providers import env_vars
 from .scenario import conformance_matrix
+from .stubs import Stub
 from .testing import CassetteLookup, SSEMockFixture
 
 if TYPE_CHECKING:
@@ -57,7 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
 
 RECORD_MODES = ("none", "once", "new_episodes", "all")
-MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on")
+MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "stubs")
 ENV_VARS = env_vars()
 """What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
 
@@ -77,7 +83,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ssemock-cassettes", action="append", default=[], metavar="DIR",
         help="cassette directory searched after the test's own cassettes (repeatable)",
     )
+    group.addoption(
+        "--ssemock-stubs", action="append", default=[], metavar="PATH",
+        help="stub file or directory: synthesized answers tried before cassettes (repeatable)",
+    )
     parser.addini("ssemock_cassettes", "cassette directories searched after the test's own", type="paths")
+    parser.addini("ssemock_stubs", "stub files or directories, tried before cassettes", type="paths")
     parser.addini("ssemock_record_mode", "record mode when --ssemock-record is not given", default="none")
     parser.addini("ssemock_target", "upstream provider URL to record from", default="")
     parser.addini("ssemock_timing_scale", "multiplies recorded times (0: no delays)", default="1")
@@ -86,9 +97,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None): "
+        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
+        "stubs=None): "
         "the cassette and scenario the fake provider serves this test; matrix=True runs the test "
-        "under every conformance preset; match_on: the request parts compared (method, path, query, body)",
+        "under every conformance preset; match_on: the request parts compared (method, path, query, body); "
+        "stubs: stub files (paths beside the test) answering before cassettes",
     )
     mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
     if mode not in RECORD_MODES:
@@ -128,6 +141,7 @@ class _Session:
     record_mode: str
     target: str | None
     cache: dict[Path, tuple[float, Cassette]] = field(default_factory=dict)
+    stubs: list[Stub] = field(default_factory=list)
     failures: list[logging.LogRecord] = field(default_factory=list)
 
 
@@ -153,6 +167,8 @@ def ssemock_server(pytestconfig: pytest.Config) -> Iterator[MockServer]:
         for directory in dirs:
             configured.update(load_cassettes(directory))
         bundled = load_cassettes(bundled_cassettes())
+        stub_paths = [*pytestconfig.getoption("ssemock_stubs"), *pytestconfig.getini("ssemock_stubs")]
+        stubs = collect_stubs(stub_paths)
         scale = float(pytestconfig.getini("ssemock_timing_scale"))
     except (SSEMockError, ValueError) as exc:
         raise pytest.UsageError(f"ssemock: {exc}") from None
@@ -160,7 +176,7 @@ def ssemock_server(pytestconfig: pytest.Config) -> Iterator[MockServer]:
     mode = pytestconfig.getoption("ssemock_record") or pytestconfig.getini("ssemock_record_mode")
     target = pytestconfig.getoption("ssemock_target") or pytestconfig.getini("ssemock_target") or None
     with MockServer(list(base.values()), timing_scale=scale) as server:
-        session = _Session(server, configured, bundled, base, scale, mode, target)
+        session = _Session(server, configured, bundled, base, scale, mode, target, stubs=stubs)
         handler = _ServerFailures(session.failures)
         logger = logging.getLogger("aiohttp.server")
         logger.addHandler(handler)
@@ -240,6 +256,7 @@ _MARKER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "scenario": ("scenario names (str, comma-separated)", lambda v: isinstance(v, str) and bool(v)),
     "target": ("a provider URL (str)", lambda v: isinstance(v, str) and bool(v)),
     "matrix": ("True, False or a list of scenario names", lambda v: isinstance(v, bool) or _names(v)),
+    "stubs": ("a stub file path (str) or a list of them", lambda v: (isinstance(v, str) and bool(v)) or _names(v)),
 }
 
 
@@ -277,7 +294,8 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
         rootdir=request.config.rootpath, configured=session.configured, bundled=session.bundled,
         cache=session.cache,
     )
-    handle = SSEMockFixture(ssemock_server, lookup, session.base)
+    handle = SSEMockFixture(ssemock_server, lookup, session.base,
+                            [replace(stub, used=0) for stub in session.stubs])
     scenarios = [s for s in (options.get("scenario"), getattr(request, "param", None)) if s]
     scale = options.get("timing_scale")
     problem = None
@@ -288,6 +306,8 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
             named = options.get("cassette")
             cassette = lookup.find(named) if named is not None else lookup.own()
         if handle.recorder is None and cassette is None:
+            handle.stubs_only = _stubbed(item, options, session, handle)
+        if handle.recorder is None and cassette is None and not handle.stubs_only:
             problem = _no_cassette(item, lookup, session)
         else:
             handle.reset(
@@ -307,6 +327,33 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
         with handle.recorder:
             yield handle
     del item.stash[_FIXTURE]
+
+
+INLINE_STUB_NAMES = frozenset({"reply", "on"})
+"""A test whose code reads one of these attributes (``ssemock.reply``, ``ssemock.on``) stubs inline."""
+
+
+def _code_names(code: CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def _stubbed(item: pytest.Item, options: Mapping[str, Any], session: _Session, handle: SSEMockFixture) -> bool:
+    """True when stubs answer ``item`` (it has no cassette): the session has stub files, the
+    marker names some (added to ``handle``), or the test function's code uses the inline API."""
+    named = options.get("stubs")
+    if named:
+        base = Path(str(item.path)).parent
+        paths = [named] if isinstance(named, str) else list(named)
+        handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in paths]))
+        return True
+    function = getattr(item, "function", None)
+    code = getattr(function, "__code__", None)
+    inline = isinstance(code, CodeType) and bool(_code_names(code) & INLINE_STUB_NAMES)
+    return inline or bool(session.stubs)
 
 
 def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:

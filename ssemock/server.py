@@ -56,6 +56,7 @@ from .matching import (
 )
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
+from .stubs import StubBook
 
 __all__ = ["ServerState", "create_app", "error_response", "send_plan"]
 
@@ -91,6 +92,7 @@ class ServerState:
         max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
         max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
         received: requests journaled since the last reset (the ``seq`` of the latest).
+        stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -108,6 +110,7 @@ class ServerState:
     max_request_body: int = MAX_REQUEST_BODY
     max_json_depth: int = MAX_JSON_DEPTH
     received: int = 0
+    stubs: StubBook = field(default_factory=StubBook)
 
     def reset(self) -> None:
         """Clear the journal and the play counts."""
@@ -245,7 +248,9 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     path, cassette_name, scenario_names = _split_prefixes(request.rel_url.raw_path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
-    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name) or state.cassette
+    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name)
+    named = bool(cassette_name)  # a request naming its cassette is answered from it, never by a stub
+    cassette_name = cassette_name or state.cassette
     scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     try:
         body = await read_body(request, state.max_request_body, _BODY_OPTION)
@@ -276,6 +281,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": journaled,
         "cassette": None,
+        "stub": None,
         "interaction": None,
         "scenario": scenario_names,
         "seed": state.seed,
@@ -290,6 +296,11 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
         return _refuse(entry, problem)
+    hit = state.stubs.answer(received, state.seed) if len(state.stubs) and not named else None
+    if hit is not None:
+        entry["stub"] = hit.stub.name
+        return await _serve(request, entry, arrived, scenario, Plan.of(
+            hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
     if cassette_name is not None and cassette_name not in state.cassettes:
         return _refuse(entry, error_response(
             404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
@@ -304,12 +315,28 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
                                  explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
-        return _refuse(entry, error_response(404, "ssemock_no_match", str(exc), closest=exc.closest))
+        return _refuse(entry, _no_match(state, received, exc))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
         request=match.interaction.request,
     )
+    return await _serve(request, entry, arrived, scenario, plan)
+
+
+def _no_match(state: ServerState, received: Request, exc: NoMatchError) -> web.Response:
+    """The 404 for a request nothing answers: the closest interactions, and the closest stub."""
+    stub = state.stubs.closest(received)
+    if stub is None:
+        return error_response(404, "ssemock_no_match", str(exc), closest=exc.closest)
+    message = f"{exc}\nclosest stub: {stub['stub']} ({stub['match']}): {'; '.join(stub['differences'])}"
+    return error_response(404, "ssemock_no_match", message, closest=exc.closest, closest_stub=stub)
+
+
+async def _serve(
+    request: web.Request, entry: dict[str, Any], arrived: float, scenario: Scenario | None, plan: Plan
+) -> web.StreamResponse:
+    """Apply ``scenario`` to ``plan``, then send it."""
     if scenario is not None:
         try:
             await _build(scenario, plan)

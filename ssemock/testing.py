@@ -36,6 +36,9 @@ from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer
+from .stubs import Chain, Stub, StubBook
+from .stubs import on as _on
+from .stubs import reply as _reply
 
 if TYPE_CHECKING:
     from .recorder import Recorder
@@ -142,13 +145,18 @@ class SSEMockFixture:
         server: the running :class:`MockServer` (started ``with``, in its thread).
         lookup: where this test's cassettes are searched.
         base: the session's cassettes by name (configured, then bundled).
+        stubs: the session's stubs (from stub files), tried before this test's inline ones.
 
     Attributes:
         recorder: in a record mode, the running :class:`~ssemock.recorder.Recorder`
             the client talks to instead of the replay server; else None.
+        stubs: this test's stubs (the session's, then those added by :meth:`reply` and :meth:`on`).
+        stubs_only: True when the test has no cassette: only stubs answer (no bundled
+            recording stands in for a missing one).
     """
 
-    def __init__(self, server: MockServer, lookup: CassetteLookup, base: dict[str, Cassette]) -> None:
+    def __init__(self, server: MockServer, lookup: CassetteLookup, base: dict[str, Cassette],
+                 stubs: Sequence[Stub] = ()) -> None:
         self.server = server
         self.lookup = lookup
         self._base = base
@@ -157,6 +165,45 @@ class SSEMockFixture:
         self.scenario: str | None = None
         self.match_on: tuple[str, ...] = DEFAULT_MATCH_ON
         self.strict = False
+        self.stubs = StubBook(stubs)
+        self.stubs_only = False
+
+    # ---- inline stubs --------------------------------------------------------------
+    def reply(self, text: str, **fields: Any) -> Stub:
+        """Answer this test's next chat request with ``text``, in the format of the provider
+        whose path it arrives on (OpenAI chat or Responses, Anthropic, Gemini, OpenRouter).
+
+        Args:
+            text: the answer.
+            **fields: ``times`` (default 1; None: every request), ``timing``
+                (:class:`~ssemock.stubs.Timing`), ``reasoning``, ``tool_calls``, ``refusal``,
+                ``finish_reason``, ``usage``, ``model`` (see :func:`ssemock.stubs.reply`).
+
+        Returns:
+            The stub (its ``used`` counts the requests it answered).
+
+        Raises:
+            StubError: a field is invalid (named).
+        """
+        stub = _reply(text, **fields)
+        self.stubs.add(stub)
+        return stub
+
+    def on(self, **conditions: Any) -> Chain:
+        """Steps answering the requests that match ``conditions``: e.g.
+        ``on(contains="weather").call_tool("get_weather", {"city": "Paris"}).then_reply("Sunny")``
+        answers the request whose last user message contains ``weather`` with the tool call,
+        and the follow-up request carrying the tool result with ``Sunny``.
+
+        Args:
+            **conditions: ``contains``, ``equals``, ``regex`` (the last user message),
+                ``model``, ``provider``, ``path``, ``tool_result``, ``turn``, ``timing``
+                (see :func:`ssemock.stubs.on`).
+
+        Raises:
+            StubError: a condition is invalid (named).
+        """
+        return _on(**conditions, on_add=self.stubs.add)
 
     @property
     def url(self) -> str:
@@ -222,10 +269,13 @@ class SSEMockFixture:
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
         match_on, strict = self.match_on, self.strict
-        if cassette is None or base.get(cassette.name) is cassette:
+        if cassette is None and self.stubs_only:
+            cassettes = {}
+        elif cassette is None or base.get(cassette.name) is cassette:
             cassettes = base
         else:
             cassettes = {cassette.name: cassette, **base}
+        stubs = self.stubs
 
         def apply() -> None:
             state = self.server.state
@@ -235,6 +285,7 @@ class SSEMockFixture:
             state.cassette = cassette.name if cassette is not None else None
             state.scenario = scenario
             state.match_on, state.strict = match_on, strict
+            state.stubs = stubs
             if timing_scale is not None:
                 state.timing_scale = timing_scale
 
@@ -267,7 +318,7 @@ class SSEMockFixture:
                 None: at least one.
             **where: journal fields to match: ``method``, ``path``, ``query``,
                 ``body`` (a mapping matches a JSON body holding those keys),
-                ``cassette``, ``interaction``, ``scenario``, ``status``, ``outcome``.
+                ``cassette``, ``interaction``, ``stub``, ``scenario``, ``status``, ``outcome``.
 
         Raises:
             AssertionError: with the whole journal, one line per request.

@@ -20,13 +20,19 @@ Keys: ``sk-ant-`` (the ``sk-`` shape of :mod:`.openai_chat`); header ``x-api-key
 
 from __future__ import annotations
 
+import base64
+import email.utils
+import time
+from dataclasses import replace
 from typing import Any
 
 from .base import Default, ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status
 from .openai_chat import SK_KEY
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, dumps
+from .tokens import group, split_tokens
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "SYNTHESIS"]
 
 TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error", 403: "permission_error",
          404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
@@ -73,3 +79,128 @@ PROVIDER = Provider(
     secret_response_headers=frozenset({"anthropic-organization-id"}),
     env={"ANTHROPIC_BASE_URL": "{url}", "ANTHROPIC_API_KEY": "ssemock-placeholder-key"},
 )
+
+
+# ---- synthesis -------------------------------------------------------------------------------------
+# Synthesis (answers without a recording, see ssemock.stubs):
+# Anthropic Messages, after ``anthropic-messages-thinking`` and ``anthropic-messages-tool-use-gzip``.
+#
+# Stream: ``message_start``; per content block ``content_block_start``, its deltas and
+# ``content_block_stop`` — a ``thinking`` block (``thinking_delta`` events, then one
+# ``signature_delta``), a ``text`` block (``text_delta``), one ``tool_use`` block per tool
+# call (``input_json_delta``, the first one empty, as recorded); a ``ping`` after the first
+# ``content_block_start``; ``message_delta`` with the stop reason and usage;
+# ``message_stop``. Deltas carry three token-like pieces each (the first alone), arguments
+# four; each ``data`` line is padded with up to 15 spaces, as Anthropic pads it.
+# The response is sent uncompressed (the recording's ``Content-Encoding: gzip`` is the
+# client's choice; the ``gzip-buffered`` scenario compresses).
+
+
+STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
+
+
+def _synth_call_id(script: Script) -> str:
+    return "toolu_01" + script.ident(ALNUM, 22)
+
+
+def _signature(script: Script) -> str:
+    return base64.b64encode(bytes(script.rng.getrandbits(8) for _ in range(240))).decode()
+
+
+def _usage(script: Script, output_tokens: int, full: bool) -> dict[str, Any]:
+    usage: dict[str, Any] = {"input_tokens": script.input_tokens, "cache_creation_input_tokens": 0,
+                             "cache_read_input_tokens": 0}
+    if full:
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
+    usage["output_tokens"] = output_tokens
+    if full:
+        usage.update(service_tier="standard", inference_geo="not_available")
+    return usage
+
+
+def _message(script: Script, content: list[Any], stop: str | None, output_tokens: int) -> dict[str, Any]:
+    return {"model": script.model, "id": script.named("id", ALNUM, 22, "msg_01"), "type": "message",
+            "role": "assistant", "content": content, "stop_reason": stop, "stop_sequence": None,
+            "stop_details": None, "usage": _usage(script, output_tokens, True)}
+
+
+def _blocks(script: Script) -> list[tuple[dict[str, Any], list[tuple[dict[str, Any], int]]]]:
+    """(content block as started, [(delta, tokens)]) per block."""
+    reply = script.reply
+    blocks: list[tuple[dict[str, Any], list[tuple[dict[str, Any], int]]]] = []
+    if reply.reasoning:
+        pieces = group(split_tokens(reply.reasoning), 3)
+        deltas = [({"type": "thinking_delta", "thinking": p}, 1) for p in pieces]
+        deltas.append(({"type": "signature_delta", "signature": _signature(script)}, 0))
+        blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+    text = reply.refusal if reply.refusal is not None else reply.text
+    if text is not None or not script.calls:
+        deltas = [({"type": "text_delta", "text": p}, 1) for p in group(split_tokens(text or ""), 3)]
+        blocks.append(({"type": "text", "text": ""}, deltas))
+    for ident, call in script.calls:
+        pieces = ["", *group(split_tokens(call.arguments_json), 4, first=0)]
+        deltas = [({"type": "input_json_delta", "partial_json": p}, 1 if p else 0) for p in pieces]
+        blocks.append(({"type": "tool_use", "id": ident, "name": call.name, "input": {},
+                        "caller": {"type": "direct"}}, deltas))
+    return blocks
+
+
+def _synth_events(script: Script) -> list[Piece]:
+    def ev(kind: str, body: dict[str, Any], tokens: int = 0) -> Piece:
+        return Piece(kind, dumps({"type": kind, **body}) + " " * script.rng.randint(0, 15), tokens)
+
+    stop = STOP_REASONS.get(script.reply.finish, script.reply.finish)
+    out = [ev("message_start", {"message": _message(script, [], None, 1)})]
+    for index, (start, deltas) in enumerate(_blocks(script)):
+        out.append(ev("content_block_start", {"index": index, "content_block": start}))
+        if index == 0:
+            out.append(Piece("ping", '{"type": "ping"}'))
+        out += [ev("content_block_delta", {"index": index, "delta": d}, t) for d, t in deltas]
+        out.append(ev("content_block_stop", {"index": index}))
+    out.append(ev("message_delta", {
+        "delta": {"stop_reason": stop, "stop_sequence": None, "stop_details": None},
+        "usage": _usage(script, script.output_tokens, False)}))
+    out.append(ev("message_stop", {}))
+    return out
+
+
+def _synth_answer(script: Script) -> dict[str, Any]:
+    content: list[Any] = []
+    for start, deltas in _blocks(script):
+        block = dict(start)
+        if block["type"] == "thinking":
+            block["thinking"] = "".join(d["thinking"] for d, _ in deltas if "thinking" in d)
+            block["signature"] = next(d["signature"] for d, _ in deltas if "signature" in d)
+        elif block["type"] == "text":
+            block["text"] = "".join(d["text"] for d, _ in deltas)
+        else:
+            block["input"] = dict(next(c for i, c in script.calls if i == block["id"]).arguments)
+        content.append(block)
+    stop = STOP_REASONS.get(script.reply.finish, script.reply.finish)
+    return _message(script, content, stop, script.output_tokens)
+
+
+def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
+    reset = email.utils.formatdate(script.created, usegmt=True)
+    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(script.created))
+    limits = [("input-tokens", "4000000"), ("output-tokens", "800000"), ("requests", "20000"),
+              ("tokens", "4800000")]
+    rate = []
+    for name, value in limits:
+        rate += [(f"anthropic-ratelimit-{name}-limit", value), (f"anthropic-ratelimit-{name}-remaining", value),
+                 (f"anthropic-ratelimit-{name}-reset", iso)]
+    took = str(script.rng.randint(300, 900))
+    return [
+        ("CF-RAY", script.ident(HEX, 16) + "-SJC"), ("Cache-Control", "no-cache"),
+        ("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"),
+        ("Content-Type", "text/event-stream; charset=utf-8" if stream else "application/json"),
+        ("Date", reset), ("Server", "cloudflare"), ("X-Robots-Tag", "none"), *rate,
+        ("cf-cache-status", "DYNAMIC"), ("request-id", "req_011C" + script.ident(ALNUM, 20)),
+        ("server-timing", f"x-originResponse;dur={took}"),
+        ("strict-transport-security", "max-age=31536000; includeSubDomains; preload"),
+        ("vary", "Accept-Encoding"), ("x-envoy-upstream-service-time", took),
+    ]
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

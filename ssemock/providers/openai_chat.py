@@ -21,12 +21,15 @@ Environment: ``OPENAI_BASE_URL`` (``{url}/v1``) and ``OPENAI_API_KEY``.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
+from .tokens import split_tokens
 
-__all__ = ["PROVIDER", "SK_KEY", "openai_error"]
+__all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error"]
 
 TYPES = {400: "invalid_request_error", 429: "requests", 500: "server_error"}
 CODES: dict[int, str | None] = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
@@ -70,3 +73,123 @@ PROVIDER = Provider(
     secret_response_headers=frozenset({"openai-organization", "openai-project"}),
     env={"OPENAI_BASE_URL": "{url}/v1", "OPENAI_API_KEY": "ssemock-placeholder-key"},
 )
+
+
+# ---- synthesis -------------------------------------------------------------------------------------
+# Synthesis (answers without a recording, see ssemock.stubs):
+# OpenAI Chat Completions, after ``openai-chat-tool-calls-usage`` (gpt-4o-mini, 2026).
+#
+# Stream: a first chunk with ``role`` (and ``content: ""``, or ``content: null`` and the
+# first tool call's id and name, or ``refusal: ""``), one chunk per token of content, refusal
+# or tool-call arguments, a chunk with an empty delta and the ``finish_reason``; with
+# ``stream_options.include_usage`` every chunk has ``usage: null`` and a last chunk with no
+# choices carries the usage; then ``data: [DONE]``. Each chunk ends with an ``obfuscation``
+# padding string, as OpenAI sends it. Reasoning text is not streamed (Chat Completions has
+# no field for it); it counts in ``completion_tokens_details.reasoning_tokens``.
+
+
+def _synth_call_id(script: Script) -> str:
+    return "call_" + script.ident(ALNUM, 24)
+
+
+def _meta(script: Script) -> dict[str, str]:
+    return {"id": script.named("id", ALNUM, 29, "chatcmpl-"), "fingerprint": script.named("fp", HEX, 10, "fp_")}
+
+
+def _synth_usage(script: Script) -> dict[str, Any]:
+    return {
+        "prompt_tokens": script.input_tokens, "completion_tokens": script.output_tokens,
+        "total_tokens": script.input_tokens + script.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": script.reasoning_tokens, "audio_tokens": 0,
+                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+    }
+
+
+def _synth_events(script: Script) -> list[Piece]:
+    meta = _meta(script)
+    with_usage = script.conv.include_usage
+
+    def body(delta: dict[str, Any] | None, finish: str | None, usage_value: dict[str, Any] | None,
+             obfuscation: str) -> dict[str, Any]:
+        value: dict[str, Any] = {
+            "id": meta["id"], "object": "chat.completion.chunk", "created": script.created, "model": script.model,
+            "service_tier": "default", "system_fingerprint": meta["fingerprint"],
+            "choices": [] if delta is None else [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if with_usage:
+            value["usage"] = usage_value
+        value["obfuscation"] = obfuscation
+        return value
+
+    def padding() -> str:
+        return script.padding(2, 15)
+
+    def chunk(delta: dict[str, Any] | None, finish: str | None = None, tokens: int = 0,
+              usage_value: dict[str, Any] | None = None) -> Piece:
+        return Piece(None, dumps(body(delta, finish, usage_value, padding())), tokens)
+
+    def per_token(delta: dict[str, Any], pieces: list[str]) -> list[Piece]:
+        """One chunk per piece: ``delta`` holds ``slot("t")`` where the piece goes."""
+        template = Template(body(delta, None, None, slot("o")))
+        return [Piece(None, template.fill(t=p, o=padding()), 1) for p in pieces]
+
+    reply = script.reply
+    out: list[Piece] = []
+    calls = script.calls
+    if reply.refusal is not None:
+        out.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
+        out += per_token({"refusal": slot("t")}, split_tokens(reply.refusal))
+    elif reply.text is None and calls:
+        pass  # the first tool call's chunk carries the role
+    else:
+        out.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+        out += per_token({"content": slot("t")}, split_tokens(reply.text or ""))
+    for index, (ident, call) in enumerate(calls):
+        start = {"index": index, "id": ident, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        if not out:
+            out.append(chunk({"role": "assistant", "content": None, "tool_calls": [start], "refusal": None},
+                             tokens=1))
+        else:
+            out.append(chunk({"tool_calls": [start]}, tokens=1))
+        out += per_token({"tool_calls": [{"index": index, "function": {"arguments": slot("t")}}]},
+                         split_tokens(call.arguments_json))
+    out.append(chunk({}, reply.finish))
+    if with_usage:
+        out.append(chunk(None, usage_value=_synth_usage(script)))
+    out.append(Piece(None, "[DONE]"))
+    return out
+
+
+def _synth_answer(script: Script) -> dict[str, Any]:
+    reply = script.reply
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text if reply.refusal is None else None,
+                               "refusal": reply.refusal, "annotations": []}
+    if script.calls:
+        message["tool_calls"] = [
+            {"id": ident, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
+            for ident, c in script.calls
+        ]
+    meta = _meta(script)
+    return {
+        "id": meta["id"], "object": "chat.completion", "created": script.created, "model": script.model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reply.finish}],
+        "usage": _synth_usage(script), "service_tier": "default", "system_fingerprint": meta["fingerprint"],
+    }
+
+
+def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
+    kind = "text/event-stream; charset=utf-8" if stream else "application/json"
+    return [
+        ("access-control-expose-headers", "X-Request-ID"),
+        ("alt-svc", 'h3=":443"; ma=86400'),
+        ("content-type", kind),
+        ("openai-processing-ms", str(script.rng.randint(150, 600))),
+        ("openai-version", "2020-10-01"),
+        ("strict-transport-security", "max-age=31536000; includeSubDomains; preload"),
+    ]
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

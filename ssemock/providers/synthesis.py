@@ -1,0 +1,146 @@
+"""The records shared by the providers' stream synthesizers: :class:`Script`, :class:`Piece`, :class:`Synthesis`.
+
+A provider module that can answer without a recording defines ``SYNTHESIS``, a :class:`Synthesis`
+(its ``Provider.synthesize``): given a :class:`Script` (the request read, the stub's reply, identifiers
+and usage), it writes the provider's events (:class:`Piece`), its ``stream: false`` JSON answer and
+its response headers, in the shapes of the bundled recordings. :mod:`ssemock.stubs` builds the script
+and times the events.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import re
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # json's own (C) string encoder
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..stubs.conversation import Conversation
+    from ..stubs.model import Reply, ToolCall
+
+__all__ = ["ALNUM", "HEX", "Piece", "Script", "Synthesis", "Template", "dumps", "slot"]
+
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, non-ASCII kept, as OpenAI and Anthropic send it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+_NO_SYMBOLS = str.maketrans("+/", "xQ")
+_SLOT = re.compile("\"\ue000([a-z_]+)\ue000\"")
+
+
+def slot(name: str) -> str:
+    """A placeholder string for :class:`Template` (filled by ``fill(name=...)``)."""
+    return f"\ue000{name}\ue000"
+
+
+class Template:
+    """A JSON text with string slots, filled without encoding the rest again: ``fill(t="x")`` gives
+    exactly ``dump(value)`` with ``"x"`` in place of ``slot("t")`` (one event per token stays cheap).
+
+    Args:
+        value: a JSON value holding :func:`slot` strings.
+        dump: the encoder the provider uses (default :func:`dumps`).
+    """
+
+    def __init__(self, value: Any, dump: Callable[[Any], str] | None = None) -> None:
+        parts = _SLOT.split((dump or dumps)(value))
+        literals = [p.replace("{", "{{").replace("}", "}}") for p in parts[0::2]]
+        self.names = parts[1::2]
+        self.format = "{}".join(literals).format
+
+    def fill(self, **slots: str | int) -> str:
+        """The JSON text with each slot's value: a string (encoded) or an integer."""
+        return self.format(*[str(v) if isinstance(v, int) else encode_basestring(v)
+                             for v in map(slots.__getitem__, self.names)])
+
+
+@dataclass
+class Piece:
+    """One event: its SSE ``event`` name (None: none), its ``data`` text, and the tokens it
+    carries (0 for structural events, which follow the previous one without a gap).
+    ``comment``: a comment line instead (OpenRouter's keep-alive)."""
+
+    event: str | None
+    data: str
+    tokens: int = 0
+    comment: bool = False
+
+
+@dataclass
+class Script:
+    """Everything a synthesizer needs to write one answer.
+
+    Attributes:
+        conv: the request, read (:class:`~ssemock.stubs.Conversation`).
+        reply: the stub's reply (:class:`~ssemock.stubs.Reply`).
+        model: the model reported.
+        rng: identifiers and padding are drawn from it (seeded: the same test, the same bytes).
+        created: Unix time in seconds.
+        calls: the tool calls with their identifiers.
+        input_tokens / output_tokens / reasoning_tokens: the usage reported.
+        ids: identifiers drawn once per answer (see :meth:`named`).
+    """
+
+    conv: Conversation
+    reply: Reply
+    model: str
+    rng: random.Random
+    created: int
+    calls: list[tuple[str, ToolCall]] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    ids: dict[str, str] = field(default_factory=dict)
+    _pool: str = field(default="", repr=False)
+
+    def named(self, key: str, alphabet: str, size: int, prefix: str = "") -> str:
+        """The identifier ``key`` of this answer (drawn once, then the same)."""
+        if key not in self.ids:
+            self.ids[key] = prefix + self.ident(alphabet, size)
+        return self.ids[key]
+
+    def padding(self, low: int, high: int) -> str:
+        """A random ``[A-Za-z0-9]`` string of ``low`` to ``high`` characters (OpenAI's ``obfuscation``),
+        cut from a pool drawn in bulk: one per token-sized event stays cheap."""
+        size = low + self.rng.getrandbits(8) % (high - low + 1)
+        if len(self._pool) < size:
+            raw = base64.b64encode(self.rng.randbytes(3072)).decode()
+            self._pool += raw.translate(_NO_SYMBOLS)
+        text, self._pool = self._pool[:size], self._pool[size:]
+        return text
+
+    def ident(self, alphabet: str, size: int) -> str:
+        """``size`` characters drawn from ``alphabet``."""
+        return "".join(self.rng.choices(alphabet, k=size))
+
+
+@dataclass(frozen=True)
+class Synthesis:
+    """How one provider answers without a recording; calling it gives the streamed events.
+
+    Attributes:
+        events: ``script -> [Piece]``: the streamed events, in order.
+        answer: ``script -> JSON value``: the ``stream: false`` answer.
+        headers: ``(script, stream) -> [(name, value)]``: the response headers (no framing headers).
+        call_id: ``script -> str``: a new tool-call identifier in the provider's shape.
+        eol: the line end of the stream (Gemini sends CRLF).
+    """
+
+    events: Callable[[Script], list[Piece]]
+    answer: Callable[[Script], Any]
+    headers: Callable[[Script, bool], list[tuple[str, str]]]
+    call_id: Callable[[Script], str]
+    eol: str = "\n"
+
+    def __call__(self, script: Script) -> list[Piece]:
+        return self.events(script)

@@ -1,0 +1,190 @@
+"""What a stub is matched on: a chat request read into a :class:`Conversation`.
+
+The provider follows from the path (the same paths the SDKs use):
+
+=============================================  ===================
+path                                           provider
+=============================================  ===================
+``/api/v1/chat/completions`` (OpenRouter)      ``openrouter``
+``…/chat/completions``                          ``openai-chat``
+``…/responses``                                 ``openai-responses``
+``…/messages``                                  ``anthropic``
+``…/models/NAME:streamGenerateContent``         ``gemini`` (stream; SSE with ``alt=sse``, else a JSON array)
+``…/models/NAME:generateContent``               ``gemini`` (one JSON answer)
+=============================================  ===================
+
+A tool result is an OpenAI ``tool`` message, a Responses ``function_call_output`` item, an
+Anthropic ``tool_result`` block or a Gemini ``functionResponse`` part; the *last user
+message* is the text of the last user message that is not only tool results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cassette import Request
+from ..providers.tokens import count_tokens
+
+__all__ = ["Conversation", "read_conversation"]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A chat request as stubs see it.
+
+    Attributes:
+        provider: see the module table.
+        path: the request path.
+        model: the model asked for (``""`` when none).
+        stream: True for a streamed answer.
+        last_user: the text of the last user message, or None.
+        tool_result: True when the conversation ends with a tool result.
+        turn: 1 + the number of assistant messages.
+        step: the number of assistant messages after the last user message.
+        include_usage: OpenAI ``stream_options.include_usage``.
+        sse: Gemini ``alt=sse`` (else a streamed JSON array).
+        prompt_tokens: token-like pieces in every text of the request (for usage).
+        body: the request's JSON object (echoed where the provider echoes it: Responses ``tools``).
+    """
+
+    provider: str
+    path: str
+    model: str = ""
+    stream: bool = False
+    last_user: str | None = None
+    tool_result: bool = False
+    turn: int = 1
+    step: int = 0
+    include_usage: bool = False
+    sse: bool = False
+    prompt_tokens: int = 0
+    body: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def provider_of_path(path: str) -> str | None:
+    """The provider a chat request on ``path`` speaks to, or None (not a chat path)."""
+    if path.startswith("/api/v1/") and path.endswith("/chat/completions"):
+        return "openrouter"
+    if path.endswith("/chat/completions"):
+        return "openai-chat"
+    if path.endswith("/responses"):
+        return "openai-responses"
+    if path.endswith("/messages"):
+        return "anthropic"
+    if path.endswith((":streamGenerateContent", ":generateContent")):
+        return "gemini"
+    return None
+
+
+def read_conversation(request: Request) -> Conversation | None:
+    """``request`` as a :class:`Conversation`, or None when it is not a chat request."""
+    provider = provider_of_path(request.path)
+    if provider is None or request.method != "POST":
+        return None
+    body = request.json_view()
+    if not isinstance(body, dict):
+        body = {}
+    # (role, text, is_tool_result) per message, in order
+    turns = _READERS[provider](body)
+    user_at = max((i for i, (role, text, _) in enumerate(turns) if role == "user" and text is not None), default=-1)
+    assistants = [i for i, (role, _, _) in enumerate(turns) if role == "assistant"]
+    model = str(body.get("model") or "")
+    stream = bool(body.get("stream"))
+    sse = False
+    if provider == "gemini":
+        model = request.path.rsplit("/", 1)[-1].split(":", 1)[0]
+        stream = request.path.endswith(":streamGenerateContent")
+        sse = any(k == "alt" and v == "sse" for k, v in request.query)
+    options = body.get("stream_options")
+    return Conversation(
+        provider=provider, path=request.path, model=model, stream=stream,
+        last_user=turns[user_at][1] if user_at >= 0 else None,
+        tool_result=bool(turns) and turns[-1][2],
+        turn=1 + len(assistants), step=sum(1 for i in assistants if i > user_at),
+        include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
+        sse=sse, prompt_tokens=sum(count_tokens(text) for _, text, _ in turns if text), body=body,
+    )
+
+
+Turn = tuple[str, str | None, bool]
+
+
+def _text(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> str | None:
+    """The text of a message content: a string, or the text parts of a list joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type", "text") in kinds]
+        texts = [p for p in parts if isinstance(p, str)]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _openai_chat(body: dict[str, Any]) -> list[Turn]:
+    turns: list[Turn] = []
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        role = str(message.get("role"))
+        if role == "tool":
+            turns.append(("tool", None, True))
+        elif role in ("user", "assistant"):
+            turns.append((role, _text(message.get("content")), False))
+    return turns
+
+
+def _openai_responses(body: dict[str, Any]) -> list[Turn]:
+    items = body.get("input")
+    if isinstance(items, str):
+        return [("user", items, False)]
+    turns: list[Turn] = []
+    for item in items or []:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message")
+        if kind == "function_call_output":
+            turns.append(("tool", None, True))
+        elif kind in ("function_call", "reasoning") or item.get("role") == "assistant":
+            if not (turns and turns[-1][0] == "assistant"):  # one assistant turn per answer
+                turns.append(("assistant", None, False))
+        elif item.get("role") == "user":
+            turns.append(("user", _text(item.get("content")), False))
+    return turns
+
+
+def _anthropic(body: dict[str, Any]) -> list[Turn]:
+    turns: list[Turn] = []
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        role, content = str(message.get("role")), message.get("content")
+        results = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        )
+        if role == "user" and results:
+            turns.append(("tool", _text(content), True))
+        elif role in ("user", "assistant"):
+            turns.append((role, _text(content), False))
+    return turns
+
+
+def _gemini(body: dict[str, Any]) -> list[Turn]:
+    turns: list[Turn] = []
+    for content in body.get("contents") or []:
+        if not isinstance(content, dict):
+            continue
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        role = "assistant" if content.get("role") == "model" else "user"
+        texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
+        if role == "user" and any("functionResponse" in p for p in parts):
+            turns.append(("tool", None, True))
+        else:
+            turns.append((role, "\n".join(texts) if texts else None, False))
+    return turns
+
+
+_READERS = {
+    "openai-chat": _openai_chat, "openrouter": _openai_chat, "openai-responses": _openai_responses,
+    "anthropic": _anthropic, "gemini": _gemini,
+}

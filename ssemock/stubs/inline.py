@@ -1,0 +1,138 @@
+"""The inline form of stubs: ``reply(text)`` and ``on(...).call_tool(...).then_reply(...)``.
+
+``on(**conditions)`` starts a :class:`Chain`: each ``call_tool`` / ``reply`` /
+``then_reply`` / ``error`` adds one step, answered in turn. With more than one step, step
+``k`` answers the request with ``k`` assistant messages after the last user message (so
+the request carrying the first tool result gets step 1); a single step answers every
+request the conditions select.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..errors import StubError
+from .model import MAX_TEXT, MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
+
+__all__ = ["Chain", "on", "reply"]
+
+
+def _check_text(field: str, value: Any) -> None:
+    if value is not None and (not isinstance(value, str) or len(value) > MAX_TEXT):
+        raise StubError("<inline>", field, f"a string of at most {MAX_TEXT} characters", value)
+
+
+def make_reply(
+    text: str | None = None, *, reasoning: str | None = None, tool_calls: Sequence[ToolCall] = (),
+    refusal: str | None = None, finish_reason: str | None = None, usage: Usage | Mapping[str, int] | None = None,
+    model: str | None = None,
+) -> Reply:
+    """A checked :class:`Reply` (raises :class:`~ssemock.errors.StubError` naming the field)."""
+    from .files import parse_usage
+
+    for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal)):
+        _check_text(name, value)
+    if len(tool_calls) > MAX_TOOL_CALLS:
+        raise StubError("<inline>", "tool_calls", f"at most {MAX_TOOL_CALLS} tool calls", len(tool_calls))
+    parsed = usage if isinstance(usage, Usage) else parse_usage(usage or {}, "<inline>", "usage")
+    from .files import check_finish
+
+    check_finish(finish_reason, "<inline>", "finish_reason")
+    return Reply(text=text, reasoning=reasoning, tool_calls=tuple(tool_calls), refusal=refusal,
+                 finish_reason=finish_reason, usage=parsed, model=model)
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
+    """A checked :class:`ToolCall`: a non-empty ``name``, JSON-serialisable object ``arguments``."""
+    import json
+
+    if not isinstance(name, str) or not name:
+        raise StubError("<inline>", "tool_calls.name", "a non-empty string", name)
+    args = dict(arguments or {})
+    try:
+        json.dumps(args)
+    except (TypeError, ValueError):
+        raise StubError("<inline>", f"tool_calls[{name}].arguments", "a JSON object", args) from None
+    return ToolCall(name, args, id)
+
+
+def reply(text: str, *, times: int | None = 1, timing: Timing | None = None, **fields: Any) -> Stub:
+    """A stub answering the next chat request (any provider, any prompt) with ``text``.
+
+    Args:
+        text: the answer.
+        times: how many requests it answers (default 1; None: every one).
+        timing: when the events are sent (default: at once).
+        **fields: more of the reply (``reasoning``, ``tool_calls``, ``refusal``,
+            ``finish_reason``, ``usage``, ``model``), as :func:`make_reply` takes them.
+    """
+    return Stub(Match(), make_reply(text, **fields), timing or Timing(), name=f"reply({text[:30]!r})", times=times)
+
+
+class Chain:
+    """Steps answered in turn for the requests a :class:`Match` selects (see the module docstring).
+
+    Iterating gives the stubs; ``on_add`` (when given) is told of each stub as it is made.
+    """
+
+    def __init__(self, match: Match, timing: Timing | None = None,
+                 on_add: Callable[[Stub], None] | None = None) -> None:
+        self.match = match
+        self.timing = timing or Timing()
+        self._stubs: list[Stub] = []
+        self._on_add = on_add
+
+    def __iter__(self) -> Iterator[Stub]:
+        return iter(self._stubs)
+
+    def add_step(self, answer: Reply, label: str) -> Chain:
+        """Append a step answering ``answer`` (``label`` names it in the stub's name); returns self."""
+        index = len(self._stubs)
+        if index == 1:  # now a sequence: the first step answers the first request only
+            first = self._stubs[0]
+            first.match = replace(first.match, step=0)
+        match = replace(self.match, step=index, tool_result=True) if index else self.match
+        stub = Stub(match, answer, self.timing, name=f"on({self.match.describe()}) step {index + 1}: {label}")
+        self._stubs.append(stub)
+        if self._on_add is not None:
+            self._on_add(stub)
+        return self
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *, text: str | None = None) -> Chain:
+        """Next step: call tool ``name`` with ``arguments`` (after ``text``, if given)."""
+        return self.add_step(make_reply(text, tool_calls=[tool_call(name, arguments)]), f"call {name}")
+
+    def call_tools(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Chain:
+        """Next step: several tool calls in one answer (parallel calls)."""
+        made = [tool_call(name, args) for name, args in calls]
+        return self.add_step(make_reply(tool_calls=made), "call " + ", ".join(c.name for c in made))
+
+    def reply(self, text: str, **fields: Any) -> Chain:
+        """Next step: answer ``text`` (``fields`` as :func:`make_reply` takes them)."""
+        return self.add_step(make_reply(text, **fields), f"reply {text[:30]!r}")
+
+    then_reply = reply
+
+    def error(self, status: int, body: Any = None, message: str | None = None) -> Chain:
+        """Next step: answer HTTP ``status`` (400-599) with ``body`` (None: the provider's error shape)."""
+        from .files import check_status
+
+        check_status(status, "<inline>", "error.status")
+        fault = ProviderError(status, body) if message is None else ProviderError(status, body, message)
+        return self.add_step(Reply(error=fault), f"error {status}")
+
+
+def on(
+    *, contains: str | None = None, equals: str | None = None, regex: str | None = None,
+    model: str | None = None, provider: str | None = None, path: str | None = None,
+    tool_result: bool | None = None, turn: int | None = None, timing: Timing | None = None,
+    on_add: Callable[[Stub], None] | None = None,
+) -> Chain:
+    """A :class:`Chain` for the requests matching every condition given (see :class:`Match`)."""
+    for name, value in (("contains", contains), ("equals", equals), ("model", model), ("path", path)):
+        _check_text(f"match.{name}", value)
+    match = Match(provider=provider, path=path, model=model, equals=equals, contains=contains, regex=regex,
+                  tool_result=tool_result, turn=turn)
+    return Chain(match, timing, on_add)

@@ -1,0 +1,63 @@
+"""The pytest plugin with stubs: a test that stubs inline needs no cassette, and only stubs answer it;
+a test that neither stubs nor has a cassette still fails set-up."""
+
+from __future__ import annotations
+
+import pytest
+
+from .sessions import INI, preload_clients
+
+pytest_plugins = ["pytester"]
+preload_clients()
+
+
+def test_inline_stubs_need_no_cassette_and_nothing_else_answers(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_inline="""
+        import httpx
+        import openai
+
+        def test_reply(ssemock):
+            ssemock.reply("Hello from a stub")
+            with openai.OpenAI(base_url=ssemock.url + "/v1", api_key="k", max_retries=0) as client:
+                answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            assert answer.choices[0].message.content == "Hello from a stub"
+
+        def test_stubbed_then_unmatched(ssemock):
+            ssemock.on(contains="weather").call_tool("get_weather", {"city": "Paris"}).then_reply("Sunny")
+            # a bundled recording would answer this path: with stubs only, nothing does
+            httpx.post(ssemock.url + "/v1/chat/completions", json={"model": "gpt-4o", "messages": []})
+
+        def test_no_stub_no_cassette(ssemock):
+            pass
+        """)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of test_no_stub_no_cassette*",
+        "*test_no_stub_no_cassette has no cassette*",
+        "*FAILED*test_stubbed_then_unmatched*",
+    ])
+    assert "closest stub: on(contains='weather') step 1: call get_weather" in result.stdout.str()
+
+
+def test_stub_files_from_the_command_line_and_the_marker(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makefile(".yaml", hello="ssemock_stubs: 1\nstubs: [{reply: {text: Hello from a file}}]\n")
+    pytester.makepyfile(test_files="""
+        import httpx
+        import pytest
+
+        @pytest.mark.ssemock(stubs="hello.yaml")
+        def test_marker(ssemock):
+            body = httpx.post(ssemock.url + "/v1/messages", json={"model": "c", "max_tokens": 1,
+                              "messages": [{"role": "user", "content": "hi"}]}).json()
+            assert body["content"][0]["text"] == "Hello from a file"
+
+        def test_session_option(ssemock):
+            body = httpx.post(ssemock.url + "/v1/messages", json={"model": "c", "max_tokens": 1,
+                              "messages": [{"role": "user", "content": "hi"}]}).json()
+            assert body["content"][0]["text"] == "Hello from a file"
+        """)
+    pytester.runpytest("-p", "no:randomly", "-k", "marker").assert_outcomes(passed=1)
+    pytester.runpytest("-p", "no:randomly", "--ssemock-stubs", "hello.yaml").assert_outcomes(passed=2)
