@@ -1,10 +1,13 @@
-"""Importers: VCR.py cassettes, raw body files and one-JSON-per-line chunk files.
+"""Importers: VCR.py cassettes, HAR files, raw body files and one-JSON-per-line chunk files.
 
-Foreign recordings keep no chunk timing, and VCR.py keeps no chunk boundaries.
-Imported responses are therefore marked ``timing: none`` and split into one chunk
-per SSE event block (cut after each blank line, bytes unchanged); a compressed
-body (``Content-Encoding`` other than identity) stays one chunk of the encoded
-bytes. On replay such chunks are written one by one without delay.
+One family: every importer is registered in :mod:`ssemock.importers.registry` (name,
+options, conversion function), which ``ssemock import`` and ``tools/import_realworld.py``
+read. Foreign recordings keep no chunk boundaries (and most no timing): every importer
+splits a body into one chunk per SSE block with :func:`ssemock.sse.split_blocks`, the
+decoder's own line-end rule (a CRLF is one line end), cut after each blank line, bytes
+unchanged; a compressed body (``Content-Encoding`` other than identity) stays one chunk
+of the encoded bytes. Responses without timing are marked ``timing: none`` and replayed
+without delay. Secrets are removed by the recorder's rules (:mod:`ssemock.redact`).
 
 :func:`save_imported` writes the cassettes of one import run: source folders stay apart
 in the output (``a/x.yaml`` and ``b/x.yaml`` become ``OUT/a/x.yaml`` and ``OUT/b/x.yaml``),
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import re
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,25 +27,11 @@ from urllib.parse import parse_qsl, urlsplit
 from ..cassette import Cassette, Chunk, End, Request, Response
 from ..errors import CassetteError, ConfigError, ImportFormatError
 from ..redact import Filter
+from ..sse import split_blocks
 
 __all__ = [
-    "check_loadable", "decoded_body", "event_chunks", "output_paths", "request_from_url", "save_imported",
-    "untimed_response",
+    "check_loadable", "decoded_body", "output_paths", "request_from_url", "save_imported", "untimed_response",
 ]
-
-# A blank line: an end-of-line right after another end-of-line (WHATWG §9.2.5).
-_BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
-
-
-def event_chunks(body: bytes) -> list[bytes]:
-    """Split an event-stream body after each blank line; the pieces join back to ``body``."""
-    pieces, start = [], 0
-    for m in _BLANK_LINE.finditer(body):
-        pieces.append(body[start : m.end()])
-        start = m.end()
-    if start < len(body):
-        pieces.append(body[start:])
-    return pieces
 
 
 def request_from_url(
@@ -81,9 +69,9 @@ def untimed_response(status: int, reason: str | None, headers: list[tuple[str, s
             pieces = [body]
         else:
             kept = [(k, v) for k, v in kept if k.lower() not in ("content-encoding", "content-length")]
-            pieces = _scrubbed(event_chunks(plain))
+            pieces = _scrubbed(split_blocks(plain))
     else:
-        pieces = _scrubbed(event_chunks(body))
+        pieces = _scrubbed(split_blocks(body))
     return Response(
         status=status,
         reason=reason,
