@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Cassette, Chunk, End, Request, Response
 from ..errors import CassetteError, ConfigError, ImportFormatError
-from ..redact import Filter
+from ..redact import Credentials, Filter, Report
 from ..sse import split_blocks
 
 __all__ = [
@@ -36,42 +36,44 @@ __all__ = [
 
 def request_from_url(
     method: str, url: str, headers: list[tuple[str, str]], body: bytes | None
-) -> Request:
-    """A redacted :class:`Request` from a full URL.
+) -> tuple[Request, Credentials]:
+    """A redacted :class:`Request` from a full URL, and the credentials it sent.
 
-    Secret headers and query parameters are dropped; key-shaped strings in the path,
-    the other headers and the body are scrubbed (the recorder's default filter).
+    The recorder's rules (:meth:`ssemock.redact.Filter.request`): secret headers (``Authorization``,
+    ``Cookie``, names with a credential word), query parameters and JSON body fields are removed;
+    key-shaped strings in the path, the other headers and the body are replaced. Pass the
+    credentials to :func:`untimed_response` so that an echo of them in the answer goes too.
     """
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    kept, _ = _FILTER.pairs(query, _FILTER.secret_query_params)
-    header_pairs, _ = _FILTER.pairs(headers, _FILTER.secret_request_headers)
-    return Request(
-        method=method.upper(),
-        path=_FILTER.text(parts.path or "/")[0],
-        query=kept,
-        headers=header_pairs,
-        body=_FILTER.body(body)[0] if body else body,
-    )
+    redacted = _FILTER.request(parts.path or "/", query, headers, body)
+    request = Request(method=method.upper(), path=redacted.path, query=redacted.query,
+                      headers=redacted.headers, body=redacted.body)
+    return request, redacted.credentials
 
 
-def untimed_response(status: int, reason: str | None, headers: list[tuple[str, str]], body: bytes) -> Response:
-    """A response recorded without timing: one chunk per event block (or one encoded chunk).
+def untimed_response(
+    status: int, reason: str | None, headers: list[tuple[str, str]], body: bytes,
+    credentials: Credentials | None = None,
+) -> Response:
+    """A response recorded without timing: one chunk per SSE block (or one encoded chunk).
 
-    Key-shaped strings are scrubbed. An encoded body (e.g. gzip) stays as it is unless
-    its decoded text holds one; it is then stored decoded, scrubbed, without the header.
+    Secrets are removed by the recorder's rules: secret headers (``Set-Cookie``…) dropped,
+    key shapes and the request's ``credentials`` replaced. An encoded body (e.g. gzip) stays
+    as it is unless its decoded text holds a secret; it is then stored decoded, scrubbed,
+    without the header.
     """
-    kept, _ = _FILTER.pairs(headers, _FILTER.secret_response_headers)
+    kept = _FILTER.response_headers_scrubbed(headers, credentials, Report())
     encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity").lower()
     if encoding != "identity":
         plain = decoded_body(body, encoding)
-        if plain is None or _FILTER.text(plain.decode("utf-8", "replace"))[1] == 0:
+        if plain is None or not _FILTER.scan(plain, credentials):
             pieces = [body]
         else:
             kept = [(k, v) for k, v in kept if k.lower() not in ("content-encoding", "content-length")]
-            pieces = _scrubbed(split_blocks(plain))
+            pieces = _scrubbed(split_blocks(plain), credentials)
     else:
-        pieces = _scrubbed(split_blocks(body))
+        pieces = _scrubbed(split_blocks(body), credentials)
     return Response(
         status=status,
         reason=reason,
@@ -85,9 +87,9 @@ def untimed_response(status: int, reason: str | None, headers: list[tuple[str, s
 _FILTER = Filter()
 
 
-def _scrubbed(pieces: list[bytes]) -> list[bytes]:
-    """The pieces with key-shaped strings replaced (a key split over two pieces included)."""
-    scrubber = _FILTER.scrubber()
+def _scrubbed(pieces: list[bytes], credentials: Credentials | None) -> list[bytes]:
+    """The pieces with secrets replaced (one split over two pieces included)."""
+    scrubber = _FILTER.scrubber(credentials)
     out = [data for piece in pieces for _, data in scrubber.feed(0.0, piece)]
     return out + [data for _, data in scrubber.close()]
 

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from ..cassette import Cassette
 from ..errors import ConfigError
+from ..limits import MAX_HAR_ENTRIES
 
 __all__ = ["IMPORTERS", "Importer", "Option", "importer", "register"]
 
@@ -130,7 +131,8 @@ register(Importer("har", "HAR 1.2 files (browser devtools, Charles, Proxyman, mi
                       Option("--streams-only", "streams_only",
                              "import only the entries answered with text/event-stream", switch=True),
                       Option("--max-entries", "max_entries",
-                             "refuse files with more entries (default 10000)", default=10_000, kind="int"),
+                             f"refuse files with more entries (default {MAX_HAR_ENTRIES})",
+                             default=MAX_HAR_ENTRIES, kind="int"),
                   )))
 register(Importer("raw", "raw response bodies (.sse.txt, .sse.bin)", "ssemock.importers.raw:import_raw",
                   (_PATH, _METHOD)))
