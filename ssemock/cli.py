@@ -1,7 +1,8 @@
-"""The ``ssemock`` command: serve | record | import | inspect | scenarios.
+"""The ``ssemock`` command: serve | record | import | inspect | scenarios | check.
 
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
-(one line on stderr, no traceback), 1 when serving fails at run time.
+(one line on stderr, no traceback), 1 when serving fails at run time or ``check``
+has findings.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--chunks", action="store_true", help="list every chunk (size and time)")
 
     sub.add_parser("scenarios", help="list the bundled scenarios, one line each")
+    _add_check_parser(sub.add_parser("check", help="lint cassettes: format, size, secrets, age (exit 1 on findings)"))
     record_cli.add_parser(sub)
     return parser
 
@@ -149,12 +151,33 @@ def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
         p.add_argument("--force", action="store_true", help="overwrite cassettes that exist in DIR")
 
 
+def _add_check_parser(check: argparse.ArgumentParser) -> None:
+    from .hygiene import MAX_CHECK_SIZE
+
+    check.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="cassette files or directories")
+    check.add_argument("--max-size", type=positive_count, default=MAX_CHECK_SIZE, metavar="BYTES",
+                       help=f"largest cassette file (default {MAX_CHECK_SIZE}, 10 MiB)")
+    check.add_argument("--max-age", type=age_days, default=None, metavar="DAYS",
+                       help="warn about recordings older than this (provenance.recorded_at)")
+
+
+def age_days(text: str) -> float:
+    """argparse type: a number of days > 0, as seconds."""
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not (math.isfinite(days) and days > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of days > 0, got {text!r}")
+    return days * 86_400.0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ssemock`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
         handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios,
-                   "record": record_cli.run}
+                   "record": record_cli.run, "check": _check}
         return handler[args.command](args)
     except SSEMockError as exc:
         print(f"ssemock: error: {exc}", file=sys.stderr)
@@ -291,3 +314,19 @@ def _scenarios(args: argparse.Namespace) -> int:
     for name, scenario in sorted(collect_scenarios(None).items()):
         print(f"{name:24} {scenario.description}")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .hygiene import cassette_files, check_paths
+
+    try:
+        count = len(cassette_files(args.paths))
+        findings = check_paths(args.paths, max_size=args.max_size, max_age=args.max_age)
+    except ConfigError as exc:
+        raise UsageError(f"check: {exc}") from None
+    for finding in findings:
+        print(finding.line())
+    failed = sum(not f.warning for f in findings)
+    print(f"ssemock check: {count} cassette file(s), {failed} finding(s), {len(findings) - failed} warning(s)",
+          file=sys.stderr)
+    return 1 if failed else 0
