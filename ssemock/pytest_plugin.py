@@ -20,7 +20,8 @@ for and how to record it. How requests are compared (``match_on``) is described 
 request that differs fails the test with the difference and how to record it again.
 
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
-``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable); ini keys
+``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable),
+``--ssemock-report-unused`` (see :mod:`ssemock.unused`); ini keys
 ``ssemock_cassettes`` (directories, one a line), ``ssemock_record_mode``,
 ``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing).
 
@@ -82,6 +83,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ssemock-cassettes", action="append", default=[], metavar="DIR",
         help="cassette directory searched after the test's own cassettes (repeatable)",
     )
+    group.addoption("--ssemock-report-unused", action="store_true",
+                    help="after the run, list the cassettes and interactions no test played")
     parser.addini("ssemock_cassettes", "cassette directories searched after the test's own", type="paths")
     parser.addini("ssemock_record_mode", "record mode when --ssemock-record is not given", default="none")
     parser.addini("ssemock_target", "upstream provider URL to record from", default="")
@@ -98,6 +101,10 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
     if mode not in RECORD_MODES:
         raise pytest.UsageError(f"ssemock_record_mode: {mode!r} is not one of {', '.join(RECORD_MODES)}")
+    if config.getoption("ssemock_report_unused"):
+        from .unused import UnusedReport
+
+        config.pluginmanager.register(UnusedReport(config), "ssemock-report-unused")
 
 
 def conformance_presets() -> list[str]:

@@ -19,7 +19,10 @@ from ssemock.cli import main
 from ssemock.hygiene import check_paths, recorded_at
 from ssemock.recorder import Recorder
 
+from .sessions import INI
 from .upstream import Upstream
+
+pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).parent.parent
 BUNDLED = ROOT / "cassettes"
@@ -155,3 +158,81 @@ def test_the_pre_commit_hook_runs_the_check_on_the_staged_cassettes(tmp_path: Pa
                               capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == expected, done.stderr
         assert all(line.startswith(f"{leaky}: ") for line in done.stdout.splitlines())
+
+
+INNER = """
+import httpx
+import pytest
+from pathlib import Path
+from ssemock import Cassette
+
+OWN = Path(__file__).parent / "cassettes" / "test_chat" / "test_tools.yaml"
+
+
+@pytest.mark.ssemock(cassette="test_tools")
+@pytest.mark.parametrize("n", range(4))
+def test_tools(ssemock, n):
+    request = Cassette.load(OWN).interactions[0].request  # only the first of its two interactions
+    response = httpx.post(ssemock.url + request.path, content=request.body,
+                          headers={"content-type": "application/json"})
+    assert response.status_code == 200
+
+
+def test_without_the_fixture():
+    pass
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_report_unused_lists_what_no_test_played(pytester: pytest.Pytester, workers: list[str]) -> None:
+    pytester.makeini(INI)
+    own = pytester.mkdir("cassettes") / "test_chat"
+    own.mkdir()
+    (own / "test_tools.yaml").write_bytes((BUNDLED / "openai-chat-tool-calls-usage.yaml").read_bytes())
+    (own / "test_orphan.yaml").write_bytes((BUNDLED / "anthropic-messages-thinking.yaml").read_bytes())
+    more = pytester.mkdir("more")
+    (more / "extra.yaml").write_bytes((BUNDLED / "openai-responses-function-call.yaml").read_bytes())
+    pytester.makepyfile(test_chat=INNER)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--ssemock-report-unused",
+                                           "--ssemock-cassettes", str(more), *workers)
+    result.assert_outcomes(passed=5)
+    section = result.stdout.str().split("ssemock: cassettes and interactions no test played", 1)[1]
+    lines = [ln for ln in section.splitlines()[1:] if ln.strip() and not ln.startswith("=")]
+    assert lines == [  # counts from the bundled recordings copied above
+        "cassettes/test_chat/test_orphan.yaml: never played (1 interaction(s))",
+        "cassettes/test_chat/test_tools.yaml: interaction 1 (POST /v1/chat/completions) never played",
+        "more/extra.yaml: never played (2 interaction(s))",
+    ]
+
+
+def test_without_the_option_there_is_no_report(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_x="def test_x():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    assert "no test played" not in result.stdout.str()
+
+
+def _readme_section() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("\n## Cassette hygiene\n")
+    return readme[start : readme.index("\n## ", start + 1)]
+
+
+def test_the_readme_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    section = _readme_section()
+    (command,) = re.findall(r"```sh\n(.*?)\n```", section, re.S)
+    (config,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    for folder in ("cassettes", "tests/cassettes"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "chat.yaml").write_bytes((BUNDLED / "openai-chat-finish-length-usage.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    argv = shlex.split(command)
+    assert argv[:2] == ["ssemock", "check"] and main(argv[1:]) == 0
+    assert "2 cassette file(s), 0 finding(s), 2 warning(s)" in capsys.readouterr().err  # bundled: no recorded_at
+    (hook,) = yaml.safe_load(config)["repos"][0]["hooks"]
+    (shipped,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == shipped["id"]
+    assert main([*shlex.split(shipped["entry"])[1:], *hook["args"], "cassettes/chat.yaml"]) == 0
+    assert "--ssemock-report-unused" in section
