@@ -317,13 +317,14 @@ def _scenarios(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .hygiene import cassette_files, check_paths
+    from .hygiene import cassette_files, check_file
 
     try:
-        count = len(cassette_files(args.paths))
-        findings = check_paths(args.paths, max_size=args.max_size, max_age=args.max_age)
+        files = cassette_files(args.paths)
     except ConfigError as exc:
         raise UsageError(f"check: {exc}") from None
+    findings = [f for file in files for f in check_file(file, max_size=args.max_size, max_age=args.max_age)]
+    count = len(files)
     for finding in findings:
         print(finding.line())
     failed = sum(not f.warning for f in findings)

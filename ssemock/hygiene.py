@@ -31,7 +31,7 @@ from .errors import CassetteError, ConfigError
 from .importers import decoded_body
 from .redact import Filter
 
-__all__ = ["MAX_CHECK_SIZE", "Finding", "cassette_files", "check_cassette", "check_paths", "recorded_at"]
+__all__ = ["MAX_CHECK_SIZE", "Finding", "cassette_files", "check_cassette", "check_file", "check_paths", "recorded_at"]
 
 MAX_CHECK_SIZE = 10 * 1024 * 1024
 """Largest cassette file ``ssemock check`` accepts by default, in bytes (10 MiB; ``--max-size``)."""

@@ -217,3 +217,19 @@ def test_the_readme_har_example_runs(browser_har: dict[str, Any], tmp_path: Path
     assert main(shlex.split(line.partition("#")[0])[1:]) == 0
     (inter,) = Cassette.load(tmp_path / "cassettes" / "session.yaml").interactions
     assert decode(inter.response.body)[-1].data == "[DONE]"  # type: ignore[union-attr]
+
+
+def test_streams_only_reads_the_mime_type_and_notes_missing_bodies(tmp_path: Path) -> None:
+    """Devtools may keep no body (``content.text`` absent) and name the type only in ``content.mimeType``."""
+    untyped = _entry(headers=[])  # no content-type header; content.mimeType says text/event-stream
+    bodiless = _entry(content={"size": 0, "mimeType": "text/event-stream"})
+    page = _entry(headers=[{"name": "content-type", "value": "text/html"}],
+                  content={"size": 2, "mimeType": "text/html", "text": "hi"})
+    har = tmp_path / "devtools.har"
+    har.write_text(json.dumps(_har(untyped, bodiless, page)))
+    cassette = import_har(har, streams_only=True)
+    first, second = cassette.interactions
+    assert decode(first.response.body)[-1].type == "message_stop"  # type: ignore[union-attr]
+    assert second.response.body == b"" and second.response.chunks == []
+    assert cassette.provenance["bodies_missing"].startswith("1 entries")
+    assert cassette.provenance["entries_skipped"] == "1 (no answer, not http(s), or not text/event-stream)"

@@ -85,16 +85,18 @@ def import_har(
         raise ImportFormatError(p, "log.entries", "a HAR file with a list of entries", None)
     if len(entries) > max_entries:
         raise ImportFormatError(p, "log.entries", f"at most {max_entries} entries (--max-entries)", len(entries))
-    interactions, started, skipped = [], [], 0
+    interactions, started, skipped, bodiless = [], [], 0, 0
     for i, entry in enumerate(entries):
         where = f"log.entries[{i}]"
         if not isinstance(entry, dict):
             raise ImportFormatError(p, where, "an object with 'request' and 'response'", entry)
         inter = _interaction(p, entry, where)
-        if inter is None or (streams_only and "event-stream" not in (inter.response.header("content-type") or "")):
+        if inter is None or (streams_only and not _streams(inter, entry)):
             skipped += 1
             continue
         interactions.append(inter)
+        content = entry["response"].get("content")
+        bodiless += not isinstance(content, dict) or content.get("text") is None
         if (when := _started(p, entry, where)) is not None:
             started.append(when)
     meta: dict[str, Any] = {"imported_from": p.name, "importer": "har"}
@@ -108,8 +110,18 @@ def import_har(
     if skipped:
         meta["entries_skipped"] = (f"{skipped} (no answer, not http(s)"
                                    + (", or not text/event-stream)" if streams_only else ")"))
+    if bodiless:
+        meta["bodies_missing"] = f"{bodiless} entries: the tool kept no content.text (imported with empty bodies)"
     meta.update(provenance or {})
     return Cassette(name or _stem(p), interactions, meta)
+
+
+def _streams(inter: Interaction, entry: dict[str, Any]) -> bool:
+    """Answered with ``text/event-stream`` (its header, or the HAR's ``content.mimeType``)."""
+    content = entry["response"].get("content")
+    mime = content.get("mimeType") if isinstance(content, dict) else None
+    header = inter.response.header("content-type") or ""
+    return "event-stream" in header.lower() or (isinstance(mime, str) and "event-stream" in mime.lower())
 
 
 def _stem(p: Path) -> str:
