@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import gzip
 import json
 import shlex
 import subprocess
@@ -233,3 +234,25 @@ def test_streams_only_reads_the_mime_type_and_notes_missing_bodies(tmp_path: Pat
     assert second.response.body == b"" and second.response.chunks == []
     assert cassette.provenance["bodies_missing"].startswith("1 entries")
     assert cassette.provenance["entries_skipped"] == "1 (no answer, not http(s), or not text/event-stream)"
+
+
+def test_a_mitmproxy_har_imports_the_bodies_it_relayed(bundled: dict[str, Cassette]) -> None:
+    """mitmdump's hardump (tests/data/har/SOURCES.md): decoded bodies under a kept Content-Encoding header."""
+    source = Path(__file__).parent / "data" / "har" / "mitmproxy.har"
+    doc = json.loads(source.read_text())
+    cassette = import_har(source)
+    thinking, gzipped = cassette.interactions
+    assert thinking.response.body == bundled["anthropic-messages-thinking"].interactions[0].response.body
+    relayed = gzip.decompress(bundled["anthropic-messages-tool-use-gzip"].interactions[0].response.body)
+    assert gzipped.response.body == relayed and len(relayed) == 1284
+    assert gzipped.response.header("content-encoding") is None  # HAR text is decoded
+    assert [e.type for e in decode(gzipped.response.body)][-1] == "message_stop"  # type: ignore[union-attr]
+    assert thinking.request.query == [("beta", "true")] and thinking.request.path == "/v1/messages"
+    timings = doc["log"]["entries"][0]["timings"]
+    assert thinking.response.start == round((timings["send"] + timings["wait"]) / 1000, 6)
+    assert thinking.response.end.t == round(thinking.response.start + timings["receive"] / 1000, 6)
+    assert cassette.provenance["har_creator"] == "mitmproxy 11.0.2"
+    started = doc["log"]["entries"][0]["startedDateTime"]  # "...+00:00" with microseconds
+    assert cassette.provenance["recorded_at"] == started[:19] + "Z"
+    text = cassette.dumps()
+    assert "MITMKEY" in source.read_text() and "MITMKEY" not in text and "MITMCOOKIE" not in text
