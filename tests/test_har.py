@@ -184,6 +184,8 @@ def test_cli_har_bounds_entries_with_one_line_and_exit_2(tmp_path: Path, capsys:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "log.entries: expected at most 1 entries (--max-entries), got 2" in err
     assert not out.exists()
+    assert main(["import", "har", str(har), "-o", str(out), "--max-size", "100"]) == 2
+    assert f"{har}: expected a file of at most 100 bytes, got {har.stat().st_size}" in capsys.readouterr().err
     with pytest.raises(SystemExit) as usage:  # argparse: an integer >= 1
         main(["import", "har", str(har), "-o", str(out), "--max-entries", "0"])
     assert usage.value.code == 2 and "--max-entries: expected an integer >= 1" in capsys.readouterr().err

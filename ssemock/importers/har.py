@@ -37,7 +37,7 @@ from urllib.parse import urlencode
 
 from ..cassette import Cassette, Chunk, End, Interaction
 from ..errors import ImportFormatError
-from ..limits import MAX_HAR_ENTRIES, json_depth_exceeds
+from ..limits import MAX_CASSETTE_FILE, MAX_HAR_ENTRIES, json_depth_exceeds
 from . import request_from_url, untimed_response
 from .raw import read_bytes
 
@@ -53,26 +53,28 @@ def import_har(
     provenance: dict[str, Any] | None = None,
     streams_only: bool = False,
     max_entries: int = MAX_HAR_ENTRIES,
+    max_size: int = MAX_CASSETTE_FILE,
 ) -> Cassette:
     """Convert one HAR file into a cassette, one interaction per entry, in file order.
 
     Args:
-        path: the ``.har`` file (at most 512 MiB).
+        path: the ``.har`` file.
         name: cassette name (default: the file name without ``.har``).
         provenance: extra provenance fields.
         streams_only: keep only the entries answered with ``text/event-stream``.
         max_entries: refuse a file with more entries than this (default 10,000).
+        max_size: refuse a larger file, in bytes (default 512 MiB).
 
     Returns:
         A cassette; timed responses where the HAR has timings (seconds from the request).
 
     Raises:
-        ImportFormatError: not JSON, not HAR (``log.entries``), too many entries, or an entry
+        ImportFormatError: unreadable, too large, not JSON, not HAR (``log.entries``), too many entries, or an entry
             without a method, URL or status, or with a body that is not valid base64 (names the
             file and the entry's field, e.g. ``log.entries[3].response.content.text``).
     """
     p = Path(path)
-    raw = read_bytes(p)
+    raw = read_bytes(p, max_size)
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:

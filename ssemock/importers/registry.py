@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from ..cassette import Cassette
 from ..errors import ConfigError
-from ..limits import MAX_HAR_ENTRIES
+from ..limits import MAX_CASSETTE_FILE, MAX_HAR_ENTRIES
 
 __all__ = ["IMPORTERS", "Importer", "Option", "importer", "register"]
 
@@ -133,6 +133,8 @@ register(Importer("har", "HAR 1.2 files (browser devtools, Charles, Proxyman, mi
                       Option("--max-entries", "max_entries",
                              f"refuse files with more entries (default {MAX_HAR_ENTRIES})",
                              default=MAX_HAR_ENTRIES, kind="int"),
+                      Option("--max-size", "max_size", f"refuse larger files, in bytes (default {MAX_CASSETTE_FILE})",
+                             default=MAX_CASSETTE_FILE, kind="int"),
                   )))
 register(Importer("raw", "raw response bodies (.sse.txt, .sse.bin)", "ssemock.importers.raw:import_raw",
                   (_PATH, _METHOD)))
