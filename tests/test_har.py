@@ -17,11 +17,13 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ssemock import Cassette, ImportFormatError, MockServer
 from ssemock.cli import main
 from ssemock.importers.har import import_har
-from ssemock.sse import decode
+from ssemock.sse import decode, split_blocks
 
 from .conftest import CHROMIUM, NODE_MODULES, require
 
@@ -258,3 +260,28 @@ def test_a_mitmproxy_har_imports_the_bodies_it_relayed(bundled: dict[str, Casset
     assert cassette.provenance["recorded_at"] == started[:19] + "Z"
     text = cassette.dumps()
     assert "MITMKEY" in source.read_text() and "MITMKEY" not in text and "MITMCOOKIE" not in text
+
+
+_PIECES = st.sampled_from([b"data: x", b"event: e", b": ping", b"\r", b"\n", b"\r\n", b"\xc3\xa9", b"\xff", b"{}"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(body=st.lists(_PIECES, max_size=30).map(b"".join), as_base64=st.booleans())
+def test_any_har_body_imports_byte_for_byte_in_blocks(tmp_path_factory: pytest.TempPathFactory, body: bytes,
+                                                     as_base64: bool) -> None:
+    """Whatever the body (not UTF-8 included, then base64 as HAR requires), the bytes come back, cut per block."""
+    if not as_base64:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            as_base64 = True
+    content: dict[str, Any] = {"mimeType": "text/event-stream"}
+    if as_base64:
+        content.update(text=base64.b64encode(body).decode(), encoding="base64")
+    else:
+        content["text"] = text
+    har = tmp_path_factory.mktemp("prop") / "p.har"
+    har.write_text(json.dumps(_har(_entry(content=content))))
+    response = import_har(har).interactions[0].response
+    assert response.body == body
+    assert [c.data for c in response.chunks] == split_blocks(body)
