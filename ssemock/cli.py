@@ -28,7 +28,7 @@ from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, SSEMockError
 from .importers import decoded_body, save_imported
 from .importers.registry import IMPORTERS
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_CHECK_SIZE, MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -152,8 +152,6 @@ def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
 
 
 def _add_check_parser(check: argparse.ArgumentParser) -> None:
-    from .hygiene import MAX_CHECK_SIZE
-
     check.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="cassette files or directories")
     check.add_argument("--max-size", type=positive_count, default=MAX_CHECK_SIZE, metavar="BYTES",
                        help=f"largest cassette file (default {MAX_CHECK_SIZE}, 10 MiB)")

@@ -3,7 +3,7 @@
 Every cassette file is checked for:
 
 * **format**: it loads with the rules ``serve`` and ``inspect`` apply (:meth:`Cassette.load`);
-* **size**: the file is at most ``max_size`` bytes (default :data:`MAX_CHECK_SIZE`, 10 MiB:
+* **size**: the file is at most ``max_size`` bytes (default :data:`~ssemock.limits.MAX_CHECK_SIZE`, 10 MiB:
   a recording a repository should hold; the loader's own bound is 512 MiB);
 * **secrets**: no header, query parameter or cookie the recorder drops by name, and nothing
   the recorder's scanner (:meth:`ssemock.redact.Filter.scan`: key shapes, values under
@@ -29,12 +29,10 @@ from typing import Any
 from .cassette import Cassette, Interaction
 from .errors import CassetteError, ConfigError
 from .importers import decoded_body
+from .limits import MAX_CHECK_SIZE
 from .redact import Filter
 
-__all__ = ["MAX_CHECK_SIZE", "Finding", "cassette_files", "check_cassette", "check_file", "check_paths", "recorded_at"]
-
-MAX_CHECK_SIZE = 10 * 1024 * 1024
-"""Largest cassette file ``ssemock check`` accepts by default, in bytes (10 MiB; ``--max-size``)."""
+__all__ = ["Finding", "cassette_files", "check_cassette", "check_file", "check_paths", "recorded_at"]
 
 _FILTER = Filter()
 _DAY = 86_400.0
