@@ -69,24 +69,13 @@ def import_har(
         A cassette; timed responses where the HAR has timings (seconds from the request).
 
     Raises:
-        ImportFormatError: unreadable, too large, not JSON, not HAR (``log.entries``), too many entries, or an entry
-            without a method, URL or status, or with a body that is not valid base64 (names the
-            file and the entry's field, e.g. ``log.entries[3].response.content.text``).
+        ImportFormatError: unreadable, too large, not JSON, not HAR (``log.entries``), too many
+            entries, or an entry without a method, URL or status, or with a body that is not
+            valid base64 (names the file and the entry's field, e.g.
+            ``log.entries[3].response.content.text``).
     """
     p = Path(path)
-    raw = read_bytes(p, max_size)
-    try:
-        doc = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
-    if json_depth_exceeds(doc, _DEPTH):
-        raise ImportFormatError(p, "", f"a HAR file (JSON nested at most {_DEPTH} levels)", None)
-    log = doc.get("log") if isinstance(doc, dict) else None
-    entries = log.get("entries") if isinstance(log, dict) else None
-    if not isinstance(entries, list):
-        raise ImportFormatError(p, "log.entries", "a HAR file with a list of entries", None)
-    if len(entries) > max_entries:
-        raise ImportFormatError(p, "log.entries", f"at most {max_entries} entries (--max-entries)", len(entries))
+    log, entries = _log(p, read_bytes(p, max_size), max_entries)
     interactions, started, skipped, bodiless = [], [], 0, 0
     for i, entry in enumerate(entries):
         where = f"log.entries[{i}]"
@@ -102,7 +91,7 @@ def import_har(
         if (when := _started(p, entry, where)) is not None:
             started.append(when)
     meta: dict[str, Any] = {"imported_from": p.name, "importer": "har"}
-    creator = log.get("creator") if isinstance(log, dict) else None
+    creator = log.get("creator")
     if isinstance(creator, dict) and isinstance(creator.get("name"), str):
         meta["har_creator"] = f"{creator['name']} {creator.get('version', '')}".strip()
     if started:
@@ -116,6 +105,23 @@ def import_har(
         meta["bodies_missing"] = f"{bodiless} entries: the tool kept no content.text (imported with empty bodies)"
     meta.update(provenance or {})
     return Cassette(name or _stem(p), interactions, meta)
+
+
+def _log(p: Path, raw: bytes, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
+    """The HAR's ``log`` object and its ``entries`` list, checked."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
+    if json_depth_exceeds(doc, _DEPTH):
+        raise ImportFormatError(p, "", f"a HAR file (JSON nested at most {_DEPTH} levels)", None)
+    log = doc.get("log") if isinstance(doc, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
+    if not isinstance(log, dict) or not isinstance(entries, list):
+        raise ImportFormatError(p, "log.entries", "a HAR file with a list of entries", None)
+    if len(entries) > max_entries:
+        raise ImportFormatError(p, "log.entries", f"at most {max_entries} entries (--max-entries)", len(entries))
+    return log, entries
 
 
 def _streams(inter: Interaction, entry: dict[str, Any]) -> bool:
