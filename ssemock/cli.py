@@ -144,7 +144,8 @@ def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
                 p.add_argument(option.flag, dest=option.dest, action="store_true", help=option.help)
             else:
                 p.add_argument(option.flag, dest=option.dest, required=option.required, default=option.default,
-                               type=positive_count if option.kind == "int" else str, help=option.help)
+                               type=positive_count if option.kind == "int" else str, metavar=option.metavar,
+                               help=option.help)
         p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="output directory")
         p.add_argument("--licence", help="licence of the recording, kept in the provenance")
         p.add_argument("--source", help="where the recording comes from, kept in the provenance")

@@ -40,6 +40,7 @@ class Option:
         default: the value when it is not given.
         switch: a flag without a value (``True`` when given).
         kind: how the value is read: ``"str"`` or ``"int"`` (an integer >= 1).
+        metavar: the value's name in ``--help`` (e.g. ``"BYTES"``).
     """
 
     flag: str
@@ -49,6 +50,7 @@ class Option:
     default: Any = None
     switch: bool = False
     kind: str = "str"
+    metavar: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,8 +124,9 @@ def importer(name: str) -> Importer:
         raise ConfigError(f"no importer named {name!r}; known: {', '.join(IMPORTERS)}") from None
 
 
-_PATH = Option("--path", "request_path", "URL path to answer, e.g. /v1/chat/completions", required=True)
-_METHOD = Option("--method", "method", "HTTP method to answer (default POST)", default="POST")
+_PATH = Option("--path", "request_path", "URL path to answer, e.g. /v1/chat/completions", required=True,
+               metavar="PATH")
+_METHOD = Option("--method", "method", "HTTP method to answer (default POST)", default="POST", metavar="METHOD")
 
 register(Importer("vcr", "VCR.py / pytest-recording cassettes", "ssemock.importers.vcr:import_vcr"))
 register(Importer("har", "HAR 1.2 files (browser devtools, Charles, Proxyman, mitmproxy)",
@@ -132,9 +135,9 @@ register(Importer("har", "HAR 1.2 files (browser devtools, Charles, Proxyman, mi
                              "import only the entries answered with text/event-stream", switch=True),
                       Option("--max-entries", "max_entries",
                              f"refuse files with more entries (default {MAX_HAR_ENTRIES})",
-                             default=MAX_HAR_ENTRIES, kind="int"),
+                             default=MAX_HAR_ENTRIES, kind="int", metavar="N"),
                       Option("--max-size", "max_size", f"refuse larger files, in bytes (default {MAX_CASSETTE_FILE})",
-                             default=MAX_CASSETTE_FILE, kind="int"),
+                             default=MAX_CASSETTE_FILE, kind="int", metavar="BYTES"),
                   )))
 register(Importer("raw", "raw response bodies (.sse.txt, .sse.bin)", "ssemock.importers.raw:import_raw",
                   (_PATH, _METHOD)))
