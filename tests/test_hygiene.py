@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -141,6 +142,11 @@ def test_the_recorder_writes_recorded_at_and_its_cassettes_check_clean(
     when = recorded_at(cassette)
     assert when is not None and before <= when <= datetime.now(UTC)
     assert _run(capsys, str(tmp_path), "--max-age", "1")[:2] == (0, [])
+    time.sleep(1.1)  # into the next second: a new recorded_at would differ
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="chat", mode="all") as rec:
+        assert httpx.post(f"{rec.url}/stream/chat", json={"n": 2}, timeout=30).status_code == 200
+    again = Cassette.load(tmp_path / "chat.yaml")
+    assert len(again.interactions) == 2 and recorded_at(again) == when  # it dates the oldest recording
 
 
 def test_the_pre_commit_hook_runs_the_check_on_the_staged_cassettes(tmp_path: Path) -> None:
