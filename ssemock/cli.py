@@ -1,10 +1,11 @@
-"""The ``ssemock`` command: serve | record | import | inspect | scenarios.
+"""The ``ssemock`` command: serve | record | import | inspect | scenarios | check.
 
 ``inspect`` shows a cassette, or a stub file (``ssemock_stubs: 1``) as the streams its stubs
 send in one provider's format (``--provider``).
 
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
-(one line on stderr, no traceback), 1 when serving fails at run time.
+(one line on stderr, no traceback), 1 when serving fails at run time or ``check``
+has findings.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, ScenarioError, SSEMockError
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, claim_name
+from .importers.registry import IMPORTERS
+from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_CHECK_SIZE, MAX_JSON_DEPTH, MAX_REQUEST_BODY, claim_name
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
 from .recorder import cli as record_cli
@@ -97,6 +99,14 @@ def worker_count(text: str) -> int:
     return count
 
 
+def positive_count(text: str) -> int:
+    """argparse type: an integer >= 1 (a count or a size in bytes)."""
+    value = byte_count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
@@ -135,25 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                           grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
                                      f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
 
-    imp = sub.add_parser("import", help="convert foreign recordings into ssemock cassettes")
-    kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
-    vcr = kinds.add_parser("vcr", help="VCR.py / pytest-recording cassettes")
-    vcr.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    for kind, helptext in (("raw", "raw response bodies (.sse.txt, .sse.bin)"),
-                           ("chunks", "one JSON payload per line (.chunks.txt)")):
-        p = kinds.add_parser(kind, help=helptext)
-        p.add_argument("files", nargs="+", type=Path, metavar="FILE")
-        p.add_argument("--path", required=True, help="URL path to answer, e.g. /v1/chat/completions")
-        p.add_argument("--method", default="POST", help="HTTP method to answer (default POST)")
-        if kind == "chunks":
-            p.add_argument("--done", action="store_true", help="append 'data: [DONE]' (OpenAI chat style)")
-            p.add_argument("--event-from-type", action="store_true",
-                           help="write 'event: <payload type>' lines (OpenAI Responses style)")
-    for p in kinds.choices.values():
-        p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="output directory")
-        p.add_argument("--licence", help="licence of the recording, kept in the provenance")
-        p.add_argument("--source", help="where the recording comes from, kept in the provenance")
-        p.add_argument("--force", action="store_true", help="overwrite cassettes that exist in DIR")
+    _add_import_parsers(sub.add_parser("import", help="convert foreign recordings into ssemock cassettes"))
 
     ins = sub.add_parser("inspect", help="show a cassette's interactions, chunks, timing and events")
     ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
@@ -167,8 +159,47 @@ def build_parser() -> argparse.ArgumentParser:
     check = checks.add_parser("check", help="validate scenario files: one line per file; exit 2 naming the file, "
                                             "step and field of the first error of each bad file")
     check.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    _add_check_parser(sub.add_parser("check", help="lint cassettes: format, size, secrets, age (exit 1 on findings)"))
     record_cli.add_parser(sub)
     return parser
+
+
+def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
+    """``ssemock import NAME``: one sub-command per registered importer, with its own options."""
+    kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
+    for entry in IMPORTERS.values():
+        p = kinds.add_parser(entry.name, help=entry.help)
+        p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+        for option in entry.options:
+            if option.switch:
+                p.add_argument(option.flag, dest=option.dest, action="store_true", help=option.help)
+            else:
+                p.add_argument(option.flag, dest=option.dest, required=option.required, default=option.default,
+                               type=positive_count if option.kind == "int" else str, metavar=option.metavar,
+                               help=option.help)
+        p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="output directory")
+        p.add_argument("--licence", help="licence of the recording, kept in the provenance")
+        p.add_argument("--source", help="where the recording comes from, kept in the provenance")
+        p.add_argument("--force", action="store_true", help="overwrite cassettes that exist in DIR")
+
+
+def _add_check_parser(check: argparse.ArgumentParser) -> None:
+    check.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="cassette files or directories")
+    check.add_argument("--max-size", type=positive_count, default=MAX_CHECK_SIZE, metavar="BYTES",
+                       help=f"largest cassette file (default {MAX_CHECK_SIZE}, 10 MiB)")
+    check.add_argument("--max-age", type=age_days, default=None, metavar="DAYS",
+                       help="warn about recordings older than this (provenance.recorded_at)")
+
+
+def age_days(text: str) -> float:
+    """argparse type: a number of days > 0, as seconds."""
+    try:
+        days = float(text)
+    except ValueError:
+        days = -1.0
+    if not (math.isfinite(days) and days > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of days > 0, got {text!r}")
+    return days * 86_400.0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios,
-                   "record": record_cli.run}
+                   "record": record_cli.run, "check": _check}
         return handler[args.command](args)
     except SSEMockError as exc:
         print(f"ssemock: error: {exc}", file=sys.stderr)
@@ -250,27 +281,18 @@ async def _run_until_signal(server: MockServer) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from .importers import save_imported
-    from .importers.chunks import import_chunks
-    from .importers.raw import import_raw
-    from .importers.vcr import import_vcr
 
+    entry = IMPORTERS[args.kind]
     provenance: dict[str, Any] = {k: v for k, v in (("source", args.source), ("licence", args.licence)) if v}
+    options = {o.dest: getattr(args, o.dest) for o in entry.options}
     if args.output.exists() and not args.output.is_dir():
         raise UsageError(f"-o {args.output}: expected a directory, found a file")
-    cassettes = []
-    for file in args.files:
-        if args.kind == "vcr":
-            cassettes.append(import_vcr(file, provenance=provenance))
-        elif args.kind == "raw":
-            cassettes.append(import_raw(file, method=args.method, request_path=args.path, provenance=provenance))
-        else:
-            cassettes.append(import_chunks(
-                file, method=args.method, request_path=args.path, done=args.done,
-                event_from_type=args.event_from_type, provenance=provenance,
-            ))
+    cassettes = [entry.convert(file, provenance=provenance, **options) for file in args.files]
     targets = save_imported(args.files, cassettes, args.output, force=args.force)
     for file, cassette, target in zip(args.files, cassettes, targets):
-        print(f"{file} -> {target} ({len(cassette.interactions)} interaction(s), timing: none)")
+        timed = any(i.response.timed for i in cassette.interactions)
+        print(f"{file} -> {target} ({len(cassette.interactions)} interaction(s), "
+              f"timing: {'from the recording' if timed else 'none'})")
     return 0
 
 
@@ -371,3 +393,20 @@ def _check_scenarios(files: list[Path]) -> int:
             continue
         print(f"{file}: ok, {scenario.name}, {len(scenario.steps)} step(s), preserves {scenario.preserves}")
     return status
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .hygiene import cassette_files, check_file
+
+    try:
+        files = cassette_files(args.paths)
+    except ConfigError as exc:
+        raise UsageError(f"check: {exc}") from None
+    findings = [f for file in files for f in check_file(file, max_size=args.max_size, max_age=args.max_age)]
+    count = len(files)
+    for finding in findings:
+        print(finding.line())
+    failed = sum(not f.warning for f in findings)
+    print(f"ssemock check: {count} cassette file(s), {failed} finding(s), {len(findings) - failed} warning(s)",
+          file=sys.stderr)
+    return 1 if failed else 0

@@ -13,6 +13,8 @@ journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as
 cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
 interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response)
+HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import har --max-entries``)
+cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
 =========================  ===============  =============================================
@@ -39,6 +41,8 @@ __all__ = [
     "JSON_DEPTH_CEILING",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
+    "MAX_CHECK_SIZE",
+    "MAX_HAR_ENTRIES",
     "MAX_ITEMS",
     "MAX_JSON_DEPTH",
     "MAX_JSON_PARSE",
@@ -80,6 +84,11 @@ MAX_CASSETTE_SECONDS = 86_400.0
 """Latest time in a cassette (``t``, ``start``, ``end.t``, ``interval`` steps), in seconds (24 h)."""
 MAX_CASSETTE_FILE = 512 * 1024 * 1024
 """Largest cassette file read, in bytes (512 MiB)."""
+MAX_CHECK_SIZE = 10 * 1024 * 1024
+"""Largest cassette file ``ssemock check`` passes by default, in bytes (10 MiB: what a repository
+should hold; ``--max-size``)."""
+MAX_HAR_ENTRIES = 10_000
+"""Most entries in one HAR file imported (``ssemock import har --max-entries``)."""
 MAX_SCENARIO_FILE = 1024 * 1024
 """Largest scenario file read, in bytes (1 MiB)."""
 MAX_SCENARIOS = 8

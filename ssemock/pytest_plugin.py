@@ -25,7 +25,7 @@ request that differs fails the test with the difference and how to record it aga
 
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
 ``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable), ``--ssemock-stubs=PATH``
-(stub files or directories, repeatable); ini keys
+(stub files or directories, repeatable), ``--ssemock-report-unused`` (see :mod:`ssemock.unused`); ini keys
 ``ssemock_cassettes`` (directories, one a line), ``ssemock_stubs``, ``ssemock_record_mode``,
 ``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing).
 
@@ -87,6 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ssemock-stubs", action="append", default=[], metavar="PATH",
         help="stub file or directory: synthesized answers tried before cassettes (repeatable)",
     )
+    group.addoption("--ssemock-report-unused", action="store_true",
+                    help="after the run, list the cassettes and interactions no test played")
     parser.addini("ssemock_cassettes", "cassette directories searched after the test's own", type="paths")
     parser.addini("ssemock_stubs", "stub files or directories, tried before cassettes", type="paths")
     parser.addini("ssemock_record_mode", "record mode when --ssemock-record is not given", default="none")
@@ -106,6 +108,10 @@ def pytest_configure(config: pytest.Config) -> None:
     mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
     if mode not in RECORD_MODES:
         raise pytest.UsageError(f"ssemock_record_mode: {mode!r} is not one of {', '.join(RECORD_MODES)}")
+    if config.getoption("ssemock_report_unused"):
+        from .unused import UnusedReport
+
+        config.pluginmanager.register(UnusedReport(config), "ssemock-report-unused")
 
 
 def conformance_presets() -> list[str]:

@@ -26,10 +26,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Comment", "Decoder", "Event", "decode", "encode"]
+__all__ = ["Comment", "Decoder", "Event", "decode", "encode", "split_blocks"]
 
-# §9.2.5: end-of-line = ( cr lf / cr / lf )
-_EOL = re.compile(r"\r\n|\r|\n")
+# §9.2.5: end-of-line = ( cr lf / cr / lf ) — the one line-end rule, for text and for bytes.
+_EOL_RULE = r"\r\n|\r|\n"
+_EOL = re.compile(_EOL_RULE)
+_EOL_BYTES = re.compile(_EOL_RULE.encode("ascii"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,35 @@ def decode(data: bytes | Iterable[bytes], *, comments: bool = False) -> list[Eve
         out.extend(decoder.feed(bytes(chunk)))
     out.extend(decoder.close())
     return out if comments else [item for item in out if isinstance(item, Event)]
+
+
+def split_blocks(body: bytes) -> list[bytes]:
+    """Cut a whole event stream after each blank line; the pieces join back to ``body``.
+
+    Lines end as the decoder ends them (§9.2.5): CRLF is one line end, so ``event: x\\r\\n``
+    is one line, not a line and a blank line; a lone CR or LF is a line end too. A blank
+    line is an empty line: a line end at the start of the stream (or after a leading
+    U+FEFF), or right after another line end. Every piece but the last ends with the line
+    end of a blank line (an event block, a comment block, or a lone blank line); the last
+    piece is whatever follows the last blank line, if anything (an unfinished block).
+
+    Args:
+        body: the stream bytes, complete (a CR at the very end is taken as a line end).
+
+    Returns:
+        The pieces, in order; ``[]`` for an empty body.
+    """
+    pieces: list[bytes] = []
+    start = 0
+    line_start = 3 if body.startswith(b"\xef\xbb\xbf") else 0  # one leading BOM is ignored
+    for m in _EOL_BYTES.finditer(body):
+        if m.start() == line_start:  # "If the line is empty (a blank line)"
+            pieces.append(body[start : m.end()])
+            start = m.end()
+        line_start = m.end()
+    if start < len(body):
+        pieces.append(body[start:])
+    return pieces
 
 
 def _one_line(name: str, value: str) -> str:

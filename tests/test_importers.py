@@ -10,15 +10,18 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ssemock import Cassette, ImportFormatError
 from ssemock.cli import main
-from ssemock.importers import event_chunks
+from ssemock.errors import ConfigError
 from ssemock.importers.chunks import import_chunks
 from ssemock.importers.raw import import_raw
+from ssemock.importers.registry import IMPORTERS, importer
 from ssemock.importers.vcr import import_vcr
 from ssemock.redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, SECRET_RESPONSE_HEADERS
-from ssemock.sse import decode
+from ssemock.sse import Comment, Event, decode, split_blocks
 
 from .conftest import REALWORLD
 
@@ -129,9 +132,61 @@ def test_chunks_event_from_type_rebuilds_responses_event_names() -> None:
                                         "response.failed"]
 
 
-def test_event_chunks_split_after_every_blank_line_and_join_back() -> None:
+def test_split_blocks_cuts_after_every_blank_line_and_joins_back() -> None:
     body = b": c\r\n\r\ndata: a\n\ndata: b\r\rdata: tail"
-    assert event_chunks(body) == [b": c\r\n\r\n", b"data: a\n\n", b"data: b\r\r", b"data: tail"]
+    assert split_blocks(body) == [b": c\r\n\r\n", b"data: a\n\n", b"data: b\r\r", b"data: tail"]
+    # A CRLF is one line end (WHATWG 9.2.5): "event: message\r\n" is a line, not a line and a blank line.
+    assert split_blocks(b"event: message\r\ndata: x\r\n\r\n") == [b"event: message\r\ndata: x\r\n\r\n"]
+    assert split_blocks(b"data: a\r\r\ndata: b\n\r\n") == [b"data: a\r\r\n", b"data: b\n\r\n"]
+    assert split_blocks(b"\xef\xbb\xbf\r\ndata: a\n\n") == [b"\xef\xbb\xbf\r\n", b"data: a\n\n"]
+
+
+_SSE_BYTES = st.lists(st.sampled_from([b"data: x", b"event: e", b": c", b"\r", b"\n", b"\r\n", b"\xef\xbb\xbf"]))
+
+
+@given(_SSE_BYTES.map(b"".join))
+def test_split_blocks_cuts_exactly_after_the_empty_lines_of_bytes_splitlines(body: bytes) -> None:
+    """Python's ``bytes.splitlines`` ends lines at CRLF, CR and LF, like the spec: an independent splitter."""
+    lines = body.splitlines(keepends=True)
+    ends, pos = [], 0
+    for index, line in enumerate(lines):
+        pos += len(line)
+        content = line.rstrip(b"\r\n")
+        if content != line and content in (b"", b"\xef\xbb\xbf" if index == 0 else b""):
+            ends.append(pos)
+    pieces = split_blocks(body)
+    assert b"".join(pieces) == body and all(pieces)
+    offsets = [sum(map(len, pieces[: i + 1])) for i in range(len(pieces))]
+    assert [o for o in offsets if o in ends] == ends and set(offsets) - set(ends) <= {len(body)}
+    assert decode(pieces, comments=True) == decode(body, comments=True)
+
+
+def test_mcp_cassette_chunks_end_where_its_events_and_comments_end(bundled: dict[str, Cassette]) -> None:
+    """The real MCP recording (CRLF lines): one chunk per event or comment block, bytes as recorded."""
+    cassette = bundled["mcp-deepwiki-ping-comments-crlf"]
+    source = yaml.safe_load((REALWORLD / "mcp-deepwiki-ping-comments-crlf.vcr.yaml").read_text(encoding="utf-8"))
+    streams = [i for i in cassette.interactions if i.response.header("content-type") == "text/event-stream"]
+    recorded = [i["response"]["body"]["string"].encode() for i in source["interactions"]
+                if i["response"]["headers"].get("content-type") == ["text/event-stream"]]
+    assert [s.response.body for s in streams] == recorded and len(streams) == 5
+    for stream in streams:
+        for chunk in stream.response.chunks:
+            assert chunk.data.endswith(b"\r\n\r\n") and chunk.data.count(b"\r\n\r\n") == 1
+            (item,) = decode(chunk.data, comments=True)  # exactly one event or one comment per chunk
+            assert isinstance(item, (Event, Comment))
+    items = [decode(s.response.body, comments=True) for s in streams]
+    assert [len(i) for i in items] == [len(s.response.chunks) for s in streams]
+    assert sum(isinstance(x, Comment) for i in items for x in i) == 1  # the ": ping - <time>" comment
+    assert all(x.type == "message" for i in items for x in i if isinstance(x, Event))
+
+
+def test_every_importer_is_registered_with_its_options() -> None:
+    assert list(IMPORTERS) == ["vcr", "har", "raw", "chunks"]
+    assert [o.flag for o in importer("chunks").options] == ["--path", "--method", "--done", "--event-from-type"]
+    with pytest.raises(ConfigError, match="no importer named 'pcap'; known: vcr, har, raw, chunks"):
+        importer("pcap")
+    with pytest.raises(ConfigError, match="has no option 'done'"):
+        importer("raw").convert(REALWORLD / "openai-chat-finish-length-usage.sse.bin", request_path="/x", done=True)
 
 
 def test_import_errors_name_file_and_field(tmp_path: Path) -> None:

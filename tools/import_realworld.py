@@ -18,11 +18,9 @@ from typing import Any
 from ssemock.cassette import Cassette
 from ssemock.errors import SSEMockError
 from ssemock.importers import save_imported
-from ssemock.importers.chunks import import_chunks
-from ssemock.importers.raw import import_raw
-from ssemock.importers.vcr import import_vcr
+from ssemock.importers.registry import importer
 
-# file -> (importer, options); VCR files carry their own request.
+# file -> (registered importer, its options by name); VCR files carry their own request.
 PLAN: dict[str, tuple[str, dict[str, Any]]] = {
     "openai-chat-tool-calls-usage.vcr.yaml": ("vcr", {}),
     "openai-chat-finish-length-usage.sse.bin": ("raw", {"request_path": "/v1/chat/completions"}),
@@ -74,15 +72,10 @@ def provenance_from_sources(text: str) -> dict[str, dict[str, Any]]:
 
 
 def import_one(source_dir: Path, file: str, provenance: dict[str, Any]) -> Cassette:
-    """Import one real recording with the importer the plan names."""
+    """Import one real recording with the registered importer the plan names."""
     kind, options = PLAN[file]
     meta = {"recorded_by": "third party (see source_repository)", **provenance}
-    path = source_dir / file
-    if kind == "vcr":
-        return import_vcr(path, provenance=meta)
-    if kind == "raw":
-        return import_raw(path, provenance=meta, **options)
-    return import_chunks(path, provenance=meta, **options)
+    return importer(kind).convert(source_dir / file, provenance=meta, **options)
 
 
 def import_all(source_dir: Path) -> list[Cassette]:

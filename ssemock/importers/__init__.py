@@ -1,10 +1,13 @@
-"""Importers: VCR.py cassettes, raw body files and one-JSON-per-line chunk files.
+"""Importers: VCR.py cassettes, HAR files, raw body files and one-JSON-per-line chunk files.
 
-Foreign recordings keep no chunk timing, and VCR.py keeps no chunk boundaries.
-Imported responses are therefore marked ``timing: none`` and split into one chunk
-per SSE event block (cut after each blank line, bytes unchanged); a compressed
-body (``Content-Encoding`` other than identity) stays one chunk of the encoded
-bytes. On replay such chunks are written one by one without delay.
+One family: every importer is registered in :mod:`ssemock.importers.registry` (name,
+options, conversion function), which ``ssemock import`` and ``tools/import_realworld.py``
+read. Foreign recordings keep no chunk boundaries (and most no timing): every importer
+splits a body into one chunk per SSE block with :func:`ssemock.sse.split_blocks`, the
+decoder's own line-end rule (a CRLF is one line end), cut after each blank line, bytes
+unchanged; a compressed body (``Content-Encoding`` other than identity) stays one chunk
+of the encoded bytes. Responses without timing are marked ``timing: none`` and replayed
+without delay. Secrets are removed by the recorder's rules (:mod:`ssemock.redact`).
 
 :func:`save_imported` writes the cassettes of one import run: source folders stay apart
 in the output (``a/x.yaml`` and ``b/x.yaml`` become ``OUT/a/x.yaml`` and ``OUT/b/x.yaml``),
@@ -16,7 +19,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import re
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,66 +26,54 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Cassette, Chunk, End, Request, Response
 from ..errors import CassetteError, ConfigError, ImportFormatError
-from ..redact import Filter
+from ..redact import Credentials, Filter, Report
+from ..sse import split_blocks
 
 __all__ = [
-    "check_loadable", "decoded_body", "event_chunks", "output_paths", "request_from_url", "save_imported",
-    "untimed_response",
+    "check_loadable", "decoded_body", "output_paths", "request_from_url", "save_imported", "untimed_response",
 ]
-
-# A blank line: an end-of-line right after another end-of-line (WHATWG §9.2.5).
-_BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
-
-
-def event_chunks(body: bytes) -> list[bytes]:
-    """Split an event-stream body after each blank line; the pieces join back to ``body``."""
-    pieces, start = [], 0
-    for m in _BLANK_LINE.finditer(body):
-        pieces.append(body[start : m.end()])
-        start = m.end()
-    if start < len(body):
-        pieces.append(body[start:])
-    return pieces
 
 
 def request_from_url(
     method: str, url: str, headers: list[tuple[str, str]], body: bytes | None
-) -> Request:
-    """A redacted :class:`Request` from a full URL.
+) -> tuple[Request, Credentials]:
+    """A redacted :class:`Request` from a full URL, and the credentials it sent.
 
-    Secret headers and query parameters are dropped; key-shaped strings in the path,
-    the other headers and the body are scrubbed (the recorder's default filter).
+    The recorder's rules (:meth:`ssemock.redact.Filter.request`): secret headers (``Authorization``,
+    ``Cookie``, names with a credential word), query parameters and JSON body fields are removed;
+    key-shaped strings in the path, the other headers and the body are replaced. Pass the
+    credentials to :func:`untimed_response` so that an echo of them in the answer goes too.
     """
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    kept, _ = _FILTER.pairs(query, _FILTER.secret_query_params)
-    header_pairs, _ = _FILTER.pairs(headers, _FILTER.secret_request_headers)
-    return Request(
-        method=method.upper(),
-        path=_FILTER.text(parts.path or "/")[0],
-        query=kept,
-        headers=header_pairs,
-        body=_FILTER.body(body)[0] if body else body,
-    )
+    redacted = _FILTER.request(parts.path or "/", query, headers, body)
+    request = Request(method=method.upper(), path=redacted.path, query=redacted.query,
+                      headers=redacted.headers, body=redacted.body)
+    return request, redacted.credentials
 
 
-def untimed_response(status: int, reason: str | None, headers: list[tuple[str, str]], body: bytes) -> Response:
-    """A response recorded without timing: one chunk per event block (or one encoded chunk).
+def untimed_response(
+    status: int, reason: str | None, headers: list[tuple[str, str]], body: bytes,
+    credentials: Credentials | None = None,
+) -> Response:
+    """A response recorded without timing: one chunk per SSE block (or one encoded chunk).
 
-    Key-shaped strings are scrubbed. An encoded body (e.g. gzip) stays as it is unless
-    its decoded text holds one; it is then stored decoded, scrubbed, without the header.
+    Secrets are removed by the recorder's rules: secret headers (``Set-Cookie``…) dropped,
+    key shapes and the request's ``credentials`` replaced. An encoded body (e.g. gzip) stays
+    as it is unless its decoded text holds a secret; it is then stored decoded, scrubbed,
+    without the header.
     """
-    kept, _ = _FILTER.pairs(headers, _FILTER.secret_response_headers)
+    kept = _FILTER.response_headers_scrubbed(headers, credentials, Report())
     encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity").lower()
     if encoding != "identity":
         plain = decoded_body(body, encoding)
-        if plain is None or _FILTER.text(plain.decode("utf-8", "replace"))[1] == 0:
+        if plain is None or not _FILTER.scan(plain, credentials):
             pieces = [body]
         else:
             kept = [(k, v) for k, v in kept if k.lower() not in ("content-encoding", "content-length")]
-            pieces = _scrubbed(event_chunks(plain))
+            pieces = _scrubbed(split_blocks(plain), credentials)
     else:
-        pieces = _scrubbed(event_chunks(body))
+        pieces = _scrubbed(split_blocks(body), credentials)
     return Response(
         status=status,
         reason=reason,
@@ -97,9 +87,9 @@ def untimed_response(status: int, reason: str | None, headers: list[tuple[str, s
 _FILTER = Filter()
 
 
-def _scrubbed(pieces: list[bytes]) -> list[bytes]:
-    """The pieces with key-shaped strings replaced (a key split over two pieces included)."""
-    scrubber = _FILTER.scrubber()
+def _scrubbed(pieces: list[bytes], credentials: Credentials | None) -> list[bytes]:
+    """The pieces with secrets replaced (one split over two pieces included)."""
+    scrubber = _FILTER.scrubber(credentials)
     out = [data for piece in pieces for _, data in scrubber.feed(0.0, piece)]
     return out + [data for _, data in scrubber.close()]
 

@@ -25,14 +25,15 @@ def stem(p: Path) -> str:
     return p.stem
 
 
-def read_bytes(p: Path) -> bytes:
-    """The bytes of the regular file ``p`` (at most :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB).
+def read_bytes(p: Path, limit: int = MAX_CASSETTE_FILE) -> bytes:
+    """The bytes of the regular file ``p``, at most ``limit`` bytes (default
+    :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB).
 
     Raises:
         ImportFormatError: missing, not a regular file (a FIFO, ``/dev/zero``), too large or unreadable.
     """
     try:
-        return read_file(p, str(p), limit=MAX_CASSETTE_FILE, error=ImportFormatError)
+        return read_file(p, str(p), limit=limit, error=ImportFormatError)
     except FileNotFoundError as exc:
         raise ImportFormatError(p, "", "a readable file", exc.strerror) from None
 

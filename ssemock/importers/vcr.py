@@ -75,9 +75,9 @@ def _interaction(p: Path, item: Any, i: int) -> Interaction:
     code = status.get("code") if isinstance(status, dict) else None
     if not isinstance(code, int):
         raise ImportFormatError(p, f"{where}.response.status.code", "an HTTP status code", code)
-    request = request_from_url(req["method"], req["uri"], _headers(req.get("headers")), _request_body(req))
+    request, sent = request_from_url(req["method"], req["uri"], _headers(req.get("headers")), _request_body(req))
     body = _bytes(p, resp.get("body"), f"{where}.response.body")
-    response = untimed_response(code, status.get("message"), _headers(resp.get("headers")), body)
+    response = untimed_response(code, status.get("message"), _headers(resp.get("headers")), body, sent)
     return Interaction(request, response)
 
 

@@ -9,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -63,7 +64,8 @@ class RecorderState:
             if name not in self.stores:
                 from .. import __version__
 
-                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.shown_target}
+                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.shown_target,
+                              "recorded_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}
                 store = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
                 if store.repaired:
                     self.progress.note(f"cassette {name}: cut off an incomplete last interaction "

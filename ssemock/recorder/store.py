@@ -153,7 +153,8 @@ class CassetteStore:
         existed: the file existed when the store was opened.
         entries: the interactions loaded from the file, in order (they may be replayed).
         played: indexes of loaded entries already replayed.
-        provenance: written into the head of a new file (``recorded_by``, ``target``).
+        provenance: written into the head of a new file (``recorded_by``, ``target``,
+            ``recorded_at``; an existing file keeps its own ``recorded_at``).
         recorded: interactions appended to the file since the store was opened.
         repaired: bytes of a torn last interaction cut off the file when it was opened
             (a recorder was killed while appending it), 0 when none.
@@ -205,6 +206,8 @@ class CassetteStore:
         store.existed = store._on_disk = True
         store._appendable = appendable(text)
         store.provenance = {**cassette.provenance, **provenance}
+        if "recorded_at" in cassette.provenance:  # it dates the oldest recordings, which stay in the file
+            store.provenance["recorded_at"] = cassette.provenance["recorded_at"]
         for inter in cassette.interactions:
             spool = Spool()
             for chunk in inter.response.chunks:

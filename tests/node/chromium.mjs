@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 // Runs fn({context, origin}) with `html` served at origin + "/"; cleans everything up after.
-export async function withPage(html, fn, extraArgs = []) {
+// `contextOptions` go to the browser context (e.g. recordHar, written when the context closes).
+export async function withPage(html, fn, extraArgs = [], contextOptions = {}) {
   const server = createServer((req, res) => {
     res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
     res.end(html);
@@ -20,6 +21,7 @@ export async function withPage(html, fn, extraArgs = []) {
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", ...extraArgs],
+    ...contextOptions,
   });
   try {
     return await fn({ context, origin });

@@ -1,0 +1,241 @@
+"""Import HAR 1.2 files: browser devtools, Playwright ``recordHar``, Charles, Proxyman, mitmproxy.
+
+HAR is JSON; no HAR reader on PyPI adds what this needs (base64 bodies, bounds, errors naming
+the entry), so the file is read with :mod:`json` and this subset of HAR 1.2 is used:
+
+=======================================  ===================================================
+HAR field                                becomes
+=======================================  ===================================================
+``log.entries[i].request.method, url``   the request (http and https URLs; others skipped)
+``request.headers[{name, value}]``       request headers (HTTP/2 pseudo-headers dropped)
+``request.postData.text`` / ``params``   the request body (``encoding: base64`` accepted)
+``response.status, statusText``          status and reason (status 0, no answer: skipped)
+``response.headers``                     response headers, less ``Content-Encoding`` and
+                                         ``Content-Length``: HAR keeps bodies decoded
+``response.content.text`` (+ base64)     the body, cut into one chunk per SSE block
+``timings.send, wait, receive`` (ms)     first byte at send + wait, last at + receive;
+                                         ``-1`` (unknown) counts as 0, none at all: untimed
+``startedDateTime``                      the earliest is the cassette's ``recorded_at``
+=======================================  ===================================================
+
+Ignored: ``cookies`` lists (never kept; the ``Cookie`` and ``Set-Cookie`` headers are secret
+names), ``queryString`` (the URL holds it), ``cache``, sizes, ``pageref`` and ``_private``
+fields. HAR keeps no chunk times: chunks between the first and last byte are placed by
+their byte offset (a steady rate), which the provenance says. Secrets are removed by the
+recorder's rules, as for every importer (:mod:`ssemock.importers`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from ..cassette import Cassette, Chunk, End, Interaction
+from ..errors import ImportFormatError
+from ..limits import MAX_CASSETTE_FILE, MAX_HAR_ENTRIES, json_depth_exceeds
+from . import request_from_url, untimed_response
+from .raw import read_bytes
+
+__all__ = ["import_har"]
+
+_DEPTH = 32  # HAR nests 5 levels; a deeper file is not HAR
+
+
+def import_har(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    provenance: dict[str, Any] | None = None,
+    streams_only: bool = False,
+    max_entries: int = MAX_HAR_ENTRIES,
+    max_size: int = MAX_CASSETTE_FILE,
+) -> Cassette:
+    """Convert one HAR file into a cassette, one interaction per entry, in file order.
+
+    Args:
+        path: the ``.har`` file.
+        name: cassette name (default: the file name without ``.har``).
+        provenance: extra provenance fields.
+        streams_only: keep only the entries answered with ``text/event-stream``.
+        max_entries: refuse a file with more entries than this (default 10,000).
+        max_size: refuse a larger file, in bytes (default 512 MiB).
+
+    Returns:
+        A cassette; timed responses where the HAR has timings (seconds from the request).
+
+    Raises:
+        ImportFormatError: unreadable, too large, not JSON, not HAR (``log.entries``), too many
+            entries, or an entry without a method, URL or status, or with a body that is not
+            valid base64 (names the file and the entry's field, e.g.
+            ``log.entries[3].response.content.text``).
+    """
+    p = Path(path)
+    log, entries = _log(p, read_bytes(p, max_size), max_entries)
+    interactions, started, skipped, bodiless = [], [], 0, 0
+    for i, entry in enumerate(entries):
+        where = f"log.entries[{i}]"
+        if not isinstance(entry, dict):
+            raise ImportFormatError(p, where, "an object with 'request' and 'response'", entry)
+        inter = _interaction(p, entry, where)
+        if inter is None or (streams_only and not _streams(inter, entry)):
+            skipped += 1
+            continue
+        interactions.append(inter)
+        content = entry["response"].get("content")
+        bodiless += not isinstance(content, dict) or content.get("text") is None
+        if (when := _started(p, entry, where)) is not None:
+            started.append(when)
+    meta: dict[str, Any] = {"imported_from": p.name, "importer": "har"}
+    creator = log.get("creator")
+    if isinstance(creator, dict) and isinstance(creator.get("name"), str):
+        meta["har_creator"] = f"{creator['name']} {creator.get('version', '')}".strip()
+    if started:
+        meta["recorded_at"] = min(started).isoformat(timespec="seconds").replace("+00:00", "Z")
+    meta["timing"] = ("first byte at timings.send + wait, last byte at + receive; chunks between "
+                      "placed by byte offset (HAR keeps no chunk times)")
+    if skipped:
+        meta["entries_skipped"] = (f"{skipped} (no answer, not http(s)"
+                                   + (", or not text/event-stream)" if streams_only else ")"))
+    if bodiless:
+        meta["bodies_missing"] = f"{bodiless} entries: the tool kept no content.text (imported with empty bodies)"
+    meta.update(provenance or {})
+    return Cassette(name or _stem(p), interactions, meta)
+
+
+def _log(p: Path, raw: bytes, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
+    """The HAR's ``log`` object and its ``entries`` list, checked."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
+    if json_depth_exceeds(doc, _DEPTH):
+        raise ImportFormatError(p, "", f"a HAR file (JSON nested at most {_DEPTH} levels)", None)
+    log = doc.get("log") if isinstance(doc, dict) else None
+    entries = log.get("entries") if isinstance(log, dict) else None
+    if not isinstance(log, dict) or not isinstance(entries, list):
+        raise ImportFormatError(p, "log.entries", "a HAR file with a list of entries", None)
+    if len(entries) > max_entries:
+        raise ImportFormatError(p, "log.entries", f"at most {max_entries} entries (--max-entries)", len(entries))
+    return log, entries
+
+
+def _streams(inter: Interaction, entry: dict[str, Any]) -> bool:
+    """Answered with ``text/event-stream`` (its header, or the HAR's ``content.mimeType``)."""
+    content = entry["response"].get("content")
+    mime = content.get("mimeType") if isinstance(content, dict) else None
+    header = inter.response.header("content-type") or ""
+    return "event-stream" in header.lower() or (isinstance(mime, str) and "event-stream" in mime.lower())
+
+
+def _stem(p: Path) -> str:
+    return p.name[: -len(".har")] if p.name.lower().endswith(".har") and len(p.name) > 4 else p.stem
+
+
+def _interaction(p: Path, entry: dict[str, Any], where: str) -> Interaction | None:
+    req, resp = entry.get("request"), entry.get("response")
+    if not isinstance(req, dict):
+        raise ImportFormatError(p, f"{where}.request", "an object", req)
+    for key in ("method", "url"):
+        if not isinstance(req.get(key), str) or not req[key]:
+            raise ImportFormatError(p, f"{where}.request.{key}", "a string", req.get(key))
+    if not req["url"].lower().startswith(("http://", "https://")):
+        return None  # data:, blob:, ws:, chrome-extension: ...
+    if not isinstance(resp, dict) or resp.get("status") in (0, -1, None):
+        return None  # aborted or blocked: no answer was received
+    status = resp["status"]
+    if not isinstance(status, int) or isinstance(status, bool):
+        raise ImportFormatError(p, f"{where}.response.status", "an HTTP status code", status)
+    headers = [(k, v) for k, v in _headers(p, req.get("headers"), f"{where}.request.headers") if not k.startswith(":")]
+    request, sent = request_from_url(req["method"], req["url"], headers, _post_data(p, req, where))
+    content = resp.get("content")
+    body = _text(p, content if isinstance(content, dict) else {}, f"{where}.response.content")
+    resp_headers = [(k, v) for k, v in _headers(p, resp.get("headers"), f"{where}.response.headers")
+                    if not k.startswith(":") and k.lower() not in ("content-encoding", "content-length")]
+    reason = resp.get("statusText") if isinstance(resp.get("statusText"), str) and resp["statusText"] else None
+    response = untimed_response(status, reason, resp_headers, body, sent)
+    times = _times(entry.get("timings"))
+    if times is not None:
+        start, end = times
+        total = max(1, sum(len(c.data) for c in response.chunks))
+        offset = 0
+        timed = []
+        for chunk in response.chunks:
+            timed.append(Chunk(round(start + (end - start) * offset / total, 6), chunk.data))
+            offset += len(chunk.data)
+        response.chunks, response.start, response.end, response.timed = timed, start, End(end, "clean"), True
+    return Interaction(request, response)
+
+
+def _headers(p: Path, items: Any, where: str) -> list[tuple[str, str]]:
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise ImportFormatError(p, where, "a list of {name, value} objects", items)
+    out = []
+    for j, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(
+            item.get("value"), str
+        ):
+            raise ImportFormatError(p, f"{where}[{j}]", "an object with string 'name' and 'value'", item)
+        out.append((item["name"], item["value"]))
+    return out
+
+
+def _post_data(p: Path, req: dict[str, Any], where: str) -> bytes | None:
+    post = req.get("postData")
+    if not isinstance(post, dict):
+        return None
+    if isinstance(post.get("text"), str):
+        return _text(p, post, f"{where}.request.postData")
+    params = post.get("params")
+    if isinstance(params, list) and params:  # a form given as fields only
+        return urlencode([(str(x.get("name", "")), str(x.get("value", ""))) for x in params
+                          if isinstance(x, dict)]).encode("ascii")
+    return None
+
+
+def _text(p: Path, content: dict[str, Any], where: str) -> bytes:
+    """``content.text`` as bytes: base64-decoded when ``encoding`` says so, else UTF-8."""
+    text = content.get("text")
+    if text is None:
+        return b""  # the tool did not keep the body
+    if not isinstance(text, str):
+        raise ImportFormatError(p, f"{where}.text", "a string", text)
+    if str(content.get("encoding", "")).lower() == "base64":
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise ImportFormatError(p, f"{where}.text", "base64 text (encoding: base64)", text[:40]) from None
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _ms(value: Any) -> float:
+    """A HAR duration in milliseconds as seconds; -1 (not known) and anything else not a number >= 0 as 0."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return float(value) / 1000 if ok else 0.0
+
+
+def _times(timings: Any) -> tuple[float, float] | None:
+    """(first byte, last byte) in seconds from the request, or None when the HAR keeps no timings."""
+    if not isinstance(timings, dict) or not any(_ms(timings.get(k)) for k in ("send", "wait", "receive")):
+        return None
+    start = round(_ms(timings.get("send")) + _ms(timings.get("wait")), 6)
+    return start, round(start + _ms(timings.get("receive")), 6)
+
+
+def _started(p: Path, entry: dict[str, Any], where: str) -> datetime | None:
+    value = entry.get("startedDateTime")
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None:
+        raise ImportFormatError(p, f"{where}.startedDateTime", "an ISO 8601 date and time", value)
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
