@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
+from .cassette import Chunk
 from .edge import abort_connection, set_framing, stopping
 from .scenario import Plan
+from .scenario.plan import dispatch_offsets
 
 __all__ = ["drop_default_content_type", "end_body", "send_plan", "sleep_until"]
 
@@ -57,7 +60,6 @@ async def send_plan(
     stopped first; ``error`` with status 500 if the response could not be sent).
     """
     resp_rec = plan.response
-    scale = plan.timing_scale
     chunks = plan.wire_chunks()
     cors = own_cors and "Origin" in request.headers
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
@@ -69,29 +71,20 @@ async def send_plan(
         response.headers["Content-Encoding"] = plan.content_encoding
     if resp_rec.header("content-type") is None:
         _NO_CONTENT_TYPE.add(response)
-    framing = set_framing(request, response, plan.framing, sum(len(c.data) for c in chunks))
+    size = sum(len(c.data) for c in chunks)
+    framing = set_framing(request, response, plan.framing, size)
     entry["status"] = resp_rec.status
     entry["framing"] = framing
     entry["chunks_sent"] = entry["bytes_sent"] = 0
     entry["injected"] = list(plan.notes)
-    loop = asyncio.get_running_loop()
-    shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
+    stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
+    if plan.keepalive_every > 0:
+        stream.allow_keepalives(framing)
     try:
-        await sleep_until(loop, shift + resp_rec.start * scale)
-        await response.prepare(request)
-        last = -1.0
-        for index, chunk in enumerate(chunks):
-            if plan.pauses:  # no coroutine per chunk on the common path
-                shift += await _pause(plan, index)
-            if scale:
-                await sleep_until(loop, max(shift + chunk.t * scale, last + plan.pace * scale))
-            await response.write(chunk.data)
-            last = loop.time()
-            entry["chunks_sent"] += 1
-            entry["bytes_sent"] += len(chunk.data)
-        shift += await _pause(plan, len(chunks))
-        if scale:
-            await sleep_until(loop, shift + resp_rec.end.t * scale)
+        if stream.keepalive or plan.pauses or plan.timing_scale:
+            await stream.send_timed(arrived)
+        else:
+            await stream.burst(arrived, size)
         entry["outcome"] = await end_body(request, response, resp_rec.end.how)
     except ConnectionError:
         entry["outcome"] = "client_gone"
@@ -103,7 +96,135 @@ async def send_plan(
             entry["status"] = 500
         entry["outcome"] = "error"
         raise
+    finally:
+        stream.report()
     return response
+
+
+@dataclass
+class _Stream:
+    """The sending state of one response: its chunks, the time of its last write, its keep-alives."""
+
+    request: web.Request
+    response: web.StreamResponse
+    plan: Plan
+    entry: dict[str, Any]
+    chunks: list[Chunk]
+    loop: asyncio.AbstractEventLoop
+    last: float = -1.0
+    """Loop time of the last write (seconds)."""
+    keepalive: bool = False
+    boundaries: frozenset[int] = frozenset()
+    """Chunk indices before which a comment may go (``len(chunks)``: after the last chunk)."""
+    comments: int = 0
+    heartbeat_end: str = ""
+
+    def allow_keepalives(self, framing: str) -> None:
+        """Turn keep-alive comments on where they cannot change the body's meaning or framing."""
+        plan = self.plan
+        coded = plan.content_encoding or (plan.response.header("content-encoding") or "identity").strip().lower()
+        why = ("the body is not text/event-stream" if not plan.is_event_stream
+               else "the body is compressed on the wire" if coded != "identity"
+               else "the body is framed by Content-Length" if framing == "length" else "")
+        if why:
+            self.entry["injected"].append(f"keep-alive: no comment sent, {why}")
+            return
+        self.keepalive = True
+        offsets = {0, *dispatch_offsets(plan.response.body)}
+        position = 0
+        allowed = []
+        for index, chunk in enumerate(self.chunks):
+            if position in offsets:
+                allowed.append(index)
+            position += len(chunk.data)
+        if position in offsets:
+            allowed.append(len(self.chunks))
+        self.boundaries = frozenset(allowed)
+
+    async def burst(self, arrived: float, size: int) -> None:
+        """Send every chunk without delay (no per-chunk timing, pause or comment is needed).
+
+        The journal's counts are written once, when the body ends or the client leaves.
+        """
+        await sleep_until(self.loop, arrived + self.plan.first_byte_delay)
+        await self.response.prepare(self.request)
+        write = self.response.write
+        sent = 0
+        try:
+            for chunk in self.chunks:
+                await write(chunk.data)
+                sent += 1
+        finally:
+            self.entry["chunks_sent"] = sent
+            self.entry["bytes_sent"] = size if sent == len(self.chunks) else sum(
+                len(c.data) for c in self.chunks[:sent])
+
+    async def send_timed(self, arrived: float) -> None:
+        """Send each chunk at its time (recorded × scale, plus pauses), with keep-alive comments."""
+        plan, loop, entry, chunks = self.plan, self.loop, self.entry, self.chunks
+        scale = plan.timing_scale
+        start = plan.response.start * scale
+        shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
+        early = self.keepalive and plan.first_byte_delay > 0  # headers first, comments until the first chunk
+        await sleep_until(loop, (arrived if early else shift) + start)
+        await self.response.prepare(self.request)
+        self.last = loop.time()
+        if early:
+            await self.wait(0, shift + start)
+        write = self.response.write
+        for index, chunk in enumerate(chunks):
+            if plan.pauses:  # no coroutine per chunk on the common path
+                shift += await self.pause(index)
+            if scale:
+                await self.wait(index, max(shift + chunk.t * scale, self.last + plan.pace * scale))
+            await write(chunk.data)
+            self.last = loop.time()
+            entry["chunks_sent"] += 1
+            entry["bytes_sent"] += len(chunk.data)
+        shift += await self.pause(len(chunks))
+        if plan.heartbeat > 0:
+            await self.heartbeat()
+        elif scale:
+            await self.wait(len(chunks), shift + plan.response.end.t * scale)
+
+    async def pause(self, index: int) -> float:
+        """Wait the injected pause before chunk ``index`` (a stall), from now; returns its length."""
+        seconds = self.plan.pauses.get(index, 0.0)
+        if seconds > 0:
+            await self.wait(index, self.loop.time() + seconds)
+        return seconds
+
+    async def wait(self, index: int, deadline: float) -> None:
+        """Sleep until ``deadline`` (loop time) before chunk ``index``, writing the keep-alive
+        comment after every ``keepalive_every`` seconds of silence where one may go."""
+        if self.keepalive and index in self.boundaries:
+            every = self.plan.keepalive_every
+            while self.last + every < deadline:
+                await sleep_until(self.loop, self.last + every)
+                await self.comment()
+        await sleep_until(self.loop, deadline)
+
+    async def comment(self) -> None:
+        await self.response.write(self.plan.keepalive_comment)
+        self.last = self.loop.time()
+        self.comments += 1
+
+    async def heartbeat(self) -> None:
+        """After the last chunk: a comment every ``keepalive_every`` seconds for ``heartbeat`` seconds."""
+        if not (self.keepalive and len(self.chunks) in self.boundaries):
+            self.heartbeat_end = "not sent: the body does not end at an event boundary"
+            return
+        self.heartbeat_end = "stopped early: the client left or the server stopped"
+        await self.wait(len(self.chunks), self.loop.time() + self.plan.heartbeat)
+        self.heartbeat_end = f"ended after its max_seconds ({self.plan.heartbeat:g} s)"
+
+    def report(self) -> None:
+        """Add what the sending layer injected to the journal's ``injected``."""
+        notes = self.entry["injected"]
+        if self.keepalive:
+            notes.append(f"keep-alive: {self.comments} comment(s) sent, {len(self.plan.keepalive_comment)} bytes each")
+        if self.heartbeat_end:
+            notes.append(f"heartbeat: {self.heartbeat_end}")
 
 
 async def end_body(request: web.Request, response: web.StreamResponse, how: str) -> str:
@@ -117,14 +238,6 @@ async def end_body(request: web.Request, response: web.StreamResponse, how: str)
         return "cut"
     await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
     return "complete"
-
-
-async def _pause(plan: Plan, index: int) -> float:
-    """Sleep the injected pause before chunk ``index`` (a stall), from now; returns its length."""
-    seconds = plan.pauses.get(index, 0.0)
-    if seconds > 0:
-        await asyncio.sleep(seconds)
-    return seconds
 
 
 # asyncio's timers wake up to ~1 ms late (epoll waits in whole milliseconds). The last
