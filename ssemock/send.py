@@ -10,6 +10,7 @@ stays distinguishable from a clean end.
 from __future__ import annotations
 
 import asyncio
+import socket
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -63,15 +64,18 @@ async def send_plan(
     chunks = plan.wire_chunks()
     cors = own_cors and "Origin" in request.headers
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
+    typed = False
     for name, value in resp_rec.headers:
         lname = name.lower()
+        typed = typed or lname == "content-type"
         if lname not in _FRAMING_HEADERS and not (cors and lname.startswith("access-control-")):
             response.headers.add(name, value)
     if plan.content_encoding is not None:
         response.headers["Content-Encoding"] = plan.content_encoding
-    if resp_rec.header("content-type") is None:
+    if not typed:
         _NO_CONTENT_TYPE.add(response)
-    size = sum(len(c.data) for c in chunks)
+    timed = bool(plan.keepalive_every or plan.pauses or plan.timing_scale)
+    size = sum(len(c.data) for c in chunks) if plan.framing == "length" or not timed else 0
     framing = set_framing(request, response, plan.framing, size)
     entry["status"] = resp_rec.status
     entry["framing"] = framing
@@ -81,7 +85,7 @@ async def send_plan(
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
     try:
-        if stream.keepalive or plan.pauses or plan.timing_scale:
+        if timed:
             await stream.send_timed(arrived)
         else:
             await stream.burst(arrived, size)
@@ -150,11 +154,14 @@ class _Stream:
         await self.response.prepare(self.request)
         write = self.response.write
         sent = 0
+        corked = _cork(self.request, True)
         try:
             for chunk in self.chunks:
                 await write(chunk.data)
                 sent += 1
         finally:
+            if corked:
+                _cork(self.request, False)
             self.entry["chunks_sent"] = sent
             self.entry["bytes_sent"] = size if sent == len(self.chunks) else sum(
                 len(c.data) for c in self.chunks[:sent])
@@ -176,7 +183,8 @@ class _Stream:
             if plan.pauses:  # no coroutine per chunk on the common path
                 shift += await self.pause(index)
             if scale:
-                await self.wait(index, max(shift + chunk.t * scale, self.last + plan.pace * scale))
+                deadline = max(shift + chunk.t * scale, self.last + plan.pace * scale)
+                await (self.wait(index, deadline) if self.keepalive else sleep_until(loop, deadline))
             await write(chunk.data)
             self.last = loop.time()
             entry["chunks_sent"] += 1
@@ -240,27 +248,29 @@ async def end_body(request: web.Request, response: web.StreamResponse, how: str)
     return "complete"
 
 
-# asyncio's timers wake up to ~1 ms late (epoll waits in whole milliseconds). The last
-# stretch before a deadline is therefore waited by yielding to the loop until it is due,
-# by a few streams at a time so that many concurrent streams never keep a core busy.
-_SPIN_WINDOW = 0.0012  # seconds
-_MAX_SPINNERS = 4
-_spinners = 0
+def _cork(request: web.Request, on: bool) -> bool:
+    """Set TCP_CORK (Linux) on the request's socket; returns whether it could."""
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    option = getattr(socket, "TCP_CORK", None)
+    if sock is None or option is None:
+        return False
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, option, int(on))
+    except OSError:
+        return False
+    return True
 
 
 async def sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
-    """Sleep until ``deadline`` (loop time, seconds), to within tens of microseconds when few wait."""
-    global _spinners
+    """Sleep until ``deadline`` (loop time, seconds); returns at once when it has passed.
+
+    A plain timer, no busy wait: asyncio's timers wake up to about 1 ms late (epoll waits in
+    whole milliseconds), and since every deadline counts from the request's arrival, a late
+    wake-up never accumulates over a stream. Spinning through the last millisecond cost 2×
+    the CPU per timed stream of a bare aiohttp handler without better gap errors under load
+    (``python -m benchmarks.concurrent_streams``).
+    """
     delay = deadline - loop.time()
-    if delay <= 0:
-        return
-    if delay > _SPIN_WINDOW or _spinners >= _MAX_SPINNERS:
-        await asyncio.sleep(delay - _SPIN_WINDOW if _spinners < _MAX_SPINNERS else delay)
-        if loop.time() >= deadline or _spinners >= _MAX_SPINNERS:
-            return
-    _spinners += 1
-    try:
-        while loop.time() < deadline:
-            await asyncio.sleep(0)
-    finally:
-        _spinners -= 1
+    if delay > 0:
+        await asyncio.sleep(delay)
