@@ -18,7 +18,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
+import anthropic
 import httpx
+import httpx2
 import httpx_sse
 import openai
 import pytest
@@ -240,6 +242,37 @@ def test_the_openai_sdk_reads_through_a_stall_kept_alive(server: MockServer) -> 
         openai_text(server, "long-stall", read_timeout=1.0)
     assert openai_text(server, "long-stall-ping", read_timeout=1.0) == recorded_text()
     assert openai_text(server, "first-byte-ping", read_timeout=0.8) == recorded_text()
+
+
+def anthropic_types(server: MockServer, scenario: str, read_timeout: float = 10.0) -> list[str]:
+    timeout = anthropic.Timeout(10.0, read=read_timeout)
+    with anthropic.Anthropic(base_url=server.url, api_key="sk-ant-test", max_retries=0, timeout=timeout) as client:
+        stream = client.messages.create(
+            model="claude-haiku-4-5-20251001", max_tokens=1024, stream=True,
+            messages=[{"role": "user", "content": "Hi"}],
+            extra_headers=headers(ANTHROPIC[0], scenario),
+        )
+        return [event.type for event in stream]
+
+
+def recorded_types() -> list[str]:
+    return [kind for kind, _ in events(recorded(ANTHROPIC[0])) if kind != "ping"]  # the SDK skips ping events
+
+
+def test_the_anthropic_sdk_reads_through_a_stall_kept_alive(server: MockServer) -> None:
+    with pytest.raises(httpx2.ReadTimeout):  # mid-stream, the SDK lets its HTTP client's error through
+        anthropic_types(server, "long-stall", read_timeout=1.0)
+    assert anthropic_types(server, "long-stall-ping", read_timeout=1.0) == recorded_types()
+    assert anthropic_types(server, "first-byte-ping", read_timeout=0.8) == recorded_types()
+
+
+def test_the_anthropic_sdk_reads_a_heartbeat_stream_to_its_end(server: MockServer) -> None:
+    """The SDK does not stop at ``message_stop``: it reads until the server closes (the API
+    closes right after it), so a heartbeat keeps it waiting until ``max_seconds``."""
+    started = time.monotonic()
+    assert anthropic_types(server, "short-heartbeat", read_timeout=1.0) == recorded_types()
+    assert time.monotonic() - started >= 1.0
+    assert "heartbeat: ended after its max_seconds (1 s)" in journal(server)["injected"]
 
 
 # ---- heartbeat ----------------------------------------------------------------------------------
