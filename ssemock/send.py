@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from .edge import abort_connection, set_framing, stopping
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
 
-__all__ = ["drop_default_content_type", "end_body", "send_plan", "sleep_until"]
+__all__ = ["comment_points", "drop_default_content_type", "end_body", "send_plan", "sleep_until"]
 
 # Hop-by-hop and framing headers: the sending layer frames the body itself.
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
@@ -44,7 +45,12 @@ async def send_plan(
     Recorded times (and ``plan.pace``) are multiplied by ``plan.timing_scale``;
     ``plan.first_byte_delay`` and ``plan.pauses`` are absolute and push every later
     write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
-    TCP_NODELAY), at least ``pace`` seconds after the previous one.
+    TCP_NODELAY), at least ``pace`` seconds after the previous one. With
+    ``plan.keepalive_every`` the comment ``plan.keepalive_comment`` is written after that many
+    seconds of silence, at event boundaries only (with a ``first_byte_delay``, the headers go
+    first and comments fill the delay); ``plan.heartbeat`` keeps the stream open that many
+    seconds after the last chunk, with comments. When nothing is timed (scale 0, no pause,
+    no keep-alive) the chunks go out back to back with the socket corked (``TCP_CORK``).
 
     Args:
         request: the request answered.
@@ -134,16 +140,7 @@ class _Stream:
             self.entry["injected"].append(f"keep-alive: no comment sent, {why}")
             return
         self.keepalive = True
-        offsets = {0, *dispatch_offsets(plan.response.body)}
-        position = 0
-        allowed = []
-        for index, chunk in enumerate(self.chunks):
-            if position in offsets:
-                allowed.append(index)
-            position += len(chunk.data)
-        if position in offsets:
-            allowed.append(len(self.chunks))
-        self.boundaries = frozenset(allowed)
+        self.boundaries = comment_points(self.chunks)
 
     async def burst(self, arrived: float, size: int) -> None:
         """Send every chunk without delay (no per-chunk timing, pause or comment is needed).
@@ -246,6 +243,27 @@ async def end_body(request: web.Request, response: web.StreamResponse, how: str)
         return "cut"
     await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
     return "complete"
+
+
+def comment_points(chunks: Sequence[Chunk]) -> frozenset[int]:
+    """Where a comment block may be written without changing the events a WHATWG parser dispatches.
+
+    Returns:
+        Indices ``i`` such that a comment may go just before ``chunks[i]``; ``len(chunks)``
+        when it may go after the last one. These are the start of the body and the chunk
+        boundaries right after a blank line that dispatched an event (see
+        :func:`~ssemock.scenario.plan.dispatch_offsets`).
+    """
+    offsets = {0, *dispatch_offsets(b"".join(c.data for c in chunks))}
+    position = 0
+    allowed = []
+    for index, chunk in enumerate(chunks):
+        if position in offsets:
+            allowed.append(index)
+        position += len(chunk.data)
+    if position in offsets:
+        allowed.append(len(chunks))
+    return frozenset(allowed)
 
 
 def _cork(request: web.Request, on: bool) -> bool:

@@ -9,9 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ssemock import Cassette, MockServer
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.send import comment_points
+from ssemock.sse import Event, decode
 
 from .rawclient import raw_request
 
@@ -62,3 +66,34 @@ def test_the_recorder_uses_the_sending_layer_not_the_server() -> None:
     imports = [n for n in ast.walk(ast.parse((ROOT / "recorder" / "proxy.py").read_text(encoding="utf-8")))
                if isinstance(n, ast.ImportFrom) and n.module == "send"]
     assert [a.name for n in imports for a in n.names] == ["send_plan"]
+
+
+PING = b": ping\n\n"
+texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00"), max_size=12)
+
+
+@st.composite
+def split_streams(draw: st.DrawFn) -> tuple[bytes, list[Chunk]]:
+    """An SSE body (events with types, comments, line ends LF/CRLF/CR), split at random points."""
+    eol = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    blocks = []
+    for kind, data in draw(st.lists(st.tuples(st.one_of(st.none(), texts), st.lists(texts, min_size=1, max_size=3)),
+                                    max_size=6)):
+        lines = ([f": {kind}"] if kind == "c" else []) + ([f"event: {kind}"] if kind else [])
+        blocks.append(eol.join(lines + [f"data: {d}" for d in data]) + eol + eol)
+    body = "".join(blocks).encode()
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(body) - 1)), max_size=12))))
+    pieces = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)]) if body[a:b]]
+    return body, [Chunk(0.0, p) for p in pieces]
+
+
+@given(split_streams())
+def test_comments_at_the_comment_points_never_change_the_events(stream: tuple[bytes, list[Chunk]]) -> None:
+    body, chunks = stream
+    points = comment_points(chunks)
+    sent = b"".join((PING if i in points else b"") + c.data for i, c in enumerate(chunks))
+    sent += PING if len(chunks) in points else b""
+    assert 0 in points
+    assert sent.replace(PING, b"") == body
+    assert [(e.type, e.data) for e in decode(sent) if isinstance(e, Event)] == \
+        [(e.type, e.data) for e in decode(body) if isinstance(e, Event)]
