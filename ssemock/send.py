@@ -90,24 +90,26 @@ async def send_plan(
     stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
+    outcome = None
     try:
         if timed:
             await stream.send_timed(arrived)
         else:
             await stream.burst(arrived, size)
-        entry["outcome"] = await end_body(request, response, resp_rec.end.how)
+        outcome = await end_body(request, response, resp_rec.end.how)
     except ConnectionError:
-        entry["outcome"] = "client_gone"
+        outcome = "client_gone"
     except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
-        entry["outcome"] = "stopped" if stopping(request) else "client_gone"
+        outcome = "stopped" if stopping(request) else "client_gone"
         raise
     except Exception:
         if not response.prepared:  # aiohttp answers 500
             entry["status"] = 500
-        entry["outcome"] = "error"
+        outcome = "error"
         raise
     finally:
         stream.report()
+        entry["outcome"] = outcome  # last: a reader of the journal sees a finished entry
     return response
 
 
