@@ -15,10 +15,7 @@ HTTP contract (design §4):
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
   ``max_json_depth``), 400 ``ssemock_bad_request``.
 
-Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
-connection), each at ``t × timing_scale`` seconds after the request arrived;
-HTTP/1.1 chunked framing, so a recorded ``cut`` (connection closed without the
-terminating chunk) or ``reset`` (TCP RST) stays distinguishable from a clean end.
+The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
 """
 
 from __future__ import annotations
@@ -29,7 +26,6 @@ import json
 import re
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +36,7 @@ import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
-from .edge import ACCESS_NOTE, abort_connection, activity, error_response, set_framing, stopping
+from .edge import ACCESS_NOTE, activity, error_response, stopping
 from .errors import BodyTimeoutError, NoMatchError
 from .intake import Refusal, check_json, journal_body, read_body
 from .journal import send_journal
@@ -56,15 +52,13 @@ from .matching import (
 )
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .scenario import Plan, Scenario
+from .send import drop_default_content_type, send_plan
 from .stubs import StubBook
 
-__all__ = ["ServerState", "create_app", "error_response", "send_plan"]
+__all__ = ["ServerState", "create_app", "error_response"]
 
-# Hop-by-hop and framing headers: the server frames the body itself.
-_FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
 _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
-_NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
 ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
@@ -140,7 +134,7 @@ def create_app(state: ServerState) -> web.Application:
     # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
     # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
     app.router.add_route("*", "/{tail:.*}", _replay)
-    app.on_response_prepare.append(_drop_default_content_type)
+    app.on_response_prepare.append(drop_default_content_type)
     app.on_startup.append(_prepare_indexes)
     return app
 
@@ -149,12 +143,6 @@ async def _prepare_indexes(app: web.Application) -> None:
     """Index the cassettes before the first request, not during it."""
     state = app[STATE]
     prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
-
-
-async def _drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
-    """aiohttp adds ``Content-Type: application/octet-stream``; a scenario may want none at all."""
-    if response in _NO_CONTENT_TYPE:
-        response.headers.popall("Content-Type", None)
 
 
 def _allow_cors(app: web.Application, routes: list[web.AbstractRoute]) -> None:
@@ -343,7 +331,7 @@ async def _serve(
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
-    return await send_plan(request, plan, entry, arrived)
+    return await send_plan(request, plan, entry, arrived, own_cors=True)
 
 
 async def _build(scenario: Scenario, plan: Plan) -> None:
@@ -404,117 +392,3 @@ def _refuse(entry: dict[str, Any], response: web.Response) -> web.Response:
     assert response.body is not None
     entry["error"] = json.loads(bytes(response.body))["error"]  # type: ignore[arg-type]
     return response
-
-
-async def send_plan(
-    request: web.Request, plan: Plan, entry: dict[str, Any], arrived: float
-) -> web.StreamResponse:
-    """Send ``plan``: status and headers at ``start``, then one write per chunk at its time.
-
-    Recorded times (and ``plan.pace``) are multiplied by ``plan.timing_scale``;
-    ``plan.first_byte_delay`` and ``plan.pauses`` are absolute and push every later
-    write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
-    TCP_NODELAY), at least ``pace`` seconds after the previous one.
-
-    The journal ``entry`` gets ``status``, ``framing`` (``chunked``, ``length`` or
-    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
-    ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
-    (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
-    stopped first; ``error`` with status 500 if the response could not be sent).
-    """
-    resp_rec = plan.response
-    scale = plan.timing_scale
-    chunks = plan.wire_chunks()
-    # The replay server answers a browser's request (Origin) with its own CORS headers, not
-    # with the provider's recorded ones (aiohttp-cors refuses to add its own next to them).
-    cors = STATE in request.app and "Origin" in request.headers
-    headers = [(k, v) for k, v in resp_rec.headers
-               if k.lower() not in _FRAMING_HEADERS and not (cors and k.lower().startswith("access-control-"))]
-    response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
-    for name, value in headers:
-        response.headers.add(name, value)
-    if plan.content_encoding is not None:
-        response.headers["Content-Encoding"] = plan.content_encoding
-    if resp_rec.header("content-type") is None:
-        _NO_CONTENT_TYPE.add(response)
-    framing = set_framing(request, response, plan.framing, sum(len(c.data) for c in chunks))
-    entry["status"] = resp_rec.status
-    entry["framing"] = framing
-    entry["chunks_sent"] = entry["bytes_sent"] = 0
-    entry["injected"] = list(plan.notes)
-    loop = asyncio.get_running_loop()
-    shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
-    try:
-        await _sleep_until(loop, shift + resp_rec.start * scale)
-        await response.prepare(request)
-        last = -1.0
-        for index, chunk in enumerate(chunks):
-            if plan.pauses:  # no coroutine per chunk on the common path
-                shift += await _pause(plan, index)
-            if scale:
-                await _sleep_until(loop, max(shift + chunk.t * scale, last + plan.pace * scale))
-            await response.write(chunk.data)
-            last = loop.time()
-            entry["chunks_sent"] += 1
-            entry["bytes_sent"] += len(chunk.data)
-        shift += await _pause(plan, len(chunks))
-        if scale:
-            await _sleep_until(loop, shift + resp_rec.end.t * scale)
-        entry["outcome"] = await _end(request, response, resp_rec.end.how, framing)
-    except ConnectionError:
-        entry["outcome"] = "client_gone"
-    except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
-        entry["outcome"] = "stopped" if stopping(request) else "client_gone"
-        raise
-    except Exception:
-        if not response.prepared:  # aiohttp answers 500
-            entry["status"] = 500
-        entry["outcome"] = "error"
-        raise
-    return response
-
-
-async def _end(request: web.Request, response: web.StreamResponse, how: str, framing: str) -> str:
-    """End the body as recorded (``how``); returns the journal outcome."""
-    if how == "reset":
-        abort_connection(request, reset=True)
-        return "reset"
-    if how in ("cut", "timeout", "client_gone"):
-        abort_connection(request, reset=False)
-        return "cut"
-    await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
-    return "complete"
-
-
-async def _pause(plan: Plan, index: int) -> float:
-    """Sleep the injected pause before chunk ``index`` (a stall), from now; returns its length."""
-    seconds = plan.pauses.get(index, 0.0)
-    if seconds > 0:
-        await asyncio.sleep(seconds)
-    return seconds
-
-
-# asyncio's timers wake up to ~1 ms late (epoll waits in whole milliseconds). The last
-# stretch before a deadline is therefore waited by yielding to the loop until it is due,
-# by a few streams at a time so that many concurrent streams never keep a core busy.
-_SPIN_WINDOW = 0.0012  # seconds
-_MAX_SPINNERS = 4
-_spinners = 0
-
-
-async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
-    """Sleep until ``deadline`` (loop time), to within tens of microseconds when few wait."""
-    global _spinners
-    delay = deadline - loop.time()
-    if delay <= 0:
-        return
-    if delay > _SPIN_WINDOW or _spinners >= _MAX_SPINNERS:
-        await asyncio.sleep(delay - _SPIN_WINDOW if _spinners < _MAX_SPINNERS else delay)
-        if loop.time() >= deadline or _spinners >= _MAX_SPINNERS:
-            return
-    _spinners += 1
-    try:
-        while loop.time() < deadline:
-            await asyncio.sleep(0)
-    finally:
-        _spinners -= 1

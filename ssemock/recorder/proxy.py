@@ -50,7 +50,7 @@ from ..intake import Refusal, check_json, read_body
 from ..matching import find_interaction
 from ..redact import BATCH, Credentials, RedactedRequest, Report
 from ..scenario import Plan
-from ..server import send_plan
+from ..send import send_plan
 from .modes import RecordMode
 from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassette_name
 

@@ -21,6 +21,7 @@ Whole words only: ``max_tokens``, ``input_tokens``, ``tokenizer``, ``keywords``,
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -81,7 +82,12 @@ _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 def name_words(name: str) -> list[str]:
     """The lower-case words of a name: ``"X-Amz-Signature"`` → ``["x", "amz", "signature"]``,
     ``"xApiKey"`` → ``["x", "api", "key"]``, ``"APIKey"`` → ``["api", "key"]``."""
-    return [w.lower() for part in _NOT_ALNUM.split(name) for w in _CAMEL.findall(part)]
+    return list(_words(name))
+
+
+@functools.lru_cache(maxsize=4096)  # the same header names arrive with every request
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(w.lower() for part in _NOT_ALNUM.split(name) for w in _CAMEL.findall(part))
 
 
 def is_credential_name(
@@ -96,7 +102,7 @@ def is_credential_name(
     """
     if name.lower() in allow:
         return False
-    words = name_words(name)
+    words = _words(name)
     credential = CREDENTIAL_WORDS.union(extra_words) if extra_words else CREDENTIAL_WORDS
     for i in range(len(words)):
         # One word ("token"), or two written as one ("api" "key" is also "apikey").

@@ -9,7 +9,8 @@ connection ends (``response.end.how``).
 
 Times: ``Chunk.t`` and ``Response.start`` are recorded times, multiplied by
 ``timing_scale`` when sent; ``first_byte_delay``, ``pauses`` are injected
-faults in absolute seconds (never scaled); ``pace`` is scaled like recorded time.
+faults in absolute seconds (never scaled); ``pace`` is scaled like recorded time;
+``keepalive_every`` and ``heartbeat`` are wall-clock seconds (never scaled).
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ class Plan:
             each chunk reaches the client as its own read.
         content_encoding: ``gzip`` or ``deflate`` to compress on the wire, each chunk
             flushed on its own (``Z_SYNC_FLUSH``); None sends the chunks as they are.
+        keepalive_every: seconds of silence after which the sending layer writes the
+            comment ``keepalive_comment`` (at an event boundary only); 0 = off. Not scaled.
+        keepalive_comment: the bytes of one keep-alive comment block (``b": ping\n\n"``).
+        heartbeat: seconds the stream stays open after its last chunk, sending keep-alive
+            comments, unless the client leaves first; 0 = none. Not scaled.
         notes: what the steps did, one short line each (copied to the journal).
         step_index: position of the running step in its scenario (seeds :meth:`rng`).
     """
@@ -60,6 +66,9 @@ class Plan:
     pauses: dict[int, float] = field(default_factory=dict)
     pace: float = 0.0
     content_encoding: str | None = None
+    keepalive_every: float = 0.0
+    keepalive_comment: bytes = b": ping\n\n"
+    heartbeat: float = 0.0
     notes: list[str] = field(default_factory=list)
     step_index: int = 0
 

@@ -15,12 +15,34 @@ from ..cassette import Chunk, End
 from ..errors import ScenarioError
 from ..providers.base import phrase
 from . import providers as prov
-from .base import MAX_BYTES, Field, Step, anything, choice, header_map, header_value, integer, number, register
+from .base import (
+    MAX_BYTES,
+    Field,
+    Step,
+    anything,
+    choice,
+    header_map,
+    header_value,
+    integer,
+    number,
+    register,
+    short_text,
+)
 from .base import text as text_field
 from .event_steps import _index
 from .plan import ENCODINGS, FRAMINGS, Plan
 
-__all__ = ["ContentEncoding", "ContentType", "Disconnect", "FirstByte", "Framing", "HttpError", "Stall"]
+__all__ = [
+    "HEARTBEAT_DEFAULT", "HEARTBEAT_LIMIT", "KEEPALIVE_MIN", "ContentEncoding", "ContentType", "Disconnect",
+    "FirstByte", "Framing", "Heartbeat", "HttpError", "KeepAliveEvery", "Stall",
+]
+
+KEEPALIVE_MIN = 0.01
+"""Shortest keep-alive period, in seconds (a shorter one would flood the client)."""
+HEARTBEAT_DEFAULT = 600.0
+"""How long a heartbeat stream stays open after its last event by default, in seconds (10 minutes)."""
+HEARTBEAT_LIMIT = 86_400.0
+"""Largest ``heartbeat.max_seconds``, in seconds (a day)."""
 
 
 @register
@@ -185,6 +207,71 @@ class Stall(Step):
         index = plan.chunk_at(ends[n - 1]) if n else 0
         plan.pauses[index] = plan.pauses.get(index, 0.0) + self.seconds
         plan.notes.append(f"stall: {self.seconds:g} s after {n} event(s)")
+
+
+@register
+@dataclass
+class KeepAliveEvery(Step):
+    """Write a comment after every S seconds of silence (wall time), as servers keep idle streams open.
+
+    YAML::
+
+        - keep-alive-every: {seconds: 15, text: ping}     # ": ping" after 15 s without a write
+
+    Fields: ``seconds`` (the silence before a comment; wall time, not scaled; 0.01 to 3600,
+    default 15), ``text`` (written ``: TEXT`` + LF + LF; at most 256 characters, no CR or LF;
+    default ``ping``). Comments go out while the server waits: before the first event,
+    between events, during a ``stall`` and, with ``first-byte``, instead of silence: the
+    status line and headers are then sent at once and comments follow until the first
+    event (as OpenRouter does). A comment is only written at an event boundary, so the
+    events a parser dispatches stay the same; none is written into a body compressed on
+    the wire (``content-encoding``), framed by ``Content-Length`` or not ``text/event-stream``.
+    With timing scale 0 and no stall or first-byte delay the server never waits, so no
+    comment is written. Each comment sent is counted in the journal's ``injected``.
+    """
+
+    seconds: float = 15.0
+    text: str = "ping"
+
+    name: ClassVar[str] = "keep-alive-every"
+    stage: ClassVar[str] = "transport"
+    edits_body: ClassVar[bool] = False
+    fields: ClassVar[dict[str, Field]] = {"seconds": number(KEEPALIVE_MIN), "text": short_text()}
+
+    def apply(self, plan: Plan) -> None:
+        plan.keepalive_every = self.seconds
+        plan.keepalive_comment = f": {self.text}\n\n".encode()
+        plan.notes.append(f"{self.name}: ': {self.text}' after every {self.seconds:g} s of silence")
+
+
+@register
+@dataclass
+class Heartbeat(KeepAliveEvery):
+    """Keep-alive comments every S seconds, and after the last event an endless heartbeat.
+
+    YAML::
+
+        - heartbeat: {seconds: 15, text: ping}                  # open until the client leaves (10 min at most)
+        - heartbeat: {seconds: 1, max_seconds: 30}
+
+    Fields: ``seconds`` and ``text`` as for ``keep-alive-every`` (which this step includes);
+    ``max_seconds``: after the last recorded chunk the stream stays open, sending a comment
+    every ``seconds``, until the client leaves or ``max_seconds`` have passed (wall time;
+    default 600, at most 86,400, a larger value is refused); the response then ends as
+    recorded. The journal's ``injected`` says how the heartbeat ended.
+    """
+
+    max_seconds: float = HEARTBEAT_DEFAULT
+
+    name: ClassVar[str] = "heartbeat"
+    fields: ClassVar[dict[str, Field]] = {
+        **KeepAliveEvery.fields, "max_seconds": number(0, HEARTBEAT_LIMIT),
+    }
+
+    def apply(self, plan: Plan) -> None:
+        super().apply(plan)
+        plan.heartbeat = self.max_seconds
+        plan.notes[-1] += f", then up to {self.max_seconds:g} s after the last chunk"
 
 
 @register

@@ -1,0 +1,296 @@
+"""The sending layer: a :class:`~ssemock.scenario.Plan` written to an aiohttp response.
+
+Used by the replay server and by the recorder's replay path. Faithful replay: one
+``write`` per chunk (aiohttp sets TCP_NODELAY on every connection), each at
+``t × timing_scale`` seconds after the request arrived; HTTP/1.1 chunked framing, so a
+recorded ``cut`` (connection closed without the terminating chunk) or ``reset`` (TCP RST)
+stays distinguishable from a clean end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from .cassette import Chunk
+from .edge import abort_connection, set_framing, stopping
+from .scenario import Plan
+from .scenario.plan import dispatch_offsets
+
+__all__ = ["comment_points", "drop_default_content_type", "end_body", "send_plan", "sleep_until"]
+
+# Hop-by-hop and framing headers: the sending layer frames the body itself.
+_FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
+_NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
+
+
+async def drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare`` hook: aiohttp adds ``Content-Type: application/octet-stream``;
+    a response recorded (or edited) without a content type is sent without one."""
+    if response in _NO_CONTENT_TYPE:
+        response.headers.popall("Content-Type", None)
+
+
+async def send_plan(
+    request: web.Request, plan: Plan, entry: dict[str, Any], arrived: float, *, own_cors: bool = False
+) -> web.StreamResponse:
+    """Send ``plan``: status and headers at ``start``, then one write per chunk at its time.
+
+    Recorded times (and ``plan.pace``) are multiplied by ``plan.timing_scale``;
+    ``plan.first_byte_delay`` and ``plan.pauses`` are absolute and push every later
+    write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
+    TCP_NODELAY), at least ``pace`` seconds after the previous one. With
+    ``plan.keepalive_every`` the comment ``plan.keepalive_comment`` is written after that many
+    seconds of silence, at event boundaries only (with a ``first_byte_delay``, the headers go
+    first and comments fill the delay); ``plan.heartbeat`` keeps the stream open that many
+    seconds after the last chunk, with comments. When nothing is timed (scale 0, no pause,
+    no keep-alive) the chunks go out back to back with the socket corked (``TCP_CORK``).
+
+    Args:
+        request: the request answered.
+        plan: what to send.
+        entry: the journal entry, filled in as the response goes out.
+        arrived: loop time (seconds) when the request arrived; recorded times count from it.
+        own_cors: the application adds its own CORS headers (aiohttp-cors): a request with
+            an ``Origin`` then gets none of the recorded ``Access-Control-*`` headers.
+
+    The journal ``entry`` gets ``status``, ``framing`` (``chunked``, ``length`` or
+    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
+    ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
+    (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
+    stopped first; ``error`` with status 500 if the response could not be sent).
+    """
+    resp_rec = plan.response
+    chunks = plan.wire_chunks()
+    cors = own_cors and "Origin" in request.headers
+    response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
+    typed = False
+    for name, value in resp_rec.headers:
+        lname = name.lower()
+        typed = typed or lname == "content-type"
+        if lname not in _FRAMING_HEADERS and not (cors and lname.startswith("access-control-")):
+            response.headers.add(name, value)
+    if plan.content_encoding is not None:
+        response.headers["Content-Encoding"] = plan.content_encoding
+    if not typed:
+        _NO_CONTENT_TYPE.add(response)
+    timed = bool(plan.keepalive_every or plan.pauses or plan.timing_scale)
+    size = sum(len(c.data) for c in chunks) if plan.framing == "length" or not timed else 0
+    framing = set_framing(request, response, plan.framing, size)
+    entry["status"] = resp_rec.status
+    entry["framing"] = framing
+    entry["chunks_sent"] = entry["bytes_sent"] = 0
+    entry["injected"] = list(plan.notes)
+    stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
+    if plan.keepalive_every > 0:
+        stream.allow_keepalives(framing)
+    outcome = None
+    try:
+        if timed:
+            await stream.send_timed(arrived)
+        else:
+            await stream.burst(arrived, size)
+        outcome = await end_body(request, response, resp_rec.end.how)
+    except ConnectionError:
+        outcome = "client_gone"
+    except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
+        outcome = "stopped" if stopping(request) else "client_gone"
+        raise
+    except Exception:
+        if not response.prepared:  # aiohttp answers 500
+            entry["status"] = 500
+        outcome = "error"
+        raise
+    finally:
+        stream.report()
+        entry["outcome"] = outcome  # last: a reader of the journal sees a finished entry
+    return response
+
+
+@dataclass
+class _Stream:
+    """The sending state of one response: its chunks, the time of its last write, its keep-alives."""
+
+    request: web.Request
+    response: web.StreamResponse
+    plan: Plan
+    entry: dict[str, Any]
+    chunks: list[Chunk]
+    loop: asyncio.AbstractEventLoop
+    last: float = -1.0
+    """Loop time of the last write (seconds)."""
+    keepalive: bool = False
+    boundaries: frozenset[int] = frozenset()
+    """Chunk indices before which a comment may go (``len(chunks)``: after the last chunk)."""
+    comments: int = 0
+    heartbeat_end: str = ""
+
+    def allow_keepalives(self, framing: str) -> None:
+        """Turn keep-alive comments on where they cannot change the body's meaning or framing."""
+        plan = self.plan
+        coded = plan.content_encoding or (plan.response.header("content-encoding") or "identity").strip().lower()
+        why = ("the body is not text/event-stream" if not plan.is_event_stream
+               else "the body is compressed on the wire" if coded != "identity"
+               else "the body is framed by Content-Length" if framing == "length" else "")
+        if why:
+            self.entry["injected"].append(f"keep-alive: no comment sent, {why}")
+            return
+        self.keepalive = True
+        self.boundaries = comment_points(self.chunks)
+
+    async def burst(self, arrived: float, size: int) -> None:
+        """Send every chunk without delay (no per-chunk timing, pause or comment is needed).
+
+        The journal's counts are written once, when the body ends or the client leaves.
+        """
+        await sleep_until(self.loop, arrived + self.plan.first_byte_delay)
+        await self.response.prepare(self.request)
+        write = self.response.write
+        sent = 0
+        corked = _cork(self.request, True)
+        try:
+            for chunk in self.chunks:
+                await write(chunk.data)
+                sent += 1
+        finally:
+            if corked:
+                _cork(self.request, False)
+            self.entry["chunks_sent"] = sent
+            self.entry["bytes_sent"] = size if sent == len(self.chunks) else sum(
+                len(c.data) for c in self.chunks[:sent])
+
+    async def send_timed(self, arrived: float) -> None:
+        """Send each chunk at its time (recorded × scale, plus pauses), with keep-alive comments."""
+        plan, loop, entry, chunks = self.plan, self.loop, self.entry, self.chunks
+        scale = plan.timing_scale
+        start = plan.response.start * scale
+        shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
+        early = self.keepalive and plan.first_byte_delay > 0  # headers first, comments until the first chunk
+        await sleep_until(loop, (arrived if early else shift) + start)
+        await self.response.prepare(self.request)
+        self.last = loop.time()
+        if early:
+            await self.wait(0, shift + start)
+        write = self.response.write
+        for index, chunk in enumerate(chunks):
+            if plan.pauses:  # no coroutine per chunk on the common path
+                shift += await self.pause(index)
+            if scale:
+                deadline = max(shift + chunk.t * scale, self.last + plan.pace * scale)
+                await (self.wait(index, deadline) if self.keepalive else sleep_until(loop, deadline))
+            await write(chunk.data)
+            self.last = loop.time()
+            entry["chunks_sent"] += 1
+            entry["bytes_sent"] += len(chunk.data)
+        shift += await self.pause(len(chunks))
+        if plan.heartbeat > 0:
+            await self.heartbeat()
+        elif scale:
+            await self.wait(len(chunks), shift + plan.response.end.t * scale)
+
+    async def pause(self, index: int) -> float:
+        """Wait the injected pause before chunk ``index`` (a stall), from now; returns its length."""
+        seconds = self.plan.pauses.get(index, 0.0)
+        if seconds > 0:
+            await self.wait(index, self.loop.time() + seconds)
+        return seconds
+
+    async def wait(self, index: int, deadline: float) -> None:
+        """Sleep until ``deadline`` (loop time) before chunk ``index``, writing the keep-alive
+        comment after every ``keepalive_every`` seconds of silence where one may go."""
+        if self.keepalive and index in self.boundaries:
+            every = self.plan.keepalive_every
+            while self.last + every < deadline:
+                await sleep_until(self.loop, self.last + every)
+                await self.comment()
+        await sleep_until(self.loop, deadline)
+
+    async def comment(self) -> None:
+        await self.response.write(self.plan.keepalive_comment)
+        self.last = self.loop.time()
+        self.comments += 1
+
+    async def heartbeat(self) -> None:
+        """After the last chunk: a comment every ``keepalive_every`` seconds for ``heartbeat`` seconds."""
+        if not (self.keepalive and len(self.chunks) in self.boundaries):
+            self.heartbeat_end = "not sent: the body does not end at an event boundary"
+            return
+        self.heartbeat_end = "stopped early: the client left or the server stopped"
+        await self.wait(len(self.chunks), self.loop.time() + self.plan.heartbeat)
+        self.heartbeat_end = f"ended after its max_seconds ({self.plan.heartbeat:g} s)"
+
+    def report(self) -> None:
+        """Add what the sending layer injected to the journal's ``injected``."""
+        notes = self.entry["injected"]
+        if self.keepalive:
+            notes.append(f"keep-alive: {self.comments} comment(s) sent, {len(self.plan.keepalive_comment)} bytes each")
+        if self.heartbeat_end:
+            notes.append(f"heartbeat: {self.heartbeat_end}")
+
+
+async def end_body(request: web.Request, response: web.StreamResponse, how: str) -> str:
+    """End the body as recorded (``how``: ``clean``, ``cut``, ``reset``, ``timeout`` or
+    ``client_gone``); returns the journal outcome (``complete``, ``cut`` or ``reset``)."""
+    if how == "reset":
+        abort_connection(request, reset=True)
+        return "reset"
+    if how in ("cut", "timeout", "client_gone"):
+        abort_connection(request, reset=False)
+        return "cut"
+    await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
+    return "complete"
+
+
+def comment_points(chunks: Sequence[Chunk]) -> frozenset[int]:
+    """Where a comment block may be written without changing the events a WHATWG parser dispatches.
+
+    Returns:
+        Indices ``i`` such that a comment may go just before ``chunks[i]``; ``len(chunks)``
+        when it may go after the last one. These are the start of the body and the chunk
+        boundaries right after a blank line that dispatched an event (see
+        :func:`~ssemock.scenario.plan.dispatch_offsets`).
+    """
+    offsets = {0, *dispatch_offsets(b"".join(c.data for c in chunks))}
+    position = 0
+    allowed = []
+    for index, chunk in enumerate(chunks):
+        if position in offsets:
+            allowed.append(index)
+        position += len(chunk.data)
+    if position in offsets:
+        allowed.append(len(chunks))
+    return frozenset(allowed)
+
+
+def _cork(request: web.Request, on: bool) -> bool:
+    """Set TCP_CORK (Linux) on the request's socket; returns whether it could."""
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    option = getattr(socket, "TCP_CORK", None)
+    if sock is None or option is None:
+        return False
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, option, int(on))
+    except OSError:
+        return False
+    return True
+
+
+async def sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+    """Sleep until ``deadline`` (loop time, seconds); returns at once when it has passed.
+
+    A plain timer, no busy wait: asyncio's timers wake up to about 1 ms late (epoll waits in
+    whole milliseconds), and since every deadline counts from the request's arrival, a late
+    wake-up never accumulates over a stream. Spinning through the last millisecond cost 2×
+    the CPU per timed stream of a bare aiohttp handler without better gap errors under load
+    (``python -m benchmarks.concurrent_streams``).
+    """
+    delay = deadline - loop.time()
+    if delay > 0:
+        await asyncio.sleep(delay)
