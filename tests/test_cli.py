@@ -15,6 +15,8 @@ import pytest
 from ssemock.cli import main
 from ssemock.sse import decode
 
+from .processes import reap
+
 
 @pytest.fixture
 def serve_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
@@ -27,12 +29,7 @@ def serve_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]
     try:
         yield proc, first
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream:
-                stream.close()
+        reap(proc)
 
 
 def test_serve_prints_its_url_first_and_streams_a_real_recording(

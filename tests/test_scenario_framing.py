@@ -5,7 +5,6 @@ JSON payloads."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -22,6 +21,7 @@ from ssemock.scenario import Plan
 from ssemock.sse import Event, decode
 
 from .rawclient import raw_request
+from .sseclients import view
 
 CASSETTES = collect_cassettes(None)
 RECORDINGS = ["openai-chat-tool-calls-usage", "anthropic-messages-thinking", "openai-responses-function-call",
@@ -57,13 +57,7 @@ def recorded(name: str) -> Response:
 
 
 def payloads(seen: list[tuple[str, str]]) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for kind, data in seen:
-        try:
-            out.append((kind, json.loads(data)))
-        except ValueError:
-            out.append((kind, data))
-    return out
+    return view(seen, "payloads")
 
 
 # ---- line-endings ------------------------------------------------------------------------------

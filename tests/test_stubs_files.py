@@ -18,6 +18,8 @@ from ssemock.errors import StubError
 from ssemock.sse import Event, decode
 from ssemock.stubs import Timing, load_stubs, on, reply
 
+from .processes import reap
+
 WEATHER = """\
 ssemock_stubs: 1
 stubs:
@@ -149,12 +151,7 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
         assert proc.wait(10) == 0
         assert proc.stderr is not None and "3 stub(s), tried first" in proc.stderr.read()
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream:
-                stream.close()
+        reap(proc)
     assert main(["inspect", str(stub_dir / "weather.yaml"), "--provider", "openai-responses"]) == 0
     shown = capsys.readouterr().out
     assert "#0 POST /v1/responses -> 200 text/event-stream; charset=utf-8" in shown
