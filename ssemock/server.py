@@ -55,6 +55,7 @@ from .matching import (
     prepare_indexes,
 )
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
+from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
 
 __all__ = ["ServerState", "create_app", "error_response", "send_plan"]
@@ -91,6 +92,7 @@ class ServerState:
         max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
         max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
         received: requests journaled since the last reset (the ``seq`` of the latest).
+        streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -108,11 +110,13 @@ class ServerState:
     max_request_body: int = MAX_REQUEST_BODY
     max_json_depth: int = MAX_JSON_DEPTH
     received: int = 0
+    streams: ResumeBook = field(default_factory=ResumeBook, repr=False)
 
     def reset(self) -> None:
-        """Clear the journal and the play counts."""
+        """Clear the journal, the play counts and the streams kept for resuming."""
         self.journal.clear()
         self.played.clear()
+        self.streams.clear()
         self.received = 0
 
 
@@ -286,6 +290,12 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
+    last_id = requested_id(request.method, request.headers)
+    if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
+        plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
+        entry["cassette"], entry["interaction"] = earlier.cassette, earlier.interaction
+        entry["resumed"] = resume(plan, last_id, stream=earlier, now=arrived)
+        return await send_plan(request, plan, entry, arrived)
 
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
@@ -316,7 +326,15 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
-    return await send_plan(request, plan, entry, arrived)
+    stream = state.streams.register(plan, path, match.cassette.name, match.index)
+    if last_id is not None:
+        if (note := resume(plan, last_id)) is None:
+            return _refuse(entry, error_response(404, "ssemock_unknown_event_id", unknown_id_message(last_id)))
+        entry["resumed"], stream = note, None
+    response = await send_plan(request, plan, entry, arrived)
+    if stream is not None:
+        stream.ended = asyncio.get_running_loop().time()
+    return response
 
 
 async def _build(scenario: Scenario, plan: Plan) -> None:

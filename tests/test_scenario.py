@@ -32,7 +32,7 @@ ISSUE_PRESETS = [
     "multiline-data", "no-space", "extra-fields", "meta-blocks", "json-separators", "long-lines", "error-mid-stream",
     "http-401", "http-429", "http-500", "http-502-html", "wrong-content-type", "stall", "slow-first-byte", "truncate",
     "cut-mid-event", "reset-mid-event", "no-done", "no-final-blank-line", "azure-first-chunk", "tool-call-without-id",
-    "no-final-line-end",
+    "no-final-line-end", "drop-and-resume",
 ]
 
 

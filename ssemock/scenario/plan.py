@@ -49,6 +49,8 @@ class Plan:
             flushed on its own (``Z_SYNC_FLUSH``); None sends the chunks as they are.
         notes: what the steps did, one short line each (copied to the journal).
         step_index: position of the running step in its scenario (seeds :meth:`rng`).
+        resume_body: the whole response when a step cut it short so that the client must
+            reconnect (``drop-and-resume``): a ``Last-Event-ID`` reconnect continues in it.
     """
 
     response: Response
@@ -62,6 +64,7 @@ class Plan:
     content_encoding: str | None = None
     notes: list[str] = field(default_factory=list)
     step_index: int = 0
+    resume_body: Response | None = None
 
     @classmethod
     def of(
