@@ -1,7 +1,8 @@
-"""The ``ssemock`` command: serve | record | import | inspect | scenarios.
+"""The ``ssemock`` command: serve | record | import | inspect | diff | scenarios.
 
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
-(one line on stderr, no traceback), 1 when serving fails at run time.
+(one line on stderr, no traceback), 1 when serving fails at run time or ``diff`` finds
+differences.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from . import __version__
 from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
+from .diff import MAX_IGNORED, TOLERANCE, diff_cassettes, timed_events
 from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
@@ -135,6 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
     ins.add_argument("--chunks", action="store_true", help="list every chunk (size and time)")
 
+    dif = sub.add_parser("diff", help="compare two cassettes event by event and in time; exit 0 equal, 1 different")
+    dif.add_argument("a", metavar="A", help="the reference: a cassette file or a bundled cassette's name")
+    dif.add_argument("b", metavar="B", help="the cassette compared with it (e.g. a re-recording)")
+    dif.add_argument("--tolerance", type=scale_factor, default=TOLERANCE, metavar="S",
+                     help=f"seconds two times may differ by (default {TOLERANCE})")
+    dif.add_argument("--no-timing", action="store_true", help="compare no times")
+    dif.add_argument("--ignore", action="append", default=[], metavar="KEY",
+                     help=f"a JSON key left out of bodies and event data at any depth (at most {MAX_IGNORED})")
+
     scen = sub.add_parser("scenarios", help="list the bundled scenarios, one line each; 'check FILE…' validates files")
     checks = scen.add_subparsers(dest="action", parser_class=_Parser)
     check = checks.add_parser("check", help="validate scenario files: one line per file; exit 2 naming the file, "
@@ -148,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ssemock`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios,
+        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "diff": _diff, "scenarios": _scenarios,
                    "record": record_cli.run}
         return handler[args.command](args)
     except SSEMockError as exc:
@@ -238,15 +249,34 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _inspect(args: argparse.Namespace) -> int:
-    path = Path(args.cassette)
+def _cassette(name: str) -> Cassette:
+    """The cassette file ``name``, else the bundled cassette of that name."""
+    path = Path(name)
     if path.exists():
-        cassette = Cassette.load(path)
-    else:
-        bundled = collect_cassettes(None)
-        if args.cassette not in bundled:
-            raise UsageError(f"no cassette file or bundled cassette named {args.cassette!r}")
-        cassette = bundled[args.cassette]
+        return Cassette.load(path)
+    bundled = collect_cassettes(None)
+    if name not in bundled:
+        raise UsageError(f"no cassette file or bundled cassette named {name!r}")
+    return bundled[name]
+
+
+def _diff(args: argparse.Namespace) -> int:
+    if len(args.ignore) > MAX_IGNORED:
+        raise UsageError(f"--ignore given {len(args.ignore)} times; at most {MAX_IGNORED} keys")
+    a, b = _cassette(args.a), _cassette(args.b)
+    found = diff_cassettes(a, b, tolerance=args.tolerance, ignore=frozenset(args.ignore), timing=not args.no_timing)
+    for difference in found:
+        print(difference)
+    events = sum(len(timed_events(i.response)) for i in a.interactions)
+    if not found:
+        print(f"equal: {len(a.interactions)} interaction(s), {events} event(s)")
+        return 0
+    print(f"{len(found)} difference(s) between A ({args.a}) and B ({args.b})")
+    return 1
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    cassette = _cassette(args.cassette)
     summary = cassette_summary(cassette)
     print(f"cassette {cassette.name}: {len(cassette.interactions)} interaction(s)")
     for key, value in cassette.provenance.items():
