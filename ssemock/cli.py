@@ -136,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     ins = sub.add_parser("inspect", help="show a cassette's interactions, chunks, timing and events")
     ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
     ins.add_argument("--chunks", action="store_true", help="list every chunk (size and time)")
+    ins.add_argument("--plot", type=Path, metavar="FILE.svg|FILE.png",
+                     help="draw one interaction's chunks, gaps and events over time (needs ssemock[plot])")
+    ins.add_argument("--interaction", type=int, metavar="N",
+                     help="the interaction drawn (default: the first event stream)")
+    ins.add_argument("--scenario", metavar="NAME[,NAME…]|FILE",
+                     help="draw the stream as sent under these scenarios (bundled names or a scenario file)")
 
     dif = sub.add_parser("diff", help="compare two cassettes event by event and in time; exit 0 equal, 1 different")
     dif.add_argument("a", metavar="A", help="the reference: a cassette file or a bundled cassette's name")
@@ -277,6 +283,10 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     cassette = _cassette(args.cassette)
+    if args.plot is not None:
+        return _plot(cassette, args)
+    if args.scenario is not None or args.interaction is not None:
+        raise UsageError("--scenario and --interaction go with --plot")
     summary = cassette_summary(cassette)
     print(f"cassette {cassette.name}: {len(cassette.interactions)} interaction(s)")
     for key, value in cassette.provenance.items():
@@ -298,6 +308,28 @@ def _inspect(args: argparse.Namespace) -> int:
             for c in resp.chunks:
                 print(f"    t={c.t:.6f}  {len(c.data)} bytes")
         _print_events(resp.body, resp.header("content-type") or "", resp.header("content-encoding"))
+    return 0
+
+
+def _plot(cassette: Cassette, args: argparse.Namespace) -> int:
+    from .plot import draw, pick_interaction, timeline
+    from .scenario import Scenario
+
+    scenario = None
+    if args.scenario is not None:
+        if Path(args.scenario).is_file():
+            scenario = Scenario.load(args.scenario)
+        else:
+            known = collect_scenarios(None)
+            names = [n.strip() for n in args.scenario.split(",") if n.strip()]
+            unknown = [n for n in names if n not in known]
+            if unknown or not names:
+                raise UsageError(f"--scenario: no scenario file or bundled scenario named {args.scenario!r}")
+            scenario = Scenario.compose(known[n] for n in names)
+    index = pick_interaction(cassette, args.interaction)
+    line = timeline(cassette, index, scenario)
+    draw(line, args.plot)
+    print(f"{args.plot}: {line.title}, {len(line.chunks)} chunk(s), {len(line.events)} event(s), end {line.end_how}")
     return 0
 
 

@@ -54,10 +54,11 @@ class Difference:
 
 @dataclass(frozen=True)
 class TimedEvent:
-    """A dispatched event and the time (seconds from the request) of the chunk that completed it."""
+    """A dispatched event, the time (seconds from the request) and index of the chunk that completed it."""
 
     event: Event
     t: float
+    chunk: int
 
 
 def timed_events(response: Response) -> list[TimedEvent]:
@@ -76,8 +77,10 @@ def timed_events(response: Response) -> list[TimedEvent]:
         chunks = [plain]  # decoded as one: the per-chunk times are lost, the last one kept
     decoder = Decoder()
     out: list[TimedEvent] = []
-    for chunk, data in zip(response.chunks if encoding == "identity" else response.chunks[-1:], chunks):
-        out.extend(TimedEvent(e, chunk.t) for e in decoder.feed(data) if isinstance(e, Event))
+    first = 0 if encoding == "identity" else len(response.chunks) - 1
+    for index, data in enumerate(chunks, start=first):
+        t = response.chunks[index].t
+        out.extend(TimedEvent(e, t, index) for e in decoder.feed(data) if isinstance(e, Event))
     return out
 
 
