@@ -21,7 +21,8 @@ resumed request has ``resumed``: ``{"after": ID, "events_skipped": N, "retry_ms"
 (the last ``retry`` sent before that event), "waited": SECONDS or null (from the end of the
 earlier stream to this request, when this server sent it)}``.
 
-Other methods ignore ``Last-Event-ID`` (the header is an ``EventSource`` and MCP ``GET`` header).
+Other methods ignore ``Last-Event-ID`` (the header is an ``EventSource`` and MCP ``GET`` header), and
+an empty value is no id.
 """
 
 from __future__ import annotations
@@ -118,9 +119,9 @@ class ResumeBook:
         Returns:
             The remembered :class:`Stream` (its ``ended`` is for the caller to set), or None.
         """
-        response = plan.resume_body if plan.resume_body is not None else plan.response
         if not plan.is_event_stream:
             return None
+        response = plan.resume_body if plan.resume_body is not None else _plain(plan.response)
         marks = _first_by_id(event_marks(response.body))
         if not marks:
             return None
@@ -143,10 +144,14 @@ class ResumeBook:
 
 
 def requested_id(method: str, headers: Mapping[str, str]) -> str | None:
-    """The ``Last-Event-ID`` of a ``GET`` request (possibly ``""``), or None when there is none to honour."""
+    """The ``Last-Event-ID`` of a ``GET`` request, or None when there is none to honour.
+
+    An empty value is no id (WHATWG §9.2.4: a user agent sends the header only when its last
+    event ID is not empty), so the stream is sent from its start.
+    """
     if method != "GET":
         return None
-    return headers.get(LAST_EVENT_ID)
+    return headers.get(LAST_EVENT_ID) or None
 
 
 def event_marks(body: bytes) -> list[EventMark]:
@@ -166,6 +171,15 @@ def _first_by_id(marks: list[EventMark]) -> dict[str, EventMark]:
         if mark.event_id:
             by_id.setdefault(mark.event_id, mark)
     return by_id
+
+
+def _plain(response: Response) -> Response:
+    """``response`` with a recorded gzip/deflate body decoded (a copy), else itself."""
+    if response.header("content-encoding") is None:
+        return response
+    copy = Plan.of(response)
+    copy.decode_content()
+    return copy.response
 
 
 def rest_of(response: Response, mark: EventMark) -> Response:
@@ -205,6 +219,8 @@ def resume(plan: Plan, event_id: str, *, stream: Stream | None = None, now: floa
     Returns:
         The journal note, or None (``plan`` unchanged) when no event of the stream set that id.
     """
+    if stream is None and plan.resume_body is None:
+        plan.decode_content()  # a recorded gzip body: the ids are in the decoded bytes; re-encoded on the wire
     response = stream.response if stream is not None else (plan.resume_body or plan.response)
     marks = stream.marks if stream is not None else _first_by_id(event_marks(response.body))
     mark = marks.get(event_id) if len(event_id) <= MAX_ID_LENGTH else None

@@ -13,7 +13,9 @@ HTTP contract (design §4):
   400 ``ssemock_unknown_scenario``, 400 ``ssemock_too_many_scenarios`` (more than
   :data:`~ssemock.limits.MAX_SCENARIOS`, 8, composed for one request), 413 ``ssemock_body_too_large`` (a body over
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
-  ``max_json_depth``), 400 ``ssemock_bad_request``.
+  ``max_json_depth``), 400 ``ssemock_bad_request``, 404 ``ssemock_unknown_event_id`` (a
+  ``Last-Event-ID`` that no stream sent);
+* a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
 
 Faithful replay: one ``write`` per chunk (aiohttp sets TCP_NODELAY on every
 connection), each at ``t × timing_scale`` seconds after the request arrived;

@@ -7,6 +7,7 @@ when it reconnects, after the ``retry`` time the stream set.
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import re
@@ -116,17 +117,34 @@ def test_a_recording_with_ids_resumes_after_the_event_that_set_the_id(last_id: s
     assert entry["resumed"] == {"after": last_id, "events_skipped": 4 - len(rest), "retry_ms": None, "waited": None}
 
 
-def test_an_unknown_last_event_id_is_a_404_naming_it_and_other_methods_ignore_the_header() -> None:
+def test_an_unknown_last_event_id_is_a_404_naming_it_other_methods_and_empty_ids_get_everything() -> None:
     cassette = _recorded_ids()
     post = Interaction(Request("POST", "/events"), cassette.interactions[0].response)
     cassette.interactions.append(post)
     with MockServer([cassette], scenarios=None, timing_scale=0) as server:
         missing = httpx.get(f"{server.url}/events", headers={"Last-Event-ID": "zz"})
         whole = httpx.post(f"{server.url}/events", headers={"Last-Event-ID": "a"})
+        empty = httpx.get(f"{server.url}/events", headers={"Last-Event-ID": ""})
     assert missing.status_code == 404
     error = missing.json()["error"]
     assert error["type"] == "ssemock_unknown_event_id" and "'zz'" in error["message"]
     assert [e.data for e in _events(whole.content)] == ["one", "two", "three", "four"]
+    assert [e.data for e in _events(empty.content)] == ["one", "two", "three", "four"]  # empty: no id
+
+
+def test_a_gzip_recording_with_ids_resumes_in_its_decoded_events() -> None:
+    plain = b"".join(c.data for c in _recorded_ids().interactions[0].response.chunks)
+    body = gzip.compress(plain)
+    headers = [*SSE, ("content-encoding", "gzip")]
+    response = Response(200, headers=headers, chunks=[Chunk(0.0, body[:20]), Chunk(0.01, body[20:])])
+    cassette = Cassette("gz", [Interaction(Request("GET", "/events"), response)])
+    with MockServer([cassette], scenarios=None, timing_scale=0) as server:
+        whole = httpx.get(f"{server.url}/events")
+        rest = httpx.get(f"{server.url}/events", headers={"Last-Event-ID": "b"})
+        again = httpx.get(f"{server.url}/events", headers={"Last-Event-ID": "a"})  # from the stream sent first
+    assert whole.content == plain
+    assert [e.data for e in _events(rest.content)] == ["three", "four"]
+    assert [e.data for e in _events(again.content)] == ["two", "three", "four"]
 
 
 def test_a_resume_keeps_the_recorded_gaps_after_the_event() -> None:
