@@ -7,7 +7,9 @@ response status, ``Content-Type`` and ending, the events and the timing are comp
 * events (decoded as a WHATWG parser would, after any gzip/deflate ``Content-Encoding``) are
   aligned with :class:`difflib.SequenceMatcher` on their type and data (JSON data compared as
   values: key order and spacing do not count), so an inserted or lost event is reported as
-  such instead of shifting every later one; an event changed in place is reported with the
+  such instead of shifting every later one (exactly so when the events differ from one
+  another; among repeated identical events the alignment may pair them otherwise, and
+  report a lost one as a few differences); an event changed in place is reported with the
   first JSON path that differs (``choices[0].delta.content: "Hello" != recorded "Hi"``: B's
   value, then A's). Comments (keep-alives) are not compared. JSON keys named in ``ignore``
   (``id``, ``created``, …) are left out everywhere in request bodies and event data;

@@ -3,11 +3,11 @@
 A ``GET`` request that carries ``Last-Event-ID: X`` continues a stream after the event whose
 ``id`` field set ``X``:
 
-1. a stream this server sent recently (the last :data:`MAX_STREAMS`, 256, that had ids): the
-   most recent one on the same path that sent ``X``. This is how the MCP client resumes a
-   ``POST`` stream (its reconnect is a ``GET`` to the same URL, without the body), and how a
-   browser ``EventSource`` resumes a stream cut by ``drop-and-resume``: the rest comes from the
-   whole body, not from the part that was sent before the cut;
+1. a stream this server sent recently (the last :data:`MAX_STREAMS`, 256, that had ids, within
+   :data:`MAX_BOOK_BYTES`, 64 MiB): the most recent one on the same path that sent ``X``.
+   This is how the MCP client resumes a ``POST`` stream (its reconnect is a ``GET`` to the
+   same URL, without the body), and how a browser ``EventSource`` resumes a stream cut by
+   ``drop-and-resume``: the rest comes from the whole body, not from the part sent before the cut;
 2. else the stream that the request matches (with its scenario), if one of its events set ``X``;
 3. else the answer is 404 ``{"error": {"type": "ssemock_unknown_event_id", "message": …}}``
    naming the id (an ``EventSource`` then stops reconnecting; a client sees the fault at once
@@ -16,13 +16,14 @@ A ``GET`` request that carries ``Last-Event-ID: X`` continues a stream after the
 The rest keeps its recorded gaps: the first chunk after the event goes out at once (after the
 recorded time from that event to it), the headers at once. Recorded ``id`` and ``retry``
 fields are replayed as they are; a recording without ids gets them from the scenario step
-``drop-and-resume`` (``id: 1``, ``id: 2``, … by event position). The journal entry of a
-resumed request has ``resumed``: ``{"after": ID, "events_skipped": N, "retry_ms": MS or null
-(the last ``retry`` sent before that event), "waited": SECONDS or null (from the end of the
-earlier stream to this request, when this server sent it)}``.
+``event-ids`` (``id: 1``, ``id: 2``, … by event position), which the preset
+``drop-and-resume`` uses. The journal entry of a resumed request has ``resumed``:
+``{"after": ID, "events_skipped": N, "retry_ms": MS or null (the last ``retry`` sent before
+that event), "waited": SECONDS or null (from the end of the earlier stream to this request,
+when this server sent it)}``.
 
-Other methods ignore ``Last-Event-ID`` (the header is an ``EventSource`` and MCP ``GET`` header), and
-an empty value is no id.
+Other methods ignore ``Last-Event-ID`` (the header is an ``EventSource`` and MCP ``GET``
+header), and an empty value is no id.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from .sse import Event, decode
 
 __all__ = [
     "LAST_EVENT_ID",
+    "MAX_BOOK_BYTES",
     "MAX_ID_LENGTH",
     "MAX_STREAMS",
     "EventMark",
@@ -55,6 +57,8 @@ __all__ = [
 LAST_EVENT_ID = "Last-Event-ID"
 MAX_STREAMS = 256
 """Streams with ids remembered for resuming, most recent first out last (a ring)."""
+MAX_BOOK_BYTES = 64 * 1024 * 1024
+"""Body bytes of the streams remembered for resuming (the oldest are forgotten first)."""
 MAX_ID_LENGTH = 1024
 """A longer ``Last-Event-ID`` (characters) matches no event: no stream sends such ids."""
 
@@ -87,14 +91,13 @@ class Resumed(TypedDict):
 
 @dataclass
 class Stream:
-    """A stream sent with event ids, kept so that a reconnect can resume it.
+    """A stream sent with event ids (or maybe: a compressed one), kept so that a reconnect can resume it.
 
     Attributes:
         path: the provider path it answered.
         cassette: the cassette name of its interaction.
         interaction: the interaction's index in that cassette.
         response: the whole response (before a ``drop-and-resume`` cut), shared, never changed.
-        marks: its events that set an id, by id (the first event that set each id).
         ended: loop time (seconds) when its sending ended, or None while it is sent.
     """
 
@@ -102,37 +105,69 @@ class Stream:
     cassette: str | None
     interaction: int | None
     response: Response
-    marks: dict[str, EventMark]
     ended: float | None = None
+    _plain: Response | None = field(default=None, repr=False)
+    _marks: dict[str, EventMark] | None = field(default=None, repr=False)
+
+    @property
+    def plain(self) -> Response:
+        """:attr:`response` with a gzip/deflate body decoded (computed once, on the first reconnect)."""
+        if self._plain is None:
+            self._plain = _plain(self.response)
+        return self._plain
+
+    @property
+    def marks(self) -> dict[str, EventMark]:
+        """Its events that set an id, by id (the first event that set each id; computed once)."""
+        if self._marks is None:
+            self._marks = _first_by_id(event_marks(self.plain.body))
+        return self._marks
+
+    @property
+    def size(self) -> int:
+        """Body bytes held."""
+        return sum(len(c.data) for c in self.response.chunks)
 
 
 @dataclass
 class ResumeBook:
-    """The last :data:`MAX_STREAMS` streams sent with event ids, for ``Last-Event-ID`` reconnects."""
+    """The last streams sent with event ids, for ``Last-Event-ID`` reconnects.
+
+    At most ``capacity`` streams (default :data:`MAX_STREAMS`, 256) and ``max_bytes`` of their
+    bodies (default :data:`MAX_BOOK_BYTES`, 64 MiB; bodies shared with a cassette count too):
+    the oldest are forgotten first. Sending a stream costs one scan of its chunks for ``id:``;
+    the events are decoded only when a reconnect asks for one.
+    """
 
     capacity: int = MAX_STREAMS
+    max_bytes: int = MAX_BOOK_BYTES
     streams: deque[Stream] = field(default_factory=deque)
+    held: int = 0
 
     def register(self, plan: Plan, path: str, cassette: str | None, interaction: int | None) -> Stream | None:
-        """Remember the stream of ``plan`` if it is an event stream whose events set ids.
+        """Remember the stream of ``plan`` if it is an event stream that may set ids.
 
         Returns:
             The remembered :class:`Stream` (its ``ended`` is for the caller to set), or None.
         """
         if not plan.is_event_stream:
             return None
-        response = plan.resume_body if plan.resume_body is not None else _plain(plan.response)
-        marks = _first_by_id(event_marks(response.body))
-        if not marks:
+        response = plan.resume_body if plan.resume_body is not None else plan.response
+        if response.header("content-encoding") is None and not _may_set_ids(response.chunks):
             return None
-        stream = Stream(path, cassette, interaction, response, marks)
+        stream = Stream(path, cassette, interaction, response)
+        if stream.size > self.max_bytes:
+            return None
         self.streams.append(stream)
-        while len(self.streams) > self.capacity:
-            self.streams.popleft()
+        self.held += stream.size
+        while len(self.streams) > self.capacity or self.held > self.max_bytes:
+            self.held -= self.streams.popleft().size
         return stream
 
     def find(self, event_id: str, path: str) -> Stream | None:
         """The most recent stream on ``path`` that sent an event with id ``event_id``, or None."""
+        if len(event_id) > MAX_ID_LENGTH:
+            return None
         for stream in reversed(self.streams):
             if stream.path == path and event_id in stream.marks:
                 return stream
@@ -141,6 +176,17 @@ class ResumeBook:
     def clear(self) -> None:
         """Forget every stream."""
         self.streams.clear()
+        self.held = 0
+
+
+def _may_set_ids(chunks: list[Chunk]) -> bool:
+    """Whether the body may hold an ``id`` field with a value: ``id:`` somewhere, chunk borders included."""
+    tail = b""
+    for chunk in chunks:
+        if b"id:" in chunk.data or b"id:" in tail + chunk.data[:2]:
+            return True
+        tail = chunk.data[-2:]
+    return False
 
 
 def requested_id(method: str, headers: Mapping[str, str]) -> str | None:
@@ -221,7 +267,7 @@ def resume(plan: Plan, event_id: str, *, stream: Stream | None = None, now: floa
     """
     if stream is None and plan.resume_body is None:
         plan.decode_content()  # a recorded gzip body: the ids are in the decoded bytes; re-encoded on the wire
-    response = stream.response if stream is not None else (plan.resume_body or plan.response)
+    response = stream.plain if stream is not None else (plan.resume_body or plan.response)
     marks = stream.marks if stream is not None else _first_by_id(event_marks(response.body))
     mark = marks.get(event_id) if len(event_id) <= MAX_ID_LENGTH else None
     if mark is None:

@@ -98,18 +98,18 @@ def _cassette(datas: list[str]) -> Cassette:
     return Cassette("x", [Interaction(Request("GET", "/s"), Response(headers=SSE, chunks=chunks))])
 
 
-payloads = st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=10),
-                              st.dictionaries(st.text(max_size=3), st.integers(), max_size=3).map(json.dumps)),
-                    min_size=1, max_size=8)
+texts = st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=10), min_size=1, max_size=8)
 
 
-@given(datas=payloads, drop=st.integers(0, 7))
-def test_any_stream_equals_itself_and_one_lost_event_is_one_difference(datas: list[str], drop: int) -> None:
+@given(raw=texts, drop=st.integers(0, 7))
+def test_any_stream_equals_itself_and_one_lost_event_is_one_difference(raw: list[str], drop: int) -> None:
+    # distinct events, JSON and not (difflib's alignment is minimal for distinct events)
+    datas = [json.dumps({"n": i, "v": x}) if i % 2 else f"{i} {x}" for i, x in enumerate(raw)]
     assert diff_cassettes(_cassette(datas), _cassette(datas)) == []
     drop = min(drop, len(datas) - 1)
     shorter = datas[:drop] + datas[drop + 1 :]
     found = diff_cassettes(_cassette(datas), _cassette(shorter), timing=False)
-    assert len(found) == 1 and "only in A" in found[0].what
+    assert len(found) == 1 and found[0].what.startswith(f"event {drop}: only in A")
 
 
 def test_the_readme_examples_print_what_the_readme_shows(capsys: pytest.CaptureFixture[str]) -> None:

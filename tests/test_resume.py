@@ -195,3 +195,23 @@ def test_the_readme_resume_example_runs_as_written(capsys: pytest.CaptureFixture
     first, rest = _events(str(namespace["first"]).encode()), _events(str(namespace["rest"]).encode())
     assert [e.data for e in first + rest] == [e.data for e in recorded]
     assert [e.last_event_id for e in first + rest] == ["1", "2", "3", "4", "5"] and first[0].retry == 100
+
+
+def test_the_book_of_streams_is_bounded_in_count_and_bytes_and_skips_streams_without_ids() -> None:
+    from ssemock.resume import ResumeBook
+    from ssemock.scenario import Plan
+
+    with_ids = _recorded_ids().interactions[0].response
+    size = len(with_ids.body)
+    book = ResumeBook(capacity=3, max_bytes=size * 2)
+    without = Response(headers=SSE, chunks=[Chunk(0.0, encode("no ids here"))])
+    assert book.register(Plan.of(without), "/events", "x", 0) is None
+    # an "id:" split across two chunks still counts
+    split = Response(headers=SSE, chunks=[Chunk(0.0, b"data: x\ni"), Chunk(0.0, b"d: 9\n\n")])
+    assert book.register(Plan.of(split), "/split", "x", 0) is not None
+    assert book.find("9", "/split") is not None and book.find("9", "/events") is None
+    for n in range(3):
+        assert book.register(Plan.of(with_ids), f"/p{n}", "x", n) is not None
+    assert [s.path for s in book.streams] == ["/p1", "/p2"] and book.held <= size * 2  # bytes bound first
+    assert book.find("b", "/p0") is None and book.find("b", "/p2") is not None
+    assert book.find("x" * 1025, "/p2") is None
