@@ -328,15 +328,15 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
-    stream = state.streams.register(plan, path, match.cassette.name, match.index)
     if last_id is not None:
         if (note := resume(plan, last_id)) is None:
             return _refuse(entry, error_response(404, "ssemock_unknown_event_id", unknown_id_message(last_id)))
-        entry["resumed"], stream = note, None
-    response = await send_plan(request, plan, entry, arrived)
-    if stream is not None:
-        stream.ended = asyncio.get_running_loop().time()
-    return response
+        entry["resumed"] = note
+        return await send_plan(request, plan, entry, arrived)
+    try:
+        return await send_plan(request, plan, entry, arrived)
+    finally:  # also when the client left: it may come back with Last-Event-ID
+        state.streams.register(plan, path, match.cassette.name, match.index, asyncio.get_running_loop().time())
 
 
 async def _build(scenario: Scenario, plan: Plan) -> None:
