@@ -136,8 +136,9 @@ class ResumeBook:
 
     At most ``capacity`` streams (default :data:`MAX_STREAMS`, 256) and ``max_bytes`` of their
     bodies (default :data:`MAX_BOOK_BYTES`, 64 MiB; bodies shared with a cassette count too):
-    the oldest are forgotten first. Sending a stream costs one scan of its chunks for ``id:``;
-    the events are decoded only when a reconnect asks for one.
+    the oldest are forgotten first. Each event stream costs one scan of its body for ``id:``
+    once it is sent (measured 0.5 s for 15 MB in 200,000 chunks on a loaded 2-core machine); its
+    events are decoded only when a reconnect asks for one.
     """
 
     capacity: int = MAX_STREAMS
