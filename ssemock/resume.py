@@ -7,7 +7,8 @@ A ``GET`` request that carries ``Last-Event-ID: X`` continues a stream after the
    :data:`MAX_BOOK_BYTES`, 64 MiB): the most recent one on the same path that sent ``X``.
    This is how the MCP client resumes a ``POST`` stream (its reconnect is a ``GET`` to the
    same URL, without the body), and how a browser ``EventSource`` resumes a stream cut by
-   ``drop-and-resume``: the rest comes from the whole body, not from the part sent before the cut;
+   ``drop-and-resume``: the rest comes from the whole body, not from the part sent before the cut
+   (as that stream's scenario made it: the reconnect's own scenario is not applied again);
 2. else the stream that the request matches (with its scenario), if one of its events set ``X``;
 3. else the answer is 404 ``{"error": {"type": "ssemock_unknown_event_id", "message": …}}``
    naming the id (an ``EventSource`` then stops reconnecting; a client sees the fault at once
