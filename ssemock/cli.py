@@ -1,11 +1,11 @@
-"""The ``ssemock`` command: serve | record | import | inspect | scenarios | check.
+"""The ``ssemock`` command: serve | record | import | inspect | diff | scenarios | check.
 
 ``inspect`` shows a cassette, or a stub file (``ssemock_stubs: 1``) as the streams its stubs
 send in one provider's format (``--provider``).
 
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
-(one line on stderr, no traceback), 1 when serving fails at run time or ``check``
-has findings.
+(one line on stderr, no traceback), 1 when serving fails at run time, ``check``
+has findings or ``diff`` finds differences.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from . import __version__
 from .background import stop_on_signals
 from .bundled import bundled_scenarios
 from .cassette import Cassette
+from .diff import MAX_IGNORED, TOLERANCE, diff_cassettes, timed_events
 from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
@@ -153,6 +154,21 @@ def build_parser() -> argparse.ArgumentParser:
     ins.add_argument("--provider", default="openai-chat", metavar="NAME",
                      help="for a stub file: the provider format to show (openai-chat, openai-responses, anthropic, "
                           "gemini, openrouter; default openai-chat)")
+    ins.add_argument("--plot", type=Path, metavar="FILE.svg|FILE.png",
+                     help="draw one interaction's chunks, gaps and events over time (needs ssemock[plot])")
+    ins.add_argument("--interaction", type=int, metavar="N",
+                     help="the interaction drawn (default: the first event stream)")
+    ins.add_argument("--scenario", metavar="NAME[,NAME…]|FILE",
+                     help="draw the stream as sent under these scenarios (bundled names or a scenario file)")
+
+    dif = sub.add_parser("diff", help="compare two cassettes event by event and in time; exit 0 equal, 1 different")
+    dif.add_argument("a", metavar="A", help="the reference: a cassette file or a bundled cassette's name")
+    dif.add_argument("b", metavar="B", help="the cassette compared with it (e.g. a re-recording)")
+    dif.add_argument("--tolerance", type=scale_factor, default=TOLERANCE, metavar="S",
+                     help=f"seconds two times may differ by (default {TOLERANCE})")
+    dif.add_argument("--no-timing", action="store_true", help="compare no times")
+    dif.add_argument("--ignore", action="append", default=[], metavar="KEY",
+                     help=f"a JSON key left out of bodies and event data at any depth (at most {MAX_IGNORED})")
 
     scen = sub.add_parser("scenarios", help="list the bundled scenarios, one line each; 'check FILE…' validates files")
     checks = scen.add_subparsers(dest="action", parser_class=_Parser)
@@ -206,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ssemock`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "scenarios": _scenarios,
+        handler = {"serve": _serve, "import": _import, "inspect": _inspect, "diff": _diff, "scenarios": _scenarios,
                    "record": record_cli.run, "check": _check}
         return handler[args.command](args)
     except SSEMockError as exc:
@@ -296,6 +312,32 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cassette(name: str) -> Cassette:
+    """The cassette file ``name``, else the bundled cassette of that name."""
+    path = Path(name)
+    if path.exists():
+        return Cassette.load(path)
+    bundled = collect_cassettes(None)
+    if name not in bundled:
+        raise UsageError(f"no cassette file or bundled cassette named {name!r}")
+    return bundled[name]
+
+
+def _diff(args: argparse.Namespace) -> int:
+    if len(args.ignore) > MAX_IGNORED:
+        raise UsageError(f"--ignore given {len(args.ignore)} times; at most {MAX_IGNORED} keys")
+    a, b = _cassette(args.a), _cassette(args.b)
+    found = diff_cassettes(a, b, tolerance=args.tolerance, ignore=frozenset(args.ignore), timing=not args.no_timing)
+    for difference in found:
+        print(difference)
+    events = sum(len(timed_events(i.response)) for i in a.interactions)
+    if not found:
+        print(f"equal: {len(a.interactions)} interaction(s), {events} event(s)")
+        return 0
+    print(f"{len(found)} difference(s) between A ({args.a}) and B ({args.b})")
+    return 1
+
+
 def _inspect(args: argparse.Namespace) -> int:
     path = Path(args.cassette)
     if path.is_file() and _is_stub_file(path):
@@ -306,13 +348,12 @@ def _inspect(args: argparse.Namespace) -> int:
             cassette = stub_cassette(load_stubs(path), args.provider, name=str(path))
         except ValueError as exc:
             raise UsageError(f"inspect --provider: {exc}") from None
-    elif path.exists():
-        cassette = Cassette.load(path)
     else:
-        bundled = collect_cassettes(None)
-        if args.cassette not in bundled:
-            raise UsageError(f"no cassette file or bundled cassette named {args.cassette!r}")
-        cassette = bundled[args.cassette]
+        cassette = _cassette(args.cassette)
+    if args.plot is not None:
+        return _plot(cassette, args)
+    if args.scenario is not None or args.interaction is not None:
+        raise UsageError("--scenario and --interaction go with --plot")
     summary = cassette_summary(cassette)
     print(f"cassette {cassette.name}: {len(cassette.interactions)} interaction(s)")
     for key, value in cassette.provenance.items():
@@ -341,6 +382,28 @@ def _is_stub_file(path: Path) -> bool:
     """True when the file starts with the stub format key (``ssemock_stubs: 1``)."""
     with path.open("rb") as file:
         return file.read(64).lstrip().startswith(b"ssemock_stubs")
+
+
+def _plot(cassette: Cassette, args: argparse.Namespace) -> int:
+    from .plot import draw, pick_interaction, timeline
+    from .scenario import Scenario
+
+    scenario = None
+    if args.scenario is not None:
+        if Path(args.scenario).is_file():
+            scenario = Scenario.load(args.scenario)
+        else:
+            known = collect_scenarios(None)
+            names = [n.strip() for n in args.scenario.split(",") if n.strip()]
+            unknown = [n for n in names if n not in known]
+            if unknown or not names:
+                raise UsageError(f"--scenario: no scenario file or bundled scenario named {args.scenario!r}")
+            scenario = Scenario.compose(known[n] for n in names)
+    index = pick_interaction(cassette, args.interaction)
+    line = timeline(cassette, index, scenario)
+    draw(line, args.plot)
+    print(f"{args.plot}: {line.title}, {len(line.chunks)} chunk(s), {len(line.events)} event(s), end {line.end_how}")
+    return 0
 
 
 def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:

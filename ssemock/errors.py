@@ -15,7 +15,8 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
     ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
-    └── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
+    ├── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
+    └── PlotError (ValueError)              a picture cannot be drawn (no matplotlib, bad file type or interaction)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "ImportFormatError",
     "JSONTooDeepError",
     "NoMatchError",
+    "PlotError",
     "RecorderConfigError",
     "RecorderError",
     "SSEMockError",
@@ -182,3 +184,7 @@ class RecorderError(SSEMockError, RuntimeError):
 
 class RecorderConfigError(SSEMockError, ValueError):
     """Invalid recorder input: record mode, target URL, cassette name or filter pattern."""
+
+
+class PlotError(SSEMockError, ValueError):
+    """A timeline picture cannot be drawn: the ``plot`` extra is missing, or a bad file type or interaction."""

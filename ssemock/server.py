@@ -13,7 +13,9 @@ HTTP contract (design §4):
   400 ``ssemock_unknown_scenario``, 400 ``ssemock_too_many_scenarios`` (more than
   :data:`~ssemock.limits.MAX_SCENARIOS`, 8, composed for one request), 413 ``ssemock_body_too_large`` (a body over
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
-  ``max_json_depth``), 400 ``ssemock_bad_request``.
+  ``max_json_depth``), 400 ``ssemock_bad_request``, 404 ``ssemock_unknown_event_id`` (a
+  ``Last-Event-ID`` that no stream sent);
+* a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
 """
@@ -51,6 +53,7 @@ from .matching import (
     prepare_indexes,
 )
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
+from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
 from .send import drop_default_content_type, send_plan
 from .stubs import StubBook
@@ -87,6 +90,7 @@ class ServerState:
         max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
         received: requests journaled since the last reset (the ``seq`` of the latest).
         stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
+        streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -105,11 +109,13 @@ class ServerState:
     max_json_depth: int = MAX_JSON_DEPTH
     received: int = 0
     stubs: StubBook = field(default_factory=StubBook)
+    streams: ResumeBook = field(default_factory=ResumeBook, repr=False)
 
     def reset(self) -> None:
-        """Clear the journal and the play counts."""
+        """Clear the journal, the play counts and the streams kept for resuming."""
         self.journal.clear()
         self.played.clear()
+        self.streams.clear()
         self.received = 0
 
 
@@ -280,6 +286,12 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
+    last_id = requested_id(request.method, request.headers)
+    if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
+        plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
+        entry["cassette"], entry["interaction"] = earlier.cassette, earlier.interaction
+        entry["resumed"] = resume(plan, last_id, stream=earlier, now=arrived)
+        return await send_plan(request, plan, entry, arrived, own_cors=True)
 
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
@@ -309,7 +321,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
         request=match.interaction.request,
     )
-    return await _serve(request, entry, arrived, scenario, plan)
+    return await _serve(request, entry, arrived, scenario, plan, last_id=last_id,
+                        remember=(path, match.cassette.name, match.index))
 
 
 def _no_match(state: ServerState, received: Request, exc: NoMatchError) -> web.Response:
@@ -322,16 +335,29 @@ def _no_match(state: ServerState, received: Request, exc: NoMatchError) -> web.R
 
 
 async def _serve(
-    request: web.Request, entry: dict[str, Any], arrived: float, scenario: Scenario | None, plan: Plan
+    request: web.Request, entry: dict[str, Any], arrived: float, scenario: Scenario | None, plan: Plan,
+    *, last_id: str | None = None, remember: tuple[str, str, int] | None = None,
 ) -> web.StreamResponse:
-    """Apply ``scenario`` to ``plan``, then send it."""
+    """Apply ``scenario`` to ``plan``, then send it: after the event ``last_id`` when given (a reconnect,
+    404 ``ssemock_unknown_event_id`` when no event set it), and kept for reconnects when ``remember``
+    (path, cassette name, interaction index) is given."""
     if scenario is not None:
         try:
             await _build(scenario, plan)
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
-    return await send_plan(request, plan, entry, arrived, own_cors=True)
+    if last_id is not None:
+        if (note := resume(plan, last_id)) is None:
+            return _refuse(entry, error_response(404, "ssemock_unknown_event_id", unknown_id_message(last_id)))
+        entry["resumed"] = note
+        return await send_plan(request, plan, entry, arrived, own_cors=True)
+    try:
+        return await send_plan(request, plan, entry, arrived, own_cors=True)
+    finally:  # also when the client left: it may come back with Last-Event-ID
+        if remember is not None:
+            path, cassette, index = remember
+            request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time())
 
 
 async def _build(scenario: Scenario, plan: Plan) -> None:

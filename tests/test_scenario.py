@@ -35,6 +35,7 @@ ISSUE_PRESETS = [
     "no-final-line-end",
     "line-separators", "split-crlf-multiline", "torture",
     "proxy-rechunk", "buffer-4k", "buffer-16k", "gzip-buffered", "http10",
+    "drop-and-resume",
 ]
 
 

@@ -19,7 +19,8 @@ send the same bytes.
 * event: ``json-separators``, ``multiline-data``, ``long-lines``,
   ``line-separators``, ``no-done``, ``error-mid-stream``
   (:mod:`.event_steps`), ``insert``, ``edit``, ``drop``, ``replace``
-  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`);
+  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`), ``event-ids``
+  (:mod:`.resume_steps`);
   only ``text/event-stream`` bodies;
 * byte: ``line-endings``, ``bom``, ``keepalive``, ``extra-fields``,
   ``meta-blocks``, ``drop-final-blank-line`` (:mod:`.byte_steps`), ``field-spacing``,
@@ -27,7 +28,8 @@ send the same bytes.
   only ``text/event-stream`` bodies;
 * chunk: ``timing``, ``fragment`` (:mod:`.chunk_steps`);
 * transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
-  ``disconnect``, ``framing``, ``content-encoding`` (:mod:`.transport_steps`).
+  ``disconnect``, ``framing``, ``content-encoding`` (:mod:`.transport_steps`),
+  ``drop-and-resume`` (:mod:`.resume_steps`).
 
 Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
 ``timing: {mode: jitter}``) comes from the server's seed, the step's position
@@ -43,7 +45,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import byte_steps, chunk_steps, edit_steps, ending_steps, event_steps, field_steps, transport_steps
+from . import (
+    byte_steps,
+    chunk_steps,
+    edit_steps,
+    ending_steps,
+    event_steps,
+    field_steps,
+    resume_steps,
+    transport_steps,
+)
 from .base import STAGES, STEPS, Field, LineStep, Step
 from .chunk_steps import Fragment, TimingStep
 from .model import PRESERVES, Scenario, load_scenarios
@@ -68,6 +79,7 @@ __all__ = [
     "event_steps",
     "field_steps",
     "load_scenarios",
+    "resume_steps",
     "transport_steps",
 ]
 

@@ -55,6 +55,8 @@ class Plan:
             comments, unless the client leaves first; 0 = none. Not scaled.
         notes: what the steps did, one short line each (copied to the journal).
         step_index: position of the running step in its scenario (seeds :meth:`rng`).
+        resume_body: the whole response when a step cut it short so that the client must
+            reconnect (``drop-and-resume``): a ``Last-Event-ID`` reconnect continues in it.
     """
 
     response: Response
@@ -71,6 +73,7 @@ class Plan:
     heartbeat: float = 0.0
     notes: list[str] = field(default_factory=list)
     step_index: int = 0
+    resume_body: Response | None = None
 
     @classmethod
     def of(
