@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, Protocol, TypeVar
 
+import agents
 import anthropic
 import httpx
 import openai
@@ -170,7 +171,6 @@ def test_gemini_stream_text_then_function_call(ssemock: SSEMockFixture) -> None:
 
 
 async def test_openai_agents_runs_a_whole_tool_loop(ssemock: SSEMockFixture) -> None:
-    agents = pytest.importorskip("agents")
     agents.set_tracing_disabled(True)
     seen: list[str] = []
 
