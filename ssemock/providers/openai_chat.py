@@ -27,6 +27,7 @@ from typing import Any
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
 from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
+from .synthesis import pieces as many
 from .tokens import split_tokens
 
 __all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error"]
@@ -133,7 +134,7 @@ def _synth_events(script: Script) -> list[Piece]:
     def per_token(delta: dict[str, Any], pieces: list[str]) -> list[Piece]:
         """One chunk per piece: ``delta`` holds ``slot("t")`` where the piece goes."""
         template = Template(body(delta, None, None, slot("o")))
-        return [Piece(None, template.fill(t=p, o=padding()), 1) for p in pieces]
+        return many(None, template.fill_many(len(pieces), t=pieces, o=script.paddings(len(pieces), 2, 15)))
 
     reply = script.reply
     out: list[Piece] = []

@@ -26,7 +26,7 @@ from .base import ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status, last_payload
 from .openai_chat import PROVIDER as CHAT
 from .openai_chat import TYPES
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, pieces, slot
 from .tokens import split_tokens
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
@@ -159,9 +159,10 @@ class _Writer:
         padded = "obfuscation" in fields
         slots = {"delta": slot("t"), "obfuscation": slot("o")} if padded else {"delta": slot("t")}
         template = Template(self._body(kind, {**fields, **slots}, slot("n")))
-        for token in tokens:
-            padding = self.script.padding(10, 15) if padded else ""
-            self.pieces.append(Piece(kind, template.fill(t=token, o=padding, n=len(self.pieces)), 1))
+        count, first = len(tokens), len(self.pieces)
+        paddings = self.script.paddings(count, 10, 15) if padded else ""
+        numbers = list(range(first, first + count))
+        self.pieces += pieces(kind, template.fill_many(count, t=tokens, o=paddings, n=numbers))
 
     def emit(self, kind: str, fields: dict[str, Any], tokens: int = 0) -> None:
         padding = self.script.padding(10, 15) if "obfuscation" in fields else ""

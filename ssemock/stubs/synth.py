@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from itertools import accumulate, repeat
 from typing import Any
 
 from ..cassette import Chunk, End, Response
@@ -25,7 +26,7 @@ from ..providers.tokens import count_tokens
 from .conversation import Conversation
 from .model import Stub, Timing
 
-__all__ = ["build_script", "synthesize"]
+__all__ = ["build_script", "encode_pieces", "piece_times", "synthesize"]
 
 
 def _synthesis(provider: Provider) -> Synthesis:
@@ -78,22 +79,39 @@ def synthesize(stub: Stub, conv: Conversation, seed: int = 0) -> Response:
     pieces = fmt.events(script)
     if conv.provider == "gemini" and not conv.sse:
         return _json_array(script, fmt, pieces, stub.timing)
-    times = _times(pieces, stub.timing, script.rng)
-    chunks = [Chunk(t, _encode(p, fmt.eol)) for p, t in zip(pieces, times)]
+    times = piece_times(pieces, stub.timing, script.rng)
+    chunks = list(map(Chunk, times, encode_pieces(pieces, fmt.eol)))
     return Response(headers=fmt.headers(script, True), chunks=chunks, end=End(times[-1] if times else 0.0),
                     timed=True)
 
 
-def _encode(piece: Piece, eol: str) -> bytes:
-    if piece.comment:
-        return f": {piece.data}{eol}{eol}".encode()
-    head = f"event: {piece.event}{eol}" if piece.event else ""
-    return f"{head}data: {piece.data}{eol}{eol}".encode()
+def encode_pieces(pieces: list[Piece], eol: str) -> list[bytes]:
+    """The SSE bytes of each piece (``event:`` line if named, one ``data:`` line, or a comment),
+    lines ending in ``eol``: written as one text split on NUL, which JSON text and the
+    providers' constant lines never hold (checked: a piece with a NUL is written alone)."""
+    heads: dict[str | None, str] = {None: "data: "}
+    glue = [""] * (3 * len(pieces))
+    for i, piece in enumerate(pieces):
+        event = piece.event
+        if piece.comment:
+            glue[3 * i] = ": "
+        else:
+            head = heads.get(event)
+            if head is None:
+                head = heads[event] = f"event: {event}{eol}data: "
+            glue[3 * i] = head
+        glue[3 * i + 1] = piece.data
+    glue[2::3] = [eol + eol + "\x00"] * len(pieces)
+    out = "".join(glue).encode().split(b"\x00")
+    out.pop()  # after the last separator
+    if len(out) != len(pieces):
+        return [f"{glue[3 * i]}{p.data}{eol}{eol}".encode() for i, p in enumerate(pieces)]
+    return out
 
 
 def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Timing) -> Response:
     """Gemini without ``alt=sse``: the same payloads as one JSON array, one element per chunk."""
-    times = _times(pieces, timing, script.rng)
+    times = piece_times(pieces, timing, script.rng)
     chunks = []
     for index, (piece, t) in enumerate(zip(pieces, times)):
         text = json.dumps(json.loads(piece.data), indent=2, ensure_ascii=False)
@@ -105,22 +123,24 @@ def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Tim
     return Response(headers=headers, chunks=chunks, end=End(end), timed=True)
 
 
-def _times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list[float]:
+def piece_times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list[float]:
     """Seconds from the request for each piece: content pieces ``tokens / rate`` (or
-    ``chunk_gap``) apart, each gap times ``1 ± jitter``; the first content at ``first_token``."""
+    ``chunk_gap``) apart, each gap times ``1 ± jitter``; the first content at ``first_token``.
+    The events before the first content arrive with it (comments before any event: at 0)."""
+    tokens = [p.tokens for p in pieces]
+    first = next((i for i, n in enumerate(tokens) if n), len(pieces))
     times: list[float] = []
     t = 0.0
-    started = False
-    for piece in pieces:
-        if piece.tokens:
-            if not started:
-                t, started = timing.first_token, True
-            else:
-                gap = piece.tokens / timing.tokens_per_second if timing.tokens_per_second else timing.chunk_gap
-                if timing.jitter:
-                    gap *= 1 + timing.jitter * (2 * rng.random() - 1)
-                t += gap
-        elif not started and not piece.comment:
-            t = timing.first_token  # the events before the first token arrive with it
+    for piece in pieces[:first]:
+        if not piece.comment:
+            t = timing.first_token
         times.append(round(t, 6))
+    if first == len(pieces):
+        return times
+    rate, gap, jitter = timing.tokens_per_second, timing.chunk_gap, timing.jitter
+    gaps = [(n / rate if rate else gap) if n else 0.0 for n in tokens[first + 1:]]
+    if jitter:
+        draw = rng.random
+        gaps = [g * (1 + jitter * (2 * draw() - 1)) if n else g for g, n in zip(gaps, tokens[first + 1:])]
+    times += map(round, accumulate(gaps, initial=timing.first_token), repeat(6))
     return times
