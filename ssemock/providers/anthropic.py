@@ -30,7 +30,7 @@ from .base import Default, ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status
 from .openai_chat import SK_KEY
 from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, pieces, slot
-from .tokens import group, split_tokens
+from .tokens import group
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
 
@@ -133,14 +133,14 @@ def _blocks(script: Script) -> list[tuple[dict[str, Any], list[Run]]]:
     reply = script.reply
     blocks: list[tuple[dict[str, Any], list[Run]]] = []
     if reply.reasoning:
-        thinking = ("thinking_delta", "thinking", group(split_tokens(reply.reasoning), 3), 1)
+        thinking = ("thinking_delta", "thinking", group(script.tokens(reply.reasoning), 3), 1)
         blocks.append(({"type": "thinking", "thinking": "", "signature": ""},
                        [thinking, ("signature_delta", "signature", [_signature(script)], 0)]))
     text = reply.refusal if reply.refusal is not None else reply.text
     if text is not None or not script.calls:
-        blocks.append(({"type": "text", "text": ""}, [("text_delta", "text", group(split_tokens(text or ""), 3), 1)]))
+        blocks.append(({"type": "text", "text": ""}, [("text_delta", "text", group(script.tokens(text or ""), 3), 1)]))
     for ident, call in script.calls:
-        args = group(split_tokens(call.arguments_json), 4, first=0)
+        args = group(script.tokens(call.arguments_json), 4, first=0)
         runs: list[Run] = [("input_json_delta", "partial_json", [""], 0), ("input_json_delta", "partial_json", args, 1)]
         blocks.append(({"type": "tool_use", "id": ident, "name": call.name, "input": {},
                         "caller": {"type": "direct"}}, runs))

@@ -34,7 +34,7 @@ from typing import Any
 from .base import MAX_CODE, Default, ErrorSpec, KeyShape, Provider, SentPayloads, chosen, dump
 from .chat import by_status
 from .synthesis import Piece, Script, Synthesis, Template, pieces, slot
-from .tokens import group, split_tokens
+from .tokens import group
 
 __all__ = ["PROVIDER", "STATUSES", "SYNTHESIS"]
 
@@ -147,10 +147,10 @@ def _runs(script: Script) -> list[Run]:
     reply = script.reply
     runs: list[Run] = []
     if reply.reasoning:
-        runs.append(({"text": slot("t"), "thought": True}, group(split_tokens(reply.reasoning), 4)))
+        runs.append(({"text": slot("t"), "thought": True}, group(script.tokens(reply.reasoning), 4)))
     text = reply.refusal if reply.refusal is not None else reply.text
     if text:
-        runs.append(({"text": slot("t")}, group(split_tokens(text), 4)))
+        runs.append(({"text": slot("t")}, group(script.tokens(text), 4)))
     for index, (_, call) in enumerate(script.calls):
         part: dict[str, Any] = {"functionCall": {"name": call.name, "args": dict(call.arguments)}}
         if index == 0:

@@ -28,7 +28,6 @@ from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
 from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
 from .synthesis import pieces as many
-from .tokens import split_tokens
 
 __all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error"]
 
@@ -141,12 +140,12 @@ def _synth_events(script: Script) -> list[Piece]:
     calls = script.calls
     if reply.refusal is not None:
         out.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
-        out += per_token({"refusal": slot("t")}, split_tokens(reply.refusal))
+        out += per_token({"refusal": slot("t")}, script.tokens(reply.refusal))
     elif reply.text is None and calls:
         pass  # the first tool call's chunk carries the role
     else:
         out.append(chunk({"role": "assistant", "content": "", "refusal": None}))
-        out += per_token({"content": slot("t")}, split_tokens(reply.text or ""))
+        out += per_token({"content": slot("t")}, script.tokens(reply.text or ""))
     for index, (ident, call) in enumerate(calls):
         start = {"index": index, "id": ident, "type": "function", "function": {"name": call.name, "arguments": ""}}
         if not out:
@@ -155,7 +154,7 @@ def _synth_events(script: Script) -> list[Piece]:
         else:
             out.append(chunk({"tool_calls": [start]}, tokens=1))
         out += per_token({"tool_calls": [{"index": index, "function": {"arguments": slot("t")}}]},
-                         split_tokens(call.arguments_json))
+                         script.tokens(call.arguments_json))
     out.append(chunk({}, reply.finish))
     if with_usage:
         out.append(chunk(None, usage_value=_synth_usage(script)))

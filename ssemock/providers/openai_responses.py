@@ -27,7 +27,6 @@ from .chat import by_status, last_payload
 from .openai_chat import PROVIDER as CHAT
 from .openai_chat import TYPES
 from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, pieces, slot
-from .tokens import split_tokens
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
 
@@ -188,15 +187,15 @@ class _Writer:
         self.output.append(done)
 
 
-def _text_events(kind: str, item_id: str, index: int, text: str) -> list[Inner]:
+def _text_events(script: Script, kind: str, item_id: str, index: int, text: str) -> list[Inner]:
     """Delta events then the done event of one text, in the recorded key order."""
     if kind == "refusal":
         return [("response.refusal.delta", {"content_index": 0, "item_id": item_id, "output_index": index},
-                 split_tokens(text)),
+                 script.tokens(text)),
                 ("response.refusal.done", {"content_index": 0, "item_id": item_id, "output_index": index,
                                            "refusal": text}, 0)]
     return [("response.output_text.delta", {"content_index": 0, "item_id": item_id, "logprobs": [],
-                                            "obfuscation": "", "output_index": index}, split_tokens(text)),
+                                            "obfuscation": "", "output_index": index}, script.tokens(text)),
             ("response.output_text.done", {"content_index": 0, "item_id": item_id, "logprobs": [],
                                            "output_index": index, "text": text}, 0)]
 
@@ -210,7 +209,7 @@ def _write(script: Script, w: _Writer) -> None:
         inner: list[Inner] = [("response.reasoning_summary_part.added", {"item_id": rid, "output_index": index,
                                "part": {"type": "summary_text", "text": ""}, "summary_index": 0}, 0)]
         inner.append(("response.reasoning_summary_text.delta", {"item_id": rid, "obfuscation": "",
-                      "output_index": index, "summary_index": 0}, split_tokens(reply.reasoning)))
+                      "output_index": index, "summary_index": 0}, script.tokens(reply.reasoning)))
         inner += [("response.reasoning_summary_text.done", {"item_id": rid, "output_index": index,
                    "summary_index": 0, "text": reply.reasoning}, 0),
                   ("response.reasoning_summary_part.done", {"item_id": rid, "output_index": index,
@@ -227,7 +226,7 @@ def _write(script: Script, w: _Writer) -> None:
         part = {**empty, kind.replace("output_", ""): content}
         inner = [("response.content_part.added", {"content_index": 0, "item_id": mid, "output_index": index,
                                                   "part": empty}, 0)]
-        inner += _text_events(kind, mid, index, content)
+        inner += _text_events(script, kind, mid, index, content)
         inner.append(("response.content_part.done", {"content_index": 0, "item_id": mid, "output_index": index,
                                                       "part": part}, 0))
         message = {"id": mid, "type": "message", "status": "in_progress", "content": [], "phase": "final_answer",
@@ -240,7 +239,7 @@ def _write(script: Script, w: _Writer) -> None:
         added = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": ident,
                  "name": call.name}
         inner = [("response.function_call_arguments.delta", {"item_id": fid, "obfuscation": "",
-                  "output_index": index}, split_tokens(args))]
+                  "output_index": index}, script.tokens(args))]
         inner.append(("response.function_call_arguments.done", {"arguments": args, "item_id": fid,
                                                                 "output_index": index}, 0))
         w.item(added, {**added, "status": "completed", "arguments": args}, inner)

@@ -20,6 +20,8 @@ from itertools import repeat
 from json.encoder import encode_basestring  # json's own (C) string encoder
 from typing import TYPE_CHECKING, Any
 
+from .tokens import split_tokens
+
 if TYPE_CHECKING:
     from ..stubs.conversation import Conversation
     from ..stubs.model import Reply, ToolCall
@@ -142,6 +144,7 @@ class Script:
     reasoning_tokens: int = 0
     ids: dict[str, str] = field(default_factory=dict)
     _pool: str = field(default="", repr=False)
+    _split: dict[str, list[str]] = field(default_factory=dict, repr=False)
     _at: int = field(default=0, repr=False)
 
     def named(self, key: str, alphabet: str, size: int, prefix: str = "") -> str:
@@ -149,6 +152,14 @@ class Script:
         if key not in self.ids:
             self.ids[key] = prefix + self.ident(alphabet, size)
         return self.ids[key]
+
+    def tokens(self, text: str) -> list[str]:
+        """``text`` cut by :func:`~ssemock.providers.tokens.split_tokens`, once per answer (usage counts
+        and events share the pieces)."""
+        found = self._split.get(text)
+        if found is None:
+            found = self._split[text] = split_tokens(text)
+        return found
 
     def padding(self, low: int, high: int) -> str:
         """A random ``[A-Za-z0-9]`` string of ``low`` to ``high`` characters (OpenAI's ``obfuscation``)."""

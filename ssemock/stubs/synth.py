@@ -17,6 +17,7 @@ import json
 import random
 import time
 from itertools import accumulate, repeat
+from operator import attrgetter
 from typing import Any
 
 from ..cassette import Chunk, End, Response
@@ -27,6 +28,8 @@ from .conversation import Conversation
 from .model import Stub, Timing
 
 __all__ = ["build_script", "encode_pieces", "piece_times", "synthesize"]
+
+_COMMENT, _EVENT, _DATA, _TOKENS = (attrgetter(name) for name in ("comment", "event", "data", "tokens"))
 
 
 def _synthesis(provider: Provider) -> Synthesis:
@@ -45,9 +48,9 @@ def build_script(stub: Stub, conv: Conversation, seed: int) -> Script:
     script.calls = [(call.id or fmt.call_id(script), call) for call in reply.tool_calls]
     usage = reply.usage
     script.input_tokens = usage.input_tokens if usage.input_tokens is not None else conv.prompt_tokens
-    counted = sum(count_tokens(t) for t in (reply.text, reply.refusal) if t)
-    counted += sum(count_tokens(c.name) + count_tokens(c.arguments_json) for _, c in script.calls)
-    reasoning = count_tokens(reply.reasoning) if reply.reasoning else 0
+    counted = sum(len(script.tokens(t)) for t in (reply.text, reply.refusal) if t)
+    counted += sum(count_tokens(c.name) + len(script.tokens(c.arguments_json)) for _, c in script.calls)
+    reasoning = len(script.tokens(reply.reasoning)) if reply.reasoning else 0
     script.reasoning_tokens = usage.reasoning_tokens if usage.reasoning_tokens is not None else reasoning
     script.output_tokens = usage.output_tokens if usage.output_tokens is not None else counted + reasoning
     return script
@@ -89,24 +92,24 @@ def encode_pieces(pieces: list[Piece], eol: str) -> list[bytes]:
     """The SSE bytes of each piece (``event:`` line if named, one ``data:`` line, or a comment),
     lines ending in ``eol``: written as one text split on NUL, which JSON text and the
     providers' constant lines never hold (checked: a piece with a NUL is written alone)."""
-    heads: dict[str | None, str] = {None: "data: "}
+    if any(map(_COMMENT, pieces)):
+        heads = [": " if p.comment else _head(p.event, eol) for p in pieces]
+    else:
+        names = list(map(_EVENT, pieces))
+        heads = list(map({e: _head(e, eol) for e in set(names)}.__getitem__, names))
     glue = [""] * (3 * len(pieces))
-    for i, piece in enumerate(pieces):
-        event = piece.event
-        if piece.comment:
-            glue[3 * i] = ": "
-        else:
-            head = heads.get(event)
-            if head is None:
-                head = heads[event] = f"event: {event}{eol}data: "
-            glue[3 * i] = head
-        glue[3 * i + 1] = piece.data
+    glue[0::3] = heads
+    glue[1::3] = map(_DATA, pieces)
     glue[2::3] = [eol + eol + "\x00"] * len(pieces)
     out = "".join(glue).encode().split(b"\x00")
     out.pop()  # after the last separator
     if len(out) != len(pieces):
-        return [f"{glue[3 * i]}{p.data}{eol}{eol}".encode() for i, p in enumerate(pieces)]
+        return [f"{head}{p.data}{eol}{eol}".encode() for head, p in zip(heads, pieces)]
     return out
+
+
+def _head(event: str | None, eol: str) -> str:
+    return f"event: {event}{eol}data: " if event else "data: "
 
 
 def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Timing) -> Response:
@@ -127,7 +130,7 @@ def piece_times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list
     """Seconds from the request for each piece: content pieces ``tokens / rate`` (or
     ``chunk_gap``) apart, each gap times ``1 ± jitter``; the first content at ``first_token``.
     The events before the first content arrive with it (comments before any event: at 0)."""
-    tokens = [p.tokens for p in pieces]
+    tokens = list(map(_TOKENS, pieces))
     first = next((i for i, n in enumerate(tokens) if n), len(pieces))
     times: list[float] = []
     t = 0.0
