@@ -29,7 +29,7 @@ from typing import Any
 from .base import Default, ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status
 from .openai_chat import SK_KEY
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, pieces, slot
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, pieces, slot
 from .tokens import group
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
@@ -213,5 +213,17 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+def _text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A ``content_block_delta`` with a ``text_delta``, in the text block nearest to ``spot``."""
+    def fits(kind: str, v: Any) -> bool:
+        if v.get("type") == "content_block_delta":
+            return bool(v.get("delta", {}).get("type") == "text_delta")
+        return bool(v.get("type") == "content_block_start" and v.get("content_block", {}).get("type") == "text")
+
+    index = nearest(events, spot, fits).get("index", 0)
+    value = {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}
+    return "content_block_delta", dumps(value)
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=_text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

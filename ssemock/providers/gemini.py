@@ -33,7 +33,7 @@ from typing import Any
 
 from .base import MAX_CODE, Default, ErrorSpec, KeyShape, Provider, SentPayloads, chosen, dump
 from .chat import by_status
-from .synthesis import Piece, Script, Synthesis, Template, pieces, slot
+from .synthesis import Piece, Script, Synthesis, Template, nearest, pieces, slot
 from .tokens import group
 
 __all__ = ["PROVIDER", "STATUSES", "SYNTHESIS"]
@@ -210,5 +210,18 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, eol=EOL)
+def _text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A payload whose one candidate holds one text part, the nearest text payload copied
+    (``usageMetadata``, ``modelVersion``, ``responseId``) without its ``finishReason``."""
+    def fits(kind: str, v: Any) -> bool:
+        parts = (v.get("candidates") or [{}])[0].get("content", {}).get("parts") or [{}]
+        return "text" in parts[0] and not parts[0].get("thought")
+
+    near = nearest(events, spot, fits)
+    candidate = {k: v for k, v in near["candidates"][0].items() if k != "finishReason"}
+    candidate["content"] = {**candidate["content"], "parts": [{"text": text}]}
+    return None, _dumps({**near, "candidates": [candidate]})
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, eol=EOL, text_event=_text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

@@ -26,10 +26,10 @@ from typing import Any
 
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, slot
 from .synthesis import pieces as many
 
-__all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error"]
+__all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error", "text_event"]
 
 TYPES = {400: "invalid_request_error", 429: "requests", 500: "server_error"}
 CODES: dict[int, str | None] = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
@@ -191,5 +191,20 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+def text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A ``chat.completion.chunk`` whose delta carries ``text``, the nearest chunk with choices copied
+    (``id``, ``created``, ``model``, fingerprint, ``usage: null``, its ``obfuscation``) as synthesis writes it."""
+    value = dict(nearest(events, spot, lambda kind, v: v.get("object") == "chat.completion.chunk"
+                         and bool(v.get("choices"))))
+    first = value["choices"][0] if isinstance(value["choices"][0], dict) else {}
+    choice = {**first, "index": 0, "delta": {"content": text}, "finish_reason": None}
+    if "native_finish_reason" in choice:  # OpenRouter
+        choice["native_finish_reason"] = None
+    value["choices"] = [choice]
+    if "usage" in value:
+        value["usage"] = None
+    return None, dumps(value)
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

@@ -26,7 +26,7 @@ from .base import ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status, last_payload
 from .openai_chat import PROVIDER as CHAT
 from .openai_chat import TYPES
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, pieces, slot
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, pieces, slot
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
 
@@ -281,5 +281,12 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+def _text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A ``response.output_text.delta``: the nearest one copied (item, indexes, ``sequence_number``,
+    ``obfuscation``) with ``delta`` set to ``text``."""
+    near = nearest(events, spot, lambda kind, v: v.get("type") == "response.output_text.delta")
+    return "response.output_text.delta", dumps({**near, "delta": text})
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=_text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..stubs.conversation import Conversation
     from ..stubs.model import Reply, ToolCall
 
-__all__ = ["ALNUM", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "pieces", "slot"]
+__all__ = ["ALNUM", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "nearest", "pieces", "slot"]
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -113,6 +113,17 @@ class Piece:
     comment: bool = False
 
 
+def nearest(events: list[tuple[str, Any]], spot: int, fits: Callable[[str, Any], bool]) -> Any:
+    """The JSON value of the event nearest to index ``spot`` (those before it first) for which
+    ``fits(type, value)``; raises ``LookupError`` when none fits."""
+    order = [*range(min(spot, len(events)) - 1, -1, -1), *range(max(spot, 0), len(events))]
+    for i in order:
+        kind, value = events[i]
+        if isinstance(value, dict) and fits(kind, value):
+            return value
+    raise LookupError("no event of this provider's text shape in the stream")
+
+
 def pieces(event: str | None, datas: list[str], tokens: int = 1) -> list[Piece]:
     """One :class:`Piece` per text of ``datas``, all named ``event`` and carrying ``tokens`` each."""
     return list(map(Piece, repeat(event, len(datas)), datas, repeat(tokens)))
@@ -195,6 +206,10 @@ class Synthesis:
         headers: ``(script, stream) -> [(name, value)]``: the response headers (no framing headers).
         call_id: ``script -> str``: a new tool-call identifier in the provider's shape.
         eol: the line end of the stream (Gemini sends CRLF).
+        text_event: ``(events, spot, text) -> (event type or None, data)``: one text-delta event carrying
+            ``text`` in this provider's shape, its identifiers and model copied from the recorded events
+            nearest to index ``spot`` (``events``: (event type, JSON value or None) per event); raises
+            ``LookupError`` when no event of the stream has that shape. Used by the ``insert`` step.
     """
 
     events: Callable[[Script], list[Piece]]
@@ -202,6 +217,7 @@ class Synthesis:
     headers: Callable[[Script, bool], list[tuple[str, str]]]
     call_id: Callable[[Script], str]
     eol: str = "\n"
+    text_event: Callable[[list[tuple[str, Any]], int, str], tuple[str | None, str]] | None = None
 
     def __call__(self, script: Script) -> list[Piece]:
         return self.events(script)
