@@ -15,6 +15,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
+import yaml
 
 from ssemock import MockServer, Scenario, ScenarioError
 from ssemock.bundled import bundled_cassettes
@@ -23,6 +24,7 @@ from ssemock.sse import Event, decode
 from ssemock.stubs import reply
 
 from .rawclient import raw_request
+from .test_readme import blocks, section
 
 CHAT, CLAUDE = "openai-chat-finish-length-usage", "anthropic-messages-thinking"
 GEMINI = "gemini-streamgeneratecontent-crlf"
@@ -131,6 +133,14 @@ def test_responses_delta_on_a_stub_stream(server: MockServer) -> None:
     after = responses_text(server, "hello-at-2")
     # events 0-1: created, in_progress; 2: output_item.added: the delta goes before the first text delta
     assert after == "Hello \"world\"\n\u2028" + before
+
+
+def test_the_readme_example_inserts_hello_as_the_second_chunk(server: MockServer) -> None:
+    (_, steps_block) = blocks(section("Scenarios"), "yaml")
+    line = next(li.split("#")[0].rstrip() for li in steps_block.splitlines() if "text: \"Hello\"" in li)
+    assert yaml.safe_load(line) == STEPS["hello-at-1"]
+    before = chat_deltas(server, None)
+    assert chat_deltas(server, "hello-at-1") == [before[0], "Hello", *before[1:]]
 
 
 def test_text_excludes_data_and_json_and_provider_needs_text() -> None:
