@@ -29,8 +29,8 @@ from typing import Any
 from .base import Default, ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status
 from .openai_chat import SK_KEY
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, dumps
-from .tokens import group, split_tokens
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, pieces, slot
+from .tokens import group
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
 
@@ -124,38 +124,49 @@ def _message(script: Script, content: list[Any], stop: str | None, output_tokens
             "stop_details": None, "usage": _usage(script, output_tokens, True)}
 
 
-def _blocks(script: Script) -> list[tuple[dict[str, Any], list[tuple[dict[str, Any], int]]]]:
-    """(content block as started, [(delta, tokens)]) per block."""
+Run = tuple[str, str, list[str], int]
+"""Delta events of one kind in a row: (delta type, its text field, the texts, tokens per event)."""
+
+
+def _blocks(script: Script) -> list[tuple[dict[str, Any], list[Run]]]:
+    """(content block as started, its delta runs) per block."""
     reply = script.reply
-    blocks: list[tuple[dict[str, Any], list[tuple[dict[str, Any], int]]]] = []
+    blocks: list[tuple[dict[str, Any], list[Run]]] = []
     if reply.reasoning:
-        pieces = group(split_tokens(reply.reasoning), 3)
-        deltas = [({"type": "thinking_delta", "thinking": p}, 1) for p in pieces]
-        deltas.append(({"type": "signature_delta", "signature": _signature(script)}, 0))
-        blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+        thinking = ("thinking_delta", "thinking", group(script.tokens(reply.reasoning), 3), 1)
+        blocks.append(({"type": "thinking", "thinking": "", "signature": ""},
+                       [thinking, ("signature_delta", "signature", [_signature(script)], 0)]))
     text = reply.refusal if reply.refusal is not None else reply.text
     if text is not None or not script.calls:
-        deltas = [({"type": "text_delta", "text": p}, 1) for p in group(split_tokens(text or ""), 3)]
-        blocks.append(({"type": "text", "text": ""}, deltas))
+        blocks.append(({"type": "text", "text": ""}, [("text_delta", "text", group(script.tokens(text or ""), 3), 1)]))
     for ident, call in script.calls:
-        pieces = ["", *group(split_tokens(call.arguments_json), 4, first=0)]
-        deltas = [({"type": "input_json_delta", "partial_json": p}, 1 if p else 0) for p in pieces]
+        args = group(script.tokens(call.arguments_json), 4, first=0)
+        runs: list[Run] = [("input_json_delta", "partial_json", [""], 0), ("input_json_delta", "partial_json", args, 1)]
         blocks.append(({"type": "tool_use", "id": ident, "name": call.name, "input": {},
-                        "caller": {"type": "direct"}}, deltas))
+                        "caller": {"type": "direct"}}, runs))
     return blocks
 
 
 def _synth_events(script: Script) -> list[Piece]:
+    randint = script.rng.randint
+
     def ev(kind: str, body: dict[str, Any], tokens: int = 0) -> Piece:
-        return Piece(kind, dumps({"type": kind, **body}) + " " * script.rng.randint(0, 15), tokens)
+        return Piece(kind, dumps({"type": kind, **body}) + " " * randint(0, 15), tokens)
+
+    def run(index: int, kind: str, name: str, texts: list[str], tokens: int) -> list[Piece]:
+        """One ``content_block_delta`` per text: one JSON template, trailing spaces drawn per event."""
+        template = Template({"type": "content_block_delta", "index": index, "delta": {"type": kind, name: slot("t")}})
+        datas = template.fill_many(len(texts), t=texts)
+        return pieces("content_block_delta", [d + " " * randint(0, 15) for d in datas], tokens)
 
     stop = STOP_REASONS.get(script.reply.finish, script.reply.finish)
     out = [ev("message_start", {"message": _message(script, [], None, 1)})]
-    for index, (start, deltas) in enumerate(_blocks(script)):
+    for index, (start, runs) in enumerate(_blocks(script)):
         out.append(ev("content_block_start", {"index": index, "content_block": start}))
         if index == 0:
             out.append(Piece("ping", '{"type": "ping"}'))
-        out += [ev("content_block_delta", {"index": index, "delta": d}, t) for d, t in deltas]
+        for kind, name, texts, tokens in runs:
+            out += run(index, kind, name, texts, tokens)
         out.append(ev("content_block_stop", {"index": index}))
     out.append(ev("message_delta", {
         "delta": {"stop_reason": stop, "stop_sequence": None, "stop_details": None},
@@ -166,13 +177,13 @@ def _synth_events(script: Script) -> list[Piece]:
 
 def _synth_answer(script: Script) -> dict[str, Any]:
     content: list[Any] = []
-    for start, deltas in _blocks(script):
+    for start, runs in _blocks(script):
         block = dict(start)
+        joined = {name: "".join(texts) for _, name, texts, _ in runs}
         if block["type"] == "thinking":
-            block["thinking"] = "".join(d["thinking"] for d, _ in deltas if "thinking" in d)
-            block["signature"] = next(d["signature"] for d, _ in deltas if "signature" in d)
+            block["thinking"], block["signature"] = joined["thinking"], joined["signature"]
         elif block["type"] == "text":
-            block["text"] = "".join(d["text"] for d, _ in deltas)
+            block["text"] = joined["text"]
         else:
             block["input"] = dict(next(c for i, c in script.calls if i == block["id"]).arguments)
         content.append(block)
@@ -202,5 +213,17 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+def _text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A ``content_block_delta`` with a ``text_delta``, in the text block nearest to ``spot``."""
+    def fits(kind: str, v: Any) -> bool:
+        if v.get("type") == "content_block_delta":
+            return bool(v.get("delta", {}).get("type") == "text_delta")
+        return bool(v.get("type") == "content_block_start" and v.get("content_block", {}).get("type") == "text")
+
+    index = nearest(events, spot, fits).get("index", 0)
+    value = {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}
+    return "content_block_delta", dumps(value)
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=_text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

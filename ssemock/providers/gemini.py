@@ -33,8 +33,8 @@ from typing import Any
 
 from .base import MAX_CODE, Default, ErrorSpec, KeyShape, Provider, SentPayloads, chosen, dump
 from .chat import by_status
-from .synthesis import Piece, Script, Synthesis
-from .tokens import group, split_tokens
+from .synthesis import Piece, Script, Synthesis, Template, nearest, pieces, slot
+from .tokens import group
 
 __all__ = ["PROVIDER", "STATUSES", "SYNTHESIS"]
 
@@ -138,32 +138,52 @@ def _payload(script: Script, parts: list[Any], candidates: int, finish: str | No
             "responseId": script.named("id", _URLSAFE, 23)}
 
 
-def _parts(script: Script) -> list[tuple[dict[str, Any], int]]:
-    """(part, tokens) in the order streamed."""
+Run = tuple[dict[str, Any], list[str]]
+"""Parts streamed one per payload: (the part with ``slot("t")`` for its text, or a whole part, the texts)."""
+
+
+def _runs(script: Script) -> list[Run]:
+    """The parts in the order streamed, one payload each (``texts`` empty: the part as it is, one token)."""
     reply = script.reply
-    parts: list[tuple[dict[str, Any], int]] = []
+    runs: list[Run] = []
     if reply.reasoning:
-        parts += [({"text": p, "thought": True}, 1) for p in group(split_tokens(reply.reasoning), 4)]
+        runs.append(({"text": slot("t"), "thought": True}, group(script.tokens(reply.reasoning), 4)))
     text = reply.refusal if reply.refusal is not None else reply.text
     if text:
-        parts += [({"text": p}, 1) for p in group(split_tokens(text), 4)]
+        runs.append(({"text": slot("t")}, group(script.tokens(text), 4)))
     for index, (_, call) in enumerate(script.calls):
         part: dict[str, Any] = {"functionCall": {"name": call.name, "args": dict(call.arguments)}}
         if index == 0:
             part["thoughtSignature"] = base64.b64encode(bytes(script.rng.getrandbits(8) for _ in range(180))).decode()
-        parts.append((part, 1))
+        runs.append((part, []))
+    return runs
+
+
+def _parts(script: Script) -> list[dict[str, Any]]:
+    """Every part streamed, in order."""
+    parts = []
+    for part, texts in _runs(script):
+        parts += [{**part, "text": t} for t in texts] if texts else [part]
     return parts
 
 
 def _synth_events(script: Script) -> list[Piece]:
-    out = []
-    done = 0
+    """One payload per part, ``candidatesTokenCount`` growing with the parts sent (one template per run)."""
+    out: list[Piece] = []
     visible = script.output_tokens - script.reasoning_tokens
-    parts = _parts(script)
-    for part, tokens in parts:
-        done += tokens
-        count = min(visible, round(visible * done / max(1, len(parts))))
-        out.append(Piece(None, _dumps(_payload(script, [part], count)), tokens))
+    runs = _runs(script)
+    total = sum(max(1, len(texts)) for _, texts in runs)
+    for part, texts in runs:
+        done = len(out)
+        counts = [min(visible, round(visible * (done + i) / max(1, total))) for i in range(1, max(1, len(texts)) + 1)]
+        if not texts:
+            out.append(Piece(None, _dumps(_payload(script, [part], counts[0])), 1))
+            continue
+        payload = _payload(script, [part], 0)
+        payload["usageMetadata"].update(candidatesTokenCount=slot("c"), totalTokenCount=slot("s"))
+        extra = script.input_tokens + script.reasoning_tokens
+        datas = Template(payload, _dumps).fill_many(len(texts), t=texts, c=counts, s=[c + extra for c in counts])
+        out += pieces(None, datas)
     finish = FINISH.get(script.reply.finish, script.reply.finish)
     out.append(Piece(None, _dumps(_payload(script, [{"text": ""}], visible, finish))))
     return out
@@ -171,7 +191,7 @@ def _synth_events(script: Script) -> list[Piece]:
 
 def _synth_answer(script: Script) -> dict[str, Any]:
     merged: list[dict[str, Any]] = []
-    for part, _ in _parts(script):
+    for part in _parts(script):
         last = merged[-1] if merged else None
         if last is not None and "text" in part and "text" in last and last.get("thought") == part.get("thought"):
             last["text"] += part["text"]
@@ -190,5 +210,18 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, eol=EOL)
+def _text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A payload whose one candidate holds one text part, the nearest text payload copied
+    (``usageMetadata``, ``modelVersion``, ``responseId``) without its ``finishReason``."""
+    def fits(kind: str, v: Any) -> bool:
+        parts = (v.get("candidates") or [{}])[0].get("content", {}).get("parts") or [{}]
+        return "text" in parts[0] and not parts[0].get("thought")
+
+    near = nearest(events, spot, fits)
+    candidate = {k: v for k, v in near["candidates"][0].items() if k != "finishReason"}
+    candidate["content"] = {**candidate["content"], "parts": [{"text": text}]}
+    return None, _dumps({**near, "candidates": [candidate]})
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, eol=EOL, text_event=_text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

@@ -26,10 +26,10 @@ from typing import Any
 
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
-from .tokens import split_tokens
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, slot
+from .synthesis import pieces as many
 
-__all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error"]
+__all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error", "text_event"]
 
 TYPES = {400: "invalid_request_error", 429: "requests", 500: "server_error"}
 CODES: dict[int, str | None] = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
@@ -133,19 +133,19 @@ def _synth_events(script: Script) -> list[Piece]:
     def per_token(delta: dict[str, Any], pieces: list[str]) -> list[Piece]:
         """One chunk per piece: ``delta`` holds ``slot("t")`` where the piece goes."""
         template = Template(body(delta, None, None, slot("o")))
-        return [Piece(None, template.fill(t=p, o=padding()), 1) for p in pieces]
+        return many(None, template.fill_many(len(pieces), t=pieces, o=script.paddings(len(pieces), 2, 15)))
 
     reply = script.reply
     out: list[Piece] = []
     calls = script.calls
     if reply.refusal is not None:
         out.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
-        out += per_token({"refusal": slot("t")}, split_tokens(reply.refusal))
+        out += per_token({"refusal": slot("t")}, script.tokens(reply.refusal))
     elif reply.text is None and calls:
         pass  # the first tool call's chunk carries the role
     else:
         out.append(chunk({"role": "assistant", "content": "", "refusal": None}))
-        out += per_token({"content": slot("t")}, split_tokens(reply.text or ""))
+        out += per_token({"content": slot("t")}, script.tokens(reply.text or ""))
     for index, (ident, call) in enumerate(calls):
         start = {"index": index, "id": ident, "type": "function", "function": {"name": call.name, "arguments": ""}}
         if not out:
@@ -154,7 +154,7 @@ def _synth_events(script: Script) -> list[Piece]:
         else:
             out.append(chunk({"tool_calls": [start]}, tokens=1))
         out += per_token({"tool_calls": [{"index": index, "function": {"arguments": slot("t")}}]},
-                         split_tokens(call.arguments_json))
+                         script.tokens(call.arguments_json))
     out.append(chunk({}, reply.finish))
     if with_usage:
         out.append(chunk(None, usage_value=_synth_usage(script)))
@@ -191,5 +191,20 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+def text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A ``chat.completion.chunk`` whose delta carries ``text``, the nearest chunk with choices copied
+    (``id``, ``created``, ``model``, fingerprint, ``usage: null``, its ``obfuscation``) as synthesis writes it."""
+    value = dict(nearest(events, spot, lambda kind, v: v.get("object") == "chat.completion.chunk"
+                         and bool(v.get("choices"))))
+    first = value["choices"][0] if isinstance(value["choices"][0], dict) else {}
+    choice = {**first, "index": 0, "delta": {"content": text}, "finish_reason": None}
+    if "native_finish_reason" in choice:  # OpenRouter
+        choice["native_finish_reason"] = None
+    value["choices"] = [choice]
+    if "usage" in value:
+        value["usage"] = None
+    return None, dumps(value)
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

@@ -26,8 +26,7 @@ from .base import ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status, last_payload
 from .openai_chat import PROVIDER as CHAT
 from .openai_chat import TYPES
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, slot
-from .tokens import split_tokens
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, pieces, slot
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
 
@@ -159,9 +158,10 @@ class _Writer:
         padded = "obfuscation" in fields
         slots = {"delta": slot("t"), "obfuscation": slot("o")} if padded else {"delta": slot("t")}
         template = Template(self._body(kind, {**fields, **slots}, slot("n")))
-        for token in tokens:
-            padding = self.script.padding(10, 15) if padded else ""
-            self.pieces.append(Piece(kind, template.fill(t=token, o=padding, n=len(self.pieces)), 1))
+        count, first = len(tokens), len(self.pieces)
+        paddings = self.script.paddings(count, 10, 15) if padded else ""
+        numbers = list(range(first, first + count))
+        self.pieces += pieces(kind, template.fill_many(count, t=tokens, o=paddings, n=numbers))
 
     def emit(self, kind: str, fields: dict[str, Any], tokens: int = 0) -> None:
         padding = self.script.padding(10, 15) if "obfuscation" in fields else ""
@@ -187,15 +187,15 @@ class _Writer:
         self.output.append(done)
 
 
-def _text_events(kind: str, item_id: str, index: int, text: str) -> list[Inner]:
+def _text_events(script: Script, kind: str, item_id: str, index: int, text: str) -> list[Inner]:
     """Delta events then the done event of one text, in the recorded key order."""
     if kind == "refusal":
         return [("response.refusal.delta", {"content_index": 0, "item_id": item_id, "output_index": index},
-                 split_tokens(text)),
+                 script.tokens(text)),
                 ("response.refusal.done", {"content_index": 0, "item_id": item_id, "output_index": index,
                                            "refusal": text}, 0)]
     return [("response.output_text.delta", {"content_index": 0, "item_id": item_id, "logprobs": [],
-                                            "obfuscation": "", "output_index": index}, split_tokens(text)),
+                                            "obfuscation": "", "output_index": index}, script.tokens(text)),
             ("response.output_text.done", {"content_index": 0, "item_id": item_id, "logprobs": [],
                                            "output_index": index, "text": text}, 0)]
 
@@ -209,7 +209,7 @@ def _write(script: Script, w: _Writer) -> None:
         inner: list[Inner] = [("response.reasoning_summary_part.added", {"item_id": rid, "output_index": index,
                                "part": {"type": "summary_text", "text": ""}, "summary_index": 0}, 0)]
         inner.append(("response.reasoning_summary_text.delta", {"item_id": rid, "obfuscation": "",
-                      "output_index": index, "summary_index": 0}, split_tokens(reply.reasoning)))
+                      "output_index": index, "summary_index": 0}, script.tokens(reply.reasoning)))
         inner += [("response.reasoning_summary_text.done", {"item_id": rid, "output_index": index,
                    "summary_index": 0, "text": reply.reasoning}, 0),
                   ("response.reasoning_summary_part.done", {"item_id": rid, "output_index": index,
@@ -226,7 +226,7 @@ def _write(script: Script, w: _Writer) -> None:
         part = {**empty, kind.replace("output_", ""): content}
         inner = [("response.content_part.added", {"content_index": 0, "item_id": mid, "output_index": index,
                                                   "part": empty}, 0)]
-        inner += _text_events(kind, mid, index, content)
+        inner += _text_events(script, kind, mid, index, content)
         inner.append(("response.content_part.done", {"content_index": 0, "item_id": mid, "output_index": index,
                                                       "part": part}, 0))
         message = {"id": mid, "type": "message", "status": "in_progress", "content": [], "phase": "final_answer",
@@ -239,7 +239,7 @@ def _write(script: Script, w: _Writer) -> None:
         added = {"id": fid, "type": "function_call", "status": "in_progress", "arguments": "", "call_id": ident,
                  "name": call.name}
         inner = [("response.function_call_arguments.delta", {"item_id": fid, "obfuscation": "",
-                  "output_index": index}, split_tokens(args))]
+                  "output_index": index}, script.tokens(args))]
         inner.append(("response.function_call_arguments.done", {"arguments": args, "item_id": fid,
                                                                 "output_index": index}, 0))
         w.item(added, {**added, "status": "completed", "arguments": args}, inner)
@@ -281,5 +281,12 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+def _text_event(events: list[tuple[str, Any]], spot: int, text: str) -> tuple[str | None, str]:
+    """A ``response.output_text.delta``: the nearest one copied (item, indexes, ``sequence_number``,
+    ``obfuscation``) with ``delta`` set to ``text``."""
+    near = nearest(events, spot, lambda kind, v: v.get("type") == "response.output_text.delta")
+    return "response.output_text.delta", dumps({**near, "delta": text})
+
+
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=_text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

@@ -27,7 +27,7 @@ from typing import Any
 from . import openai_chat as _openai_chat
 from .base import Default, ErrorSpec, Provider, SentPayloads, chosen
 from .chat import chunk_lines, error_chunk
-from .openai_chat import SK_KEY
+from .openai_chat import SK_KEY, text_event
 from .synthesis import ALNUM, Piece, Script, Synthesis, dumps
 from .tokens import split_tokens
 
@@ -157,5 +157,5 @@ def _synth_headers(script: Script, stream: bool) -> list[tuple[str, str]]:
     ]
 
 
-SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id)
+SYNTHESIS = Synthesis(_synth_events, _synth_answer, _synth_headers, _synth_call_id, text_event=text_event)
 PROVIDER = replace(PROVIDER, synthesize=SYNTHESIS)

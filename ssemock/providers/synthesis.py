@@ -14,16 +14,19 @@ import json
 import random
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from json.encoder import encode_basestring  # json's own (C) string encoder
 from typing import TYPE_CHECKING, Any
+
+from .tokens import split_tokens
 
 if TYPE_CHECKING:
     from ..stubs.conversation import Conversation
     from ..stubs.model import Reply, ToolCall
 
-__all__ = ["ALNUM", "HEX", "Piece", "Script", "Synthesis", "Template", "dumps", "slot"]
+__all__ = ["ALNUM", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "nearest", "pieces", "slot"]
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -43,28 +46,62 @@ def slot(name: str) -> str:
     return f"\ue000{name}\ue000"
 
 
+Column = Sequence[str] | Sequence[int] | str | int
+"""The values of one :class:`Template` slot for :meth:`Template.fill_many`: one per event (strings are
+JSON-encoded, integers written as numbers), or one value for every event."""
+
+
 class Template:
     """A JSON text with string slots, filled without encoding the rest again: ``fill(t="x")`` gives
     exactly ``dump(value)`` with ``"x"`` in place of ``slot("t")`` (one event per token stays cheap).
 
     Args:
         value: a JSON value holding :func:`slot` strings.
-        dump: the encoder the provider uses (default :func:`dumps`).
+        dump: the encoder the provider uses (default :func:`dumps`); it must keep non-ASCII characters
+            (``ensure_ascii=False``), and the constant strings of ``value`` must not look like a slot.
     """
 
     def __init__(self, value: Any, dump: Callable[[Any], str] | None = None) -> None:
         parts = _SLOT.split((dump or dumps)(value))
-        literals = [p.replace("{", "{{").replace("}", "}}") for p in parts[0::2]]
+        self.literals = parts[0::2]
         self.names = parts[1::2]
-        self.format = "{}".join(literals).format
 
     def fill(self, **slots: str | int) -> str:
         """The JSON text with each slot's value: a string (encoded) or an integer."""
-        return self.format(*[str(v) if isinstance(v, int) else encode_basestring(v)
-                             for v in map(slots.__getitem__, self.names)])
+        return self.fill_many(1, **slots)[0]
+
+    def fill_many(self, count: int, **columns: Column) -> list[str]:
+        """``count`` JSON texts, the ``i``-th with the ``i``-th value of each column (see :data:`Column`).
+
+        Built as one string split on NUL, a character JSON text never holds unescaped, so the
+        per-event work stays in C (one ``encode_basestring`` per value).
+        """
+        if count <= 0:
+            return []
+        literals, width = self.literals, 2 * len(self.names)
+        if not width:
+            return [literals[0]] * count
+        grid: list[str] = [""] * (count * width - 1)
+        for j, name in enumerate(self.names):
+            grid[2 * j::width] = _encoded(columns[name], count)
+            glue = literals[j + 1] if j + 1 < len(self.names) else literals[-1] + "\x00" + literals[0]
+            grid[2 * j + 1::width] = [glue] * (count - 1 if j + 1 == len(self.names) else count)
+        return (literals[0] + "".join(grid) + literals[-1]).split("\x00")
 
 
-@dataclass
+def _encoded(column: Column, count: int) -> list[str]:
+    if isinstance(column, int):
+        return [str(column)] * count
+    if isinstance(column, str):
+        return [encode_basestring(column)] * count
+    if len(column) != count:
+        raise ValueError(f"a template column has {len(column)} values for {count} events")
+    if column and isinstance(column[0], int):
+        return list(map(str, column))
+    return list(map(encode_basestring, column))  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
 class Piece:
     """One event: its SSE ``event`` name (None: none), its ``data`` text, and the tokens it
     carries (0 for structural events, which follow the previous one without a gap).
@@ -74,6 +111,22 @@ class Piece:
     data: str
     tokens: int = 0
     comment: bool = False
+
+
+def nearest(events: list[tuple[str, Any]], spot: int, fits: Callable[[str, Any], bool]) -> Any:
+    """The JSON value of the event nearest to index ``spot`` (those before it first) for which
+    ``fits(type, value)``; raises ``LookupError`` when none fits."""
+    order = [*range(min(spot, len(events)) - 1, -1, -1), *range(max(spot, 0), len(events))]
+    for i in order:
+        kind, value = events[i]
+        if isinstance(value, dict) and fits(kind, value):
+            return value
+    raise LookupError("no event of this provider's text shape in the stream")
+
+
+def pieces(event: str | None, datas: list[str], tokens: int = 1) -> list[Piece]:
+    """One :class:`Piece` per text of ``datas``, all named ``event`` and carrying ``tokens`` each."""
+    return list(map(Piece, repeat(event, len(datas)), datas, repeat(tokens)))
 
 
 @dataclass
@@ -102,6 +155,8 @@ class Script:
     reasoning_tokens: int = 0
     ids: dict[str, str] = field(default_factory=dict)
     _pool: str = field(default="", repr=False)
+    _split: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _at: int = field(default=0, repr=False)
 
     def named(self, key: str, alphabet: str, size: int, prefix: str = "") -> str:
         """The identifier ``key`` of this answer (drawn once, then the same)."""
@@ -109,15 +164,32 @@ class Script:
             self.ids[key] = prefix + self.ident(alphabet, size)
         return self.ids[key]
 
+    def tokens(self, text: str) -> list[str]:
+        """``text`` cut by :func:`~ssemock.providers.tokens.split_tokens`, once per answer (usage counts
+        and events share the pieces)."""
+        found = self._split.get(text)
+        if found is None:
+            found = self._split[text] = split_tokens(text)
+        return found
+
     def padding(self, low: int, high: int) -> str:
-        """A random ``[A-Za-z0-9]`` string of ``low`` to ``high`` characters (OpenAI's ``obfuscation``),
-        cut from a pool drawn in bulk: one per token-sized event stays cheap."""
-        size = low + self.rng.getrandbits(8) % (high - low + 1)
-        if len(self._pool) < size:
-            raw = base64.b64encode(self.rng.randbytes(3072)).decode()
-            self._pool += raw.translate(_NO_SYMBOLS)
-        text, self._pool = self._pool[:size], self._pool[size:]
-        return text
+        """A random ``[A-Za-z0-9]`` string of ``low`` to ``high`` characters (OpenAI's ``obfuscation``)."""
+        return self.paddings(1, low, high)[0]
+
+    def paddings(self, count: int, low: int, high: int) -> list[str]:
+        """``count`` :meth:`padding` strings in a row (the same as ``count`` calls), cut from a pool
+        drawn in bulk: one per token-sized event stays cheap."""
+        bits, span, pool, at = self.rng.getrandbits, high - low + 1, self._pool, self._at
+        out = []
+        for _ in range(count):
+            size = low + bits(8) % span
+            if len(pool) - at < size:
+                pool = pool[at:] + base64.b64encode(self.rng.randbytes(3072)).decode().translate(_NO_SYMBOLS)
+                at = 0
+            out.append(pool[at:at + size])
+            at += size
+        self._pool, self._at = pool, at
+        return out
 
     def ident(self, alphabet: str, size: int) -> str:
         """``size`` characters drawn from ``alphabet``."""
@@ -134,6 +206,10 @@ class Synthesis:
         headers: ``(script, stream) -> [(name, value)]``: the response headers (no framing headers).
         call_id: ``script -> str``: a new tool-call identifier in the provider's shape.
         eol: the line end of the stream (Gemini sends CRLF).
+        text_event: ``(events, spot, text) -> (event type or None, data)``: one text-delta event carrying
+            ``text`` in this provider's shape, its identifiers and model copied from the recorded events
+            nearest to index ``spot`` (``events``: (event type, JSON value or None) per event); raises
+            ``LookupError`` when no event of the stream has that shape. Used by the ``insert`` step.
     """
 
     events: Callable[[Script], list[Piece]]
@@ -141,6 +217,7 @@ class Synthesis:
     headers: Callable[[Script, bool], list[tuple[str, str]]]
     call_id: Callable[[Script], str]
     eol: str = "\n"
+    text_event: Callable[[list[tuple[str, Any]], int, str], tuple[str | None, str]] | None = None
 
     def __call__(self, script: Script) -> list[Piece]:
         return self.events(script)

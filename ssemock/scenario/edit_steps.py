@@ -27,10 +27,12 @@ from typing import Any, ClassVar
 
 from ..errors import ScenarioError
 from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, is_integer, json_depth_exceeds
+from ..providers import NAMES
 from .base import LineStep, anything, integer, register, short_text
 from .event_steps import _index
 from .plan import Plan
 from .predicates import PATH_RULE, EventView, Path, Where, assign, parse_path, remove, terminal_start
+from .providers import provider_of
 from .text import Block, Line, blocks, field_line, parse_field
 
 __all__ = ["MAX_PATHS", "MAX_PAYLOAD", "Drop", "Edit", "Insert", "Replace"]
@@ -141,6 +143,7 @@ class Insert(_EventStep):
         - insert: {at: 0, json: {choices: [], prompt_filter_results: [{prompt_index: 0}]}}
         - insert: {before: {type: message_stop}, type: ping, data: "{}"}
         - insert: {after: {path: "choices[0].finish_reason", equals: stop}, data: "[DONE]"}
+        - insert: {at: 1, provider: auto, text: "Hello"}
 
     Fields: the event — ``type`` (its ``event:`` line; none by default), ``id`` (an ``id:``
     line), and exactly one of ``data`` (text; each LF starts another ``data:`` line) or
@@ -150,6 +153,13 @@ class Insert(_EventStep):
     none; ``after-terminal``: after every event), ``before`` or ``after`` (a predicate: next
     to the first matching event; nothing is inserted when none matches, and the journal says
     so). The event goes out with the recorded chunk of the line before it.
+
+    Instead of ``data``/``json``, ``text`` (at most 1 MiB) inserts a text delta in the recording's own
+    provider format (``provider``: ``auto``, the default, recognised from the request and the body, or a
+    provider name): an OpenAI chat chunk, a Responses ``response.output_text.delta``, an Anthropic
+    ``content_block_delta``, a Gemini candidate, identifiers and model copied from the nearest such event
+    (see ``text_event`` of :class:`ssemock.providers.synthesis.Synthesis`). A stream with no event of
+    that shape, or a provider without one, gets nothing and the journal says why.
     """
 
     type: str | None = None
@@ -159,6 +169,8 @@ class Insert(_EventStep):
     at: int | str | None = None
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
+    text: str | None = None
+    provider: str | None = None
 
     name: ClassVar[str] = "insert"
     predicates: ClassVar[tuple[str, ...]] = ("before", "after")
@@ -168,10 +180,19 @@ class Insert(_EventStep):
                     lambda v: v is None or v in AT_WORDS or (is_integer(v) and -MAX_ITEMS <= v <= MAX_ITEMS)),
         "before": WHERE_FIELD,
         "after": WHERE_FIELD,
+        "text": Field(f"a string of at most {MAX_PAYLOAD} characters",
+                      lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_PAYLOAD)),
+        "provider": Field(f"auto or a provider name: {', '.join(NAMES)}", lambda v: v is None or v in ("auto", *NAMES)),
     }
 
     def validate(self, where: str, source: str) -> None:
-        _check_payload(self, where, source)
+        if self.text is not None:
+            if self.data is not None or self.json is not None:
+                raise ScenarioError(source, f"{where}.text", "one of data, json, text", None)
+        else:
+            if self.provider is not None:
+                raise ScenarioError(source, f"{where}.provider", "text with it (provider styles a text event)", None)
+            _check_payload(self, where, source)
         given = [k for k in ("at", "before", "after") if getattr(self, k) is not None]
         if len(given) > 1:
             raise ScenarioError(source, where, "at most one of at, before, after", given)
@@ -202,9 +223,26 @@ class Insert(_EventStep):
         head = _flat(groups[:cut])
         chunk = head[-1].chunk if head else 0
         eol = groups[cut - 1].eol if cut else (groups[0].eol if groups else "\n")
-        new = _block_lines(self.type, self.id, _payload(self.data, self.json), eol, chunk)
-        plan.notes.append(f"insert: event {self.type or 'message'} at index {spot} of {len(events)}")
+        kind, payload = self.type, _payload(self.data, self.json) if self.text is None else ""
+        if self.text is not None:
+            try:
+                kind, payload = self._styled([v for _, v in events], spot, plan)
+            except LookupError as exc:
+                plan.notes.append(f"insert: nothing inserted: {exc}")
+                return lines
+        new = _block_lines(kind, self.id, payload, eol, chunk)
+        plan.notes.append(f"insert: event {kind or 'message'} at index {spot} of {len(events)}")
         return head + new + _flat(groups[cut:])
+
+    def _styled(self, views: list[EventView], spot: int, plan: Plan) -> tuple[str | None, str]:
+        """The provider-styled text event (raises ``LookupError`` with the reason when there is none)."""
+        provider = provider_of(plan, self.provider or "auto")
+        synthesis = provider.synthesize
+        make = getattr(synthesis, "text_event", None)
+        if make is None:
+            raise LookupError(f"provider {provider.name} has no text event shape")
+        kind, data = make([(v.type, v.json) for v in views], spot, self.text or "")
+        return (self.type or kind), data
 
 
 @register

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import random
 import time
+from itertools import accumulate, repeat
+from operator import attrgetter
 from typing import Any
 
 from ..cassette import Chunk, End, Response
@@ -25,7 +27,9 @@ from ..providers.tokens import count_tokens
 from .conversation import Conversation
 from .model import Stub, Timing
 
-__all__ = ["build_script", "synthesize"]
+__all__ = ["build_script", "encode_pieces", "piece_times", "synthesize"]
+
+_COMMENT, _EVENT, _DATA, _TOKENS = (attrgetter(name) for name in ("comment", "event", "data", "tokens"))
 
 
 def _synthesis(provider: Provider) -> Synthesis:
@@ -44,9 +48,9 @@ def build_script(stub: Stub, conv: Conversation, seed: int) -> Script:
     script.calls = [(call.id or fmt.call_id(script), call) for call in reply.tool_calls]
     usage = reply.usage
     script.input_tokens = usage.input_tokens if usage.input_tokens is not None else conv.prompt_tokens
-    counted = sum(count_tokens(t) for t in (reply.text, reply.refusal) if t)
-    counted += sum(count_tokens(c.name) + count_tokens(c.arguments_json) for _, c in script.calls)
-    reasoning = count_tokens(reply.reasoning) if reply.reasoning else 0
+    counted = sum(len(script.tokens(t)) for t in (reply.text, reply.refusal) if t)
+    counted += sum(count_tokens(c.name) + len(script.tokens(c.arguments_json)) for _, c in script.calls)
+    reasoning = len(script.tokens(reply.reasoning)) if reply.reasoning else 0
     script.reasoning_tokens = usage.reasoning_tokens if usage.reasoning_tokens is not None else reasoning
     script.output_tokens = usage.output_tokens if usage.output_tokens is not None else counted + reasoning
     return script
@@ -78,22 +82,39 @@ def synthesize(stub: Stub, conv: Conversation, seed: int = 0) -> Response:
     pieces = fmt.events(script)
     if conv.provider == "gemini" and not conv.sse:
         return _json_array(script, fmt, pieces, stub.timing)
-    times = _times(pieces, stub.timing, script.rng)
-    chunks = [Chunk(t, _encode(p, fmt.eol)) for p, t in zip(pieces, times)]
+    times = piece_times(pieces, stub.timing, script.rng)
+    chunks = list(map(Chunk, times, encode_pieces(pieces, fmt.eol)))
     return Response(headers=fmt.headers(script, True), chunks=chunks, end=End(times[-1] if times else 0.0),
                     timed=True)
 
 
-def _encode(piece: Piece, eol: str) -> bytes:
-    if piece.comment:
-        return f": {piece.data}{eol}{eol}".encode()
-    head = f"event: {piece.event}{eol}" if piece.event else ""
-    return f"{head}data: {piece.data}{eol}{eol}".encode()
+def encode_pieces(pieces: list[Piece], eol: str) -> list[bytes]:
+    """The SSE bytes of each piece (``event:`` line if named, one ``data:`` line, or a comment),
+    lines ending in ``eol``: written as one text split on NUL, which JSON text and the
+    providers' constant lines never hold (checked: a piece with a NUL is written alone)."""
+    if any(map(_COMMENT, pieces)):
+        heads = [": " if p.comment else _head(p.event, eol) for p in pieces]
+    else:
+        names = list(map(_EVENT, pieces))
+        heads = list(map({e: _head(e, eol) for e in set(names)}.__getitem__, names))
+    glue = [""] * (3 * len(pieces))
+    glue[0::3] = heads
+    glue[1::3] = map(_DATA, pieces)
+    glue[2::3] = [eol + eol + "\x00"] * len(pieces)
+    out = "".join(glue).encode().split(b"\x00")
+    out.pop()  # after the last separator
+    if len(out) != len(pieces):
+        return [f"{head}{p.data}{eol}{eol}".encode() for head, p in zip(heads, pieces)]
+    return out
+
+
+def _head(event: str | None, eol: str) -> str:
+    return f"event: {event}{eol}data: " if event else "data: "
 
 
 def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Timing) -> Response:
     """Gemini without ``alt=sse``: the same payloads as one JSON array, one element per chunk."""
-    times = _times(pieces, timing, script.rng)
+    times = piece_times(pieces, timing, script.rng)
     chunks = []
     for index, (piece, t) in enumerate(zip(pieces, times)):
         text = json.dumps(json.loads(piece.data), indent=2, ensure_ascii=False)
@@ -105,22 +126,24 @@ def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Tim
     return Response(headers=headers, chunks=chunks, end=End(end), timed=True)
 
 
-def _times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list[float]:
+def piece_times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list[float]:
     """Seconds from the request for each piece: content pieces ``tokens / rate`` (or
-    ``chunk_gap``) apart, each gap times ``1 ± jitter``; the first content at ``first_token``."""
+    ``chunk_gap``) apart, each gap times ``1 ± jitter``; the first content at ``first_token``.
+    The events before the first content arrive with it (comments before any event: at 0)."""
+    tokens = list(map(_TOKENS, pieces))
+    first = next((i for i, n in enumerate(tokens) if n), len(pieces))
     times: list[float] = []
     t = 0.0
-    started = False
-    for piece in pieces:
-        if piece.tokens:
-            if not started:
-                t, started = timing.first_token, True
-            else:
-                gap = piece.tokens / timing.tokens_per_second if timing.tokens_per_second else timing.chunk_gap
-                if timing.jitter:
-                    gap *= 1 + timing.jitter * (2 * rng.random() - 1)
-                t += gap
-        elif not started and not piece.comment:
-            t = timing.first_token  # the events before the first token arrive with it
+    for piece in pieces[:first]:
+        if not piece.comment:
+            t = timing.first_token
         times.append(round(t, 6))
+    if first == len(pieces):
+        return times
+    rate, gap, jitter = timing.tokens_per_second, timing.chunk_gap, timing.jitter
+    gaps = [(n / rate if rate else gap) if n else 0.0 for n in tokens[first + 1:]]
+    if jitter:
+        draw = rng.random
+        gaps = [g * (1 + jitter * (2 * draw() - 1)) if n else g for g, n in zip(gaps, tokens[first + 1:])]
+    times += map(round, accumulate(gaps, initial=timing.first_token), repeat(6))
     return times
