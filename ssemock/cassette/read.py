@@ -101,10 +101,11 @@ def read_text(
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
     data = read_file(path, source, limit=limit, error=error)
-    return _utf8(data[: keep(data)] if keep is not None else data, source, error)
+    return utf8_text(data[: keep(data)] if keep is not None else data, source, error)
 
 
-def _utf8(data: bytes, source: str, error: FileError) -> str:
+def utf8_text(data: bytes, source: str, error: FileError = CassetteError) -> str:
+    """``data`` decoded as UTF-8. Raises ``error`` (default CassetteError) naming ``source`` if it is not UTF-8."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -133,7 +134,7 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
         raise CassetteNotFoundError(source) from None
     cassette = cache.lookup(data, name)
     if cassette is None:
-        text = complete_text(_utf8(data[: torn_start(data)], source, CassetteError))
+        text = complete_text(utf8_text(data[: torn_start(data)], source, CassetteError))
         cassette = parse_cassette(load_yaml(text, source), name=name, source=source)
         cache.store(data, name, cassette)
     return cassette
