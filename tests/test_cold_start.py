@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock import ScenarioError
+from ssemock import CassetteError, ScenarioError
 from ssemock.mockserver import MockServer
 from ssemock.scenario import Plan, Scenario
 from ssemock.scenario.model import DeferredScenario
@@ -28,9 +28,10 @@ steps:
 - line-endings: {eol: crlf}
 - fragment: {mode: bytes, size: 3}
 """
-# What a Python process holds after building a server; the step modules must not be among them.
+# What a Python process holds after building a server; the step modules and the YAML parser must not be
+# among them once the files were seen.
 PROBE = ("import sys; from ssemock.mockserver import MockServer; MockServer(scenarios=sys.argv[1:] or None); "
-         "print(sorted(m for m in sys.modules if m.endswith('_steps')))")
+         "print(sorted(m for m in sys.modules if m.endswith('_steps') or m == 'yaml'))")
 
 
 @pytest.fixture
@@ -53,10 +54,33 @@ def probe(*scenarios: Path) -> str:
     return done.stdout.strip()
 
 
-def test_second_start_imports_no_step_module(cache: Path) -> None:
+def test_second_start_imports_no_step_module_nor_yaml(cache: Path) -> None:
     first = probe()
-    assert "ssemock.scenario.chunk_steps" in first  # nothing validated yet: every bundled preset is parsed
+    assert "ssemock.scenario.chunk_steps" in first and "yaml" in first  # nothing seen yet: every file parsed
     assert probe() == "[]"
+
+
+def test_a_cassette_directory_from_one_entry_is_the_parsed_one_and_follows_changes(
+    cache: Path, tmp_path: Path
+) -> None:
+    from ssemock.cassette import load_cassettes
+
+    source = Path(MockServer(scenarios=[]).state.cassettes["openai-chat-finish-length-usage"].path or "")
+    directory = tmp_path / "cassettes"
+    (directory / "sub").mkdir(parents=True)
+    (directory / "a.yaml").write_bytes(source.read_bytes())
+    (directory / "sub" / "b.yaml").write_bytes(source.read_bytes())
+    parsed = load_cassettes(directory)
+    assert list(cache.glob("set-*")), "one entry for the directory"
+    again = load_cassettes(directory)
+    assert again == parsed and list(again) == ["a", "sub/b"]
+    assert again["sub/b"].path == directory / "sub" / "b.yaml"
+    real = (REALWORLD / "openai-chat-finish-length-usage.sse.bin").read_bytes()
+    assert b"".join(c.data for c in again["a"].interactions[0].response.chunks) == real
+    (directory / "sub" / "b.yaml").write_text("ssemock_cassette: 1\ninteractions: 7\n")
+    with pytest.raises(CassetteError) as caught:
+        load_cassettes(directory)
+    assert "b.yaml" in str(caught.value) and "interactions" in str(caught.value)
 
 
 def test_a_remembered_file_gives_the_same_scenario_and_bytes(cache: Path, tmp_path: Path) -> None:
