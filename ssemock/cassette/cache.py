@@ -162,23 +162,23 @@ def _write(entry: Path, raw: bytes) -> Path | None:
     return entry
 
 
-def _set_entry(files: Sequence[tuple[bytes, str]]) -> Path | None:
+def _set_entry(files: Sequence[tuple[str, str]]) -> Path | None:
     from .. import __version__
 
     directory = cache_dir()
     if directory is None or not files or max_bytes() == 0:
         return None
     digest = hashlib.sha256(f"ssemock {__version__} cache {CACHE_FORMAT} set {len(files)}\0".encode())
-    for data, name in files:
-        digest.update(f"{name}\0{len(data)}\0".encode())
-        digest.update(data)
+    for file_digest, name in files:
+        digest.update(f"{name}\0{file_digest}\0".encode())
     return directory / f"set-{digest.hexdigest()}{_SUFFIX}"
 
 
-def lookup_set(files: Sequence[tuple[bytes, str]]) -> list[Cassette] | None:
-    """The cassettes cached for a set of files (a directory), given as ``(content, name)`` in a
-    fixed order, in that order; None when this set of names and bytes was not cached (whatever
-    the files' sizes: one entry spares parsing, and importing the YAML parser for, many small files).
+def lookup_set(files: Sequence[tuple[str, str]]) -> list[Cassette] | None:
+    """The cassettes cached for a set of files (a directory), given as ``(SHA-256 of the file's
+    bytes in hex, name)`` in a fixed order, in that order; None when this set of names and bytes
+    was not cached (whatever the files' sizes: one entry spares parsing, and importing the YAML
+    parser for, many small files).
 
     A damaged entry gives None (and is removed).
 
@@ -195,8 +195,8 @@ def lookup_set(files: Sequence[tuple[bytes, str]]) -> list[Cassette] | None:
     return None if entry is None else _read(entry, decode)
 
 
-def store_set(files: Sequence[tuple[bytes, str]], cassettes: Sequence[Cassette]) -> Path | None:
-    """Cache ``cassettes``, parsed from ``files`` (``(content, name)``, same order); returns the entry,
+def store_set(files: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> Path | None:
+    """Cache ``cassettes``, parsed from ``files`` (``(SHA-256 hex, name)``, same order); returns the entry,
     or None when nothing is written (as for :func:`store`, whatever the files' sizes).
 
     Raises:

@@ -253,8 +253,9 @@ def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
     keys = [file.relative_to(root).with_suffix("").as_posix() for file in files]
     for file, key in zip(files, keys):
         claim_name(claimed, key, file, CassetteError, "cassette")  # x.yaml and x.yml
-    try:  # the whole directory from one cache entry when no byte of it changed
-        contents = [(read_file(file, str(file), limit=MAX_CASSETTE_FILE), key) for file, key in zip(files, keys)]
+    try:  # the whole directory from one cache entry when no byte of it changed (files hashed one at a time)
+        contents = [(hashlib.sha256(read_file(file, str(file), limit=MAX_CASSETTE_FILE)).hexdigest(), key)
+                    for file, key in zip(files, keys)]
     except (OSError, CassetteError):
         contents = []  # reported below, by the load of the file itself
     known = cache.lookup_set(contents) if contents else None
