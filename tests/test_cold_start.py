@@ -41,9 +41,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
     directory = tmp_path / "cache"
     monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(directory))
-    validated._memo.clear()
+    validated.forget()
     yield directory
-    validated._memo.clear()
+    validated.forget()
 
 
 def probe(*scenarios: Path) -> str:
@@ -89,7 +89,7 @@ def test_a_remembered_file_gives_the_same_scenario_and_bytes(cache: Path, tmp_pa
     path = tmp_path / "split-lines.yaml"
     path.write_text(SPLIT)
     parsed = Scenario.load(path)
-    validated._memo.clear()  # as a new process would
+    validated.forget()  # as a new process would
     remembered = Scenario.load(path)
     assert isinstance(remembered, DeferredScenario) and not isinstance(parsed, DeferredScenario)
     assert remembered.describe() == parsed.describe() and remembered.steps == parsed.steps
@@ -108,7 +108,7 @@ def test_a_changed_file_is_validated_again_at_start(cache: Path, tmp_path: Path)
     path = tmp_path / "split-lines.yaml"
     path.write_text(SPLIT)
     MockServer(scenarios=[path])
-    validated._memo.clear()
+    validated.forget()
     path.write_text(SPLIT.replace("size: 3", "size: -3"))
     with pytest.raises(ScenarioError) as caught:
         MockServer(scenarios=[path])

@@ -217,8 +217,9 @@ def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
         raise ScenarioError(root, "", "a directory of scenario files", None)
     found = {}
     claimed: dict[str, str] = {}
-    for file in sorted(root.glob("*.y*ml")):
-        scenario = Scenario.load(file)
-        claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
-        found[scenario.name] = scenario
+    with validated.batch():
+        for file in sorted(root.glob("*.y*ml")):
+            scenario = Scenario.load(file)
+            claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
+            found[scenario.name] = scenario
     return found

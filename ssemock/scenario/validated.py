@@ -22,10 +22,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
-__all__ = ["MAX_ENTRIES", "Known", "lookup", "store"]
+__all__ = ["MAX_ENTRIES", "Known", "batch", "forget", "lookup", "store"]
 
 MAX_ENTRIES = 1000
 """Scenario files remembered at most (the oldest are forgotten first)."""
@@ -68,12 +69,14 @@ def _path() -> Path | None:
 
 
 def _records() -> dict[str, Any]:
-    """The records of this fingerprint (read once per process); empty if none or unreadable."""
-    if "records" not in _memo:
+    """The records of this fingerprint (read once per process and cache directory); empty if none or
+    unreadable."""
+    path = _path()
+    if "records" not in _memo or _memo.get("path") != path:
         import msgpack
 
         records: dict[str, Any] = {}
-        path = _path()
+        _memo["path"] = path
         if path is not None:
             with contextlib.suppress(OSError, ValueError, msgpack.UnpackException, TypeError):
                 doc = msgpack.unpackb(path.read_bytes(), raw=False, strict_map_key=False)
@@ -83,6 +86,11 @@ def _records() -> dict[str, Any]:
         _memo["records"] = records
     records = _memo["records"]
     return records
+
+
+def forget() -> None:
+    """Drop what this process has read of the record: the next :func:`lookup` reads the file again."""
+    _memo.clear()
 
 
 def _key(data: bytes, stem: str) -> str:
@@ -100,15 +108,12 @@ def lookup(data: bytes, stem: str) -> Known | None:
 
 
 def store(data: bytes, stem: str, known: Known) -> None:
-    """Remember that the file of content ``data`` named ``stem`` is valid and holds ``known``.
+    """Remember that the file of content ``data`` named ``stem`` is valid and holds ``known``
+    (written at once, or at the end of the :func:`batch` it is in).
 
     Steps that MessagePack cannot hold (e.g. YAML timestamps) are not remembered; a directory
     that cannot be written is ignored.
     """
-    import msgpack
-
-    from ..cassette.append import atomic_write_bytes
-
     path = _path()
     if path is None:
         return
@@ -116,11 +121,48 @@ def store(data: bytes, stem: str, known: Known) -> None:
     records[_key(data, stem)] = dict(known)
     while len(records) > MAX_ENTRIES:
         del records[next(iter(records))]
+    _memo["dirty"] = True
+    if not _memo.get("batch"):
+        _write(path)
+
+
+@contextlib.contextmanager
+def batch() -> Iterator[None]:
+    """Within it, :func:`store` only remembers; the record is written once at its end (a directory
+    of scenario files costs one write, not one per file)."""
+    _memo["batch"] = _memo.get("batch", 0) + 1
+    try:
+        yield
+    finally:
+        _memo["batch"] -= 1
+        path = _path()
+        if not _memo["batch"] and _memo.get("dirty") and path is not None:
+            _write(path)
+
+
+def _write(path: Path) -> None:
+    import msgpack
+
+    from ..cassette.append import atomic_write_bytes
+
+    _memo["dirty"] = False
+    records = _records()
     try:
         payload = msgpack.packb({"fingerprint": _fingerprint(), "records": records}, use_bin_type=True)
-    except (TypeError, ValueError, OverflowError):
-        del records[_key(data, stem)]
-        return
+    except (TypeError, ValueError, OverflowError):  # a step value MessagePack cannot hold: keep the others
+        for key in [k for k, v in records.items() if not _packable(v)]:
+            del records[key]
+        payload = msgpack.packb({"fingerprint": _fingerprint(), "records": records}, use_bin_type=True)
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, payload)
+
+
+def _packable(value: Any) -> bool:
+    import msgpack
+
+    try:
+        msgpack.packb(value, use_bin_type=True)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
