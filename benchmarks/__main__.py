@@ -1,6 +1,9 @@
 """``python -m benchmarks [--quick] [--json FILE] [--readme README.md] [--only NAME,…]``: run every figure,
 print a table; ``--readme`` writes it into the README's marked block (:mod:`benchmarks.readme`).
 
+The last line printed is the run's duration and, with ``--quick`` over every module, whether it
+kept within :data:`QUICK_BUDGET` (60 s), with the three slowest modules.
+
 Exit status 0 when every figure module ran (goals met or not), 1 when one failed.
 """
 
@@ -11,6 +14,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import sys
 import time
 import traceback
@@ -36,6 +40,8 @@ MODULES = (
     "stub_synthesis",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
+QUICK_BUDGET = 60.0
+"""Seconds a ``--quick`` run of every module should take at most."""
 
 
 def entry_point(name: str) -> Callable[[bool], list[dict[str, Any]]]:
@@ -87,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [n.strip() for n in args.only.split(",")] if args.only else list(MODULES)
     figures: list[dict[str, Any]] = []
     failed: list[str] = []
+    took: dict[str, float] = {}
+    load_start = os.getloadavg()[0]
+    run_started = time.perf_counter()
     for name in wanted:
         started = time.perf_counter()
         if importlib.util.find_spec(f"{__package__}.{name}") is None:
@@ -100,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(name)
             continue
         figures.extend(named(name, f) for f in found)
-        print(f"{name}: {len(found)} figure(s) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        took[name] = time.perf_counter() - started
+        print(f"{name}: {len(found)} figure(s) in {took[name]:.1f} s", file=sys.stderr)
+    duration = time.perf_counter() - run_started
     print(table(figures))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
@@ -109,10 +120,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.readme:
         from .readme import write_readme
 
-        write_readme(figures, Path(args.readme), quick=args.quick)
+        write_readme(figures, Path(args.readme), quick=args.quick, duration=duration, load_start=load_start)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    print(duration_line(duration, took, quick=args.quick, every=not args.only))
     return 1 if failed else 0
+
+
+def duration_line(duration: float, took: dict[str, float], *, quick: bool, every: bool) -> str:
+    """One line: the run's duration (seconds), the slowest modules, and for a quick run of every
+    module whether it kept within :data:`QUICK_BUDGET`."""
+    slowest = ", ".join(f"{n} {t:.0f} s" for n, t in sorted(took.items(), key=lambda item: -item[1])[:3])
+    text = f"{'quick' if quick else 'full'} run: {duration:.0f} s (slowest: {slowest or '-'})"
+    if quick and every:
+        met = "met" if duration <= QUICK_BUDGET else "NOT met"
+        text += f"; goal <= {QUICK_BUDGET:.0f} s: {met}, load average {os.getloadavg()[0]:.1f}"
+    return text
 
 
 if __name__ == "__main__":

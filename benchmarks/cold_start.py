@@ -5,7 +5,9 @@
   taken from its first line of output. Baseline: ``python -c`` starting a bare aiohttp
   server with one route, measured the same way (the same interpreter, the same imports of
   aiohttp, one listening socket, one JSON answer). Runs alternate ours/baseline; the first
-  pair only warms the file cache; median, with min/median/max in ``spread``. Goal: ratio
+  pair only warms the file cache, and fills ours's caches (parsed cassettes, validated scenario
+  files: :mod:`ssemock.scenario.validated`), as any start after the first finds them: the runs
+  measured are starts with unchanged files; median, with min/median/max in ``spread``. Goal: ratio
   <= 1.1. Physical bound: the baseline itself (importing aiohttp is most of it).
 * ``cold_start.first_request_cpu``: the same runs' CPU seconds (user + system) of the
   server process until it answered, which a loaded machine disturbs less than wall time.

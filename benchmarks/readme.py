@@ -2,7 +2,8 @@
 shown is the one a run printed, never typed by hand.
 
 ``python -m benchmarks --json out.json --readme README.md`` runs and writes;
-``python -m benchmarks.readme out.json [README.md]`` writes the figures of an earlier run.
+``python -m benchmarks.readme [--quick] out.json [README.md]`` writes the figures of an earlier run
+(``--quick``: that run was a quick one).
 The block between :data:`BEGIN` and :data:`END` is replaced; the rest of the file is kept.
 """
 
@@ -44,8 +45,13 @@ def markdown_table(figures: list[dict[str, Any]], *, note: str) -> str:
     return "\n".join(lines)
 
 
-def write_readme(figures: list[dict[str, Any]], readme: Path, *, quick: bool) -> None:
-    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by the table of ``figures``.
+def write_readme(
+    figures: list[dict[str, Any]], readme: Path, *, quick: bool, duration: float | None = None,
+    load_start: float | None = None,
+) -> None:
+    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by the table of ``figures``,
+    after a line saying when, how (quick or full, the run's ``duration`` in seconds) and under what
+    load (the 1-minute load average at the start, ``load_start``, and at the end).
 
     Raises:
         ValueError: ``readme`` has no such block (both marker lines, in order).
@@ -55,9 +61,14 @@ def write_readme(figures: list[dict[str, Any]], readme: Path, *, quick: bool) ->
     if start < 0 or end < start:
         raise ValueError(f"{readme}: expected the lines {BEGIN!r} and {END!r}, in that order")
     cores = len(os.sched_getaffinity(0))
+    load = f"{os.getloadavg()[0]:.1f} at the end"
+    if load_start is not None:
+        load = f"{load_start:.1f} at the start and {load}"
+    took = "" if duration is None else f", in {duration:.0f} s"
     note = (f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} by `python -m benchmarks"
-            f"{' --quick' if quick else ''}` on {cores} core(s), Python {platform.python_version()}, "
-            f"load average {os.getloadavg()[0]:.1f} at the end of the run.")
+            f"{' --quick' if quick else ''}` ({'quick: smaller loads, fewer repeats' if quick else 'full'} run"
+            f"{took}) on {cores} core(s), Python {platform.python_version()}, load average {load} "
+            f"(other work on the machine slows ours and the baselines alike, not equally).")
     block = f"{BEGIN}\n{markdown_table(figures, note=note)}\n"
     with atomic_file(readme) as out:
         out.write(text[:start] + block + text[end:])
@@ -65,11 +76,13 @@ def write_readme(figures: list[dict[str, Any]], readme: Path, *, quick: bool) ->
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    quick = "--quick" in args  # the figures came from a quick run
+    args = [a for a in args if a != "--quick"]
     if not 1 <= len(args) <= 2:
-        print("usage: python -m benchmarks.readme FIGURES.json [README.md]", file=sys.stderr)
+        print("usage: python -m benchmarks.readme [--quick] FIGURES.json [README.md]", file=sys.stderr)
         return 2
     figures = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    write_readme(figures, Path(args[1] if len(args) > 1 else "README.md"), quick=False)
+    write_readme(figures, Path(args[1] if len(args) > 1 else "README.md"), quick=quick)
     return 0
 
 

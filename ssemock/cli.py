@@ -30,7 +30,6 @@ from .edge import configure_logging
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, ScenarioError, SSEMockError
-from .importers.registry import IMPORTERS
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_CHECK_SIZE, MAX_JSON_DEPTH, MAX_REQUEST_BODY, claim_name
 from .matching import MATCHERS
 from .mockserver import MockServer, collect_cassettes, collect_scenarios
@@ -108,7 +107,9 @@ def positive_count(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``ssemock`` argument parser; ``command`` (the sub-command about to be parsed, None: any)
+    spares building the parsers of the other commands where that costs imports."""
     parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -146,7 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
                           grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
                                      f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
 
-    _add_import_parsers(sub.add_parser("import", help="convert foreign recordings into ssemock cassettes"))
+    imp = sub.add_parser("import", help="convert foreign recordings into ssemock cassettes")
+    if command in (None, "import"):  # the importers are imported only when their options can be asked for
+        _add_import_parsers(imp)
 
     ins = sub.add_parser("inspect", help="show a cassette's interactions, chunks, timing and events")
     ins.add_argument("cassette", help="cassette file, or the name of a bundled cassette")
@@ -182,6 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
     """``ssemock import NAME``: one sub-command per registered importer, with its own options."""
+    from .importers.registry import IMPORTERS
+
     kinds = imp.add_subparsers(dest="kind", required=True, parser_class=_Parser)
     for entry in IMPORTERS.values():
         p = kinds.add_parser(entry.name, help=entry.help)
@@ -220,7 +225,8 @@ def age_days(text: str) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ssemock`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     try:
         handler = {"serve": _serve, "import": _import, "inspect": _inspect, "diff": _diff, "scenarios": _scenarios,
                    "record": record_cli.run, "check": _check}
@@ -233,6 +239,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. "ssemock inspect X | head": the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (its first word not starting with ``-``), or None."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def console() -> NoReturn:
@@ -297,6 +308,7 @@ async def _run_until_signal(server: MockServer) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     from .importers import save_imported
+    from .importers.registry import IMPORTERS
 
     entry = IMPORTERS[args.kind]
     provenance: dict[str, Any] = {k: v for k, v in (("source", args.source), ("licence", args.licence)) if v}

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from aiohttp import web
 
@@ -38,7 +38,10 @@ from .limits import (
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
-from .stubs import Stub, StubBook, load_stubs
+from .stubs import StubBook
+
+if TYPE_CHECKING:
+    from .stubs import Stub
 
 __all__ = ["MockServer", "check_timing_scale", "collect_cassettes", "collect_scenarios", "collect_stubs"]
 
@@ -47,7 +50,7 @@ EXPOSURE = ("anyone who can reach it can read the journal (/_ssemock/requests), 
             "received and may hold keys, and clear it")
 CassetteSource = str | os.PathLike[str] | Cassette
 ScenarioSource = str | os.PathLike[str] | Scenario
-StubSource = str | os.PathLike[str] | Stub | Iterable[Stub]
+StubSource: TypeAlias = "str | os.PathLike[str] | Stub | Iterable[Stub]"
 
 
 def _sources(sources: Any, bundled: Path) -> list[Any]:
@@ -122,6 +125,8 @@ def collect_stubs(sources: Iterable[StubSource] | StubSource | None) -> list[Stu
     """
     if sources is None:
         return []
+    from .stubs import Stub, load_stubs  # a server without stubs imports none of their modules
+
     if isinstance(sources, (str, os.PathLike, Stub)):
         sources = [sources]
     found: list[Stub] = []

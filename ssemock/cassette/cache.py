@@ -10,6 +10,11 @@ cache. Entries are MessagePack (``msgpack``), written atomically
 whose checksum or shape is wrong is ignored (and removed), and the YAML is parsed as if
 there were no cache.
 
+A directory of cassettes (:func:`~ssemock.cassette.load_cassettes`) is also kept as one entry
+(``set-….msgpack``, whatever its files' sizes), keyed by every file's name and bytes: a server
+starting on unchanged cassettes reads one entry and imports no YAML parser; any change to any
+file of it is a new key, and the directory is loaded file by file again.
+
 Where and how much, from the environment:
 
 * ``SSEMOCK_CACHE_DIR``: the directory (default ``$XDG_CACHE_HOME/ssemock/cassettes``,
@@ -27,8 +32,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgpack
 
@@ -36,8 +42,10 @@ from ..errors import ConfigError
 from .append import atomic_write_bytes
 from .model import Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "cache_dir", "cache_key", "lookup", "max_bytes", "store"]
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "cache_dir", "cache_key", "lookup", "lookup_set", "max_bytes",
+           "store", "store_set"]
 
+T = TypeVar("T")
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """Default bound of the cache's total size, bytes (``SSEMOCK_CACHE_MAX_BYTES``)."""
 MIN_CACHED_SIZE = 64 * 1024
@@ -100,21 +108,24 @@ def lookup(data: bytes, name: str) -> Cassette | None:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
     entry = _entry(data, name)
-    if entry is None:
-        return None
+    return None if entry is None else _read(entry, _decode)
+
+
+def _read(entry: Path, decode: Callable[[bytes], T]) -> T | None:
+    """``decode`` of the entry's bytes; None when it is missing or unreadable, or damaged (then removed)."""
     try:
         raw = entry.read_bytes()
     except OSError:
         return None
     try:
-        cassette = _decode(raw)
+        value = decode(raw)
     except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException):
         with contextlib.suppress(OSError):
             entry.unlink()
         return None
     with contextlib.suppress(OSError):
         os.utime(entry)  # recently used: pruned last
-    return cassette
+    return value
 
 
 def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
@@ -134,6 +145,12 @@ def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
         raw = _encode(cassette)
     except (TypeError, ValueError, OverflowError):
         return None
+    return _write(entry, raw)
+
+
+def _write(entry: Path, raw: bytes) -> Path | None:
+    """Write ``raw`` as ``entry`` (atomically) and prune the cache to its bound; None when the entry
+    is larger than the bound or cannot be written."""
     limit = max_bytes()
     if len(raw) > limit:
         return None
@@ -143,6 +160,56 @@ def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
     except OSError:
         return None
     return entry
+
+
+def _set_entry(files: Sequence[tuple[str, str]]) -> Path | None:
+    from .. import __version__
+
+    directory = cache_dir()
+    if directory is None or not files or max_bytes() == 0:
+        return None
+    digest = hashlib.sha256(f"ssemock {__version__} cache {CACHE_FORMAT} set {len(files)}\0".encode())
+    for file_digest, name in files:
+        digest.update(f"{name}\0{file_digest}\0".encode())
+    return directory / f"set-{digest.hexdigest()}{_SUFFIX}"
+
+
+def lookup_set(files: Sequence[tuple[str, str]]) -> list[Cassette] | None:
+    """The cassettes cached for a set of files (a directory), given as ``(SHA-256 of the file's
+    bytes in hex, name)`` in a fixed order, in that order; None when this set of names and bytes
+    was not cached (whatever the files' sizes: one entry spares parsing, and importing the YAML
+    parser for, many small files).
+
+    A damaged entry gives None (and is removed).
+
+    Raises:
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    def decode(raw: bytes) -> list[Cassette]:
+        cassettes = [_decode(item) for item in _check(msgpack.unpackb(raw, raw=False), list)]
+        if len(cassettes) != len(files):
+            raise ValueError("not this set")
+        return cassettes
+
+    entry = _set_entry(files)
+    return None if entry is None else _read(entry, decode)
+
+
+def store_set(files: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> Path | None:
+    """Cache ``cassettes``, parsed from ``files`` (``(SHA-256 hex, name)``, same order); returns the entry,
+    or None when nothing is written (as for :func:`store`, whatever the files' sizes).
+
+    Raises:
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    entry = _set_entry(files)
+    if entry is None:
+        return None
+    try:
+        raw = msgpack.packb([_encode(c) for c in cassettes], use_bin_type=True)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return _write(entry, raw)
 
 
 def _prune(directory: Path, limit: int, keep: Path) -> None:

@@ -233,23 +233,42 @@ def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
     """Load every ``*.yaml`` / ``*.yml`` cassette under ``directory`` (recursively).
 
     Returns:
-        Cassettes by name: the path relative to ``directory`` without suffix, ``/``-separated.
+        Cassettes by name: the path relative to ``directory`` without suffix, ``/``-separated;
+        from one entry of the cache of parsed cassettes when no file changed since the directory
+        was last loaded (:func:`ssemock.cassette.cache.lookup_set`).
 
     Raises:
         CassetteNotFoundError: the directory does not exist.
         CassetteError: a file is malformed (the first one found, named in the message), or
             two files give one name (``x.yaml`` and ``x.yml``; both named).
     """
+    from . import cache
+    from .read import read_file
+
     root = Path(directory)
     if not root.is_dir():
         raise CassetteNotFoundError(str(root))
-    found: dict[str, Cassette] = {}
     claimed: dict[str, str] = {}
-    for file in sorted(_yaml_files(root)):
-        key = file.relative_to(root).with_suffix("").as_posix()
+    files = sorted(_yaml_files(root))
+    keys = [file.relative_to(root).with_suffix("").as_posix() for file in files]
+    for file, key in zip(files, keys):
         claim_name(claimed, key, file, CassetteError, "cassette")  # x.yaml and x.yml
+    try:  # the whole directory from one cache entry when no byte of it changed (files hashed one at a time)
+        contents = [(hashlib.sha256(read_file(file, str(file), limit=MAX_CASSETTE_FILE)).hexdigest(), key)
+                    for file, key in zip(files, keys)]
+    except (OSError, CassetteError):
+        contents = []  # reported below, by the load of the file itself
+    known = cache.lookup_set(contents) if contents else None
+    if known is not None:
+        for cassette, file in zip(known, files):
+            cassette.path = file
+        return dict(zip(keys, known))
+    found: dict[str, Cassette] = {}
+    for file, key in zip(files, keys):
         found[key] = Cassette.load(file, name=key)
         found[key].name = key
+    if contents:
+        cache.store_set(contents, list(found.values()))
     return found
 
 

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import CassetteError, CassetteNotFoundError, ScenarioError
 from ..limits import (
     MAX_CASSETTE_FILE,
@@ -29,7 +27,6 @@ from ..limits import (
     show_size,
 )
 from ..sse import encode
-from .fastyaml import MAX_NESTING, Refused, strict_load
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
 __all__ = ["MIGRATIONS", "check_times", "load_file", "load_yaml", "parse_cassette", "read_file", "read_yaml"]
@@ -49,6 +46,10 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
     Raises:
         CassetteError (or ``error``): names ``source``, the line and what was wrong.
     """
+    import yaml  # imported when a file is parsed: a start answered from the caches needs no parser
+
+    from .fastyaml import MAX_NESTING, Refused, strict_load
+
     try:
         return strict_load(text)
     except Refused as exc:
@@ -62,8 +63,10 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
 _TAG = re.compile(r"constructor for the tag '([^']*)'")
 
 
-def _yaml_error(exc: yaml.YAMLError, source: str, error: FileError) -> CassetteError | ScenarioError:
-    """One short line for a YAML error: its line and column, and what went wrong."""
+def _yaml_error(exc: Exception, source: str, error: FileError) -> CassetteError | ScenarioError:
+    """One short line for a YAML error (``yaml.YAMLError``): its line and column, and what went wrong."""
+    from .fastyaml import MAX_NESTING
+
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
     problem = str(getattr(exc, "problem", None) or exc).replace("\n", " ")
@@ -101,10 +104,11 @@ def read_text(
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
     data = read_file(path, source, limit=limit, error=error)
-    return _utf8(data[: keep(data)] if keep is not None else data, source, error)
+    return utf8_text(data[: keep(data)] if keep is not None else data, source, error)
 
 
-def _utf8(data: bytes, source: str, error: FileError) -> str:
+def utf8_text(data: bytes, source: str, error: FileError = CassetteError) -> str:
+    """``data`` decoded as UTF-8. Raises ``error`` (default CassetteError) naming ``source`` if it is not UTF-8."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -133,7 +137,7 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
         raise CassetteNotFoundError(source) from None
     cassette = cache.lookup(data, name)
     if cassette is None:
-        text = complete_text(_utf8(data[: torn_start(data)], source, CassetteError))
+        text = complete_text(utf8_text(data[: torn_start(data)], source, CassetteError))
         cassette = parse_cassette(load_yaml(text, source), name=name, source=source)
         cache.store(data, name, cassette)
     return cassette

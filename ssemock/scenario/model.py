@@ -9,14 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cassette.read import read_yaml
+from ..cassette.read import load_yaml, read_file, utf8_text
 from ..errors import ScenarioError
 from ..limits import MAX_SCENARIO_FILE, claim_name
+from . import validated
 from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
 from .text import join_lines, split_lines
 
-__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios"]
+__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "DeferredScenario", "Scenario", "load_scenarios", "step_registry"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
@@ -101,14 +102,24 @@ class Scenario:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
         """Read a scenario file (at most :data:`~ssemock.limits.MAX_SCENARIO_FILE`, 1 MiB; no anchors,
-        aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line)."""
+        aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line).
+
+        A file whose bytes were validated before (:mod:`.validated`) is not parsed again: the
+        result is a :class:`DeferredScenario`, whose steps are built on first use.
+        """
         p = Path(path)
         try:
-            doc = read_yaml(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
+            data = read_file(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
         except FileNotFoundError as exc:
             raise ScenarioError(p, "", "a readable YAML scenario file", str(exc)) from None
+        known = validated.lookup(data, p.stem)
+        if known is not None:
+            return DeferredScenario(known["name"], known["steps"], known["description"], known["preserves"], str(p))
+        doc = load_yaml(utf8_text(data, str(p), ScenarioError), str(p), ScenarioError)
         scenario = cls.from_dict(doc, name=p.stem, source=str(p))
         scenario.source = str(p)
+        validated.store(data, p.stem, validated.Known(name=scenario.name, description=scenario.description,
+                                                      preserves=scenario.preserves, steps=doc.get("steps", [])))
         return scenario
 
     @classmethod
@@ -141,14 +152,59 @@ def _name(name: str, source: str) -> str:
     return name
 
 
+class DeferredScenario(Scenario):
+    """A scenario from a file validated before: its ``steps`` are built from their YAML data (and the
+    step modules imported) on first use. Otherwise a :class:`Scenario`.
+
+    Raises:
+        ScenarioError: on first use of ``steps``, only if the step definitions changed in a way the
+            record of validated files (:mod:`.validated`) did not notice.
+    """
+
+    def __init__(self, name: str, steps: list[Any], description: str, preserves: str, source: str) -> None:
+        super().__init__(name, [], description, preserves, source)
+        self.pending: list[Any] | None = steps
+
+    @property
+    def steps(self) -> list[Step]:
+        if self.pending is not None:
+            source = self.source or "<memory>"
+            self.__dict__["built"] = [_step(item, f"steps[{i}]", source) for i, item in enumerate(self.pending)]
+            self.pending = None
+        built: list[Step] = self.__dict__["built"]
+        return built
+
+    @steps.setter
+    def steps(self, value: list[Step]) -> None:
+        self.__dict__["built"] = value
+        self.pending = None
+
+
+def step_registry() -> dict[str, type[Step]]:
+    """Every step class by name; the step modules are imported on the first call."""
+    from . import (  # noqa: F401  (importing a step module registers its steps)
+        byte_steps,
+        chunk_steps,
+        edit_steps,
+        ending_steps,
+        event_steps,
+        field_steps,
+        resume_steps,
+        transport_steps,
+    )
+
+    return STEPS
+
+
 def _step(item: Any, where: str, source: str) -> Step:
-    names = ", ".join(sorted(STEPS))
+    registry = step_registry()
+    names = ", ".join(sorted(registry))
     if not (isinstance(item, Mapping) and len(item) == 1):
         raise ScenarioError(source, where, f"a one-key mapping naming a step: one of {names}", item)
     ((kind, args),) = item.items()
-    if kind not in STEPS:
+    if kind not in registry:
         raise ScenarioError(source, where, f"a step name: one of {names}", kind)
-    return STEPS[kind].build(args, f"{where}.{kind}", source)
+    return registry[kind].build(args, f"{where}.{kind}", source)
 
 
 def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
@@ -162,8 +218,9 @@ def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
         raise ScenarioError(root, "", "a directory of scenario files", None)
     found = {}
     claimed: dict[str, str] = {}
-    for file in sorted(root.glob("*.y*ml")):
-        scenario = Scenario.load(file)
-        claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
-        found[scenario.name] = scenario
+    with validated.batch():
+        for file in sorted(root.glob("*.y*ml")):
+            scenario = Scenario.load(file)
+            claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
+            found[scenario.name] = scenario
     return found

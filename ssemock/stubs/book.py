@@ -11,12 +11,12 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cassette import Request, Response
-from .conversation import Conversation, read_conversation
-from .model import Match, Stub
-from .synth import synthesize
+if TYPE_CHECKING:  # imported by the first request read: a server without stubs needs none of them
+    from ..cassette import Request, Response
+    from .conversation import Conversation
+    from .model import Match, Stub
 
 __all__ = ["Hit", "StubBook", "differences"]
 
@@ -95,6 +95,8 @@ class StubBook:
     def answer(self, request: Request, seed: int = 0) -> Hit | None:
         """The first available stub matching ``request`` and its response (its use counted),
         or None (no stub matches, or ``request`` is not a chat request)."""
+        from .conversation import read_conversation
+
         conv = read_conversation(request)
         if conv is None:
             return None
@@ -102,6 +104,8 @@ class StubBook:
             stub = next((s for s in self._stubs if s.available and not differences(s.match, conv)), None)
             if stub is None:
                 return None
+            from .synth import synthesize
+
             response = synthesize(stub, conv, seed)
             stub.used += 1
         return Hit(stub, conv, response)
@@ -109,6 +113,8 @@ class StubBook:
     def closest(self, request: Request) -> dict[str, Any] | None:
         """The stub nearest to answering ``request``: ``{"stub", "match", "differences"}``
         (fewest failed conditions; a used-up stub says so), or None without stubs."""
+        from .conversation import read_conversation
+
         conv = read_conversation(request)
         with self._lock:
             stubs = list(self._stubs)

@@ -27,8 +27,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import StubError
 from ..limits import is_integer, is_number
 from .model import FINISH_REASONS, MAX_SECONDS, PROVIDERS, Match, ProviderError, Reply, Stub, Timing, Usage
@@ -196,6 +194,8 @@ def load_stubs(source: str | os.PathLike[str]) -> list[Stub]:
         raise StubError(str(path), "", "an existing stub file or directory", None)
     if path.stat().st_size > MAX_STUB_FILE:
         raise StubError(str(path), "", f"a stub file of at most {MAX_STUB_FILE} bytes", path.stat().st_size)
+    import yaml  # imported when a stub file is read: a server without stubs needs no parser
+
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
     except (yaml.YAMLError, UnicodeDecodeError) as exc:

@@ -1,0 +1,138 @@
+"""Starting a server imports and parses only what answering a replay needs; a broken file is still
+reported at start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ssemock import CassetteError, ScenarioError
+from ssemock.mockserver import MockServer
+from ssemock.scenario import Plan, Scenario
+from ssemock.scenario.model import DeferredScenario
+
+from .conftest import REALWORLD
+
+ROOT = Path(__file__).resolve().parent.parent
+SPLIT = """ssemock_scenario: 1
+name: split-lines
+description: CRLF line ends, cut in 3-byte pieces
+preserves: events
+steps:
+- line-endings: {eol: crlf}
+- fragment: {mode: bytes, size: 3}
+"""
+# What a Python process holds after building a server; the step modules and the YAML parser must not be
+# among them once the files were seen.
+PROBE = ("import sys; from ssemock.mockserver import MockServer; MockServer(scenarios=sys.argv[1:] or None); "
+         "print(sorted(m for m in sys.modules if m.endswith('_steps') or m == 'yaml'))")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh cache directory for this process and the processes it starts."""
+    from ssemock.scenario import validated
+
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(directory))
+    validated.forget()
+    yield directory
+    validated.forget()
+
+
+def probe(*scenarios: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", PROBE, *map(str, scenarios)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_second_start_imports_no_step_module_nor_yaml(cache: Path) -> None:
+    first = probe()
+    assert "ssemock.scenario.chunk_steps" in first and "yaml" in first  # nothing seen yet: every file parsed
+    assert probe() == "[]"
+
+
+def test_a_cassette_directory_from_one_entry_is_the_parsed_one_and_follows_changes(
+    cache: Path, tmp_path: Path
+) -> None:
+    from ssemock.cassette import load_cassettes
+
+    source = Path(MockServer(scenarios=[]).state.cassettes["openai-chat-finish-length-usage"].path or "")
+    directory = tmp_path / "cassettes"
+    (directory / "sub").mkdir(parents=True)
+    (directory / "a.yaml").write_bytes(source.read_bytes())
+    (directory / "sub" / "b.yaml").write_bytes(source.read_bytes())
+    parsed = load_cassettes(directory)
+    assert list(cache.glob("set-*")), "one entry for the directory"
+    again = load_cassettes(directory)
+    assert again == parsed and list(again) == ["a", "sub/b"]
+    assert again["sub/b"].path == directory / "sub" / "b.yaml"
+    real = (REALWORLD / "openai-chat-finish-length-usage.sse.bin").read_bytes()
+    assert b"".join(c.data for c in again["a"].interactions[0].response.chunks) == real
+    (directory / "sub" / "b.yaml").write_text("ssemock_cassette: 1\ninteractions: 7\n")
+    with pytest.raises(CassetteError) as caught:
+        load_cassettes(directory)
+    assert "b.yaml" in str(caught.value) and "interactions" in str(caught.value)
+
+
+def test_a_remembered_file_gives_the_same_scenario_and_bytes(cache: Path, tmp_path: Path) -> None:
+    from ssemock.scenario import validated
+
+    path = tmp_path / "split-lines.yaml"
+    path.write_text(SPLIT)
+    parsed = Scenario.load(path)
+    validated.forget()  # as a new process would
+    remembered = Scenario.load(path)
+    assert isinstance(remembered, DeferredScenario) and not isinstance(parsed, DeferredScenario)
+    assert remembered.describe() == parsed.describe() and remembered.steps == parsed.steps
+    name = "openai-chat-finish-length-usage"
+    response = MockServer(scenarios=[]).state.cassettes[name].interactions[0].response
+    a, b = (s.apply(Plan.of(response)) for s in (parsed, remembered))
+    assert [c.data for c in a.response.chunks] == [c.data for c in b.response.chunks]
+    real = (REALWORLD / f"{name}.sse.bin").read_bytes()
+    assert b"".join(c.data for c in b.response.chunks) == real.replace(b"\n", b"\r\n")
+    assert len(b.response.chunks) > len(response.chunks)
+
+
+def test_a_changed_file_is_validated_again_at_start(cache: Path, tmp_path: Path) -> None:
+    from ssemock.scenario import validated
+
+    path = tmp_path / "split-lines.yaml"
+    path.write_text(SPLIT)
+    MockServer(scenarios=[path])
+    validated.forget()
+    path.write_text(SPLIT.replace("size: 3", "size: -3"))
+    with pytest.raises(ScenarioError) as caught:
+        MockServer(scenarios=[path])
+    assert str(path) in str(caught.value) and "steps[1].fragment.size" in str(caught.value)
+
+
+def test_serve_from_the_record_replays_under_a_scenario(cache: Path, tmp_path: Path) -> None:
+    """Second start (the presets remembered): a request naming the crlf preset gets the real
+    recording with every line end made CRLF, the event stream unchanged."""
+    probe()  # remembers the bundled presets
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split()[-1]
+        with httpx.stream("POST", url + "/v1/chat/completions", headers={"X-SSEMock-Scenario": "crlf"}, json={
+            "model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "Hi"}],
+        }, timeout=60) as r:
+            body = r.read()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    real = (REALWORLD / "openai-chat-finish-length-usage.sse.bin").read_bytes()
+    assert body == real.replace(b"\n", b"\r\n")  # the recording's line ends are LF
