@@ -55,9 +55,12 @@ def entry_point(name: str) -> Callable[[bool], list[dict[str, Any]]]:
     return lambda quick: fn()  # type: ignore[no-any-return]
 
 
-def named(module: str, fig: dict[str, Any]) -> dict[str, Any]:
-    """``fig`` with exactly the figure keys, its name prefixed by ``module`` unless it starts with it."""
+def named(module: str, fig: dict[str, Any], *, quick: bool = False) -> dict[str, Any]:
+    """``fig`` with exactly the figure keys, its name prefixed by ``module`` unless it starts with it;
+    from a ``quick`` run, its unit ends with ``(quick)`` unless the module's unit already says quick."""
     out = {k: fig.get(k) for k in FIGURE_KEYS}
+    if quick and "quick" not in str(out["unit"] or ""):
+        out["unit"] = f"{out['unit'] or '-'} (quick)"
     if not str(out["name"]).startswith(module):
         out["name"] = f"{module}: {out['name']}"
     return out
@@ -108,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             failed.append(name)
             continue
-        figures.extend(named(name, f) for f in found)
+        figures.extend(named(name, f, quick=args.quick) for f in found)
         took[name] = time.perf_counter() - started
         print(f"{name}: {len(found)} figure(s) in {took[name]:.1f} s", file=sys.stderr)
     duration = time.perf_counter() - run_started

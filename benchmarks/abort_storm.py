@@ -1,9 +1,9 @@
-"""``abort_storm``: 10,000 clients (500 with ``--quick``) leave streams mid-way, a third with a TCP RST.
+"""``abort_storm``: 10,000 clients (300 with ``--quick``) leave streams mid-way, a third with a TCP RST.
 
 The stream is the first 20 chunks of the bundled real Anthropic recording with recorded
 timing (first chunk at 0.4 s, then gaps of 200-300 ms, 50-100 ms with ``--quick``;
 :func:`benchmarks.common.timed_cassette`), so that the clients leave before its end.
-Each storm client, 1,000 (250) at a time from one client process, sends the request, reads
+Each storm client, 1,000 (150) at a time from one client process, sends the request, reads
 the answer up to 1-5 chunks (seeded) and leaves: two thirds close the connection (FIN), one third reset it
 (``SO_LINGER`` 0, RST). Ours: a real ``ssemock serve`` process (access lines to a file).
 Baseline: a bare aiohttp handler writing the same chunks (``benchmarks.servers``), same storm.
@@ -233,9 +233,10 @@ def _stop_seconds(proc: subprocess.Popen[str], base: str, streams: int) -> float
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     raise_open_files_limit()
-    n, concurrency, stalled = (500, 250, 100) if quick else (10_000, 1000, 1000)
+    n, concurrency, stalled = (300, 150, 100) if quick else (10_000, 1000, 1000)
     cassette = timed_cassette(limit=20, gap=(0.05, 0.1) if quick else (0.2, 0.3))
     chunks = len(cassette.interactions[0].response.chunks)
+    quick_note = f" (quick: {n} clients per storm)" if quick else ""
     with tempfile.TemporaryDirectory(prefix="ssemock-storm-") as tmp, handed_over(cassette) as pickled:
         workdir = Path(tmp)
         cassette.save(workdir / "cassettes" / "timed.yaml")
@@ -277,7 +278,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                met=leaked(ours, "tasks") <= 0),
         figure("abort_storm.answers_after", int(ours["answers"]), "whole streams", baseline=int(theirs["answers"]),
                ratio=None, goal="1", met=bool(ours["answers"])),
-        figure("abort_storm.lines_per_request", per_request, f"lines, {2 * n} requests", baseline=None,
+        figure("abort_storm.lines_per_request", per_request, f"lines, {2 * n} requests{quick_note}", baseline=None,
                goal="1 and no traceback", met=per_request == 1 and tracebacks == 0),
         figure("abort_storm.client_gone", gone, "% of the lines", baseline=None, goal="> 0 (clients left mid-stream)",
                met=gone > 0),

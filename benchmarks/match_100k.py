@@ -6,7 +6,8 @@ same prompt (a load test recorded as is), played in order ("first not yet played
 Baseline: the same server (ssemock's, in its own process) serving a 1-interaction cassette
 of the same shape, measured in the same run, requests alternating between the two.
 The client sends one request at a time on a kept-alive connection and reads the whole
-answer; ``--quick`` uses 10,000 interactions.
+answer; ``--quick`` uses 5,000 interactions,
+100 requests and 20 misses (the unit says so).
 
 * ``match_100k.hit``: median milliseconds per request answered from the large cassette,
   chosen by its body; goal <= 5 ms. Every answer is checked (the right interaction).
@@ -158,9 +159,9 @@ def loop_held(large: Cassette) -> tuple[float, float]:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    count = 10_000 if quick else 100_000
-    requests = 200 if quick else 1000
-    misses = 30 if quick else 100
+    count = 5_000 if quick else 100_000
+    requests = 100 if quick else 1000
+    misses = 20 if quick else 100
     rng = random.Random(11)
     large = cassette(count)
     with servers(large, cassette(count, same_prompt=True), cassette(1)) as (big, same, small):

@@ -30,7 +30,6 @@ from typing import Any
 
 from .cassette import Cassette, Interaction, Response
 from .errors import JSONTooDeepError
-from .importers import decoded_body
 from .limits import NOT_JSON, load_json
 from .matching import describe, json_difference
 from .sse import Decoder, Event
@@ -73,6 +72,8 @@ def timed_events(response: Response) -> list[TimedEvent]:
     encoding = (response.header("content-encoding") or "identity").lower()
     chunks = [c.data for c in response.chunks]
     if encoding != "identity":
+        from .importers import decoded_body  # here: "ssemock serve" (which imports this module) needs no importer
+
         plain = decoded_body(b"".join(chunks), encoding)
         if plain is None:
             return []
