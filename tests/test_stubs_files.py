@@ -84,7 +84,7 @@ def test_provider_condition_and_usage(stub_dir: Path) -> None:
     ("stubs: []\n", "ssemock_stubs", "a stub file starting with `ssemock_stubs: 1`"),
     ("ssemock_stubs: 1\nstubs: [{reply: {txt: hi}}]\n", "stubs[0].reply.txt", "one of the keys text,"),
     ("ssemock_stubs: 1\nstubs: [{match: {turn: 0}, reply: {text: a}}]\n", "stubs[0].match.turn", "an integer >= 1"),
-    ("ssemock_stubs: 1\nstubs: [{match: {regex: '('}, reply: {text: a}}]\n", "match.regex", "a valid regular"),
+    ("ssemock_stubs: 1\nstubs: [{match: {regex: '('}, reply: {text: a}}]\n", "stubs[0].match.regex", "a regular expression RE2"),
     ("ssemock_stubs: 1\nstubs: [{reply: {error: {status: 200}}}]\n", "stubs[0].reply.error.status",
      "an HTTP error status from 400 to 599"),
     ("ssemock_stubs: 1\nstubs: [{reply: {text: a}, timing: {jitter: 2}}]\n", "stubs[0].timing.jitter",
@@ -113,7 +113,7 @@ def test_bounds(tmp_path: Path) -> None:
         load_stubs(big)
     with pytest.raises(StubError, match="text: expected a string of at most 1048576 characters"):
         reply("x" * (1024 * 1024 + 1))
-    with pytest.raises(StubError, match=r"match\.regex: expected at most 1000 characters"):
+    with pytest.raises(StubError, match=r"match\.regex: expected a string of at most 1000 characters"):
         on(regex="a" * 1001)
 
 

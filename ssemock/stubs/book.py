@@ -7,7 +7,6 @@ up answers. The server consults stubs before cassettes.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ def differences(match: Match, conv: Conversation) -> list[str]:
         found.append(f"last user message {_short(user)} does not equal {_short(match.equals)}")
     if match.contains is not None and (user is None or match.contains not in user):
         found.append(f"last user message {_short(user)} does not contain {_short(match.contains)}")
-    if match.regex is not None and (user is None or re.search(match.regex, user) is None):
+    if match.regex is not None and (user is None or not match.searches(user)):
         found.append(f"last user message {_short(user)} has no match of /{match.regex}/")
     if match.tool_result is not None and match.tool_result != conv.tool_result:
         found.append("the conversation ends with a tool result" if conv.tool_result

@@ -130,7 +130,7 @@ def _match(value: Any, file: str, field: str) -> Match:
     try:
         return Match(**data)
     except StubError as exc:
-        raise StubError(file, exc.field, exc.expected, exc.got) from None
+        raise StubError(file, f"{field}.{exc.field.removeprefix('match.')}", exc.expected, exc.got) from None
 
 
 def _timing(value: Any, file: str, field: str) -> Timing:
