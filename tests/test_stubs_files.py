@@ -84,7 +84,8 @@ def test_provider_condition_and_usage(stub_dir: Path) -> None:
     ("stubs: []\n", "ssemock_stubs", "a stub file starting with `ssemock_stubs: 1`"),
     ("ssemock_stubs: 1\nstubs: [{reply: {txt: hi}}]\n", "stubs[0].reply.txt", "one of the keys text,"),
     ("ssemock_stubs: 1\nstubs: [{match: {turn: 0}, reply: {text: a}}]\n", "stubs[0].match.turn", "an integer >= 1"),
-    ("ssemock_stubs: 1\nstubs: [{match: {regex: '('}, reply: {text: a}}]\n", "stubs[0].match.regex", "a regular expression RE2"),
+    ("ssemock_stubs: 1\nstubs: [{match: {regex: '('}, reply: {text: a}}]\n", "stubs[0].match.regex",
+     "a regular expression RE2"),
     ("ssemock_stubs: 1\nstubs: [{reply: {error: {status: 200}}}]\n", "stubs[0].reply.error.status",
      "an HTTP error status from 400 to 599"),
     ("ssemock_stubs: 1\nstubs: [{reply: {text: a}, timing: {jitter: 2}}]\n", "stubs[0].timing.jitter",
@@ -93,7 +94,7 @@ def test_provider_condition_and_usage(stub_dir: Path) -> None:
     ("ssemock_stubs: 1\nstubs: [{reply: {tool_calls: [{name: ''}]}}]\n", "stubs[0].reply.tool_calls[0].name",
      "a non-empty string"),
     ("ssemock_stubs: 1\nstubs: [{reply: {text: a}, steps: []}]\n", "stubs[0]", "exactly one of `reply` or `steps`"),
-    ("ssemock_stubs: 1\nstubs: [{reply: {text: a}}\n", "", "YAML text"),
+    ("ssemock_stubs: 1\nstubs: [{reply: {text: a}}\n", "line 3, column 1", "valid YAML"),
 ])
 def test_a_bad_stub_file_is_refused_naming_the_file_and_field(
     tmp_path: Path, text: str, field: str, expected: str,
@@ -109,7 +110,7 @@ def test_a_bad_stub_file_is_refused_naming_the_file_and_field(
 def test_bounds(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
     big.write_text("ssemock_stubs: 1\n#" + "x" * (1024 * 1024))
-    with pytest.raises(StubError, match="a stub file of at most 1048576 bytes"):
+    with pytest.raises(StubError, match=r"expected a file of at most 1048576 \(1 MiB\) bytes"):
         load_stubs(big)
     with pytest.raises(StubError, match="text: expected a string of at most 1048576 characters"):
         reply("x" * (1024 * 1024 + 1))

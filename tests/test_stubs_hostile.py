@@ -66,3 +66,70 @@ def test_a_regex_re2_cannot_take_is_refused_naming_file_stub_and_field(tmp_path:
     assert "RE2" in caught.value.expected
     with pytest.raises(StubError, match=r"match\.regex: expected a regular expression RE2 accepts"):
         on(regex=pattern)
+
+
+def _laughs(levels: int) -> str:
+    """A stub whose tool arguments expand to 10**levels items through aliases (~100 bytes a level)."""
+    lines = ["ssemock_stubs: 1", "stubs:", "  - reply:", "      tool_calls:", "        - name: t",
+             "          arguments:", "            d0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, levels + 1):
+        refs = ", ".join([f"*a{level - 1}"] * 10)
+        lines.append(f"            d{level}: &a{level} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_stub_files_refuse_aliases_before_expanding_them(tmp_path: Path) -> None:
+    bomb = tmp_path / "laughs.yaml"
+    bomb.write_text(_laughs(7))  # 10**7 items once expanded
+    started = time.perf_counter()
+    with pytest.raises(StubError) as caught:
+        load_stubs(bomb)
+    assert time.perf_counter() - started < 10  # expanding would take minutes and gigabytes
+    assert caught.value.file == str(bomb)
+    assert caught.value.field == "line 7"  # the first anchor
+    assert "anchor" in caught.value.expected or "alias" in caught.value.expected
+
+
+def test_a_stub_file_refuses_a_repeated_stub_and_name(tmp_path: Path) -> None:
+    alias = tmp_path / "alias.yaml"
+    alias.write_text("ssemock_stubs: 1\nstubs: [&a {name: x, reply: {text: hi}}, *a]\n")
+    with pytest.raises(StubError, match="line 2"):
+        load_stubs(alias)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("ssemock_stubs: 1\nstubs: [{name: x, reply: {text: hi}}, {name: x, reply: {text: ho}}]\n")
+    with pytest.raises(StubError) as caught:
+        load_stubs(twice)
+    assert (caught.value.field, caught.value.got) == ("stubs[1].name", "x")
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [128, 129])
+def test_tool_arguments_and_error_bodies_are_bounded_at_128_levels(tmp_path: Path, depth: int) -> None:
+    import json
+
+    arguments = json.dumps(_nested(depth))
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(f"ssemock_stubs: 1\nstubs: [{{reply: {{tool_calls: [{{name: t, arguments: {arguments}}}]}}}}]\n")
+    body = tmp_path / "body.yaml"
+    body.write_text(f"ssemock_stubs: 1\nstubs: [{{reply: {{error: {{status: 500, body: {arguments}}}}}}}]\n")
+    if depth <= 128:
+        [stub] = load_stubs(deep)
+        assert stub.reply.tool_calls[0].arguments == _nested(depth)
+        assert load_stubs(body)[0].reply.error is not None
+        assert on().call_tool("t", _nested(depth)) is not None
+        return
+    for path, field in ((deep, "stubs[0].reply.tool_calls[0].arguments"), (body, "stubs[0].reply.error.body")):
+        with pytest.raises(StubError) as caught:
+            load_stubs(path)
+        assert (caught.value.file, caught.value.field) == (str(path), field)
+        assert caught.value.expected == "JSON nested at most 128 deep"
+    with pytest.raises(StubError, match="nested at most 128 deep"):
+        on().call_tool("t", _nested(depth))
+    with pytest.raises(StubError, match="nested at most 128 deep"):
+        on().error(500, body=_nested(depth))

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import CassetteError, CassetteNotFoundError, ScenarioError
+from ..errors import CassetteError, CassetteNotFoundError, ScenarioError, StubError
 from ..limits import (
     MAX_CASSETTE_FILE,
     MAX_CASSETTE_SECONDS,
@@ -39,7 +39,7 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 version ``n + 1``. Version 1 is the first format, so there is none yet."""
 
 
-FileError = type[CassetteError] | type[ScenarioError]
+FileError = type[CassetteError] | type[ScenarioError] | type[StubError]
 
 
 def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
@@ -62,7 +62,7 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
 _TAG = re.compile(r"constructor for the tag '([^']*)'")
 
 
-def _yaml_error(exc: yaml.YAMLError, source: str, error: FileError) -> CassetteError | ScenarioError:
+def _yaml_error(exc: yaml.YAMLError, source: str, error: FileError) -> CassetteError | ScenarioError | StubError:
     """One short line for a YAML error: its line and column, and what went wrong."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -17,7 +17,9 @@ A reply holds ``text``, ``reasoning``, ``tool_calls`` (``name``, ``arguments``, 
 ``refusal``, ``finish_reason``, ``usage`` (``input_tokens``, ``output_tokens``,
 ``reasoning_tokens``) and ``model``, or ``error`` (``status``, ``body``, ``message``).
 Bounds: :data:`MAX_STUB_FILE` bytes per file (1 MiB), :data:`MAX_STUBS` stubs per file
-(10,000), and those of :mod:`ssemock.stubs.model`.
+(10,000), and those of :mod:`ssemock.stubs.model`. The YAML is read as cassettes are (anchors,
+aliases, duplicate keys and deep nesting refused with their line); stub names are unique per
+file; tool ``arguments`` and error ``body`` are plain JSON nested at most 128 deep.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ..errors import StubError
 from ..limits import is_integer, is_number
@@ -82,7 +82,7 @@ def _text(value: Any, file: str, field: str) -> str | None:
 
 def parse_reply(value: Any, file: str, field: str) -> Reply:
     """A :class:`Reply` from its mapping. Raises :class:`StubError`."""
-    from .inline import tool_call
+    from .inline import check_json, tool_call
     from .model import MAX_TOOL_CALLS
 
     data = _mapping(value, file, field, _REPLY_KEYS)
@@ -90,6 +90,7 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         error = _mapping(data["error"], file, f"{field}.error", ("status", "body", "message"))
         status = check_status(error.get("status"), file, f"{field}.error.status")
         message = _text(error.get("message"), file, f"{field}.error.message")
+        check_json(error.get("body"), file, f"{field}.error.body")
         fault = ProviderError(status, error.get("body")) if message is None else \
             ProviderError(status, error.get("body"), message)
         return Reply(error=fault)
@@ -102,11 +103,11 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         entry = _mapping(call, file, where, ("name", "arguments", "id"))
         if not isinstance(entry.get("arguments", {}), Mapping):
             raise StubError(file, f"{where}.arguments", "a mapping (the JSON object of arguments)", entry["arguments"])
-        try:
-            name: Any = entry.get("name")  # tool_call checks it
-            made.append(tool_call(name, entry.get("arguments"), id=_text(entry.get("id"), file, f"{where}.id")))
-        except StubError as exc:
-            raise StubError(file, f"{where}.name", exc.expected, exc.got) from None
+        name: Any = entry.get("name")  # tool_call checks it
+        if not isinstance(name, str) or not name:
+            raise StubError(file, f"{where}.name", "a non-empty string", name)
+        check_json(entry.get("arguments", {}), file, f"{where}.arguments")
+        made.append(tool_call(name, entry.get("arguments"), id=_text(entry.get("id"), file, f"{where}.id")))
     check_finish(data.get("finish_reason"), file, f"{field}.finish_reason")
     return Reply(
         text=_text(data.get("text"), file, f"{field}.text"),
@@ -155,12 +156,16 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
     if not isinstance(entries, list) or len(entries) > MAX_STUBS:
         raise StubError(file, "stubs", f"a list of at most {MAX_STUBS} stubs", entries)
     stubs: list[Stub] = []
+    names: set[str] = set()
     for index, entry in enumerate(entries):
         where = f"stubs[{index}]"
         data = _mapping(entry, file, where, ("name", "match", "reply", "steps", "timing", "times"))
         name = data.get("name", f"{Path(file).stem}#{index}")
         if not isinstance(name, str) or not name:
             raise StubError(file, f"{where}.name", "a non-empty string", name)
+        if name in names:
+            raise StubError(file, f"{where}.name", "a name no other stub of the file has", name)
+        names.add(name)
         if ("reply" in data) == ("steps" in data):
             raise StubError(file, where, "exactly one of `reply` or `steps`", dict(data))
         times = data.get("times")
@@ -188,16 +193,14 @@ def load_stubs(source: str | os.PathLike[str]) -> list[Stub]:
     Raises:
         StubError: a file is missing, larger than :data:`MAX_STUB_FILE`, not YAML, or invalid.
     """
+    from ..cassette.read import read_yaml
+
     path = Path(source)
     if path.is_dir():
         files = sorted(p for pattern in ("*.yaml", "*.yml") for p in path.rglob(pattern) if p.is_file())
         return [stub for file in files for stub in load_stubs(file)]
-    if not path.is_file():
-        raise StubError(str(path), "", "an existing stub file or directory", None)
-    if path.stat().st_size > MAX_STUB_FILE:
-        raise StubError(str(path), "", f"a stub file of at most {MAX_STUB_FILE} bytes", path.stat().st_size)
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise StubError(str(path), "", f"YAML text ({' '.join(str(exc).split())})", None) from None
+        doc = read_yaml(path, str(path), limit=MAX_STUB_FILE, error=StubError)
+    except FileNotFoundError:
+        raise StubError(str(path), "", "an existing stub file or directory", None) from None
     return parse_stubs(doc, str(path))

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import StubError
+from ..limits import MAX_JSON_DEPTH, json_depth_exceeds
 from .model import MAX_TEXT, MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
@@ -44,17 +45,31 @@ def make_reply(
                  finish_reason=finish_reason, usage=parsed, model=model)
 
 
-def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
-    """A checked :class:`ToolCall`: a non-empty ``name``, JSON-serialisable object ``arguments``."""
+def check_json(value: Any, file: str, field: str) -> None:
+    """Refuse (:class:`~ssemock.errors.StubError` naming ``field``) a value that is not plain JSON:
+    nested deeper than :data:`~ssemock.limits.MAX_JSON_DEPTH` (128), or holding NaN, infinities,
+    lone surrogates or objects JSON has no form for."""
     import json
 
+    if json_depth_exceeds(value):
+        raise StubError(file, field, f"JSON nested at most {MAX_JSON_DEPTH} deep", None, show_got=False)
+    try:
+        json.dumps(value, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise StubError(file, field, f"plain JSON (finite numbers, text without lone surrogates): {exc}",
+                        None, show_got=False) from None
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
+    """A checked :class:`ToolCall`: a non-empty ``name``, a JSON object ``arguments`` (see
+    :func:`check_json`). Raises :class:`~ssemock.errors.StubError`."""
     if not isinstance(name, str) or not name:
         raise StubError("<inline>", "tool_calls.name", "a non-empty string", name)
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise StubError("<inline>", f"tool_calls[{name}].arguments", "a JSON object", arguments)
+    _check_text(f"tool_calls[{name}].id", id)
     args = dict(arguments or {})
-    try:
-        json.dumps(args)
-    except (TypeError, ValueError):
-        raise StubError("<inline>", f"tool_calls[{name}].arguments", "a JSON object", args) from None
+    check_json(args, "<inline>", f"tool_calls[{name}].arguments")
     return ToolCall(name, args, id)
 
 
@@ -120,6 +135,8 @@ class Chain:
         from .files import check_status
 
         check_status(status, "<inline>", "error.status")
+        check_json(body, "<inline>", "error.body")
+        _check_text("error.message", message)
         fault = ProviderError(status, body) if message is None else ProviderError(status, body, message)
         return self.add_step(Reply(error=fault), f"error {status}")
 
