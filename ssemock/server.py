@@ -296,7 +296,14 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
         return _refuse(entry, problem)
-    hit = state.stubs.answer(received, state.seed) if len(state.stubs) and not named else None
+    try:
+        # In a thread: a large reply takes a while to synthesize, and the loop goes on answering.
+        hit = await asyncio.to_thread(state.stubs.answer, received, state.seed) \
+            if len(state.stubs) and not named else None
+    except UnicodeEncodeError as exc:  # a lone surrogate (valid JSON) echoed into the answer
+        return _refuse(entry, error_response(
+            400, "ssemock_bad_request", f"the request holds text that is not valid Unicode ({exc.reason} at "
+            f"{exc.start}: {exc.object[exc.start:exc.end]!r}); a stub cannot echo it"))
     if hit is not None:
         entry["stub"] = hit.stub.name
         return await _serve(request, entry, arrived, scenario, Plan.of(

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ssemock import MockServer
 from ssemock.errors import StubError
-from ssemock.stubs import load_stubs, on
+from ssemock.stubs import load_stubs, on, reply
 
 CHAT = "/v1/chat/completions"
 
@@ -133,3 +136,86 @@ def test_tool_arguments_and_error_bodies_are_bounded_at_128_levels(tmp_path: Pat
         on().call_tool("t", _nested(depth))
     with pytest.raises(StubError, match="nested at most 128 deep"):
         on().error(500, body=_nested(depth))
+
+
+ID_SHAPES = {"resp": r"resp_[0-9a-f]{50}", "msg": r"msg_[0-9a-f]{50}", "fc": r"fc_[0-9a-f]{50}"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_ids_have_the_shapes_of_the_bundled_recording(stream: bool) -> None:
+    # cassettes/openai-responses-function-call.yaml: resp_00d64fa806f33331…, fc_00d64fa806f33331…,
+    # msg_0dacb603de1c9e6b…: 50 hex digits, items sharing their response's first 16.
+    import json
+    import re
+
+    import httpx
+
+    stubs = [on(contains="weather").call_tool("get_weather", {"city": "Paris"}), reply("Hello", times=None)]
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        answers = [httpx.post(server.url + "/v1/responses", json={"model": "gpt-4o", "input": text, "stream": stream})
+                   for text in ("weather?", "hi")]
+    for answer, kind in zip(answers, ("fc", "msg")):
+        assert answer.status_code == 200
+        if stream:
+            events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+            body = next(e["response"] for e in events if e["type"] == "response.completed")
+        else:
+            body = answer.json()
+        assert re.fullmatch(ID_SHAPES["resp"], body["id"])
+        [item] = body["output"]
+        assert re.fullmatch(ID_SHAPES[kind], item["id"])
+        assert item["id"][len(kind) + 1:][:16] == body["id"][5:21]
+
+
+PATHS = ["/v1/chat/completions", "/api/v1/chat/completions", "/v1/responses", "/v1/messages",
+         "/v1beta/models/g:streamGenerateContent", "/v1beta/models/g:streamGenerateContent?alt=sse",
+         "/v1beta/models/g:generateContent", "/openai/deployments/d/chat/completions"]
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
+                     st.text(max_size=8), st.sampled_from(["\ud800", "user", "assistant", "tool", "model", "text",
+                                                          "function_call_output", "tool_result", "weather"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["role", "content", "type", "text", "parts", "thought", "functionResponse",
+                                     "parameters", "name", "include_usage", "effort"]), inner, max_size=3)),
+    max_leaves=12)
+_BODIES = st.fixed_dictionaries({}, optional={
+    key: _VALUES for key in ("model", "messages", "input", "contents", "stream", "stream_options", "tools",
+                             "reasoning", "instructions", "store", "tool_choice", "max_output_tokens")})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(PATHS), body=_BODIES)
+def test_any_request_shape_on_a_stub_path_gets_an_answer_or_a_json_error(
+    stub_server: MockServer, path: str, body: dict[str, object],
+) -> None:
+    import json
+
+    import httpx
+
+    data = json.dumps(body).encode()  # lone surrogates as \ud800 escapes: valid JSON
+    answer = httpx.post(stub_server.url + path, content=data, headers={"content-type": "application/json"})
+    assert answer.status_code in (200, 400, 404), answer.text[:300]
+    if answer.status_code != 200:
+        assert answer.headers["content-type"].startswith("application/json")
+        assert answer.json()["error"]["type"] in ("ssemock_bad_request", "ssemock_no_match")
+
+
+@pytest.fixture(scope="module")
+def stub_server() -> Iterator[MockServer]:
+    stubs = [on(contains="weather").call_tool("get_weather", {"city": "Paris"}).then_reply("Sunny"),
+             on(regex="^(a+)+$").reply("a's"), reply("Hello", reasoning="hm", times=None)]
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        yield server
+
+
+def test_malformed_fields_get_a_clear_answer_not_a_traceback(stub_server: MockServer) -> None:
+    import httpx
+
+    gemini = httpx.post(stub_server.url + "/v1beta/models/g:streamGenerateContent", json={"contents": 1})
+    chat = httpx.post(stub_server.url + "/v1/chat/completions", json={"messages": True, "model": "gpt-4o"})
+    lone = httpx.post(stub_server.url + "/v1/chat/completions", headers={"content-type": "application/json"},
+                      content=b'{"model": "\\ud800", "messages": [{"role": "user", "content": "hi"}]}')
+    # no messages: the catch-all stub answers; the model's lone surrogate is echoed as U+FFFD
+    assert (gemini.status_code, chat.status_code, lone.status_code) == (200, 200, 200)
+    assert chat.json()["model"] == "gpt-4o"
+    assert lone.json()["model"] == "\ufffd"

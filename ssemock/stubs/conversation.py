@@ -20,6 +20,7 @@ message* is the text of the last user message that is not only tool results.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +90,7 @@ def read_conversation(request: Request) -> Conversation | None:
     turns = _READERS[provider](body)
     user_at = max((i for i, (role, text, _) in enumerate(turns) if role == "user" and text is not None), default=-1)
     assistants = [i for i, (role, _, _) in enumerate(turns) if role == "assistant"]
-    model = str(body.get("model") or "")
+    model = _clean(body.get("model"))
     stream = bool(body.get("stream"))
     sse = False
     if provider == "gemini":
@@ -108,6 +109,20 @@ def read_conversation(request: Request) -> Conversation | None:
 
 
 Turn = tuple[str, str | None, bool]
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> str:
+    """A string field as text that encodes to UTF-8: ``""`` for a missing or non-string value, a
+    lone surrogate (valid JSON, not valid UTF-8) as U+FFFD."""
+    if not isinstance(value, str):
+        return ""
+    return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+
+
+def _items(value: Any) -> list[Any]:
+    """``value`` when it is a list (messages, items, parts), else no items."""
+    return value if isinstance(value, list) else []
 
 
 def _text(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> str | None:
@@ -123,7 +138,7 @@ def _text(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> str 
 
 def _openai_chat(body: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
-    for message in body.get("messages") or []:
+    for message in _items(body.get("messages")):
         if not isinstance(message, dict):
             continue
         role = str(message.get("role"))
@@ -139,7 +154,7 @@ def _openai_responses(body: dict[str, Any]) -> list[Turn]:
     if isinstance(items, str):
         return [("user", items, False)]
     turns: list[Turn] = []
-    for item in items or []:
+    for item in _items(items):
         if not isinstance(item, dict):
             continue
         kind = item.get("type", "message")
@@ -155,7 +170,7 @@ def _openai_responses(body: dict[str, Any]) -> list[Turn]:
 
 def _anthropic(body: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
-    for message in body.get("messages") or []:
+    for message in _items(body.get("messages")):
         if not isinstance(message, dict):
             continue
         role, content = str(message.get("role")), message.get("content")
@@ -171,10 +186,10 @@ def _anthropic(body: dict[str, Any]) -> list[Turn]:
 
 def _gemini(body: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
-    for content in body.get("contents") or []:
+    for content in _items(body.get("contents")):
         if not isinstance(content, dict):
             continue
-        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        parts = [p for p in _items(content.get("parts")) if isinstance(p, dict)]
         role = "assistant" if content.get("role") == "model" else "user"
         texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
         if role == "user" and any("functionResponse" in p for p in parts):
