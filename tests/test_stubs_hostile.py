@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ssemock import MockServer
 from ssemock.errors import StubError
-from ssemock.stubs import load_stubs, on, reply
+from ssemock.stubs import Timing, load_stubs, on, reply
 
 CHAT = "/v1/chat/completions"
 
@@ -219,3 +219,50 @@ def test_malformed_fields_get_a_clear_answer_not_a_traceback(stub_server: MockSe
     assert (gemini.status_code, chat.status_code, lone.status_code) == (200, 200, 200)
     assert chat.json()["model"] == "gpt-4o"
     assert lone.json()["model"] == "\ufffd"
+
+
+INLINE_BAD = [
+    (lambda: reply("x", timing=Timing(first_token=1e9)), "timing.first_token", "a number of seconds from 0 to 3600"),
+    (lambda: on(timing=Timing(first_token=float("nan"))), "timing.first_token", "a number of seconds from 0 to 3600"),
+    (lambda: Timing(tokens_per_second=float("inf")), "timing.tokens_per_second", "a number from 0.1 to 1e+06"),
+    (lambda: Timing(jitter=True), "timing.jitter", "a number from 0 to 1"),  # type: ignore[arg-type]
+    (lambda: reply("x", times=0), "times", "an integer from 1 to 1000000000"),
+    (lambda: reply("x", times=2.5), "times", "an integer from 1 to 1000000000"),  # type: ignore[arg-type]
+    (lambda: reply(3), "text", "a string of at most 1048576 characters"),  # type: ignore[arg-type]
+    (lambda: reply("x", model=5), "model", "a string of at most 1048576 characters"),
+    (lambda: reply("x", usage=3), "usage", "a mapping of input_tokens"),
+    (lambda: reply("x", usage={"input_tokens": -1}), "usage.input_tokens", "an integer from 0 to 1000000000"),
+    (lambda: reply("x", tool_calls="t"), "tool_calls", "a list of tool calls"),
+    (lambda: on().call_tool("t", {"x": float("nan")}), "tool_calls[t].arguments", "plain JSON"),
+    (lambda: on().call_tool("t", "city"), "tool_calls[t].arguments", "a JSON object"),  # type: ignore[arg-type]
+    (lambda: on(turn=0), "match.turn", "an integer >= 1"),
+    (lambda: on(tool_result="yes"), "match.tool_result", "true or false"),  # type: ignore[arg-type]
+    (lambda: on(contains=5), "match.contains", "a string of at most"),  # type: ignore[arg-type]
+    (lambda: on(regex=5), "match.regex", "a string of at most 1000 characters"),  # type: ignore[arg-type]
+    (lambda: on().error(500, body={"x": float("inf")}), "error.body", "plain JSON"),
+    (lambda: on().error(200), "error.status", "an HTTP error status from 400 to 599"),
+]
+
+
+@pytest.mark.parametrize(("make", "field", "expected"), INLINE_BAD)
+def test_inline_stubs_are_checked_as_files_are(make: object, field: str, expected: str) -> None:
+    with pytest.raises(StubError) as caught:
+        make()  # type: ignore[operator]
+    assert (caught.value.file, caught.value.field) == ("<inline>", field)
+    assert caught.value.expected.startswith(expected)
+
+
+@pytest.mark.parametrize(("timing", "field"), [("{first_token: .nan}", "first_token"),
+                                               ("{tokens_per_second: .inf}", "tokens_per_second"),
+                                               ("{chunk_gap: true}", "chunk_gap")])
+def test_a_stub_file_refuses_nan_and_infinite_times_with_the_same_words(
+    tmp_path: Path, timing: str, field: str,
+) -> None:
+    bad = tmp_path / "t.yaml"
+    bad.write_text(f"ssemock_stubs: 1\nstubs: [{{reply: {{text: a}}, timing: {timing}}}]\n")
+    with pytest.raises(StubError) as caught:
+        load_stubs(bad)
+    assert caught.value.field == f"stubs[0].timing.{field}"
+    with pytest.raises(StubError) as inline:
+        Timing(**{field: caught.value.got})
+    assert inline.value.expected == caught.value.expected

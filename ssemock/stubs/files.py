@@ -30,24 +30,31 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StubError
-from ..limits import is_integer, is_number
-from .model import FINISH_REASONS, MAX_SECONDS, PROVIDERS, Match, ProviderError, Reply, Stub, Timing, Usage
+from ..limits import is_integer
+from .model import FINISH_REASONS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing, Usage
 
-__all__ = ["MAX_STUBS", "MAX_STUB_FILE", "check_finish", "check_status", "load_stubs", "parse_stubs", "parse_usage"]
+__all__ = [
+    "MAX_STUBS", "MAX_STUB_FILE", "check_finish", "check_status", "check_times", "load_stubs", "parse_stubs",
+    "parse_usage",
+]
 
 FORMAT_KEY = "ssemock_stubs"
 MAX_STUB_FILE = 1024 * 1024
 MAX_STUBS = 10_000
 _MATCH_KEYS = ("provider", "path", "model", "equals", "contains", "regex", "tool_result", "turn")
 _REPLY_KEYS = ("text", "reasoning", "tool_calls", "refusal", "finish_reason", "usage", "model", "error")
-_TIMING = {"first_token": (0.0, MAX_SECONDS), "tokens_per_second": (0.1, 1e6), "chunk_gap": (0.0, 60.0),
-           "jitter": (0.0, 1.0)}
 
 
 def check_status(status: Any, file: str, field: str) -> int:
     if not is_integer(status) or not 400 <= status <= 599:
         raise StubError(file, field, "an HTTP error status from 400 to 599", status)
     return int(status)
+
+
+def check_times(times: Any, file: str, field: str) -> None:
+    """Refuse a ``times`` that is not None or an integer from 1 to 1,000,000,000."""
+    if times is not None and (not is_integer(times) or not 1 <= times <= 10**9):
+        raise StubError(file, field, "an integer from 1 to 1000000000 (or none: any number)", times)
 
 
 def check_finish(finish: Any, file: str, field: str) -> None:
@@ -120,14 +127,6 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
 
 def _match(value: Any, file: str, field: str) -> Match:
     data = dict(_mapping(value or {}, file, field, _MATCH_KEYS))
-    for key in ("path", "model", "equals", "contains", "regex"):
-        _text(data.get(key), file, f"{field}.{key}")
-    if data.get("provider") is not None and data["provider"] not in PROVIDERS:
-        raise StubError(file, f"{field}.provider", f"one of {', '.join(PROVIDERS)}", data["provider"])
-    if data.get("tool_result") is not None and not isinstance(data["tool_result"], bool):
-        raise StubError(file, f"{field}.tool_result", "true or false", data["tool_result"])
-    if data.get("turn") is not None and (not is_integer(data["turn"]) or data["turn"] < 1):
-        raise StubError(file, f"{field}.turn", "an integer >= 1", data["turn"])
     try:
         return Match(**data)
     except StubError as exc:
@@ -135,14 +134,11 @@ def _match(value: Any, file: str, field: str) -> Match:
 
 
 def _timing(value: Any, file: str, field: str) -> Timing:
-    data = _mapping(value or {}, file, field, tuple(_TIMING))
-    for key, number in data.items():
-        low, high = _TIMING[key]
-        if number is not None and (not is_number(number) or not low <= number <= high):
-            raise StubError(file, f"{field}.{key}", f"a number of seconds from {low:g} to {high:g}"
-                            if key != "tokens_per_second" and key != "jitter" else f"a number from {low:g} to {high:g}",
-                            number)
-    return Timing(**data)
+    data = _mapping(value or {}, file, field, tuple(TIMING_BOUNDS))
+    try:
+        return Timing(**data)
+    except StubError as exc:
+        raise StubError(file, f"{field}.{exc.field.removeprefix('timing.')}", exc.expected, exc.got) from None
 
 
 def parse_stubs(doc: Any, file: str) -> list[Stub]:
@@ -169,8 +165,7 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
         if ("reply" in data) == ("steps" in data):
             raise StubError(file, where, "exactly one of `reply` or `steps`", dict(data))
         times = data.get("times")
-        if times is not None and (not is_integer(times) or times < 1):
-            raise StubError(file, f"{where}.times", "an integer >= 1", times)
+        check_times(times, file, f"{where}.times")
         match, timing = _match(data.get("match"), file, f"{where}.match"), _timing(data.get("timing"), file,
                                                                                     f"{where}.timing")
         steps = [data["reply"]] if "reply" in data else data["steps"]

@@ -33,10 +33,15 @@ def make_reply(
     """A checked :class:`Reply` (raises :class:`~ssemock.errors.StubError` naming the field)."""
     from .files import parse_usage
 
-    for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal)):
+    for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal), ("model", model)):
         _check_text(name, value)
+    if not isinstance(tool_calls, (list, tuple)) or not all(isinstance(c, ToolCall) for c in tool_calls):
+        raise StubError("<inline>", "tool_calls", "a list of tool calls (ssemock.stubs.tool_call(name, arguments))",
+                        tool_calls)
     if len(tool_calls) > MAX_TOOL_CALLS:
         raise StubError("<inline>", "tool_calls", f"at most {MAX_TOOL_CALLS} tool calls", len(tool_calls))
+    if usage is not None and not isinstance(usage, (Usage, Mapping)):
+        raise StubError("<inline>", "usage", "a mapping of input_tokens, output_tokens, reasoning_tokens", usage)
     parsed = usage if isinstance(usage, Usage) else parse_usage(usage or {}, "<inline>", "usage")
     from .files import check_finish
 
@@ -83,7 +88,17 @@ def reply(text: str, *, times: int | None = 1, timing: Timing | None = None, **f
         **fields: more of the reply (``reasoning``, ``tool_calls``, ``refusal``,
             ``finish_reason``, ``usage``, ``model``), as :func:`make_reply` takes them.
     """
-    return Stub(Match(), make_reply(text, **fields), timing or Timing(), name=f"reply({text[:30]!r})", times=times)
+    from .files import check_times
+
+    check_times(times, "<inline>", "times")
+    _check_timing(timing)
+    made = make_reply(text, **fields)
+    return Stub(Match(), made, timing or Timing(), name=f"reply({(text or '')[:30]!r})", times=times)
+
+
+def _check_timing(timing: Any) -> None:
+    if timing is not None and not isinstance(timing, Timing):
+        raise StubError("<inline>", "timing", "a Timing(first_token=…, tokens_per_second=…, …)", timing)
 
 
 class Chain:
@@ -147,9 +162,12 @@ def on(
     tool_result: bool | None = None, turn: int | None = None, timing: Timing | None = None,
     on_add: Callable[[Stub], None] | None = None,
 ) -> Chain:
-    """A :class:`Chain` for the requests matching every condition given (see :class:`Match`)."""
-    for name, value in (("contains", contains), ("equals", equals), ("model", model), ("path", path)):
-        _check_text(f"match.{name}", value)
+    """A :class:`Chain` for the requests matching every condition given (see :class:`Match`).
+
+    Raises:
+        StubError: a condition or ``timing`` of the wrong type or out of bounds, naming it.
+    """
+    _check_timing(timing)
     match = Match(provider=provider, path=path, model=model, equals=equals, contains=contains, regex=regex,
                   tool_result=tool_result, turn=turn)
     return Chain(match, timing, on_add)

@@ -138,6 +138,21 @@ class Timing:
     chunk_gap: float = 0.0
     jitter: float = 0.0
 
+    def __post_init__(self) -> None:
+        for key, (low, high) in TIMING_BOUNDS.items():
+            value = getattr(self, key)
+            if value is None and key == "tokens_per_second":
+                continue
+            # NaN fails both comparisons; bools are refused
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                unit = "a number from" if key in ("tokens_per_second", "jitter") else "a number of seconds from"
+                raise StubError("<inline>", f"timing.{key}", f"{unit} {low:g} to {high:g}", value)
+
+
+TIMING_BOUNDS = {"first_token": (0.0, MAX_SECONDS), "tokens_per_second": (0.1, 1e6), "chunk_gap": (0.0, 60.0),
+                 "jitter": (0.0, 1.0)}
+"""The bounds of each :class:`Timing` field (NaN and infinities are refused)."""
+
 
 @dataclass(frozen=True)
 class Match:
@@ -171,6 +186,16 @@ class Match:
     def __post_init__(self) -> None:
         if self.provider is not None and self.provider not in PROVIDERS:
             raise StubError("<inline>", "match.provider", f"one of {', '.join(PROVIDERS)}", self.provider)
+        for key in ("path", "model", "equals", "contains"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or len(value) > MAX_TEXT):
+                raise StubError("<inline>", f"match.{key}", f"a string of at most {MAX_TEXT} characters", value)
+        if self.tool_result is not None and not isinstance(self.tool_result, bool):
+            raise StubError("<inline>", "match.tool_result", "true or false", self.tool_result)
+        for key in ("turn", "step"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < (key == "turn")):
+                raise StubError("<inline>", f"match.{key}", f"an integer >= {int(key == 'turn')}", value)
         if self.regex is not None:
             if not isinstance(self.regex, str) or len(self.regex) > MAX_REGEX:
                 raise StubError("<inline>", "match.regex", f"a string of at most {MAX_REGEX} characters", self.regex)
