@@ -266,3 +266,34 @@ def test_a_stub_file_refuses_nan_and_infinite_times_with_the_same_words(
     with pytest.raises(StubError) as inline:
         Timing(**{field: caught.value.got})
     assert inline.value.expected == caught.value.expected
+
+
+async def _stream_and_poll(url: str) -> tuple[int, float]:
+    """Bytes of one streamed chat answer, and the slowest health answer (s) meanwhile."""
+    worst, done = 0.0, False
+    async with aiohttp.ClientSession() as session:
+        async def poll() -> None:
+            nonlocal worst
+            while not done:
+                start = time.perf_counter()
+                async with session.get(url + "/_ssemock/health") as resp:
+                    await resp.read()
+                worst = max(worst, time.perf_counter() - start)
+                await asyncio.sleep(0.01)
+
+        polling = asyncio.create_task(poll())
+        async with session.post(url + CHAT, json={**_chat("hi"), "stream": True}) as resp:
+            size = len(await resp.read())
+        done = True
+        await polling
+    return size, worst
+
+
+def test_a_large_reply_does_not_hold_the_loop() -> None:
+    # 1,045,000 characters (the per-reply bound is 1 MiB): ~209,000 OpenAI chunks, over 60 MB.
+    with MockServer(cassettes=[], stubs=[reply("word " * 209_000)], timing_scale=0) as server:
+        size, worst = asyncio.run(_stream_and_poll(server.url))
+    assert size > 60_000_000
+    # On the loop, synthesis and sending held it 5-15 s; the bound leaves room for a loaded machine
+    # (the client shares this process's interpreter lock with the server's threads).
+    assert worst < 2.5
