@@ -326,7 +326,9 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
                                  explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
-        return _refuse(entry, _no_match(state, received, exc))
+        # scoring thousands of stubs takes a while: off the loop
+        stub = await _off_loop(lambda _: state.stubs.closest(received)) if len(state.stubs) else None
+        return _refuse(entry, _no_match(exc, stub))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
@@ -336,9 +338,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
                         remember=(path, match.cassette.name, match.index))
 
 
-def _no_match(state: ServerState, received: Request, exc: NoMatchError) -> web.Response:
+def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
     """The 404 for a request nothing answers: the closest interactions, and the closest stub."""
-    stub = state.stubs.closest(received)
     if stub is None:
         return error_response(404, "ssemock_no_match", str(exc), closest=exc.closest)
     message = f"{exc}\nclosest stub: {stub['stub']} ({stub['match']}): {'; '.join(stub['differences'])}"

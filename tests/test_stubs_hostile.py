@@ -297,3 +297,45 @@ def test_a_large_reply_does_not_hold_the_loop() -> None:
     # On the loop, synthesis and sending held it 5-15 s; the bound leaves room for a loaded machine
     # (the client shares this process's interpreter lock with the server's threads).
     assert worst < 2.5
+
+
+async def _miss_and_poll(url: str, bodies: list[dict[str, object]]) -> tuple[list[dict[str, object]], float]:
+    """The JSON answers to ``bodies`` (sent together), and the slowest health answer (s) meanwhile."""
+    worst, done = 0.0, False
+    async with aiohttp.ClientSession() as session:
+        async def poll() -> None:
+            nonlocal worst
+            while not done:
+                start = time.perf_counter()
+                async with session.get(url + "/_ssemock/health") as resp:
+                    await resp.read()
+                worst = max(worst, time.perf_counter() - start)
+                await asyncio.sleep(0.005)
+
+        async def post(body: dict[str, object]) -> dict[str, object]:
+            async with session.post(url + CHAT, json=body) as resp:
+                answer: dict[str, object] = await resp.json()
+                return answer
+
+        polling = asyncio.create_task(poll())
+        answers = await asyncio.gather(*(post(body) for body in bodies))
+        done = True
+        await polling
+    return list(answers), worst
+
+
+def test_ten_thousand_stubs_match_and_miss_off_the_loop(tmp_path: Path) -> None:
+    lines = ["ssemock_stubs: 1", "stubs:"] + [
+        f'  - {{name: s{i}, match: {{regex: "^q{i}[a-z]+x$", model: m{i}}}, reply: {{text: t{i}}}}}'
+        for i in range(10_000)]
+    (tmp_path / "many.yaml").write_text("\n".join(lines) + "\n")  # the documented bound: 10,000 stubs
+    stubs = load_stubs(tmp_path / "many.yaml")
+    miss = {"model": "zz", "messages": [{"role": "user", "content": "nothing"}]}
+    hit = {"model": "m9999", "messages": [{"role": "user", "content": "q9999abcx"}]}
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        answers, worst = asyncio.run(_miss_and_poll(server.url, [miss] * 4 + [hit]))
+    for answer in answers[:4]:
+        # every stub fails two conditions (model, regex): the first of them is the closest
+        assert answer["error"]["closest_stub"]["stub"] == "s0"  # type: ignore[index]
+    assert answers[4]["choices"][0]["message"]["content"] == "t9999"  # type: ignore[index]
+    assert worst < 1.0  # scored on the loop, each miss held it 1-4 s

@@ -153,10 +153,11 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
         raise StubError(file, "stubs", f"a list of at most {MAX_STUBS} stubs", entries)
     stubs: list[Stub] = []
     names: set[str] = set()
+    stem = Path(file).stem
     for index, entry in enumerate(entries):
         where = f"stubs[{index}]"
         data = _mapping(entry, file, where, ("name", "match", "reply", "steps", "timing", "times"))
-        name = data.get("name", f"{Path(file).stem}#{index}")
+        name = data.get("name", f"{stem}#{index}")
         if not isinstance(name, str) or not name:
             raise StubError(file, f"{where}.name", "a non-empty string", name)
         if name in names:
