@@ -339,3 +339,18 @@ def test_ten_thousand_stubs_match_and_miss_off_the_loop(tmp_path: Path) -> None:
         assert answer["error"]["closest_stub"]["stub"] == "s0"  # type: ignore[index]
     assert answers[4]["choices"][0]["message"]["content"] == "t9999"  # type: ignore[index]
     assert worst < 1.0  # scored on the loop, each miss held it 1-4 s
+
+
+def test_stubs_read_the_last_user_message_of_a_body_over_one_mebibyte() -> None:
+    import httpx
+
+    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "rules " * 200_000},  # 1.2 MB
+                                            {"role": "user", "content": "what is the weather?"}]}
+    stubs = [on(contains="weather").reply("sunny"), reply("catch-all", times=None)]
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        answer = httpx.post(server.url + CHAT, json=body, timeout=60)
+        journal = server.requests
+    assert answer.status_code == 200
+    assert answer.json()["choices"][0]["message"]["content"] == "sunny"
+    assert answer.json()["model"] == "gpt-4o"
+    assert journal[-1]["stub"] == "on(contains='weather') step 1: reply 'sunny'"

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import Request
+from ..errors import JSONTooDeepError
+from ..limits import MAX_JSON_PARSE, load_json
 from ..providers.tokens import count_tokens
 
 __all__ = ["Conversation", "read_conversation"]
@@ -79,11 +81,22 @@ def provider_of_path(path: str) -> str | None:
 
 
 def read_conversation(request: Request) -> Conversation | None:
-    """``request`` as a :class:`Conversation`, or None when it is not a chat request."""
+    """``request`` as a :class:`Conversation`, or None when it is not a chat request.
+
+    The whole body is read, whatever its size (a production prompt passes 1 MiB easily); a body
+    that is not a JSON object, or nested deeper than 128 levels, reads as having no messages.
+    """
     provider = provider_of_path(request.path)
     if provider is None or request.method != "POST":
         return None
     body = request.json_view()
+    if body is None and len(request.body or b"") > MAX_JSON_PARSE:
+        # Matching on bytes caps parsing at 1 MiB; a stub reads the whole prompt (the body is already
+        # bounded by the server's max_request_body, and stubs are matched off the event loop).
+        try:
+            body = load_json(request.body, max_size=len(request.body or b""))
+        except JSONTooDeepError:
+            body = None
     if not isinstance(body, dict):
         body = {}
     # (role, text, is_tool_result) per message, in order
