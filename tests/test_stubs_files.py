@@ -150,7 +150,10 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
             "get_weather"  # type: ignore[index]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
-        assert proc.stderr is not None and "3 stub(s), tried first" in proc.stderr.read()
+        assert proc.stderr is not None
+        log = proc.stderr.read()
+        assert "2 stub(s) (3 steps in all), tried first" in log  # weather's two steps, hello
+        assert "POST /v1/chat/completions -> 200 complete" in log and "; stub weather step 1; from 127.0.0.1" in log
     finally:
         reap(proc)
     assert main(["inspect", str(stub_dir / "weather.yaml"), "--provider", "openai-responses"]) == 0
@@ -159,3 +162,7 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
     assert "response.function_call_arguments.delta" in shown and "response.output_text.delta" in shown
     assert main(["inspect", str(stub_dir / "weather.yaml"), "--provider", "nope"]) == 2
     assert "expected one of openai-chat" in capsys.readouterr().err
+    bad = stub_dir / "bad.yaml"
+    bad.write_text("ssemock_stubs: 1\nstubs: [{reply: {usage: {input_tokens: -1}}}]\n")
+    assert main(["inspect", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"ssemock: error: inspect: {bad}: stubs[0].reply.usage.input_tokens: ")

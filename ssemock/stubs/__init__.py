@@ -16,7 +16,7 @@ from .book import Hit, StubBook
 from .conversation import Conversation, read_conversation
 from .files import load_stubs, parse_stubs
 from .inline import Chain, on, reply
-from .model import Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
+from .model import Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage, count_stubs
 from .synth import synthesize
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Timing",
     "ToolCall",
     "Usage",
+    "count_stubs",
     "load_stubs",
     "on",
     "parse_stubs",

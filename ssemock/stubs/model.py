@@ -39,6 +39,7 @@ __all__ = [
     "Timing",
     "ToolCall",
     "Usage",
+    "count_stubs",
 ]
 
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter")
@@ -245,3 +246,8 @@ class Stub:
     def available(self) -> bool:
         """True while it may still answer."""
         return self.times is None or self.used < self.times
+
+
+def count_stubs(stubs: list[Stub]) -> int:
+    """How many stubs a user wrote: a chain of steps (a tool loop) counts once, not once per step."""
+    return sum(1 for stub in stubs if not stub.match.step)
