@@ -354,3 +354,25 @@ def test_stubs_read_the_last_user_message_of_a_body_over_one_mebibyte() -> None:
     assert answer.json()["choices"][0]["message"]["content"] == "sunny"
     assert answer.json()["model"] == "gpt-4o"
     assert journal[-1]["stub"] == "on(contains='weather') step 1: reply 'sunny'"
+
+
+def test_a_previous_response_id_follow_up_gets_the_chain_s_next_step() -> None:
+    import openai
+
+    chain = on(contains="weather").call_tool("get_weather", {"city": "Paris"}).then_reply("Sunny")
+    with MockServer(cassettes=[], stubs=chain, timing_scale=0) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        first = client.responses.create(model="gpt-4o", input="weather in Paris?")
+        [call] = [item for item in first.output if item.type == "function_call"]
+        second = client.responses.create(model="gpt-4o", previous_response_id=first.id, input=[
+            {"type": "function_call_output", "call_id": call.call_id, "output": "21 C"}])
+        streamed = client.responses.create(model="gpt-4o", input="weather in Paris?", stream=True)
+        streamed_id = next(e.response.id for e in streamed if e.type == "response.completed")
+        third = client.responses.create(model="gpt-4o", previous_response_id=streamed_id, input=[
+            {"type": "function_call_output", "call_id": "call_x", "output": "21 C"}])
+        client.close()
+        journal = server.requests
+    assert (call.name, call.arguments) == ("get_weather", '{"city":"Paris"}')
+    assert second.output_text == "Sunny" and third.output_text == "Sunny"
+    assert [e["stub"] for e in journal] == ["on(contains='weather') step 1: call get_weather",
+                                            "on(contains='weather') step 2: reply 'Sunny'"] * 2

@@ -7,7 +7,9 @@ up answers. The server consults stubs before cassettes.
 
 from __future__ import annotations
 
+import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,11 @@ from .conversation import Conversation, read_conversation
 from .model import Match, Stub
 from .synth import synthesize
 
-__all__ = ["Hit", "StubBook", "differences", "matches"]
+__all__ = ["MAX_REMEMBERED", "Hit", "StubBook", "differences", "matches"]
+
+MAX_REMEMBERED = 1024
+"""OpenAI Responses answers a server keeps for ``previous_response_id`` follow-ups (oldest dropped)."""
+_RESPONSE_ID = re.compile(rb"resp_[0-9a-f]{50}")
 
 
 def _short(text: str | None, limit: int = 60) -> str:
@@ -80,6 +86,25 @@ class StubBook:
     def __init__(self, stubs: Iterable[Stub] = ()) -> None:
         self._stubs = list(stubs)
         self._lock = threading.Lock()
+        self._answers: OrderedDict[str, list[Any]] = OrderedDict()  # Responses id -> its conversation
+
+    def _earlier(self, response_id: str) -> list[Any] | None:
+        with self._lock:
+            return self._answers.get(response_id)
+
+    def _remember(self, conv: Conversation, response: Response, tools: bool) -> None:
+        """Keep a Responses answer's conversation (the last :data:`MAX_REMEMBERED`), for follow-ups
+        naming it in ``previous_response_id``."""
+        if conv.provider != "openai-responses" or not response.chunks:
+            return
+        found = _RESPONSE_ID.search(response.chunks[0].data[:4096])
+        if found is None:
+            return
+        step = {"type": "function_call"} if tools else {"role": "assistant", "content": ""}
+        with self._lock:
+            self._answers[found.group().decode()] = [*conv.history, step]
+            while len(self._answers) > MAX_REMEMBERED:
+                self._answers.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._stubs)
@@ -103,7 +128,7 @@ class StubBook:
     def answer(self, request: Request, seed: int = 0) -> Hit | None:
         """The first available stub matching ``request`` and its response (its use counted),
         or None (no stub matches, or ``request`` is not a chat request)."""
-        conv = read_conversation(request)
+        conv = read_conversation(request, self._earlier)
         if conv is None:
             return None
         with self._lock:
@@ -112,12 +137,13 @@ class StubBook:
                 return None
             response = synthesize(stub, conv, seed)
             stub.used += 1
+        self._remember(conv, response, bool(stub.reply.tool_calls))
         return Hit(stub, conv, response)
 
     def closest(self, request: Request) -> dict[str, Any] | None:
         """The stub nearest to answering ``request``: ``{"stub", "match", "differences"}``
         (fewest failed conditions; a used-up stub says so), or None without stubs."""
-        conv = read_conversation(request)
+        conv = read_conversation(request, self._earlier)
         with self._lock:
             stubs = list(self._stubs)
         if not stubs:

@@ -21,6 +21,7 @@ message* is the text of the last user message that is not only tool results.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,8 @@ class Conversation:
         sse: Gemini ``alt=sse`` (else a streamed JSON array).
         prompt_tokens: token-like pieces in every text of the request (for usage).
         body: the request's JSON object (echoed where the provider echoes it: Responses ``tools``).
+        history: Responses only: the whole conversation's input items, the earlier answers'
+            (``previous_response_id``, resolved by ``earlier``) first.
     """
 
     provider: str
@@ -63,6 +66,8 @@ class Conversation:
     sse: bool = False
     prompt_tokens: int = 0
     body: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    history: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    """OpenAI Responses: the input items, those of ``previous_response_id`` first."""
 
 
 def provider_of_path(path: str) -> str | None:
@@ -80,8 +85,14 @@ def provider_of_path(path: str) -> str | None:
     return None
 
 
-def read_conversation(request: Request) -> Conversation | None:
+def read_conversation(
+    request: Request, earlier: Callable[[str], list[Any] | None] | None = None,
+) -> Conversation | None:
     """``request`` as a :class:`Conversation`, or None when it is not a chat request.
+
+    ``earlier(response_id)`` gives the input items of an earlier Responses answer (its request's
+    items and its own output), so that a ``previous_response_id`` follow-up reads as the whole
+    conversation; None or an unknown id: the request's own items only.
 
     The whole body is read, whatever its size (a production prompt passes 1 MiB easily); a body
     that is not a JSON object, or nested deeper than 128 levels, reads as having no messages.
@@ -99,6 +110,14 @@ def read_conversation(request: Request) -> Conversation | None:
             body = None
     if not isinstance(body, dict):
         body = {}
+    history: tuple[Any, ...] = ()
+    if provider == "openai-responses":
+        items = body.get("input")
+        items = [{"role": "user", "content": items}] if isinstance(items, str) else _items(items)
+        previous = body.get("previous_response_id")
+        before = earlier(previous) if earlier is not None and isinstance(previous, str) else None
+        history = (*(before or ()), *items)
+        body = {**body, "input": list(history)}
     # (role, text, is_tool_result) per message, in order
     turns = _READERS[provider](body)
     user_at = max((i for i, (role, text, _) in enumerate(turns) if role == "user" and text is not None), default=-1)
@@ -118,6 +137,7 @@ def read_conversation(request: Request) -> Conversation | None:
         turn=1 + len(assistants), step=sum(1 for i in assistants if i > user_at),
         include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
         sse=sse, prompt_tokens=sum(count_tokens(text) for _, text, _ in turns if text), body=body,
+        history=history,
     )
 
 
