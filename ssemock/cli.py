@@ -298,7 +298,11 @@ async def _run_until_signal(server: MockServer) -> int:
     names = ", ".join(server.state.cassettes) or "(none)"
     print(f"{len(server.state.cassettes)} cassette(s): {names}", file=sys.stderr, flush=True)
     if len(server.state.stubs):
-        print(f"{len(server.state.stubs)} stub(s), tried first", file=sys.stderr, flush=True)
+        from .stubs import count_stubs
+
+        stubs = server.state.stubs.stubs
+        steps = f" ({len(stubs)} steps in all)" if count_stubs(stubs) != len(stubs) else ""
+        print(f"{count_stubs(stubs)} stub(s){steps}, tried first", file=sys.stderr, flush=True)
     try:
         await stop.wait()
     finally:
@@ -359,7 +363,7 @@ def _inspect(args: argparse.Namespace) -> int:
         try:
             cassette = stub_cassette(load_stubs(path), args.provider, name=str(path))
         except ValueError as exc:
-            raise UsageError(f"inspect --provider: {exc}") from None
+            raise UsageError(f"inspect: {exc}") from None
     else:
         cassette = _cassette(args.cassette)
     if args.plot is not None:

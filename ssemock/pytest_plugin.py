@@ -262,7 +262,8 @@ _MARKER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "scenario": ("scenario names (str, comma-separated)", lambda v: isinstance(v, str) and bool(v)),
     "target": ("a provider URL (str)", lambda v: isinstance(v, str) and bool(v)),
     "matrix": ("True, False or a list of scenario names", lambda v: isinstance(v, bool) or _names(v)),
-    "stubs": ("a stub file path (str) or a list of them", lambda v: (isinstance(v, str) and bool(v)) or _names(v)),
+    "stubs": ("a stub file path (str) or a list of them ([]: the test's fixtures or helpers add stubs)",
+              lambda v: (isinstance(v, str) and bool(v)) or v == [] or _names(v)),
 }
 
 
@@ -351,7 +352,7 @@ def _stubbed(item: pytest.Item, options: Mapping[str, Any], session: _Session, h
     """True when stubs answer ``item`` (it has no cassette): the session has stub files, the
     marker names some (added to ``handle``), or the test function's code uses the inline API."""
     named = options.get("stubs")
-    if named:
+    if named is not None:  # stubs=[]: the test adds its stubs from a helper or a fixture
         base = Path(str(item.path)).parent
         paths = [named] if isinstance(named, str) else list(named)
         handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in paths]))
@@ -375,7 +376,10 @@ def _no_cassette(item: pytest.Item, lookup: CassetteLookup, session: _Session) -
         f"(record mode {session.record_mode}: nothing is recorded, no request reaches the network).\n"
         f"Record it: {_record_command(item, session)}\n"
         "or name one: @pytest.mark.ssemock(cassette=NAME), a file beside the test, a configured cassette "
-        f"or a bundled one ({', '.join(sorted(session.bundled))})"
+        f"or a bundled one ({', '.join(sorted(session.bundled))}).\n"
+        "Or answer with stubs: @pytest.mark.ssemock(stubs=FILE) or --ssemock-stubs PATH; a test whose own code "
+        "calls ssemock.reply / ssemock.on needs no cassette, but stubs added from a helper or a fixture are not "
+        "seen here: mark such a test @pytest.mark.ssemock(stubs=[])"
     )
 
 

@@ -30,6 +30,12 @@ _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 
 
+YIELD_EVERY = 256
+"""Chunks written back to back before a sender gives the loop to the other requests (a write
+awaits only when the socket's buffer is full, so a long stream to a fast reader would otherwise
+hold the loop for its whole length)."""
+
+
 async def drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
     """``on_response_prepare`` hook: aiohttp adds ``Content-Type: application/octet-stream``;
     a response recorded (or edited) without a content type is sent without one."""
@@ -158,6 +164,8 @@ class _Stream:
             for chunk in self.chunks:
                 await write(chunk.data)
                 sent += 1
+                if not sent % YIELD_EVERY:  # a write awaits only when the socket's buffer is full
+                    await asyncio.sleep(0)
         finally:
             if corked:
                 _cork(self.request, False)
@@ -187,6 +195,8 @@ class _Stream:
             await write(chunk.data)
             self.last = loop.time()
             entry["chunks_sent"] += 1
+            if not scale and index % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)  # let other requests in between the chunks of a long burst
             entry["bytes_sent"] += len(chunk.data)
         shift += await self.pause(len(chunks))
         if plan.heartbeat > 0:

@@ -29,9 +29,9 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import aiohttp_cors
@@ -60,6 +60,7 @@ from .stubs import StubBook
 
 __all__ = ["ServerState", "create_app", "error_response"]
 
+_T = TypeVar("_T")
 _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
@@ -296,7 +297,17 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
         return _refuse(entry, problem)
-    hit = state.stubs.answer(received, state.seed) if len(state.stubs) and not named else None
+    try:
+        # Off the loop: a large reply takes a while to synthesize, and the loop goes on answering.
+        hit = await _off_loop(lambda _: state.stubs.answer(received, state.seed)) \
+            if len(state.stubs) and not named else None
+    except asyncio.CancelledError:
+        entry["outcome"] = "stopped" if stopping(request) else "client_gone"
+        raise
+    except UnicodeEncodeError as exc:  # a lone surrogate (valid JSON) echoed into the answer
+        return _refuse(entry, error_response(
+            400, "ssemock_bad_request", f"the request holds text that is not valid Unicode ({exc.reason} at "
+            f"{exc.start}: {exc.object[exc.start:exc.end]!r}); a stub cannot echo it"))
     if hit is not None:
         entry["stub"] = hit.stub.name
         return await _serve(request, entry, arrived, scenario, Plan.of(
@@ -315,7 +326,9 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
                                  explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
-        return _refuse(entry, _no_match(state, received, exc))
+        # scoring thousands of stubs takes a while: off the loop
+        stub = await _off_loop(lambda _: state.stubs.closest(received)) if len(state.stubs) else None
+        return _refuse(entry, _no_match(exc, stub))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
@@ -325,9 +338,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
                         remember=(path, match.cassette.name, match.index))
 
 
-def _no_match(state: ServerState, received: Request, exc: NoMatchError) -> web.Response:
+def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
     """The 404 for a request nothing answers: the closest interactions, and the closest stub."""
-    stub = state.stubs.closest(received)
     if stub is None:
         return error_response(404, "ssemock_no_match", str(exc), closest=exc.closest)
     message = f"{exc}\nclosest stub: {stub['stub']} ({stub['match']}): {'; '.join(stub['differences'])}"
@@ -361,34 +373,40 @@ async def _serve(
 
 
 async def _build(scenario: Scenario, plan: Plan) -> None:
-    """Apply ``scenario`` to ``plan`` in a daemon thread, so that the server goes on answering meanwhile
-    (steps may rebuild a large body).
+    """Apply ``scenario`` to ``plan`` off the loop (:func:`_off_loop`; steps may rebuild a large body)."""
+    await _off_loop(lambda cancelled: scenario.apply(plan, cancelled.is_set))
 
-    When the waiting handler is cancelled (its client left, or the server stops), the thread
-    stops before its next step and its plan is dropped; being a daemon thread, it never keeps
-    the process from ending (``asyncio.to_thread`` would: the loop joins its executor at exit).
+
+async def _off_loop(work: Callable[[threading.Event], _T]) -> _T:
+    """``work(cancelled)`` run in a daemon thread, so that the server goes on answering meanwhile.
+
+    When the waiting handler is cancelled (its client left, or the server stops), ``cancelled``
+    is set (work may check it and stop early) and the result is dropped; being a daemon thread,
+    it never keeps the process from ending (``asyncio.to_thread`` would: the loop joins its
+    executor at exit).
     """
     loop = asyncio.get_running_loop()
-    built: asyncio.Future[None] = loop.create_future()
+    built: asyncio.Future[_T] = loop.create_future()
     cancelled = threading.Event()
 
-    def settle(error: BaseException | None) -> None:
+    def settle(error: BaseException | None, result: Any) -> None:
         if not built.done():
-            built.set_exception(error) if error is not None else built.set_result(None)
+            built.set_exception(error) if error is not None else built.set_result(result)
 
     def run() -> None:
         error: BaseException | None = None
+        result: Any = None
         try:
-            scenario.apply(plan, cancelled.is_set)
+            result = work(cancelled)
         except BaseException as exc:  # raised again in the handler
             error = exc
         if not cancelled.is_set():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(settle, error)
+                loop.call_soon_threadsafe(settle, error, result)
 
     threading.Thread(target=run, name="ssemock-plan", daemon=True).start()
     try:
-        await built
+        return await built
     finally:
         cancelled.set()
 

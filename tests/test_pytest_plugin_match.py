@@ -59,7 +59,9 @@ def test_a_test_without_a_cassette_fails_setup_naming_the_file_and_how_to_record
         "Record it: pytest --ssemock-record=once --ssemock-target=https://api.openai.com "
         "'test_bare.py::test_no_cassette'",
         "or name one: @pytest.mark.ssemock(cassette=NAME), a file beside the test, a configured cassette or a "
-        "bundled one (alibaba-qwen-chat-emoji-split, *)",
+        "bundled one (alibaba-qwen-chat-emoji-split, *).",
+        "Or answer with stubs: @pytest.mark.ssemock(stubs=FILE) or --ssemock-stubs PATH; *"
+        "mark such a test @pytest.mark.ssemock(stubs=[])",
         "*ERROR at setup of test_scenario_only*",
         f"ssemock: test_scenario_only has no cassette: {own}/test_scenario_only.yaml does not exist*",
     ])

@@ -84,7 +84,8 @@ def test_provider_condition_and_usage(stub_dir: Path) -> None:
     ("stubs: []\n", "ssemock_stubs", "a stub file starting with `ssemock_stubs: 1`"),
     ("ssemock_stubs: 1\nstubs: [{reply: {txt: hi}}]\n", "stubs[0].reply.txt", "one of the keys text,"),
     ("ssemock_stubs: 1\nstubs: [{match: {turn: 0}, reply: {text: a}}]\n", "stubs[0].match.turn", "an integer >= 1"),
-    ("ssemock_stubs: 1\nstubs: [{match: {regex: '('}, reply: {text: a}}]\n", "match.regex", "a valid regular"),
+    ("ssemock_stubs: 1\nstubs: [{match: {regex: '('}, reply: {text: a}}]\n", "stubs[0].match.regex",
+     "a regular expression RE2"),
     ("ssemock_stubs: 1\nstubs: [{reply: {error: {status: 200}}}]\n", "stubs[0].reply.error.status",
      "an HTTP error status from 400 to 599"),
     ("ssemock_stubs: 1\nstubs: [{reply: {text: a}, timing: {jitter: 2}}]\n", "stubs[0].timing.jitter",
@@ -93,7 +94,7 @@ def test_provider_condition_and_usage(stub_dir: Path) -> None:
     ("ssemock_stubs: 1\nstubs: [{reply: {tool_calls: [{name: ''}]}}]\n", "stubs[0].reply.tool_calls[0].name",
      "a non-empty string"),
     ("ssemock_stubs: 1\nstubs: [{reply: {text: a}, steps: []}]\n", "stubs[0]", "exactly one of `reply` or `steps`"),
-    ("ssemock_stubs: 1\nstubs: [{reply: {text: a}}\n", "", "YAML text"),
+    ("ssemock_stubs: 1\nstubs: [{reply: {text: a}}\n", "line 3, column 1", "valid YAML"),
 ])
 def test_a_bad_stub_file_is_refused_naming_the_file_and_field(
     tmp_path: Path, text: str, field: str, expected: str,
@@ -109,11 +110,11 @@ def test_a_bad_stub_file_is_refused_naming_the_file_and_field(
 def test_bounds(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
     big.write_text("ssemock_stubs: 1\n#" + "x" * (1024 * 1024))
-    with pytest.raises(StubError, match="a stub file of at most 1048576 bytes"):
+    with pytest.raises(StubError, match=r"expected a file of at most 1048576 \(1 MiB\) bytes"):
         load_stubs(big)
     with pytest.raises(StubError, match="text: expected a string of at most 1048576 characters"):
         reply("x" * (1024 * 1024 + 1))
-    with pytest.raises(StubError, match=r"match\.regex: expected at most 1000 characters"):
+    with pytest.raises(StubError, match=r"match\.regex: expected a string of at most 1000 characters"):
         on(regex="a" * 1001)
 
 
@@ -149,7 +150,10 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
             "get_weather"  # type: ignore[index]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
-        assert proc.stderr is not None and "3 stub(s), tried first" in proc.stderr.read()
+        assert proc.stderr is not None
+        log = proc.stderr.read()
+        assert "2 stub(s) (3 steps in all), tried first" in log  # weather's two steps, hello
+        assert "POST /v1/chat/completions -> 200 complete" in log and "; stub weather step 1; from 127.0.0.1" in log
     finally:
         reap(proc)
     assert main(["inspect", str(stub_dir / "weather.yaml"), "--provider", "openai-responses"]) == 0
@@ -158,3 +162,7 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
     assert "response.function_call_arguments.delta" in shown and "response.output_text.delta" in shown
     assert main(["inspect", str(stub_dir / "weather.yaml"), "--provider", "nope"]) == 2
     assert "expected one of openai-chat" in capsys.readouterr().err
+    bad = stub_dir / "bad.yaml"
+    bad.write_text("ssemock_stubs: 1\nstubs: [{reply: {usage: {input_tokens: -1}}}]\n")
+    assert main(["inspect", str(bad)]) == 2
+    assert capsys.readouterr().err.startswith(f"ssemock: error: inspect: {bad}: stubs[0].reply.usage.input_tokens: ")

@@ -61,3 +61,31 @@ def test_stub_files_from_the_command_line_and_the_marker(pytester: pytest.Pytest
         """)
     pytester.runpytest("-p", "no:randomly", "-k", "marker").assert_outcomes(passed=1)
     pytester.runpytest("-p", "no:randomly", "--ssemock-stubs", "hello.yaml").assert_outcomes(passed=2)
+
+
+def test_stubs_from_a_fixture_say_how_and_run_when_marked(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(test_fixture="""
+        import httpx
+        import pytest
+
+        @pytest.fixture
+        def fake(ssemock):
+            ssemock.reply("from fixture")
+            return ssemock
+
+        def ask(url):
+            return httpx.post(url + "/v1/messages", json={"model": "c", "max_tokens": 1,
+                              "messages": [{"role": "user", "content": "hi"}]}).json()["content"][0]["text"]
+
+        def test_unmarked(fake):
+            assert ask(fake.url) == "from fixture"
+
+        @pytest.mark.ssemock(stubs=[])
+        def test_marked(fake):
+            assert ask(fake.url) == "from fixture"
+        """)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_unmarked*"])
+    assert "mark such a test @pytest.mark.ssemock(stubs=[])" in result.stdout.str()

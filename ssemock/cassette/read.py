@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteError, CassetteNotFoundError, ScenarioError
+from ..errors import CassetteError, CassetteNotFoundError, ScenarioError, StubError
 from ..limits import (
     MAX_CASSETTE_FILE,
     MAX_CASSETTE_SECONDS,
@@ -36,7 +36,7 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 version ``n + 1``. Version 1 is the first format, so there is none yet."""
 
 
-FileError = type[CassetteError] | type[ScenarioError]
+FileError = type[CassetteError] | type[ScenarioError] | type[StubError]
 
 
 def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
@@ -63,7 +63,7 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
 _TAG = re.compile(r"constructor for the tag '([^']*)'")
 
 
-def _yaml_error(exc: Exception, source: str, error: FileError) -> CassetteError | ScenarioError:
+def _yaml_error(exc: Exception, source: str, error: FileError) -> CassetteError | ScenarioError | StubError:
     """One short line for a YAML error (``yaml.YAMLError``): its line and column, and what went wrong."""
     from .fastyaml import MAX_NESTING
 

@@ -47,7 +47,7 @@ __all__ = [
 ACCESS_LOGGER = logging.getLogger("ssemock.access")
 SERVER_LOGGER = logging.getLogger("ssemock.server")
 # What the handler knows of a request (a journal entry): ``cassette``, ``interaction``,
-# ``scenario``, ``status``, ``outcome``, ``bytes_sent``, each optional.
+# ``stub``, ``scenario``, ``status``, ``outcome``, ``bytes_sent``, each optional.
 ACCESS_NOTE: web.RequestKey[Mapping[str, Any]] = web.RequestKey("ssemock_access_note")
 # Set on requests whose handler writes its own line (the recorder's progress line).
 SELF_REPORTED: web.RequestKey[bool] = web.RequestKey("ssemock_self_reported")
@@ -81,6 +81,8 @@ def access_line(
     if note.get("cassette"):
         index = note.get("interaction")
         line += f"; cassette {_clean(str(note['cassette']), 120)}" + (f" #{index}" if index is not None else "")
+    if note.get("stub"):
+        line += f"; stub {_clean(str(note['stub']), 120)}"
     if note.get("scenario"):
         line += f"; scenario {_clean(str(note['scenario']), 120)}"
     return f"{line}; from {remote}"

@@ -94,8 +94,14 @@ def _synth_call_id(script: Script) -> str:
     return "call_" + script.ident(ALNUM, 24)
 
 
+def _response_id(script: Script) -> str:
+    """``resp_`` and 50 hex digits, drawn once per answer."""
+    return script.named("resp", HEX, 50, "resp_")
+
+
 def _item_id(script: Script, prefix: str) -> str:
-    return prefix + "_" + script.named("resp", HEX, 50)[:16] + script.ident(HEX, 34)
+    """``msg_`` / ``fc_`` / ``rs_``, the response id's first 16 hex digits, 34 more (as the API does)."""
+    return prefix + "_" + _response_id(script)[5:21] + script.ident(HEX, 34)
 
 
 def _tools(script: Script) -> list[Any]:
@@ -103,7 +109,8 @@ def _tools(script: Script) -> list[Any]:
     out = []
     for tool in tools if isinstance(tools, list) else []:
         if isinstance(tool, dict) and tool.get("type") == "function":
-            params = dict(tool.get("parameters") or {})
+            given = tool.get("parameters")
+            params = dict(given) if isinstance(given, dict) else {}
             params.setdefault("additionalProperties", False)
             out.append({"type": "function", "description": tool.get("description"), "name": tool.get("name"),
                         "parameters": params, "strict": tool.get("strict", True)})
@@ -116,7 +123,7 @@ def _response(script: Script, status: str, output: list[Any], usage: dict[str, A
     reasoning: dict[str, Any] = asked if isinstance(asked, dict) else {}
     incomplete = {"reason": "max_output_tokens"} if status == "incomplete" else None
     return {
-        "id": script.named("resp", HEX, 50, "resp_"), "object": "response", "created_at": script.created,
+        "id": _response_id(script), "object": "response", "created_at": script.created,
         "status": status, "background": False,
         "completed_at": script.created + 1 if status != "in_progress" else None, "error": None,
         "frequency_penalty": 0.0, "incomplete_details": incomplete, "instructions": body.get("instructions"),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .conversation import Conversation, read_conversation
     from .files import load_stubs, parse_stubs
     from .inline import Chain, on, reply
-    from .model import Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
+    from .model import Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage, count_stubs
     from .synth import synthesize
 
 # Imported when first used: a server without stubs needs only an empty book.
@@ -29,7 +29,7 @@ _LAZY = {
     "Conversation": ".conversation", "read_conversation": ".conversation", "load_stubs": ".files",
     "parse_stubs": ".files", "Chain": ".inline", "on": ".inline", "reply": ".inline", "Match": ".model",
     "ProviderError": ".model", "Reply": ".model", "Stub": ".model", "Timing": ".model", "ToolCall": ".model",
-    "Usage": ".model", "synthesize": ".synth",
+    "Usage": ".model", "count_stubs": ".model", "synthesize": ".synth",
 }
 __getattr__ = lazy_names(__name__, _LAZY)
 
@@ -45,6 +45,7 @@ __all__ = [
     "Timing",
     "ToolCall",
     "Usage",
+    "count_stubs",
     "load_stubs",
     "on",
     "parse_stubs",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,11 @@ if TYPE_CHECKING:  # imported by the first request read: a server without stubs 
     from .conversation import Conversation
     from .model import Match, Stub
 
-__all__ = ["Hit", "StubBook", "differences"]
+__all__ = ["MAX_REMEMBERED", "Hit", "StubBook", "differences", "matches"]
+
+MAX_REMEMBERED = 1024
+"""OpenAI Responses answers a server keeps for ``previous_response_id`` follow-ups (oldest dropped)."""
+_RESPONSE_ID = re.compile(rb"resp_[0-9a-f]{50}")
 
 
 def _short(text: str | None, limit: int = 60) -> str:
@@ -27,30 +32,39 @@ def _short(text: str | None, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
-def differences(match: Match, conv: Conversation) -> list[str]:
-    """What in ``conv`` fails ``match``, one phrase per condition (empty: it matches)."""
-    found: list[str] = []
+def _failures(match: Match, conv: Conversation) -> Iterator[Callable[[], str]]:
+    """Each condition of ``match`` that ``conv`` fails, as a function phrasing it (phrased only
+    when asked: matching and scoring thousands of stubs build no text)."""
     if match.provider is not None and match.provider != conv.provider:
-        found.append(f"provider {conv.provider} is not {match.provider}")
+        yield lambda: f"provider {conv.provider} is not {match.provider}"
     if match.path is not None and match.path != conv.path:
-        found.append(f"path {conv.path} is not {match.path}")
+        yield lambda: f"path {conv.path} is not {match.path}"
     if match.model is not None and match.model != conv.model:
-        found.append(f"model {conv.model!r} is not {match.model!r}")
+        yield lambda: f"model {conv.model!r} is not {match.model!r}"
     user = conv.last_user
     if match.equals is not None and user != match.equals:
-        found.append(f"last user message {_short(user)} does not equal {_short(match.equals)}")
+        yield lambda: f"last user message {_short(user)} does not equal {_short(match.equals)}"
     if match.contains is not None and (user is None or match.contains not in user):
-        found.append(f"last user message {_short(user)} does not contain {_short(match.contains)}")
-    if match.regex is not None and (user is None or re.search(match.regex, user) is None):
-        found.append(f"last user message {_short(user)} has no match of /{match.regex}/")
+        yield lambda: f"last user message {_short(user)} does not contain {_short(match.contains)}"
+    if match.regex is not None and (user is None or not match.searches(user)):
+        yield lambda: f"last user message {_short(user)} has no match of /{match.regex}/"
     if match.tool_result is not None and match.tool_result != conv.tool_result:
-        found.append("the conversation ends with a tool result" if conv.tool_result
-                     else "the conversation does not end with a tool result")
+        yield lambda: ("the conversation ends with a tool result" if conv.tool_result
+                       else "the conversation does not end with a tool result")
     if match.turn is not None and match.turn != conv.turn:
-        found.append(f"turn {conv.turn} is not {match.turn}")
+        yield lambda: f"turn {conv.turn} is not {match.turn}"
     if match.step is not None and match.step != conv.step:
-        found.append(f"{conv.step} assistant message(s) after the last user message, not {match.step}")
-    return found
+        yield lambda: f"{conv.step} assistant message(s) after the last user message, not {match.step}"
+
+
+def differences(match: Match, conv: Conversation) -> list[str]:
+    """What in ``conv`` fails ``match``, one phrase per condition (empty: it matches)."""
+    return [phrase() for phrase in _failures(match, conv)]
+
+
+def matches(match: Match, conv: Conversation) -> bool:
+    """True when ``conv`` meets every condition of ``match``."""
+    return next(_failures(match, conv), None) is None
 
 
 @dataclass
@@ -72,6 +86,25 @@ class StubBook:
     def __init__(self, stubs: Iterable[Stub] = ()) -> None:
         self._stubs = list(stubs)
         self._lock = threading.Lock()
+        self._answers: OrderedDict[str, list[Any]] = OrderedDict()  # Responses id -> its conversation
+
+    def _earlier(self, response_id: str) -> list[Any] | None:
+        with self._lock:
+            return self._answers.get(response_id)
+
+    def _remember(self, conv: Conversation, response: Response, tools: bool) -> None:
+        """Keep a Responses answer's conversation (the last :data:`MAX_REMEMBERED`), for follow-ups
+        naming it in ``previous_response_id``."""
+        if conv.provider != "openai-responses" or not response.chunks:
+            return
+        found = _RESPONSE_ID.search(response.chunks[0].data[:4096])
+        if found is None:
+            return
+        step = {"type": "function_call"} if tools else {"role": "assistant", "content": ""}
+        with self._lock:
+            self._answers[found.group().decode()] = [*conv.history, step]
+            while len(self._answers) > MAX_REMEMBERED:
+                self._answers.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._stubs)
@@ -97,17 +130,18 @@ class StubBook:
         or None (no stub matches, or ``request`` is not a chat request)."""
         from .conversation import read_conversation
 
-        conv = read_conversation(request)
+        conv = read_conversation(request, self._earlier)
         if conv is None:
             return None
         with self._lock:
-            stub = next((s for s in self._stubs if s.available and not differences(s.match, conv)), None)
+            stub = next((s for s in self._stubs if s.available and matches(s.match, conv)), None)
             if stub is None:
                 return None
             from .synth import synthesize
 
             response = synthesize(stub, conv, seed)
             stub.used += 1
+        self._remember(conv, response, bool(stub.reply.tool_calls))
         return Hit(stub, conv, response)
 
     def closest(self, request: Request) -> dict[str, Any] | None:
@@ -115,19 +149,26 @@ class StubBook:
         (fewest failed conditions; a used-up stub says so), or None without stubs."""
         from .conversation import read_conversation
 
-        conv = read_conversation(request)
+        conv = read_conversation(request, self._earlier)
         with self._lock:
             stubs = list(self._stubs)
         if not stubs:
             return None
-        scored = []
-        for stub in stubs:
-            if conv is None:
-                found = [f"{request.method} {request.path} is not a chat request of a known provider"]
-            else:
-                found = differences(stub.match, conv)
-            if not stub.available:
-                found.append(f"used up (answered {stub.used} of {stub.times} time(s))")
-            scored.append((len(found), stub, found))
-        _, best, found = min(scored, key=lambda item: item[0])
+
+        best, fewest = stubs[0], 1 << 30
+        for stub in stubs:  # the first of the fewest failures; counting stops at the best so far
+            missed = int(not stub.available) + (1 if conv is None else 0)
+            if conv is not None:
+                for _ in _failures(stub.match, conv):
+                    missed += 1
+                    if missed >= fewest:
+                        break
+            if missed < fewest:
+                best, fewest = stub, missed
+        if conv is None:
+            found = [f"{request.method} {request.path} is not a chat request of a known provider"]
+        else:
+            found = differences(best.match, conv)
+        if not best.available:
+            found.append(f"used up (answered {best.used} of {best.times} time(s))")
         return {"stub": best.name, "match": best.match.describe(), "differences": found}

@@ -20,10 +20,14 @@ message* is the text of the last user message that is not only tool results.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import Request
+from ..errors import JSONTooDeepError
+from ..limits import MAX_JSON_PARSE, load_json
 from ..providers.tokens import count_tokens
 
 __all__ = ["Conversation", "read_conversation"]
@@ -46,6 +50,8 @@ class Conversation:
         sse: Gemini ``alt=sse`` (else a streamed JSON array).
         prompt_tokens: token-like pieces in every text of the request (for usage).
         body: the request's JSON object (echoed where the provider echoes it: Responses ``tools``).
+        history: Responses only: the whole conversation's input items, the earlier answers'
+            (``previous_response_id``, resolved by ``earlier``) first.
     """
 
     provider: str
@@ -60,6 +66,8 @@ class Conversation:
     sse: bool = False
     prompt_tokens: int = 0
     body: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    history: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    """OpenAI Responses: the input items, those of ``previous_response_id`` first."""
 
 
 def provider_of_path(path: str) -> str | None:
@@ -77,19 +85,44 @@ def provider_of_path(path: str) -> str | None:
     return None
 
 
-def read_conversation(request: Request) -> Conversation | None:
-    """``request`` as a :class:`Conversation`, or None when it is not a chat request."""
+def read_conversation(
+    request: Request, earlier: Callable[[str], list[Any] | None] | None = None,
+) -> Conversation | None:
+    """``request`` as a :class:`Conversation`, or None when it is not a chat request.
+
+    ``earlier(response_id)`` gives the input items of an earlier Responses answer (its request's
+    items and its own output), so that a ``previous_response_id`` follow-up reads as the whole
+    conversation; None or an unknown id: the request's own items only.
+
+    The whole body is read, whatever its size (a production prompt passes 1 MiB easily); a body
+    that is not a JSON object, or nested deeper than 128 levels, reads as having no messages.
+    """
     provider = provider_of_path(request.path)
     if provider is None or request.method != "POST":
         return None
     body = request.json_view()
+    if body is None and len(request.body or b"") > MAX_JSON_PARSE:
+        # Matching on bytes caps parsing at 1 MiB; a stub reads the whole prompt (the body is already
+        # bounded by the server's max_request_body, and stubs are matched off the event loop).
+        try:
+            body = load_json(request.body, max_size=len(request.body or b""))
+        except JSONTooDeepError:
+            body = None
     if not isinstance(body, dict):
         body = {}
+    history: tuple[Any, ...] = ()
+    if provider == "openai-responses":
+        items = body.get("input")
+        items = [{"role": "user", "content": items}] if isinstance(items, str) else _items(items)
+        previous = body.get("previous_response_id")
+        before = earlier(previous) if earlier is not None and isinstance(previous, str) else None
+        history = (*(before or ()), *items)
+        body = {**body, "input": list(history)}
     # (role, text, is_tool_result) per message, in order
     turns = _READERS[provider](body)
     user_at = max((i for i, (role, text, _) in enumerate(turns) if role == "user" and text is not None), default=-1)
     assistants = [i for i, (role, _, _) in enumerate(turns) if role == "assistant"]
-    model = str(body.get("model") or "")
+    model = _clean(body.get("model"))
     stream = bool(body.get("stream"))
     sse = False
     if provider == "gemini":
@@ -104,10 +137,25 @@ def read_conversation(request: Request) -> Conversation | None:
         turn=1 + len(assistants), step=sum(1 for i in assistants if i > user_at),
         include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
         sse=sse, prompt_tokens=sum(count_tokens(text) for _, text, _ in turns if text), body=body,
+        history=history,
     )
 
 
 Turn = tuple[str, str | None, bool]
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> str:
+    """A string field as text that encodes to UTF-8: ``""`` for a missing or non-string value, a
+    lone surrogate (valid JSON, not valid UTF-8) as U+FFFD."""
+    if not isinstance(value, str):
+        return ""
+    return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+
+
+def _items(value: Any) -> list[Any]:
+    """``value`` when it is a list (messages, items, parts), else no items."""
+    return value if isinstance(value, list) else []
 
 
 def _text(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> str | None:
@@ -123,7 +171,7 @@ def _text(content: Any, kinds: tuple[str, ...] = ("text", "input_text")) -> str 
 
 def _openai_chat(body: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
-    for message in body.get("messages") or []:
+    for message in _items(body.get("messages")):
         if not isinstance(message, dict):
             continue
         role = str(message.get("role"))
@@ -139,7 +187,7 @@ def _openai_responses(body: dict[str, Any]) -> list[Turn]:
     if isinstance(items, str):
         return [("user", items, False)]
     turns: list[Turn] = []
-    for item in items or []:
+    for item in _items(items):
         if not isinstance(item, dict):
             continue
         kind = item.get("type", "message")
@@ -155,7 +203,7 @@ def _openai_responses(body: dict[str, Any]) -> list[Turn]:
 
 def _anthropic(body: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
-    for message in body.get("messages") or []:
+    for message in _items(body.get("messages")):
         if not isinstance(message, dict):
             continue
         role, content = str(message.get("role")), message.get("content")
@@ -171,10 +219,10 @@ def _anthropic(body: dict[str, Any]) -> list[Turn]:
 
 def _gemini(body: dict[str, Any]) -> list[Turn]:
     turns: list[Turn] = []
-    for content in body.get("contents") or []:
+    for content in _items(body.get("contents")):
         if not isinstance(content, dict):
             continue
-        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        parts = [p for p in _items(content.get("parts")) if isinstance(p, dict)]
         role = "assistant" if content.get("role") == "model" else "user"
         texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
         if role == "user" and any("functionResponse" in p for p in parts):

@@ -17,7 +17,9 @@ A reply holds ``text``, ``reasoning``, ``tool_calls`` (``name``, ``arguments``, 
 ``refusal``, ``finish_reason``, ``usage`` (``input_tokens``, ``output_tokens``,
 ``reasoning_tokens``) and ``model``, or ``error`` (``status``, ``body``, ``message``).
 Bounds: :data:`MAX_STUB_FILE` bytes per file (1 MiB), :data:`MAX_STUBS` stubs per file
-(10,000), and those of :mod:`ssemock.stubs.model`.
+(10,000), and those of :mod:`ssemock.stubs.model`. The YAML is read as cassettes are (anchors,
+aliases, duplicate keys and deep nesting refused with their line); stub names are unique per
+file; tool ``arguments`` and error ``body`` are plain JSON nested at most 128 deep.
 """
 
 from __future__ import annotations
@@ -28,24 +30,31 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StubError
-from ..limits import is_integer, is_number
-from .model import FINISH_REASONS, MAX_SECONDS, PROVIDERS, Match, ProviderError, Reply, Stub, Timing, Usage
+from ..limits import is_integer
+from .model import FINISH_REASONS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing, Usage
 
-__all__ = ["MAX_STUBS", "MAX_STUB_FILE", "check_finish", "check_status", "load_stubs", "parse_stubs", "parse_usage"]
+__all__ = [
+    "MAX_STUBS", "MAX_STUB_FILE", "check_finish", "check_status", "check_times", "load_stubs", "parse_stubs",
+    "parse_usage",
+]
 
 FORMAT_KEY = "ssemock_stubs"
 MAX_STUB_FILE = 1024 * 1024
 MAX_STUBS = 10_000
 _MATCH_KEYS = ("provider", "path", "model", "equals", "contains", "regex", "tool_result", "turn")
 _REPLY_KEYS = ("text", "reasoning", "tool_calls", "refusal", "finish_reason", "usage", "model", "error")
-_TIMING = {"first_token": (0.0, MAX_SECONDS), "tokens_per_second": (0.1, 1e6), "chunk_gap": (0.0, 60.0),
-           "jitter": (0.0, 1.0)}
 
 
 def check_status(status: Any, file: str, field: str) -> int:
     if not is_integer(status) or not 400 <= status <= 599:
         raise StubError(file, field, "an HTTP error status from 400 to 599", status)
     return int(status)
+
+
+def check_times(times: Any, file: str, field: str) -> None:
+    """Refuse a ``times`` that is not None or an integer from 1 to 1,000,000,000."""
+    if times is not None and (not is_integer(times) or not 1 <= times <= 10**9):
+        raise StubError(file, field, "an integer from 1 to 1000000000 (or none: any number)", times)
 
 
 def check_finish(finish: Any, file: str, field: str) -> None:
@@ -80,7 +89,7 @@ def _text(value: Any, file: str, field: str) -> str | None:
 
 def parse_reply(value: Any, file: str, field: str) -> Reply:
     """A :class:`Reply` from its mapping. Raises :class:`StubError`."""
-    from .inline import tool_call
+    from .inline import check_json, tool_call
     from .model import MAX_TOOL_CALLS
 
     data = _mapping(value, file, field, _REPLY_KEYS)
@@ -88,6 +97,7 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         error = _mapping(data["error"], file, f"{field}.error", ("status", "body", "message"))
         status = check_status(error.get("status"), file, f"{field}.error.status")
         message = _text(error.get("message"), file, f"{field}.error.message")
+        check_json(error.get("body"), file, f"{field}.error.body")
         fault = ProviderError(status, error.get("body")) if message is None else \
             ProviderError(status, error.get("body"), message)
         return Reply(error=fault)
@@ -100,11 +110,11 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         entry = _mapping(call, file, where, ("name", "arguments", "id"))
         if not isinstance(entry.get("arguments", {}), Mapping):
             raise StubError(file, f"{where}.arguments", "a mapping (the JSON object of arguments)", entry["arguments"])
-        try:
-            name: Any = entry.get("name")  # tool_call checks it
-            made.append(tool_call(name, entry.get("arguments"), id=_text(entry.get("id"), file, f"{where}.id")))
-        except StubError as exc:
-            raise StubError(file, f"{where}.name", exc.expected, exc.got) from None
+        name: Any = entry.get("name")  # tool_call checks it
+        if not isinstance(name, str) or not name:
+            raise StubError(file, f"{where}.name", "a non-empty string", name)
+        check_json(entry.get("arguments", {}), file, f"{where}.arguments")
+        made.append(tool_call(name, entry.get("arguments"), id=_text(entry.get("id"), file, f"{where}.id")))
     check_finish(data.get("finish_reason"), file, f"{field}.finish_reason")
     return Reply(
         text=_text(data.get("text"), file, f"{field}.text"),
@@ -117,29 +127,18 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
 
 def _match(value: Any, file: str, field: str) -> Match:
     data = dict(_mapping(value or {}, file, field, _MATCH_KEYS))
-    for key in ("path", "model", "equals", "contains", "regex"):
-        _text(data.get(key), file, f"{field}.{key}")
-    if data.get("provider") is not None and data["provider"] not in PROVIDERS:
-        raise StubError(file, f"{field}.provider", f"one of {', '.join(PROVIDERS)}", data["provider"])
-    if data.get("tool_result") is not None and not isinstance(data["tool_result"], bool):
-        raise StubError(file, f"{field}.tool_result", "true or false", data["tool_result"])
-    if data.get("turn") is not None and (not is_integer(data["turn"]) or data["turn"] < 1):
-        raise StubError(file, f"{field}.turn", "an integer >= 1", data["turn"])
     try:
         return Match(**data)
     except StubError as exc:
-        raise StubError(file, exc.field, exc.expected, exc.got) from None
+        raise StubError(file, f"{field}.{exc.field.removeprefix('match.')}", exc.expected, exc.got) from None
 
 
 def _timing(value: Any, file: str, field: str) -> Timing:
-    data = _mapping(value or {}, file, field, tuple(_TIMING))
-    for key, number in data.items():
-        low, high = _TIMING[key]
-        if number is not None and (not is_number(number) or not low <= number <= high):
-            raise StubError(file, f"{field}.{key}", f"a number of seconds from {low:g} to {high:g}"
-                            if key != "tokens_per_second" and key != "jitter" else f"a number from {low:g} to {high:g}",
-                            number)
-    return Timing(**data)
+    data = _mapping(value or {}, file, field, tuple(TIMING_BOUNDS))
+    try:
+        return Timing(**data)
+    except StubError as exc:
+        raise StubError(file, f"{field}.{exc.field.removeprefix('timing.')}", exc.expected, exc.got) from None
 
 
 def parse_stubs(doc: Any, file: str) -> list[Stub]:
@@ -153,17 +152,21 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
     if not isinstance(entries, list) or len(entries) > MAX_STUBS:
         raise StubError(file, "stubs", f"a list of at most {MAX_STUBS} stubs", entries)
     stubs: list[Stub] = []
+    names: set[str] = set()
+    stem = Path(file).stem
     for index, entry in enumerate(entries):
         where = f"stubs[{index}]"
         data = _mapping(entry, file, where, ("name", "match", "reply", "steps", "timing", "times"))
-        name = data.get("name", f"{Path(file).stem}#{index}")
+        name = data.get("name", f"{stem}#{index}")
         if not isinstance(name, str) or not name:
             raise StubError(file, f"{where}.name", "a non-empty string", name)
+        if name in names:
+            raise StubError(file, f"{where}.name", "a name no other stub of the file has", name)
+        names.add(name)
         if ("reply" in data) == ("steps" in data):
             raise StubError(file, where, "exactly one of `reply` or `steps`", dict(data))
         times = data.get("times")
-        if times is not None and (not is_integer(times) or times < 1):
-            raise StubError(file, f"{where}.times", "an integer >= 1", times)
+        check_times(times, file, f"{where}.times")
         match, timing = _match(data.get("match"), file, f"{where}.match"), _timing(data.get("timing"), file,
                                                                                     f"{where}.timing")
         steps = [data["reply"]] if "reply" in data else data["steps"]
@@ -186,18 +189,14 @@ def load_stubs(source: str | os.PathLike[str]) -> list[Stub]:
     Raises:
         StubError: a file is missing, larger than :data:`MAX_STUB_FILE`, not YAML, or invalid.
     """
+    from ..cassette.read import read_yaml
+
     path = Path(source)
     if path.is_dir():
         files = sorted(p for pattern in ("*.yaml", "*.yml") for p in path.rglob(pattern) if p.is_file())
         return [stub for file in files for stub in load_stubs(file)]
-    if not path.is_file():
-        raise StubError(str(path), "", "an existing stub file or directory", None)
-    if path.stat().st_size > MAX_STUB_FILE:
-        raise StubError(str(path), "", f"a stub file of at most {MAX_STUB_FILE} bytes", path.stat().st_size)
-    import yaml  # imported when a stub file is read: a server without stubs needs no parser
-
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise StubError(str(path), "", f"YAML text ({' '.join(str(exc).split())})", None) from None
+        doc = read_yaml(path, str(path), limit=MAX_STUB_FILE, error=StubError)
+    except FileNotFoundError:
+        raise StubError(str(path), "", "an existing stub file or directory", None) from None
     return parse_stubs(doc, str(path))

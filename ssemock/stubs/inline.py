@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import StubError
+from ..limits import MAX_JSON_DEPTH, json_depth_exceeds
 from .model import MAX_TEXT, MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
@@ -32,10 +33,15 @@ def make_reply(
     """A checked :class:`Reply` (raises :class:`~ssemock.errors.StubError` naming the field)."""
     from .files import parse_usage
 
-    for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal)):
+    for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal), ("model", model)):
         _check_text(name, value)
+    if not isinstance(tool_calls, (list, tuple)) or not all(isinstance(c, ToolCall) for c in tool_calls):
+        raise StubError("<inline>", "tool_calls", "a list of tool calls (ssemock.stubs.tool_call(name, arguments))",
+                        tool_calls)
     if len(tool_calls) > MAX_TOOL_CALLS:
         raise StubError("<inline>", "tool_calls", f"at most {MAX_TOOL_CALLS} tool calls", len(tool_calls))
+    if usage is not None and not isinstance(usage, (Usage, Mapping)):
+        raise StubError("<inline>", "usage", "a mapping of input_tokens, output_tokens, reasoning_tokens", usage)
     parsed = usage if isinstance(usage, Usage) else parse_usage(usage or {}, "<inline>", "usage")
     from .files import check_finish
 
@@ -44,17 +50,31 @@ def make_reply(
                  finish_reason=finish_reason, usage=parsed, model=model)
 
 
-def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
-    """A checked :class:`ToolCall`: a non-empty ``name``, JSON-serialisable object ``arguments``."""
+def check_json(value: Any, file: str, field: str) -> None:
+    """Refuse (:class:`~ssemock.errors.StubError` naming ``field``) a value that is not plain JSON:
+    nested deeper than :data:`~ssemock.limits.MAX_JSON_DEPTH` (128), or holding NaN, infinities,
+    lone surrogates or objects JSON has no form for."""
     import json
 
+    if json_depth_exceeds(value):
+        raise StubError(file, field, f"JSON nested at most {MAX_JSON_DEPTH} deep", None, show_got=False)
+    try:
+        json.dumps(value, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise StubError(file, field, f"plain JSON (finite numbers, text without lone surrogates): {exc}",
+                        None, show_got=False) from None
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
+    """A checked :class:`ToolCall`: a non-empty ``name``, a JSON object ``arguments`` (see
+    :func:`check_json`). Raises :class:`~ssemock.errors.StubError`."""
     if not isinstance(name, str) or not name:
         raise StubError("<inline>", "tool_calls.name", "a non-empty string", name)
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise StubError("<inline>", f"tool_calls[{name}].arguments", "a JSON object", arguments)
+    _check_text(f"tool_calls[{name}].id", id)
     args = dict(arguments or {})
-    try:
-        json.dumps(args)
-    except (TypeError, ValueError):
-        raise StubError("<inline>", f"tool_calls[{name}].arguments", "a JSON object", args) from None
+    check_json(args, "<inline>", f"tool_calls[{name}].arguments")
     return ToolCall(name, args, id)
 
 
@@ -68,7 +88,17 @@ def reply(text: str, *, times: int | None = 1, timing: Timing | None = None, **f
         **fields: more of the reply (``reasoning``, ``tool_calls``, ``refusal``,
             ``finish_reason``, ``usage``, ``model``), as :func:`make_reply` takes them.
     """
-    return Stub(Match(), make_reply(text, **fields), timing or Timing(), name=f"reply({text[:30]!r})", times=times)
+    from .files import check_times
+
+    check_times(times, "<inline>", "times")
+    _check_timing(timing)
+    made = make_reply(text, **fields)
+    return Stub(Match(), made, timing or Timing(), name=f"reply({(text or '')[:30]!r})", times=times)
+
+
+def _check_timing(timing: Any) -> None:
+    if timing is not None and not isinstance(timing, Timing):
+        raise StubError("<inline>", "timing", "a Timing(first_token=…, tokens_per_second=…, …)", timing)
 
 
 class Chain:
@@ -120,6 +150,8 @@ class Chain:
         from .files import check_status
 
         check_status(status, "<inline>", "error.status")
+        check_json(body, "<inline>", "error.body")
+        _check_text("error.message", message)
         fault = ProviderError(status, body) if message is None else ProviderError(status, body, message)
         return self.add_step(Reply(error=fault), f"error {status}")
 
@@ -130,9 +162,12 @@ def on(
     tool_result: bool | None = None, turn: int | None = None, timing: Timing | None = None,
     on_add: Callable[[Stub], None] | None = None,
 ) -> Chain:
-    """A :class:`Chain` for the requests matching every condition given (see :class:`Match`)."""
-    for name, value in (("contains", contains), ("equals", equals), ("model", model), ("path", path)):
-        _check_text(f"match.{name}", value)
+    """A :class:`Chain` for the requests matching every condition given (see :class:`Match`).
+
+    Raises:
+        StubError: a condition or ``timing`` of the wrong type or out of bounds, naming it.
+    """
+    _check_timing(timing)
     match = Match(provider=provider, path=path, model=model, equals=equals, contains=contains, regex=regex,
                   tool_result=tool_result, turn=turn)
     return Chain(match, timing, on_add)

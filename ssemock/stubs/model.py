@@ -10,16 +10,18 @@ Records (frozen dataclasses, shared by matching, synthesis, YAML files and the i
 
 Bounds (each refused with a :class:`~ssemock.errors.StubError` naming the field):
 :data:`MAX_TEXT` characters of text, reasoning or refusal (1 MiB), :data:`MAX_TOOL_CALLS`
-tool calls (64), :data:`MAX_REGEX` characters of a regex (1,000), times at most
+tool calls (64), :data:`MAX_REGEX` characters of a regex (1,000; RE2 syntax, matched in
+linear time: no backreferences or look-around), times at most
 :data:`MAX_SECONDS` (3,600 s), ``tokens_per_second`` from 0.1 to 1,000,000.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from ..errors import StubError
 
@@ -37,6 +39,7 @@ __all__ = [
     "Timing",
     "ToolCall",
     "Usage",
+    "count_stubs",
 ]
 
 PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "gemini", "openrouter")
@@ -47,6 +50,9 @@ MAX_TEXT = 1024 * 1024
 MAX_TOOL_CALLS = 64
 MAX_REGEX = 1000
 MAX_SECONDS = 3600.0
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # the error is raised as a StubError instead
 
 
 @dataclass(frozen=True)
@@ -133,6 +139,21 @@ class Timing:
     chunk_gap: float = 0.0
     jitter: float = 0.0
 
+    def __post_init__(self) -> None:
+        for key, (low, high) in TIMING_BOUNDS.items():
+            value = getattr(self, key)
+            if value is None and key == "tokens_per_second":
+                continue
+            # NaN fails both comparisons; bools are refused
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                unit = "a number from" if key in ("tokens_per_second", "jitter") else "a number of seconds from"
+                raise StubError("<inline>", f"timing.{key}", f"{unit} {low:g} to {high:g}", value)
+
+
+TIMING_BOUNDS = {"first_token": (0.0, MAX_SECONDS), "tokens_per_second": (0.1, 1e6), "chunk_gap": (0.0, 60.0),
+                 "jitter": (0.0, 1.0)}
+"""The bounds of each :class:`Timing` field (NaN and infinities are refused)."""
+
 
 @dataclass(frozen=True)
 class Match:
@@ -143,7 +164,8 @@ class Match:
         path: the request path, exactly (``/v1/chat/completions``).
         model: the model asked for, exactly.
         equals / contains / regex: the last user message equals, contains, or has a match
-            of (``re.search``) this text.
+            of this regular expression (RE2 syntax, compiled once here and run in time linear in
+            the message: a pattern RE2 cannot take, such as a backreference, is refused).
         tool_result: True: the conversation ends with a tool result; False: it does not.
         turn: the turn number: 1 + the number of assistant messages in the conversation.
         step: the number of assistant messages after the last user message (0 for the
@@ -159,21 +181,46 @@ class Match:
     tool_result: bool | None = None
     turn: int | None = None
     step: int | None = None
+    compiled: Any = field(default=None, init=False, repr=False, compare=False)
+    """The compiled ``regex`` (an RE2 pattern), or None."""
 
     def __post_init__(self) -> None:
         if self.provider is not None and self.provider not in PROVIDERS:
             raise StubError("<inline>", "match.provider", f"one of {', '.join(PROVIDERS)}", self.provider)
+        for key in ("path", "model", "equals", "contains"):
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, str) or len(value) > MAX_TEXT):
+                raise StubError("<inline>", f"match.{key}", f"a string of at most {MAX_TEXT} characters", value)
+        if self.tool_result is not None and not isinstance(self.tool_result, bool):
+            raise StubError("<inline>", "match.tool_result", "true or false", self.tool_result)
+        for key in ("turn", "step"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < (key == "turn")):
+                raise StubError("<inline>", f"match.{key}", f"an integer >= {int(key == 'turn')}", value)
         if self.regex is not None:
-            if len(self.regex) > MAX_REGEX:
-                raise StubError("<inline>", "match.regex", f"at most {MAX_REGEX} characters", self.regex)
+            if not isinstance(self.regex, str) or len(self.regex) > MAX_REGEX:
+                raise StubError("<inline>", "match.regex", f"a string of at most {MAX_REGEX} characters", self.regex)
             try:
-                re.compile(self.regex)
-            except re.error as exc:
-                raise StubError("<inline>", "match.regex", f"a valid regular expression ({exc})", self.regex) from None
+                compiled = re2.compile(self.regex, _RE2_OPTIONS)
+            except re2.error as exc:
+                reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) \
+                    else str(exc)
+                raise StubError("<inline>", "match.regex", f"a regular expression RE2 accepts ({reason}; "
+                                "no backreferences or look-around)", self.regex) from None
+            object.__setattr__(self, "compiled", compiled)
+
+    def searches(self, text: str) -> bool:
+        """True when ``regex`` has a match in ``text`` (linear time); True without a regex."""
+        if self.compiled is None:
+            return True
+        try:
+            return self.compiled.search(text) is not None
+        except UnicodeEncodeError:  # a lone surrogate (valid JSON): match its UTF-8-like bytes
+            return self.compiled.search(text.encode("utf-8", "surrogatepass")) is not None
 
     def describe(self) -> str:
         """``contains='weather', tool_result=True`` (the conditions given), or ``any request``."""
-        shown = [f"{k}={v!r}" for k, v in self.__dict__.items() if v is not None]
+        shown = [f"{k}={v!r}" for k, v in self.__dict__.items() if v is not None and k != "compiled"]
         return ", ".join(shown) or "any request"
 
 
@@ -199,3 +246,8 @@ class Stub:
     def available(self) -> bool:
         """True while it may still answer."""
         return self.times is None or self.used < self.times
+
+
+def count_stubs(stubs: list[Stub]) -> int:
+    """How many stubs a user wrote: a chain of steps (a tool loop) counts once, not once per step."""
+    return sum(1 for stub in stubs if not stub.match.step)

@@ -21,7 +21,9 @@ PATHS = {
 """The request path shown for each provider (``{model}``: the model name)."""
 
 
-def stub_cassette(stubs: list[Stub], provider: str, *, name: str = "stubs", model: str = "model") -> Cassette:
+def stub_cassette(
+    stubs: list[Stub], provider: str, *, name: str = "stubs", model: str = "ssemock-model",
+) -> Cassette:
     """One interaction per stub: its streamed answer to a request on ``provider``'s path, asked
     with the stub's own conditions (its provider, model and text if it names them).
 

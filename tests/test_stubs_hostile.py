@@ -1,0 +1,378 @@
+"""Hostile stub files and hostile requests on stub paths: regexes run in linear time, stub files
+are read by the project's strict YAML reader, odd request shapes get a clear JSON answer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ssemock import MockServer
+from ssemock.errors import StubError
+from ssemock.stubs import Timing, load_stubs, on, reply
+
+CHAT = "/v1/chat/completions"
+
+
+def _chat(text: str) -> dict[str, object]:
+    return {"model": "gpt-4o", "messages": [{"role": "user", "content": text}]}
+
+
+async def _redos_and_health(url: str) -> tuple[int, float, int, float]:
+    """POST the backtracking input, and meanwhile GET health; each status and its wall time (s)."""
+    async with aiohttp.ClientSession() as session:
+        async def post() -> tuple[int, float]:
+            start = time.perf_counter()
+            async with session.post(url + CHAT, json=_chat("a" * 40 + "!")) as resp:
+                await resp.read()
+                return resp.status, time.perf_counter() - start
+
+        async def health() -> tuple[int, float]:
+            await asyncio.sleep(0.05)
+            start = time.perf_counter()
+            async with session.get(url + "/_ssemock/health") as resp:
+                await resp.read()
+                return resp.status, time.perf_counter() - start
+
+        (status, took), (health_status, health_took) = await asyncio.gather(post(), health())
+    return status, took, health_status, health_took
+
+
+def test_a_backtracking_regex_answers_at_once_and_health_stays_answerable(tmp_path: Path) -> None:
+    # ^(a+)+$ on "a"*40 + "!" is 2**40 steps for a backtracking engine; RE2 is linear.
+    (tmp_path / "redos.yaml").write_text(
+        "ssemock_stubs: 1\nstubs: [{name: redos, match: {regex: '^(a+)+$'}, reply: {text: matched}}]\n")
+    with MockServer(cassettes=[], stubs=[tmp_path], timing_scale=0) as server:
+        status, took, health_status, health_took = asyncio.run(_redos_and_health(server.url))
+        journal = server.requests
+    assert status == 404  # the message ends with "!": no match
+    assert health_status == 200
+    assert took < 10 and health_took < 10  # a backtracking engine would take hours
+    assert journal[-1]["status"] == 404
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", "(?=a)b", "(?<!a)b"])
+def test_a_regex_re2_cannot_take_is_refused_naming_file_stub_and_field(tmp_path: Path, pattern: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"ssemock_stubs: 1\nstubs: [{{name: x, reply: {{text: a}}}}, {{match: {{regex: '{pattern}'}}, "
+                   "reply: {text: b}}]\n")
+    with pytest.raises(StubError) as caught:
+        load_stubs(bad)
+    assert caught.value.file == str(bad)
+    assert caught.value.field == "stubs[1].match.regex"
+    assert "RE2" in caught.value.expected
+    with pytest.raises(StubError, match=r"match\.regex: expected a regular expression RE2 accepts"):
+        on(regex=pattern)
+
+
+def _laughs(levels: int) -> str:
+    """A stub whose tool arguments expand to 10**levels items through aliases (~100 bytes a level)."""
+    lines = ["ssemock_stubs: 1", "stubs:", "  - reply:", "      tool_calls:", "        - name: t",
+             "          arguments:", "            d0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, levels + 1):
+        refs = ", ".join([f"*a{level - 1}"] * 10)
+        lines.append(f"            d{level}: &a{level} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_stub_files_refuse_aliases_before_expanding_them(tmp_path: Path) -> None:
+    bomb = tmp_path / "laughs.yaml"
+    bomb.write_text(_laughs(7))  # 10**7 items once expanded
+    started = time.perf_counter()
+    with pytest.raises(StubError) as caught:
+        load_stubs(bomb)
+    assert time.perf_counter() - started < 10  # expanding would take minutes and gigabytes
+    assert caught.value.file == str(bomb)
+    assert caught.value.field == "line 7"  # the first anchor
+    assert "anchor" in caught.value.expected or "alias" in caught.value.expected
+
+
+def test_a_stub_file_refuses_a_repeated_stub_and_name(tmp_path: Path) -> None:
+    alias = tmp_path / "alias.yaml"
+    alias.write_text("ssemock_stubs: 1\nstubs: [&a {name: x, reply: {text: hi}}, *a]\n")
+    with pytest.raises(StubError, match="line 2"):
+        load_stubs(alias)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("ssemock_stubs: 1\nstubs: [{name: x, reply: {text: hi}}, {name: x, reply: {text: ho}}]\n")
+    with pytest.raises(StubError) as caught:
+        load_stubs(twice)
+    assert (caught.value.field, caught.value.got) == ("stubs[1].name", "x")
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [128, 129])
+def test_tool_arguments_and_error_bodies_are_bounded_at_128_levels(tmp_path: Path, depth: int) -> None:
+    import json
+
+    arguments = json.dumps(_nested(depth))
+    deep = tmp_path / "deep.yaml"
+    deep.write_text(f"ssemock_stubs: 1\nstubs: [{{reply: {{tool_calls: [{{name: t, arguments: {arguments}}}]}}}}]\n")
+    body = tmp_path / "body.yaml"
+    body.write_text(f"ssemock_stubs: 1\nstubs: [{{reply: {{error: {{status: 500, body: {arguments}}}}}}}]\n")
+    if depth <= 128:
+        [stub] = load_stubs(deep)
+        assert stub.reply.tool_calls[0].arguments == _nested(depth)
+        assert load_stubs(body)[0].reply.error is not None
+        assert on().call_tool("t", _nested(depth)) is not None
+        return
+    for path, field in ((deep, "stubs[0].reply.tool_calls[0].arguments"), (body, "stubs[0].reply.error.body")):
+        with pytest.raises(StubError) as caught:
+            load_stubs(path)
+        assert (caught.value.file, caught.value.field) == (str(path), field)
+        assert caught.value.expected == "JSON nested at most 128 deep"
+    with pytest.raises(StubError, match="nested at most 128 deep"):
+        on().call_tool("t", _nested(depth))
+    with pytest.raises(StubError, match="nested at most 128 deep"):
+        on().error(500, body=_nested(depth))
+
+
+ID_SHAPES = {"resp": r"resp_[0-9a-f]{50}", "msg": r"msg_[0-9a-f]{50}", "fc": r"fc_[0-9a-f]{50}"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_ids_have_the_shapes_of_the_bundled_recording(stream: bool) -> None:
+    # cassettes/openai-responses-function-call.yaml: resp_00d64fa806f33331…, fc_00d64fa806f33331…,
+    # msg_0dacb603de1c9e6b…: 50 hex digits, items sharing their response's first 16.
+    import json
+    import re
+
+    import httpx
+
+    stubs = [on(contains="weather").call_tool("get_weather", {"city": "Paris"}), reply("Hello", times=None)]
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        answers = [httpx.post(server.url + "/v1/responses", json={"model": "gpt-4o", "input": text, "stream": stream})
+                   for text in ("weather?", "hi")]
+    for answer, kind in zip(answers, ("fc", "msg")):
+        assert answer.status_code == 200
+        if stream:
+            events = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+            body = next(e["response"] for e in events if e["type"] == "response.completed")
+        else:
+            body = answer.json()
+        assert re.fullmatch(ID_SHAPES["resp"], body["id"])
+        [item] = body["output"]
+        assert re.fullmatch(ID_SHAPES[kind], item["id"])
+        assert item["id"][len(kind) + 1:][:16] == body["id"][5:21]
+
+
+PATHS = ["/v1/chat/completions", "/api/v1/chat/completions", "/v1/responses", "/v1/messages",
+         "/v1beta/models/g:streamGenerateContent", "/v1beta/models/g:streamGenerateContent?alt=sse",
+         "/v1beta/models/g:generateContent", "/openai/deployments/d/chat/completions"]
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
+                     st.text(max_size=8), st.sampled_from(["\ud800", "user", "assistant", "tool", "model", "text",
+                                                          "function_call_output", "tool_result", "weather"]))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3),
+    st.dictionaries(st.sampled_from(["role", "content", "type", "text", "parts", "thought", "functionResponse",
+                                     "parameters", "name", "include_usage", "effort"]), inner, max_size=3)),
+    max_leaves=12)
+_BODIES = st.fixed_dictionaries({}, optional={
+    key: _VALUES for key in ("model", "messages", "input", "contents", "stream", "stream_options", "tools",
+                             "reasoning", "instructions", "store", "tool_choice", "max_output_tokens")})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(PATHS), body=_BODIES)
+def test_any_request_shape_on_a_stub_path_gets_an_answer_or_a_json_error(
+    stub_server: MockServer, path: str, body: dict[str, object],
+) -> None:
+    import json
+
+    import httpx
+
+    data = json.dumps(body).encode()  # lone surrogates as \ud800 escapes: valid JSON
+    answer = httpx.post(stub_server.url + path, content=data, headers={"content-type": "application/json"})
+    assert answer.status_code in (200, 400, 404), answer.text[:300]
+    if answer.status_code != 200:
+        assert answer.headers["content-type"].startswith("application/json")
+        assert answer.json()["error"]["type"] in ("ssemock_bad_request", "ssemock_no_match")
+
+
+@pytest.fixture(scope="module")
+def stub_server() -> Iterator[MockServer]:
+    stubs = [on(contains="weather").call_tool("get_weather", {"city": "Paris"}).then_reply("Sunny"),
+             on(regex="^(a+)+$").reply("a's"), reply("Hello", reasoning="hm", times=None)]
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        yield server
+
+
+def test_malformed_fields_get_a_clear_answer_not_a_traceback(stub_server: MockServer) -> None:
+    import httpx
+
+    gemini = httpx.post(stub_server.url + "/v1beta/models/g:streamGenerateContent", json={"contents": 1})
+    chat = httpx.post(stub_server.url + "/v1/chat/completions", json={"messages": True, "model": "gpt-4o"})
+    lone = httpx.post(stub_server.url + "/v1/chat/completions", headers={"content-type": "application/json"},
+                      content=b'{"model": "\\ud800", "messages": [{"role": "user", "content": "hi"}]}')
+    # no messages: the catch-all stub answers; the model's lone surrogate is echoed as U+FFFD
+    assert (gemini.status_code, chat.status_code, lone.status_code) == (200, 200, 200)
+    assert chat.json()["model"] == "gpt-4o"
+    assert lone.json()["model"] == "\ufffd"
+
+
+INLINE_BAD = [
+    (lambda: reply("x", timing=Timing(first_token=1e9)), "timing.first_token", "a number of seconds from 0 to 3600"),
+    (lambda: on(timing=Timing(first_token=float("nan"))), "timing.first_token", "a number of seconds from 0 to 3600"),
+    (lambda: Timing(tokens_per_second=float("inf")), "timing.tokens_per_second", "a number from 0.1 to 1e+06"),
+    (lambda: Timing(jitter=True), "timing.jitter", "a number from 0 to 1"),  # type: ignore[arg-type]
+    (lambda: reply("x", times=0), "times", "an integer from 1 to 1000000000"),
+    (lambda: reply("x", times=2.5), "times", "an integer from 1 to 1000000000"),  # type: ignore[arg-type]
+    (lambda: reply(3), "text", "a string of at most 1048576 characters"),  # type: ignore[arg-type]
+    (lambda: reply("x", model=5), "model", "a string of at most 1048576 characters"),
+    (lambda: reply("x", usage=3), "usage", "a mapping of input_tokens"),
+    (lambda: reply("x", usage={"input_tokens": -1}), "usage.input_tokens", "an integer from 0 to 1000000000"),
+    (lambda: reply("x", tool_calls="t"), "tool_calls", "a list of tool calls"),
+    (lambda: on().call_tool("t", {"x": float("nan")}), "tool_calls[t].arguments", "plain JSON"),
+    (lambda: on().call_tool("t", "city"), "tool_calls[t].arguments", "a JSON object"),  # type: ignore[arg-type]
+    (lambda: on(turn=0), "match.turn", "an integer >= 1"),
+    (lambda: on(tool_result="yes"), "match.tool_result", "true or false"),  # type: ignore[arg-type]
+    (lambda: on(contains=5), "match.contains", "a string of at most"),  # type: ignore[arg-type]
+    (lambda: on(regex=5), "match.regex", "a string of at most 1000 characters"),  # type: ignore[arg-type]
+    (lambda: on().error(500, body={"x": float("inf")}), "error.body", "plain JSON"),
+    (lambda: on().error(200), "error.status", "an HTTP error status from 400 to 599"),
+]
+
+
+@pytest.mark.parametrize(("make", "field", "expected"), INLINE_BAD)
+def test_inline_stubs_are_checked_as_files_are(make: object, field: str, expected: str) -> None:
+    with pytest.raises(StubError) as caught:
+        make()  # type: ignore[operator]
+    assert (caught.value.file, caught.value.field) == ("<inline>", field)
+    assert caught.value.expected.startswith(expected)
+
+
+@pytest.mark.parametrize(("timing", "field"), [("{first_token: .nan}", "first_token"),
+                                               ("{tokens_per_second: .inf}", "tokens_per_second"),
+                                               ("{chunk_gap: true}", "chunk_gap")])
+def test_a_stub_file_refuses_nan_and_infinite_times_with_the_same_words(
+    tmp_path: Path, timing: str, field: str,
+) -> None:
+    bad = tmp_path / "t.yaml"
+    bad.write_text(f"ssemock_stubs: 1\nstubs: [{{reply: {{text: a}}, timing: {timing}}}]\n")
+    with pytest.raises(StubError) as caught:
+        load_stubs(bad)
+    assert caught.value.field == f"stubs[0].timing.{field}"
+    with pytest.raises(StubError) as inline:
+        Timing(**{field: caught.value.got})
+    assert inline.value.expected == caught.value.expected
+
+
+async def _stream_and_poll(url: str) -> tuple[int, float]:
+    """Bytes of one streamed chat answer, and the slowest health answer (s) meanwhile."""
+    worst, done = 0.0, False
+    async with aiohttp.ClientSession() as session:
+        async def poll() -> None:
+            nonlocal worst
+            while not done:
+                start = time.perf_counter()
+                async with session.get(url + "/_ssemock/health") as resp:
+                    await resp.read()
+                worst = max(worst, time.perf_counter() - start)
+                await asyncio.sleep(0.01)
+
+        polling = asyncio.create_task(poll())
+        async with session.post(url + CHAT, json={**_chat("hi"), "stream": True}) as resp:
+            size = len(await resp.read())
+        done = True
+        await polling
+    return size, worst
+
+
+def test_a_large_reply_does_not_hold_the_loop() -> None:
+    # 1,045,000 characters (the per-reply bound is 1 MiB): ~209,000 OpenAI chunks, over 60 MB.
+    with MockServer(cassettes=[], stubs=[reply("word " * 209_000)], timing_scale=0) as server:
+        size, worst = asyncio.run(_stream_and_poll(server.url))
+    assert size > 60_000_000
+    # On the loop, synthesis and sending held it 5-15 s; the bound leaves room for a loaded machine
+    # (the client shares this process's interpreter lock with the server's threads).
+    assert worst < 2.5
+
+
+async def _miss_and_poll(url: str, bodies: list[dict[str, object]]) -> tuple[list[dict[str, object]], float]:
+    """The JSON answers to ``bodies`` (sent together), and the slowest health answer (s) meanwhile."""
+    worst, done = 0.0, False
+    async with aiohttp.ClientSession() as session:
+        async def poll() -> None:
+            nonlocal worst
+            while not done:
+                start = time.perf_counter()
+                async with session.get(url + "/_ssemock/health") as resp:
+                    await resp.read()
+                worst = max(worst, time.perf_counter() - start)
+                await asyncio.sleep(0.005)
+
+        async def post(body: dict[str, object]) -> dict[str, object]:
+            async with session.post(url + CHAT, json=body) as resp:
+                answer: dict[str, object] = await resp.json()
+                return answer
+
+        polling = asyncio.create_task(poll())
+        answers = await asyncio.gather(*(post(body) for body in bodies))
+        done = True
+        await polling
+    return list(answers), worst
+
+
+def test_ten_thousand_stubs_match_and_miss_off_the_loop(tmp_path: Path) -> None:
+    lines = ["ssemock_stubs: 1", "stubs:"] + [
+        f'  - {{name: s{i}, match: {{regex: "^q{i}[a-z]+x$", model: m{i}}}, reply: {{text: t{i}}}}}'
+        for i in range(10_000)]
+    (tmp_path / "many.yaml").write_text("\n".join(lines) + "\n")  # the documented bound: 10,000 stubs
+    stubs = load_stubs(tmp_path / "many.yaml")
+    miss = {"model": "zz", "messages": [{"role": "user", "content": "nothing"}]}
+    hit = {"model": "m9999", "messages": [{"role": "user", "content": "q9999abcx"}]}
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        answers, worst = asyncio.run(_miss_and_poll(server.url, [miss] * 4 + [hit]))
+    for answer in answers[:4]:
+        # every stub fails two conditions (model, regex): the first of them is the closest
+        assert answer["error"]["closest_stub"]["stub"] == "s0"  # type: ignore[index]
+    assert answers[4]["choices"][0]["message"]["content"] == "t9999"  # type: ignore[index]
+    assert worst < 1.0  # scored on the loop, each miss held it 1-4 s
+
+
+def test_stubs_read_the_last_user_message_of_a_body_over_one_mebibyte() -> None:
+    import httpx
+
+    body = {"model": "gpt-4o", "messages": [{"role": "system", "content": "rules " * 200_000},  # 1.2 MB
+                                            {"role": "user", "content": "what is the weather?"}]}
+    stubs = [on(contains="weather").reply("sunny"), reply("catch-all", times=None)]
+    with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
+        answer = httpx.post(server.url + CHAT, json=body, timeout=60)
+        journal = server.requests
+    assert answer.status_code == 200
+    assert answer.json()["choices"][0]["message"]["content"] == "sunny"
+    assert answer.json()["model"] == "gpt-4o"
+    assert journal[-1]["stub"] == "on(contains='weather') step 1: reply 'sunny'"
+
+
+def test_a_previous_response_id_follow_up_gets_the_chain_s_next_step() -> None:
+    import openai
+
+    chain = on(contains="weather").call_tool("get_weather", {"city": "Paris"}).then_reply("Sunny")
+    with MockServer(cassettes=[], stubs=chain, timing_scale=0) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+        first = client.responses.create(model="gpt-4o", input="weather in Paris?")
+        [call] = [item for item in first.output if item.type == "function_call"]
+        second = client.responses.create(model="gpt-4o", previous_response_id=first.id, input=[
+            {"type": "function_call_output", "call_id": call.call_id, "output": "21 C"}])
+        streamed = client.responses.create(model="gpt-4o", input="weather in Paris?", stream=True)
+        streamed_id = next(e.response.id for e in streamed if e.type == "response.completed")
+        third = client.responses.create(model="gpt-4o", previous_response_id=streamed_id, input=[
+            {"type": "function_call_output", "call_id": "call_x", "output": "21 C"}])
+        client.close()
+        journal = server.requests
+    assert (call.name, call.arguments) == ("get_weather", '{"city":"Paris"}')
+    assert second.output_text == "Sunny" and third.output_text == "Sunny"
+    assert [e["stub"] for e in journal] == ["on(contains='weather') step 1: call get_weather",
+                                            "on(contains='weather') step 2: reply 'Sunny'"] * 2
