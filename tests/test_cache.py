@@ -3,9 +3,14 @@ bounded, written atomically, and never trusted when damaged."""
 
 from __future__ import annotations
 
+import hashlib
+import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -90,15 +95,54 @@ def test_a_damaged_entry_is_not_trusted(
     elif damage == "empty":
         entry.write_bytes(b"")
     else:  # a valid checksum over a payload of the wrong shape
-        import hashlib
-
-        import msgpack
-
         payload = msgpack.packb(["big", {}, [[1, 2, 3]]])
         head = raw[: raw.index(b"\x00") + 2]
         entry.write_bytes(head + hashlib.blake2b(payload, digest_size=16).digest() + payload)
     assert Cassette.load(path) == parsed(path, monkeypatch)
     assert Cassette.load(path) == parsed(path, monkeypatch)  # the damaged entry was replaced
+
+
+def repack(entry: Path, edit: Callable[[list[Any]], None]) -> None:
+    """Rewrite ``entry``'s payload with ``edit`` and recompute its (unkeyed) checksum, as anyone could."""
+    raw = entry.read_bytes()
+    head = raw.index(b"\x00") + 2
+    payload = msgpack.unpackb(raw[head + 16:], raw=False, strict_map_key=False)
+    edit(payload)
+    packed = msgpack.packb(payload, use_bin_type=True)
+    entry.write_bytes(raw[:head] + hashlib.blake2b(packed, digest_size=16).digest() + packed)
+
+
+TAMPERED: dict[str, Callable[[list[Any]], None]] = {
+    # interaction fields: 0 method, 1 path, 3 headers, 7 status, 9 headers, 10 start, 11 end t, 12 how, 14 times
+    "status 999": lambda p: p[2][0].__setitem__(7, 999),
+    "status True": lambda p: p[2][0].__setitem__(7, True),
+    "CRLF in a header value": lambda p: p[2][0][9].append(["X-A", "a\r\nSet-Cookie: evil=1"]),
+    "header name not a token": lambda p: p[2][0][9].append(["X A:", "1"]),
+    "CR in a request header": lambda p: p[2][0][3].append(["x", "\r"]),
+    "start NaN": lambda p: p[2][0].__setitem__(10, math.nan),
+    "chunk time inf": lambda p: p[2][0][14].__setitem__(0, math.inf),
+    "chunk time NaN": lambda p: p[2][0][14].__setitem__(-1, math.nan),
+    "chunks out of order": lambda p: p[2][0][14].__setitem__(1, 1e4),
+    "end before the last chunk": lambda p: p[2][0].__setitem__(11, 0.0),
+    "end how": lambda p: p[2][0].__setitem__(12, "exploded"),
+    "method not a token": lambda p: p[2][0].__setitem__(0, "GET /x HTTP/1.1\r\n"),
+    "lower-case method": lambda p: p[2][0].__setitem__(0, "post"),
+    "path": lambda p: p[2][0].__setitem__(1, "http://elsewhere/"),
+    "name with ..": lambda p: p.__setitem__(0, "../x"),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERED))
+def test_an_entry_breaking_the_cassette_rules_is_damaged_even_with_a_valid_checksum(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tamper: str
+) -> None:
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    repack(entry, TAMPERED[tamper])
+    assert Cassette.load(path) == parsed(path, monkeypatch)  # the YAML's answer, not the entry's
+    assert Cassette.load(path).interactions[0].response.status == 200  # the real recording's status
+    assert entry.read_bytes() != b"" and Cassette.load(path) == parsed(path, monkeypatch)  # rebuilt
 
 
 def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:

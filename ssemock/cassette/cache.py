@@ -6,8 +6,10 @@ bytes (64 KiB) is loaded; a later load of a file with the same bytes (and the sa
 fallback name, and the same ssemock version) reads the entry instead of the YAML. Any change
 to the file changes its SHA-256 and so its key: a changed file is never answered from the
 cache. Entries are MessagePack (``msgpack``), written atomically
-(:func:`~ssemock.cassette.append.atomic_write_bytes`), and never trusted blindly: an entry
-whose checksum or shape is wrong is ignored (and removed), and the YAML is parsed as if
+(:func:`~ssemock.cassette.append.atomic_write_bytes`), and never trusted blindly: a decoded
+entry goes through the same checks as a YAML load (:func:`~ssemock.cassette.read.check_cassette`:
+status range, header names and values, finite ordered times, ...), and an entry whose
+checksum, shape or content is wrong is ignored (and removed), and the YAML is parsed as if
 there were no cache.
 
 Where and how much, from the environment:
@@ -32,9 +34,10 @@ from typing import Any
 
 import msgpack
 
-from ..errors import ConfigError
+from ..errors import CassetteError, ConfigError
 from .append import atomic_write_bytes
 from .model import Cassette, Chunk, End, Interaction, Request, Response
+from .read import check_cassette
 
 __all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "cache_dir", "cache_key", "lookup", "max_bytes", "store"]
 
@@ -108,7 +111,8 @@ def lookup(data: bytes, name: str) -> Cassette | None:
         return None
     try:
         cassette = _decode(raw)
-    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException):
+        check_cassette(cassette, str(entry))  # the loader's rules, not only Python types
+    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException, CassetteError):
         with contextlib.suppress(OSError):
             entry.unlink()
         return None
