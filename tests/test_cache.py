@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,7 +51,8 @@ def parsed(path: Path, monkeypatch: pytest.MonkeyPatch) -> Cassette:
 
 
 def entries(directory: Path) -> list[Path]:
-    return sorted(directory.glob("*.msgpack")) if directory.is_dir() else []
+    own = directory / cache_module.SUBDIR
+    return sorted(p for p in own.glob("*.msgpack") if re.fullmatch(r"[0-9a-f]{64}\.msgpack", p.name))
 
 
 def test_second_load_comes_from_the_cache_and_equals_the_parse(
@@ -145,6 +149,49 @@ def test_an_entry_breaking_the_cassette_rules_is_damaged_even_with_a_valid_check
     assert entry.read_bytes() != b"" and Cassette.load(path) == parsed(path, monkeypatch)  # rebuilt
 
 
+def test_pruning_and_reading_leave_the_users_files_alone(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache variable pointed at a folder of the user's own ``.msgpack`` files (old ones, even
+    named like an entry) removes none of them, however small the bound."""
+    path = big_copy(tmp_path)
+    theirs = {
+        cache_dir / "model-weights.msgpack": os.urandom(300_000),
+        cache_dir / f"{'a' * 64}.msgpack": os.urandom(200_000),
+        cache_dir / cache_module.SUBDIR / "notes.msgpack": b"mine",
+        cache_dir / cache_module.SUBDIR / f"{'B' * 64}.msgpack": os.urandom(200_000),
+    }
+    for file, data in theirs.items():
+        file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        file.write_bytes(data)
+        os.utime(file, (1_577_836_800, 1_577_836_800))  # 2020: older than any entry
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(entry.stat().st_size))  # room for one entry
+    Cassette.load(big_copy(tmp_path, 9, "other.yaml"))
+    assert {file: file.read_bytes() for file in theirs} == theirs
+    assert len(entries(cache_dir)) == 1  # the cache pruned its own older entry only
+    assert stat.S_IMODE((cache_dir / cache_module.SUBDIR).stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("kind", ["group-writable", "symlink"])
+def test_a_subdirectory_others_could_write_is_not_used(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    path = big_copy(tmp_path)
+    cache_dir.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    if kind == "symlink":
+        elsewhere.mkdir(mode=0o700)
+        (cache_dir / cache_module.SUBDIR).symlink_to(elsewhere)
+    else:
+        (cache_dir / cache_module.SUBDIR).mkdir()
+        (cache_dir / cache_module.SUBDIR).chmod(0o777)
+    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert list(tmp_path.rglob("*.msgpack")) == []
+
+
 def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:
     Cassette.load(REAL)
     assert REAL.stat().st_size < cache_module.MIN_CACHED_SIZE
@@ -199,7 +246,7 @@ def test_an_unwritable_cache_costs_only_time(tmp_path: Path, monkeypatch: pytest
 
 def test_no_temporary_file_is_left(cache_dir: Path, tmp_path: Path) -> None:
     Cassette.load(big_copy(tmp_path))
-    assert [p.name for p in cache_dir.iterdir() if not p.name.endswith(".msgpack")] == []
+    assert [p.name for p in (cache_dir / cache_module.SUBDIR).iterdir() if not p.name.endswith(".msgpack")] == []
 
 
 _times = st.floats(0, 86_400, allow_nan=False)
@@ -229,7 +276,7 @@ def test_any_cassette_round_trips_through_the_cache(
         inter.response.start = inter.response.chunks[0].t if inter.response.chunks else 0.0
     path = Cassette("h", interactions).save(tmp_path / "h.yaml")
     first = Cassette.load(path)
-    assert any(e.stat().st_size for e in (tmp_path / "hcache").glob("*.msgpack"))
+    assert any(e.stat().st_size for e in entries(tmp_path / "hcache"))
     second = Cassette.load(path)
     assert second == first == parsed(path, monkeypatch)
     for got, want in zip(second.interactions, interactions):

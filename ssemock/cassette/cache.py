@@ -15,13 +15,17 @@ there were no cache.
 Where and how much, from the environment:
 
 * ``SSEMOCK_CACHE_DIR``: the directory (default ``$XDG_CACHE_HOME/ssemock/cassettes``,
-  else ``~/.cache/ssemock/cassettes``); empty or ``off``: no cache.
+  else ``~/.cache/ssemock/cassettes``); empty or ``off``: no cache. The entries live in a
+  subdirectory of their own, :data:`SUBDIR` (created with mode 0700), and are named 64 hex
+  digits + ``.msgpack``: reading and pruning touch nothing else, so a cache variable
+  pointed at a project or data folder never removes a user's file.
 * ``SSEMOCK_CACHE_MAX_BYTES``: the entries' total size, bytes (default
   :data:`DEFAULT_MAX_BYTES`, 256 MiB); the least recently used entries are removed first;
   ``0``: no cache. Anything but an integer >= 0 raises :class:`~ssemock.ConfigError`.
 
 A cache that cannot be written (read-only directory, full disk) only costs the time it
-would have saved.
+would have saved; so does a :data:`SUBDIR` that is not a directory owned by the user and
+closed to group and others (it is then not used at all).
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +45,7 @@ from .append import atomic_write_bytes
 from .model import Cassette, Chunk, End, Interaction, Request, Response
 from .read import check_cassette
 
-__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "cache_dir", "cache_key", "lookup", "max_bytes", "store"]
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "SUBDIR", "cache_dir", "cache_key", "lookup", "max_bytes", "store"]
 
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """Default bound of the cache's total size, bytes (``SSEMOCK_CACHE_MAX_BYTES``)."""
@@ -48,7 +54,9 @@ MIN_CACHED_SIZE = 64 * 1024
 CACHE_FORMAT = 1
 _MAGIC = b"SSEMOCK-CASSETTE-CACHE\x00" + bytes([CACHE_FORMAT])
 _DIGEST = 16  # bytes of the BLAKE2b checksum of the payload
-_SUFFIX = ".msgpack"
+SUBDIR = "ssemock-cassettes-v1"
+"""The subdirectory of ``SSEMOCK_CACHE_DIR`` holding the entries, and nothing but them."""
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.msgpack\Z")
 
 
 def cache_dir() -> Path | None:
@@ -87,11 +95,23 @@ def cache_key(data: bytes, name: str) -> str:
     return digest.hexdigest()
 
 
-def _entry(data: bytes, name: str) -> Path | None:
+def _entry(data: bytes, name: str, *, create: bool) -> Path | None:
+    """The entry's path in :data:`SUBDIR` (made when ``create``), or None when there is no usable cache."""
     if len(data) < MIN_CACHED_SIZE or max_bytes() == 0:
         return None
     directory = cache_dir()
-    return None if directory is None else directory / f"{cache_key(data, name)}{_SUFFIX}"
+    if directory is None:
+        return None
+    own = directory / SUBDIR
+    try:
+        if create:
+            own.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(own)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return None  # a symlink, or a directory someone else could write: not ours to trust
+    return own / f"{cache_key(data, name)}.msgpack"
 
 
 def lookup(data: bytes, name: str) -> Cassette | None:
@@ -102,7 +122,7 @@ def lookup(data: bytes, name: str) -> Cassette | None:
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
-    entry = _entry(data, name)
+    entry = _entry(data, name, create=False)
     if entry is None:
         return None
     try:
@@ -131,7 +151,7 @@ def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
-    entry = _entry(data, name)
+    entry = _entry(data, name, create=True)
     if entry is None:
         return None
     try:
@@ -150,11 +170,13 @@ def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
 
 
 def _prune(directory: Path, limit: int, keep: Path) -> None:
-    """Remove the least recently used entries until their total size is at most ``limit`` bytes."""
+    """Remove the least recently used entries until their total size is at most ``limit`` bytes.
+
+    Only files named like an entry (64 hex digits + ``.msgpack``) are counted and removed."""
     entries = []
     with os.scandir(directory) as found:
         for item in found:
-            if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
+            if _ENTRY_NAME.match(item.name) and item.is_file(follow_symlinks=False):
                 info = item.stat(follow_symlinks=False)
                 entries.append((info.st_mtime, info.st_size, item.path))
     total = sum(size for _, size, _ in entries)
