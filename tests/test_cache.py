@@ -8,6 +8,7 @@ import math
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,34 @@ def test_a_subdirectory_others_could_write_is_not_used(
     assert Cassette.load(path) == parsed(path, monkeypatch)
     assert Cassette.load(path) == parsed(path, monkeypatch)
     assert list(tmp_path.rglob("*.msgpack")) == []
+
+
+@pytest.mark.parametrize("kind", ["symlink to /dev/zero", "symlink to a valid entry", "fifo", "too large"])
+def test_an_entry_that_is_not_a_small_regular_file_is_damaged_and_never_blocks(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    valid = tmp_path / "valid-entry"
+    entry.rename(valid)
+    if kind == "symlink to /dev/zero":
+        entry.symlink_to("/dev/zero")
+    elif kind == "symlink to a valid entry":
+        entry.symlink_to(valid)
+    elif kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(valid.stat().st_size - 1))
+        entry.write_bytes(valid.read_bytes())
+    result: list[Cassette] = []
+    reader = threading.Thread(target=lambda: result.append(Cassette.load(path)), daemon=True)
+    reader.start()
+    reader.join(30)  # a FIFO read would block forever, /dev/zero would fill the memory
+    assert result == [parsed(path, monkeypatch)]
+    assert valid.exists()  # what a symlink pointed to is left alone
+    if kind != "too large":  # the damaged entry was replaced by a regular file
+        assert entry.is_file() and not entry.is_symlink()
 
 
 def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ import msgpack
 from ..errors import CassetteError, ConfigError
 from .append import atomic_write_bytes
 from .model import Cassette, Chunk, End, Interaction, Request, Response
-from .read import check_cassette
+from .read import check_cassette, read_file
 
 __all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "SUBDIR", "cache_dir", "cache_key", "lookup", "max_bytes", "store"]
 
@@ -117,7 +117,9 @@ def _entry(data: bytes, name: str, *, create: bool) -> Path | None:
 def lookup(data: bytes, name: str) -> Cassette | None:
     """The cassette cached for a file of content ``data`` (fallback ``name``), or None.
 
-    A missing, unreadable or damaged entry gives None (a damaged one is removed).
+    A missing, unreadable or damaged entry gives None (a damaged one is removed). The entry is
+    read only when it is a regular file (not a symlink, FIFO or device) of at most
+    ``SSEMOCK_CACHE_MAX_BYTES``: anything else is damage, so a load never blocks on it.
 
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
@@ -125,20 +127,28 @@ def lookup(data: bytes, name: str) -> Cassette | None:
     entry = _entry(data, name, create=False)
     if entry is None:
         return None
-    try:
-        raw = entry.read_bytes()
-    except OSError:
+    try:  # a regular file no larger than the cache's bound; a symlink, FIFO or device is damage
+        raw = read_file(entry, str(entry), limit=max_bytes(), follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except CassetteError:
+        _remove(entry)
         return None
     try:
         cassette = _decode(raw)
         check_cassette(cassette, str(entry))  # the loader's rules, not only Python types
     except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException, CassetteError):
-        with contextlib.suppress(OSError):
-            entry.unlink()
+        _remove(entry)
         return None
     with contextlib.suppress(OSError):
         os.utime(entry)  # recently used: pruned last
     return cassette
+
+
+def _remove(entry: Path) -> None:
+    """Remove a damaged entry (a symlink itself, not what it points to)."""
+    with contextlib.suppress(OSError):
+        entry.unlink()
 
 
 def store(data: bytes, name: str, cassette: Cassette) -> Path | None:

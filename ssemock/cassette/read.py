@@ -145,18 +145,22 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def read_file(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> bytes:
+def read_file(
+    path: Path, source: str, *, limit: int, error: FileError = CassetteError, follow_symlinks: bool = True,
+) -> bytes:
     """The bytes of the regular file ``path``, of at most ``limit`` bytes.
 
     Anything else (``/dev/zero``, a FIFO, a directory, a socket) is refused without reading
-    it: opened without blocking, checked, closed.
+    it: opened without blocking, checked, closed. Without ``follow_symlinks``, a symbolic
+    link is refused too (``O_NOFOLLOW``).
 
     Raises:
         FileNotFoundError: the file does not exist.
         CassetteError (or ``error``): not a regular file, larger than ``limit``, or unreadable.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
+        nofollow = 0 if follow_symlinks else os.O_NOFOLLOW
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | nofollow)  # a FIFO must not block the open
     except FileNotFoundError:
         raise
     except OSError as exc:
