@@ -12,6 +12,16 @@ status range, header names and values, finite ordered times, ...), and an entry 
 checksum, shape or content is wrong is ignored (and removed), and the YAML is parsed as if
 there were no cache.
 
+Threat model: the entry's BLAKE2b checksum catches damage (a torn write, a flipped bit), not
+tampering, since anyone can recompute it. Against someone who can write entries (a shared
+cache directory, a CI cache restored from another branch), the defences are that
+:data:`SUBDIR` is only used when it is the user's own directory, closed to group and others,
+and that every entry read is checked with the cassette loader's own rules, so a forged entry
+can at most replace one cassette's answers with other *valid* answers for a cassette whose
+bytes the forger knows. The checksum is not keyed with a per-user secret: such a key would sit
+in the same directory and be restored or shared along with the entries in exactly the cases
+above, so it would add no protection there.
+
 Where and how much, from the environment:
 
 * ``SSEMOCK_CACHE_DIR``: the directory (default ``$XDG_CACHE_HOME/ssemock/cassettes``,
