@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -200,19 +202,23 @@ def test_a_stuck_worker_is_named_not_silently_left_out_and_stop_still_bounded(tm
 
 
 def test_killing_the_master_leaves_no_directory_behind(tmp_path: Path) -> None:
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+    # a short TMPDIR: a Unix socket's path holds at most 107 bytes, and pytest's tmp_path can be longer
+    temporary = Path(tempfile.mkdtemp(prefix="smk-"))
     with serve(tmp_path, "--workers", "2", env={"TMPDIR": str(temporary)}) as served:
         workers = served.workers()
         assert len(workers) == 2
         [directory] = temporary.glob("ssemock-workers-*")
         deadline = time.monotonic() + 30
-        while len(list(directory.iterdir())) < 2 and time.monotonic() < deadline:
+        sockets = sorted(f"{w}.sock" for w in workers)
+        while sorted(p.name for p in directory.iterdir()) != sockets and time.monotonic() < deadline:
             time.sleep(0.01)  # each worker makes its socket once its app has started
-        assert sorted(p.name for p in directory.iterdir()) == sorted(f"{w}.sock" for w in workers)
+        assert sorted(p.name for p in directory.iterdir()) == sockets, (tmp_path / "stderr").read_text()
         served.proc.kill()
         started = time.monotonic()
         while any(alive(w) for w in workers) and time.monotonic() - started < 30:
             time.sleep(0.01)
         assert not any(alive(w) for w in workers)  # they notice their parent is gone
-        assert list(temporary.iterdir()) == []
+        try:
+            assert list(temporary.iterdir()) == []
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)
