@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from ssemock import Cassette
-from ssemock.cassette.cache import cache_dir
+from ssemock.cassette.cache import SUBDIR, cache_dir
 
 from . import figure, spread
 from .common import ROOT, bulk_cassette, median, standalone
@@ -105,7 +105,7 @@ def load_times(path: Path, reps: int) -> dict[str, list[float]]:
     pickled.write_bytes(pickle.dumps(Cassette.load(path), protocol=pickle.HIGHEST_PROTOCOL))
     times: dict[str, list[float]] = {"first": [], "yaml": [], "cached": [], "pickle": []}
     for _ in range(reps):
-        for entry in cache_dir().glob("*.msgpack"):  # type: ignore[union-attr]
+        for entry in (cache_dir() / SUBDIR).glob("*.msgpack"):  # type: ignore[operator]
             entry.unlink()
         started = time.perf_counter()
         Cassette.load(path)

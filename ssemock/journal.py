@@ -121,12 +121,14 @@ def unmatched_report(entries: Sequence[Entry]) -> str | None:
     return "\n".join(lines)
 
 
-async def send_journal(request: web.Request, entries: Iterable[Entry]) -> web.StreamResponse:
+async def send_journal(
+    request: web.Request, entries: Iterable[Entry], headers: dict[str, str] | None = None,
+) -> web.StreamResponse:
     """Answer ``GET /_ssemock/requests``: the entries as one JSON array, encoded and written
     entry by entry, so that a full journal (1,000 entries of up to 64 KiB bodies by default)
-    never holds the event loop while it is encoded."""
+    never holds the event loop while it is encoded; ``headers`` are added to the answer's."""
     snapshot = list(entries)
-    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    response = web.StreamResponse(headers={**(headers or {}), "Content-Type": "application/json; charset=utf-8"})
     await response.prepare(request)
     await response.write(b"[")
     since_yield = 0

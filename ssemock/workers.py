@@ -13,7 +13,14 @@ Journal and admin routes across workers:
   ``worker`` (the process id that answered);
 * ``GET /_ssemock/requests`` on any worker gathers the journals of all workers (each worker
   also listens on a Unix socket in a private directory for this), ordered by ``time``;
-  ``DELETE /_ssemock/requests`` clears them all and answers ``{"cleared": TOTAL}``;
+  ``DELETE /_ssemock/requests`` clears them all and answers ``{"cleared": TOTAL, "workers":
+  {"PID": CLEARED, ...}, "unanswered": [PID, ...]}``;
+* the other workers are asked at once and each gets :data:`PEER_TIMEOUT` (2 s) to answer: a
+  worker whose event loop is held longer is left out and named, by ``unanswered`` (DELETE)
+  or by the header ``X-SSEMock-Unanswered-Workers: PID,PID`` (GET, empty when all answered),
+  and a line on stderr; an unanswered worker keeps its journal (a DELETE it reads late,
+  when its loop runs again, clears nothing);
+  a worker that is gone (restarted) is left out silently, its journal went with it;
 * ``health``, ``cassettes`` and ``scenarios`` are the same in every worker.
 
 Play counts ("the first interaction not yet played" among equal matches) are kept per
@@ -22,7 +29,10 @@ the same interaction. A test that relies on the order of repeated requests uses 
 process (no ``--workers``), as does :class:`~ssemock.MockServer`, which is single-process.
 
 SIGTERM or SIGINT stops the master and every worker (requests in flight get ``--grace``
-seconds); the workers exit within a second.
+seconds); the workers exit within a second. A worker that has not exited 1 s + ``--grace``
+after the signal (its event loop held) is killed (gunicorn's graceful timeout). When the
+master is killed outright (``kill -9``), the workers notice within a second, stop, and the
+last one removes the private socket directory.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -55,7 +66,11 @@ from .server import ServerState, create_app
 __all__ = ["Worker", "serve_workers"]
 
 JOURNAL_PATH = "/_ssemock/requests"
-PEER_TIMEOUT = 10.0  # seconds a worker waits for another's journal
+PEER_TIMEOUT = 2.0
+"""Seconds a worker waits for each other worker's journal (all are asked at once)."""
+STOP_TIMEOUT = 1.0
+"""Seconds after SIGTERM, beyond ``--grace``, before a worker that has not exited is killed."""
+UNANSWERED_HEADER = "X-SSEMock-Unanswered-Workers"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -74,6 +89,7 @@ class _Peers:
         self.directory = directory
         self.state = state
         self.pid = os.getpid()
+        self.master = os.getppid()
         self.runner: web.AppRunner | None = None
 
     def tagged(self) -> list[dict[str, Any]]:
@@ -92,29 +108,58 @@ class _Peers:
             await self.runner.cleanup()
         with contextlib.suppress(OSError):
             (self.directory / f"{self.pid}.sock").unlink()
+        if os.getppid() != self.master:  # the master was killed: the last worker out removes the directory
+            with contextlib.suppress(OSError):
+                self.directory.rmdir()
 
     async def _journal(self, request: web.Request) -> web.StreamResponse:
         return await send_journal(request, self.tagged())
 
     async def _clear(self, request: web.Request) -> web.Response:
+        try:
+            deadline = float(request.query.get("deadline", "inf"))
+        except ValueError:
+            deadline = math.inf
+        if time.time() > deadline:  # the asker has given up and reported this worker as unanswered: keep all
+            return web.json_response({"cleared": 0, "late": True}, status=504)
         count = len(self.state.journal)
         self.state.reset()
         return web.json_response({"cleared": count})
 
-    async def ask(self, method: str) -> list[Any]:
-        """The answers of every other worker to ``method /journal`` (a worker that is gone is left out)."""
-        sockets = [p for p in self.directory.glob("*.sock") if p.name != f"{self.pid}.sock"]
-        return [a for a in await asyncio.gather(*(self._ask(p, method) for p in sockets)) if a is not None]
+    async def ask(self, method: str) -> tuple[dict[int, Any], list[int]]:
+        """Every other worker's answer to ``method /journal``, by process id, and the ids of the
+        workers that did not answer within :data:`PEER_TIMEOUT` (a worker that is gone is in neither)."""
+        sockets = {int(p.stem): p for p in self.directory.glob("*.sock")
+                   if p.stem.isdigit() and int(p.stem) != self.pid}
+        results = await asyncio.gather(*(self._ask(p, method) for p in sockets.values()))
+        answers = {pid: result for pid, result in zip(sockets, results) if result not in (_GONE, _SILENT)}
+        unanswered = sorted(pid for pid, result in zip(sockets, results) if result is _SILENT)
+        if unanswered:
+            print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {method} {JOURNAL_PATH} "
+                  f"within {PEER_TIMEOUT:g} s; left out", file=sys.stderr, flush=True)
+        return answers, unanswered
 
     async def _ask(self, socket: Path, method: str) -> Any:
         timeout = aiohttp.ClientTimeout(total=PEER_TIMEOUT)
+        # a DELETE read after this (the worker's loop was held) clears nothing: "unanswered" means "kept"
+        deadline = {"deadline": repr(time.time() + PEER_TIMEOUT - _DEADLINE_MARGIN)}
         try:
             async with aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=str(socket)),
                                              timeout=timeout) as session, \
-                    session.request(method, "http://worker/journal") as resp:
+                    session.request(method, "http://worker/journal", params=deadline) as resp:
+                resp.raise_for_status()
                 return await resp.json()
+        except (FileNotFoundError, ConnectionRefusedError):
+            return _GONE  # a worker that stopped or restarted meanwhile
+        except aiohttp.ClientConnectorError as exc:
+            return _GONE if isinstance(exc.os_error, (FileNotFoundError, ConnectionRefusedError)) else _SILENT
         except (TimeoutError, OSError, aiohttp.ClientError, ValueError):
-            return None  # a worker that stopped or restarted meanwhile
+            return _SILENT
+
+
+_DEADLINE_MARGIN = 0.5  # seconds for a late worker's answer to travel back before the asker gives up
+_GONE = object()
+_SILENT = object()
 
 
 _PEERS: web.AppKey[_Peers] = web.AppKey("ssemock_peers", _Peers)
@@ -127,15 +172,17 @@ async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamR
         return await handler(request)
     peers = request.app[_PEERS]
     if request.method == "DELETE":
-        count = len(peers.state.journal)
+        cleared = {str(peers.pid): len(peers.state.journal)}
         peers.state.reset()
-        others = await peers.ask("DELETE")
-        return web.json_response({"cleared": count + sum(int(o.get("cleared", 0)) for o in others)})
+        others, unanswered = await peers.ask("DELETE")
+        cleared.update({str(pid): int(answer.get("cleared", 0)) for pid, answer in others.items()})
+        return web.json_response({"cleared": sum(cleared.values()), "workers": cleared, "unanswered": unanswered})
     entries = peers.tagged()
-    for journal in await peers.ask("GET"):
+    journals, unanswered = await peers.ask("GET")
+    for journal in journals.values():
         entries.extend(journal)
     entries.sort(key=lambda e: (e.get("time") or 0.0, e.get("worker") or 0, e.get("seq") or 0))
-    return await send_journal(request, entries)
+    return await send_journal(request, entries, headers={UNANSWERED_HEADER: ",".join(map(str, unanswered))})
 
 
 class _Application(BaseApplication):  # type: ignore[misc]
@@ -155,7 +202,7 @@ class _Application(BaseApplication):  # type: ignore[misc]
             "workers": self.workers,
             "worker_class": Worker,
             "preload_app": True,  # cassettes loaded once, shared by fork
-            "graceful_timeout": math.ceil(grace) + 5,  # then gunicorn kills what is left
+            "graceful_timeout": math.ceil(grace + STOP_TIMEOUT),  # (an int; set exactly below)
             "timeout": 120,  # a worker whose event loop stays blocked this long is restarted
             "keepalive": math.ceil(self.server.network.header_timeout),
             "backlog": self.server.network.backlog,
@@ -167,6 +214,8 @@ class _Application(BaseApplication):  # type: ignore[misc]
         }
         for key, value in settings.items():
             self.cfg.set(key, value)
+        # then gunicorn kills what is left: gunicorn's setting takes whole seconds, its arbiter any number
+        self.cfg.settings["graceful_timeout"].value = grace + STOP_TIMEOUT
 
     def _ready(self, arbiter: Any) -> None:
         gc.freeze()  # the loaded cassettes stay shared between the workers (no copy on write by the GC)

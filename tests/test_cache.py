@@ -3,9 +3,18 @@ bounded, written atomically, and never trusted when damaged."""
 
 from __future__ import annotations
 
+import hashlib
+import math
+import os
+import re
+import stat
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,7 +52,8 @@ def parsed(path: Path, monkeypatch: pytest.MonkeyPatch) -> Cassette:
 
 
 def entries(directory: Path) -> list[Path]:
-    return sorted(directory.glob("*.msgpack")) if directory.is_dir() else []
+    own = directory / cache_module.SUBDIR
+    return sorted(p for p in own.glob("*.msgpack") if re.fullmatch(r"[0-9a-f]{64}\.msgpack", p.name))
 
 
 def test_second_load_comes_from_the_cache_and_equals_the_parse(
@@ -90,15 +100,125 @@ def test_a_damaged_entry_is_not_trusted(
     elif damage == "empty":
         entry.write_bytes(b"")
     else:  # a valid checksum over a payload of the wrong shape
-        import hashlib
-
-        import msgpack
-
         payload = msgpack.packb(["big", {}, [[1, 2, 3]]])
         head = raw[: raw.index(b"\x00") + 2]
         entry.write_bytes(head + hashlib.blake2b(payload, digest_size=16).digest() + payload)
     assert Cassette.load(path) == parsed(path, monkeypatch)
     assert Cassette.load(path) == parsed(path, monkeypatch)  # the damaged entry was replaced
+
+
+def repack(entry: Path, edit: Callable[[list[Any]], None]) -> None:
+    """Rewrite ``entry``'s payload with ``edit`` and recompute its (unkeyed) checksum, as anyone could."""
+    raw = entry.read_bytes()
+    head = raw.index(b"\x00") + 2
+    payload = msgpack.unpackb(raw[head + 16:], raw=False, strict_map_key=False)
+    edit(payload)
+    packed = msgpack.packb(payload, use_bin_type=True)
+    entry.write_bytes(raw[:head] + hashlib.blake2b(packed, digest_size=16).digest() + packed)
+
+
+TAMPERED: dict[str, Callable[[list[Any]], None]] = {
+    # interaction fields: 0 method, 1 path, 3 headers, 7 status, 9 headers, 10 start, 11 end t, 12 how, 14 times
+    "status 999": lambda p: p[2][0].__setitem__(7, 999),
+    "status True": lambda p: p[2][0].__setitem__(7, True),
+    "CRLF in a header value": lambda p: p[2][0][9].append(["X-A", "a\r\nSet-Cookie: evil=1"]),
+    "header name not a token": lambda p: p[2][0][9].append(["X A:", "1"]),
+    "CR in a request header": lambda p: p[2][0][3].append(["x", "\r"]),
+    "start NaN": lambda p: p[2][0].__setitem__(10, math.nan),
+    "chunk time inf": lambda p: p[2][0][14].__setitem__(0, math.inf),
+    "chunk time NaN": lambda p: p[2][0][14].__setitem__(-1, math.nan),
+    "chunks out of order": lambda p: p[2][0][14].__setitem__(1, 1e4),
+    "end before the last chunk": lambda p: p[2][0].__setitem__(11, 0.0),
+    "end how": lambda p: p[2][0].__setitem__(12, "exploded"),
+    "method not a token": lambda p: p[2][0].__setitem__(0, "GET /x HTTP/1.1\r\n"),
+    "lower-case method": lambda p: p[2][0].__setitem__(0, "post"),
+    "path": lambda p: p[2][0].__setitem__(1, "http://elsewhere/"),
+    "name with ..": lambda p: p.__setitem__(0, "../x"),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERED))
+def test_an_entry_breaking_the_cassette_rules_is_damaged_even_with_a_valid_checksum(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tamper: str
+) -> None:
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    repack(entry, TAMPERED[tamper])
+    assert Cassette.load(path) == parsed(path, monkeypatch)  # the YAML's answer, not the entry's
+    assert Cassette.load(path).interactions[0].response.status == 200  # the real recording's status
+    assert entry.read_bytes() != b"" and Cassette.load(path) == parsed(path, monkeypatch)  # rebuilt
+
+
+def test_pruning_and_reading_leave_the_users_files_alone(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache variable pointed at a folder of the user's own ``.msgpack`` files (old ones, even
+    named like an entry) removes none of them, however small the bound."""
+    path = big_copy(tmp_path)
+    theirs = {
+        cache_dir / "model-weights.msgpack": os.urandom(300_000),
+        cache_dir / f"{'a' * 64}.msgpack": os.urandom(200_000),
+        cache_dir / cache_module.SUBDIR / "notes.msgpack": b"mine",
+        cache_dir / cache_module.SUBDIR / f"{'B' * 64}.msgpack": os.urandom(200_000),
+    }
+    for file, data in theirs.items():
+        file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        file.write_bytes(data)
+        os.utime(file, (1_577_836_800, 1_577_836_800))  # 2020: older than any entry
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(entry.stat().st_size))  # room for one entry
+    Cassette.load(big_copy(tmp_path, 9, "other.yaml"))
+    assert {file: file.read_bytes() for file in theirs} == theirs
+    assert len(entries(cache_dir)) == 1  # the cache pruned its own older entry only
+    assert stat.S_IMODE((cache_dir / cache_module.SUBDIR).stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("kind", ["group-writable", "symlink"])
+def test_a_subdirectory_others_could_write_is_not_used(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    path = big_copy(tmp_path)
+    cache_dir.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    if kind == "symlink":
+        elsewhere.mkdir(mode=0o700)
+        (cache_dir / cache_module.SUBDIR).symlink_to(elsewhere)
+    else:
+        (cache_dir / cache_module.SUBDIR).mkdir()
+        (cache_dir / cache_module.SUBDIR).chmod(0o777)
+    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert list(tmp_path.rglob("*.msgpack")) == []
+
+
+@pytest.mark.parametrize("kind", ["symlink to /dev/zero", "symlink to a valid entry", "fifo", "too large"])
+def test_an_entry_that_is_not_a_small_regular_file_is_damaged_and_never_blocks(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    path = big_copy(tmp_path)
+    Cassette.load(path)
+    [entry] = entries(cache_dir)
+    valid = tmp_path / "valid-entry"
+    entry.rename(valid)
+    if kind == "symlink to /dev/zero":
+        entry.symlink_to("/dev/zero")
+    elif kind == "symlink to a valid entry":
+        entry.symlink_to(valid)
+    elif kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(valid.stat().st_size - 1))
+        entry.write_bytes(valid.read_bytes())
+    result: list[Cassette] = []
+    reader = threading.Thread(target=lambda: result.append(Cassette.load(path)), daemon=True)
+    reader.start()
+    reader.join(30)  # a FIFO read would block forever, /dev/zero would fill the memory
+    assert result == [parsed(path, monkeypatch)]
+    assert valid.exists()  # what a symlink pointed to is left alone
+    if kind != "too large":  # the damaged entry was replaced by a regular file
+        assert entry.is_file() and not entry.is_symlink()
 
 
 def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:
@@ -155,7 +275,7 @@ def test_an_unwritable_cache_costs_only_time(tmp_path: Path, monkeypatch: pytest
 
 def test_no_temporary_file_is_left(cache_dir: Path, tmp_path: Path) -> None:
     Cassette.load(big_copy(tmp_path))
-    assert [p.name for p in cache_dir.iterdir() if not p.name.endswith(".msgpack")] == []
+    assert [p.name for p in (cache_dir / cache_module.SUBDIR).iterdir() if not p.name.endswith(".msgpack")] == []
 
 
 _times = st.floats(0, 86_400, allow_nan=False)
@@ -185,7 +305,7 @@ def test_any_cassette_round_trips_through_the_cache(
         inter.response.start = inter.response.chunks[0].t if inter.response.chunks else 0.0
     path = Cassette("h", interactions).save(tmp_path / "h.yaml")
     first = Cassette.load(path)
-    assert any(e.stat().st_size for e in (tmp_path / "hcache").glob("*.msgpack"))
+    assert any(e.stat().st_size for e in entries(tmp_path / "hcache"))
     second = Cassette.load(path)
     assert second == first == parsed(path, monkeypatch)
     for got, want in zip(second.interactions, interactions):

@@ -7,10 +7,13 @@ one connection per request so that the kernel spreads them over the workers.
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -21,7 +24,9 @@ import httpx
 import pytest
 
 from ssemock.cli import main
+from ssemock.edge.options import DEFAULT_GRACE
 from ssemock.mockserver import collect_cassettes
+from ssemock.workers import PEER_TIMEOUT, STOP_TIMEOUT, UNANSWERED_HEADER
 
 STOP_BOUND = 1.0  # seconds, from SIGTERM to the master and every worker gone (holds with both cores busy)
 
@@ -42,10 +47,11 @@ class Served:
 
 
 @contextlib.contextmanager
-def serve(tmp_path: Path, *argv: str) -> Iterator[Served]:
+def serve(tmp_path: Path, *argv: str, env: dict[str, str] | None = None) -> Iterator[Served]:
     err = (tmp_path / "stderr").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0", *argv],
-                            stdout=subprocess.PIPE, stderr=err, text=True, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=err, text=True, cwd=tmp_path,
+                            env=None if env is None else {**os.environ, **env})
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline().strip()
@@ -102,7 +108,8 @@ def test_two_workers_serve_every_bundled_cassette_and_one_journal_gathers_both(t
         assert [e["time"] for e in journal] == sorted(e["time"] for e in journal)
 
         cleared = httpx.delete(f"{served.url}/_ssemock/requests").json()
-        assert cleared == {"cleared": len(journal)}
+        per_worker = {str(w): n for w, n in Counter(e["worker"] for e in journal).items()}
+        assert cleared == {"cleared": len(journal), "workers": per_worker, "unanswered": []}
         assert httpx.get(f"{served.url}/_ssemock/requests").json() == []
         health = httpx.get(f"{served.url}/_ssemock/health").json()
         assert health["status"] == "ok" and health["cassettes"] == len(cassettes)
@@ -140,3 +147,78 @@ def test_a_taken_port_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str])
         assert main(["serve", "--workers", "2", "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
+
+
+def fill_journal(served: Served, workers: list[int]) -> dict[int, int]:
+    """Replay one bundled interaction (a new connection each time) until every worker has
+    journaled some; returns the entries per worker."""
+    cassette = collect_cassettes(None)["openai-chat-finish-length-usage"]
+    inter = cassette.interactions[0]
+    for _ in range(200):
+        with httpx.Client(headers={"Connection": "close"}) as client:
+            resp = client.request(inter.request.method, f"{served.url}{inter.request.path}",
+                                  content=inter.request.body, headers={"X-SSEMock-Cassette": cassette.name})
+            assert resp.status_code == inter.response.status
+        counts = Counter(e["worker"] for e in httpx.get(f"{served.url}/_ssemock/requests").json())
+        if set(counts) == set(workers):
+            return dict(counts)
+    raise AssertionError(f"not every worker answered: {counts}")
+
+
+def test_a_stuck_worker_is_named_not_silently_left_out_and_stop_still_bounded(tmp_path: Path) -> None:
+    """A worker whose event loop does not run (stopped with SIGSTOP, as a loop held by a long
+    computation would be): GET and DELETE answer within the peer timeout and name it; its
+    journal is neither reported as read nor as cleared; SIGTERM still stops everything."""
+    with serve(tmp_path, "--workers", "2") as served:
+        workers = served.workers()
+        counts = fill_journal(served, workers)
+        stuck, live = workers
+        os.kill(stuck, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            resp = httpx.get(f"{served.url}/_ssemock/requests", timeout=30)  # answered by the live worker
+            elapsed = time.monotonic() - started
+            assert elapsed <= PEER_TIMEOUT + 2.0, f"answered in {elapsed:.2f} s"
+            assert resp.headers[UNANSWERED_HEADER] == str(stuck)
+            assert Counter(e["worker"] for e in resp.json()) == {live: counts[live]}
+
+            cleared = httpx.delete(f"{served.url}/_ssemock/requests", timeout=30).json()
+            assert cleared == {"cleared": counts[live], "workers": {str(live): counts[live]}, "unanswered": [stuck]}
+            assert f"worker(s) {stuck} did not answer" in (tmp_path / "stderr").read_text()
+        finally:
+            os.kill(stuck, signal.SIGCONT)
+        resp = httpx.get(f"{served.url}/_ssemock/requests", timeout=30)
+        assert resp.headers[UNANSWERED_HEADER] == ""
+        assert Counter(e["worker"] for e in resp.json()) == {stuck: counts[stuck]}  # not cleared: it did not answer
+
+        os.kill(stuck, signal.SIGSTOP)  # stuck again, now for the stop
+        started = time.monotonic()
+        served.proc.send_signal(signal.SIGTERM)
+        while (served.proc.poll() is None or any(alive(w) for w in workers)) and time.monotonic() - started < 30:
+            time.sleep(0.005)
+        elapsed = time.monotonic() - started
+        assert not any(alive(w) for w in workers)
+        assert elapsed <= DEFAULT_GRACE + STOP_TIMEOUT + STOP_BOUND, f"stopped in {elapsed:.3f} s"
+
+
+def test_killing_the_master_leaves_no_directory_behind(tmp_path: Path) -> None:
+    # a short TMPDIR: a Unix socket's path holds at most 107 bytes, and pytest's tmp_path can be longer
+    temporary = Path(tempfile.mkdtemp(prefix="smk-"))
+    with serve(tmp_path, "--workers", "2", env={"TMPDIR": str(temporary)}) as served:
+        workers = served.workers()
+        assert len(workers) == 2
+        [directory] = temporary.glob("ssemock-workers-*")
+        deadline = time.monotonic() + 30
+        sockets = sorted(f"{w}.sock" for w in workers)
+        while sorted(p.name for p in directory.iterdir()) != sockets and time.monotonic() < deadline:
+            time.sleep(0.01)  # each worker makes its socket once its app has started
+        assert sorted(p.name for p in directory.iterdir()) == sockets, (tmp_path / "stderr").read_text()
+        served.proc.kill()
+        started = time.monotonic()
+        while any(alive(w) for w in workers) and time.monotonic() - started < 30:
+            time.sleep(0.01)
+        assert not any(alive(w) for w in workers)  # they notice their parent is gone
+        try:
+            assert list(temporary.iterdir()) == []
+        finally:
+            shutil.rmtree(temporary, ignore_errors=True)

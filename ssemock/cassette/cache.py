@@ -6,8 +6,10 @@ bytes (64 KiB) is loaded; a later load of a file with the same bytes (and the sa
 fallback name, and the same ssemock version) reads the entry instead of the YAML. Any change
 to the file changes its SHA-256 and so its key: a changed file is never answered from the
 cache. Entries are MessagePack (``msgpack``), written atomically
-(:func:`~ssemock.cassette.append.atomic_write_bytes`), and never trusted blindly: an entry
-whose checksum or shape is wrong is ignored (and removed), and the YAML is parsed as if
+(:func:`~ssemock.cassette.append.atomic_write_bytes`), and never trusted blindly: a decoded
+entry goes through the same checks as a YAML load (:func:`~ssemock.cassette.read.check_cassette`:
+status range, header names and values, finite ordered times, ...), and an entry whose
+checksum, shape or content is wrong is ignored (and removed), and the YAML is parsed as if
 there were no cache.
 
 A directory of cassettes (:func:`~ssemock.cassette.load_cassettes`) is also kept as one entry
@@ -15,16 +17,30 @@ A directory of cassettes (:func:`~ssemock.cassette.load_cassettes`) is also kept
 starting on unchanged cassettes reads one entry and imports no YAML parser; any change to any
 file of it is a new key, and the directory is loaded file by file again.
 
+Threat model: the entry's BLAKE2b checksum catches damage (a torn write, a flipped bit), not
+tampering, since anyone can recompute it. Against someone who can write entries (a shared
+cache directory, a CI cache restored from another branch), the defences are that
+:data:`SUBDIR` is only used when it is the user's own directory, closed to group and others,
+and that every entry read is checked with the cassette loader's own rules, so a forged entry
+can at most replace one cassette's answers with other *valid* answers for a cassette whose
+bytes the forger knows. The checksum is not keyed with a per-user secret: such a key would sit
+in the same directory and be restored or shared along with the entries in exactly the cases
+above, so it would add no protection there.
+
 Where and how much, from the environment:
 
 * ``SSEMOCK_CACHE_DIR``: the directory (default ``$XDG_CACHE_HOME/ssemock/cassettes``,
-  else ``~/.cache/ssemock/cassettes``); empty or ``off``: no cache.
+  else ``~/.cache/ssemock/cassettes``); empty or ``off``: no cache. The entries live in a
+  subdirectory of their own, :data:`SUBDIR` (created with mode 0700), and are named 64 hex
+  digits + ``.msgpack``: reading and pruning touch nothing else, so a cache variable
+  pointed at a project or data folder never removes a user's file.
 * ``SSEMOCK_CACHE_MAX_BYTES``: the entries' total size, bytes (default
   :data:`DEFAULT_MAX_BYTES`, 256 MiB); the least recently used entries are removed first;
   ``0``: no cache. Anything but an integer >= 0 raises :class:`~ssemock.ConfigError`.
 
 A cache that cannot be written (read-only directory, full disk) only costs the time it
-would have saved.
+would have saved; so does a :data:`SUBDIR` that is not a directory owned by the user and
+closed to group and others (it is then not used at all).
 """
 
 from __future__ import annotations
@@ -32,18 +48,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgpack
 
-from ..errors import ConfigError
+from ..errors import CassetteError, ConfigError
 from .append import atomic_write_bytes
 from .model import Cassette, Chunk, End, Interaction, Request, Response
+from .read import check_cassette, read_file
 
-__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "cache_dir", "cache_key", "lookup", "lookup_set", "max_bytes",
-           "store", "store_set"]
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "SUBDIR", "cache_dir", "cache_key", "lookup", "lookup_set",
+           "max_bytes", "store", "store_set"]
 
 T = TypeVar("T")
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -53,7 +72,10 @@ MIN_CACHED_SIZE = 64 * 1024
 CACHE_FORMAT = 1
 _MAGIC = b"SSEMOCK-CASSETTE-CACHE\x00" + bytes([CACHE_FORMAT])
 _DIGEST = 16  # bytes of the BLAKE2b checksum of the payload
+SUBDIR = "ssemock-cassettes-v1"
+"""The subdirectory of ``SSEMOCK_CACHE_DIR`` holding the entries, and nothing but them."""
 _SUFFIX = ".msgpack"
+_ENTRY_NAME = re.compile(r"(set-)?[0-9a-f]{64}\.msgpack\Z")
 
 
 def cache_dir() -> Path | None:
@@ -92,40 +114,75 @@ def cache_key(data: bytes, name: str) -> str:
     return digest.hexdigest()
 
 
-def _entry(data: bytes, name: str) -> Path | None:
-    if len(data) < MIN_CACHED_SIZE or max_bytes() == 0:
-        return None
+def _own_dir(*, create: bool) -> Path | None:
+    """:data:`SUBDIR` of the cache directory (made when ``create``), or None when there is no usable cache."""
     directory = cache_dir()
-    return None if directory is None else directory / f"{cache_key(data, name)}{_SUFFIX}"
+    if directory is None or max_bytes() == 0:
+        return None
+    own = directory / SUBDIR
+    try:
+        if create:
+            own.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(own)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return None  # a symlink, or a directory someone else could write: not ours to trust
+    return own
+
+
+def _entry(data: bytes, name: str, *, create: bool) -> Path | None:
+    """The entry's path in :data:`SUBDIR` (made when ``create``), or None when there is no usable cache."""
+    if len(data) < MIN_CACHED_SIZE:
+        return None
+    own = _own_dir(create=create)
+    return None if own is None else own / f"{cache_key(data, name)}{_SUFFIX}"
 
 
 def lookup(data: bytes, name: str) -> Cassette | None:
     """The cassette cached for a file of content ``data`` (fallback ``name``), or None.
 
-    A missing, unreadable or damaged entry gives None (a damaged one is removed).
+    A missing, unreadable or damaged entry gives None (a damaged one is removed). The entry is
+    read only when it is a regular file (not a symlink, FIFO or device) of at most
+    ``SSEMOCK_CACHE_MAX_BYTES``: anything else is damage, so a load never blocks on it.
 
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
-    entry = _entry(data, name)
-    return None if entry is None else _read(entry, _decode)
+    entry = _entry(data, name, create=False)
+    return None if entry is None else _read(entry, lambda raw: _checked(_decode(raw), entry))
+
+
+def _checked(cassette: Cassette, entry: Path) -> Cassette:
+    check_cassette(cassette, str(entry))  # the loader's rules, not only Python types
+    return cassette
 
 
 def _read(entry: Path, decode: Callable[[bytes], T]) -> T | None:
-    """``decode`` of the entry's bytes; None when it is missing or unreadable, or damaged (then removed)."""
+    """``decode`` of the entry's bytes; None when it is missing, or damaged (then removed): not a
+    regular file of at most ``SSEMOCK_CACHE_MAX_BYTES`` (a symlink, FIFO or device is damage, so a
+    load never blocks on it), or refused by ``decode``."""
     try:
-        raw = entry.read_bytes()
-    except OSError:
+        raw = read_file(entry, str(entry), limit=max_bytes(), follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except CassetteError:
+        _remove(entry)
         return None
     try:
         value = decode(raw)
-    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException):
-        with contextlib.suppress(OSError):
-            entry.unlink()
+    except (ValueError, TypeError, KeyError, IndexError, msgpack.UnpackException, CassetteError):
+        _remove(entry)
         return None
     with contextlib.suppress(OSError):
         os.utime(entry)  # recently used: pruned last
     return value
+
+
+def _remove(entry: Path) -> None:
+    """Remove a damaged entry (a symlink itself, not what it points to)."""
+    with contextlib.suppress(OSError):
+        entry.unlink()
 
 
 def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
@@ -138,7 +195,7 @@ def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
-    entry = _entry(data, name)
+    entry = _entry(data, name, create=True)
     if entry is None:
         return None
     try:
@@ -162,11 +219,11 @@ def _write(entry: Path, raw: bytes) -> Path | None:
     return entry
 
 
-def _set_entry(files: Sequence[tuple[str, str]]) -> Path | None:
+def _set_entry(files: Sequence[tuple[str, str]], *, create: bool) -> Path | None:
     from .. import __version__
 
-    directory = cache_dir()
-    if directory is None or not files or max_bytes() == 0:
+    directory = _own_dir(create=create) if files else None
+    if directory is None:
         return None
     digest = hashlib.sha256(f"ssemock {__version__} cache {CACHE_FORMAT} set {len(files)}\0".encode())
     for file_digest, name in files:
@@ -185,14 +242,18 @@ def lookup_set(files: Sequence[tuple[str, str]]) -> list[Cassette] | None:
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
+    entry = _set_entry(files, create=False)
+    if entry is None:
+        return None
+    source = entry
+
     def decode(raw: bytes) -> list[Cassette]:
-        cassettes = [_decode(item) for item in _check(msgpack.unpackb(raw, raw=False), list)]
+        cassettes = [_checked(_decode(item), source) for item in _check(msgpack.unpackb(raw, raw=False), list)]
         if len(cassettes) != len(files):
             raise ValueError("not this set")
         return cassettes
 
-    entry = _set_entry(files)
-    return None if entry is None else _read(entry, decode)
+    return _read(entry, decode)
 
 
 def store_set(files: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -> Path | None:
@@ -202,7 +263,7 @@ def store_set(files: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
-    entry = _set_entry(files)
+    entry = _set_entry(files, create=True)
     if entry is None:
         return None
     try:
@@ -213,11 +274,14 @@ def store_set(files: Sequence[tuple[str, str]], cassettes: Sequence[Cassette]) -
 
 
 def _prune(directory: Path, limit: int, keep: Path) -> None:
-    """Remove the least recently used entries until their total size is at most ``limit`` bytes."""
+    """Remove the least recently used entries until their total size is at most ``limit`` bytes.
+
+    Only files named like an entry (64 hex digits, or ``set-`` and 64 hex digits, + ``.msgpack``) are
+    counted and removed."""
     entries = []
     with os.scandir(directory) as found:
         for item in found:
-            if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
+            if _ENTRY_NAME.match(item.name) and item.is_file(follow_symlinks=False):
                 info = item.stat(follow_symlinks=False)
                 entries.append((info.st_mtime, info.st_size, item.path))
     total = sum(size for _, size, _ in entries)

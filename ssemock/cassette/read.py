@@ -29,7 +29,9 @@ from ..limits import (
 from ..sse import encode
 from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
 
-__all__ = ["MIGRATIONS", "check_times", "load_file", "load_yaml", "parse_cassette", "read_file", "read_yaml"]
+__all__ = [
+    "MIGRATIONS", "check_cassette", "check_times", "load_file", "load_yaml", "parse_cassette", "read_file", "read_yaml",
+]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
@@ -147,18 +149,22 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def read_file(path: Path, source: str, *, limit: int, error: FileError = CassetteError) -> bytes:
+def read_file(
+    path: Path, source: str, *, limit: int, error: FileError = CassetteError, follow_symlinks: bool = True,
+) -> bytes:
     """The bytes of the regular file ``path``, of at most ``limit`` bytes.
 
     Anything else (``/dev/zero``, a FIFO, a directory, a socket) is refused without reading
-    it: opened without blocking, checked, closed.
+    it: opened without blocking, checked, closed. Without ``follow_symlinks``, a symbolic
+    link is refused too (``O_NOFOLLOW``).
 
     Raises:
         FileNotFoundError: the file does not exist.
         CassetteError (or ``error``): not a regular file, larger than ``limit``, or unreadable.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO must not block the open
+        nofollow = 0 if follow_symlinks else os.O_NOFOLLOW
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | nofollow)  # a FIFO must not block the open
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -219,6 +225,37 @@ def check_times(cassette: Cassette) -> None:
         for j, chunk in enumerate(resp.chunks):
             if not 0 <= chunk.t <= MAX_CASSETTE_SECONDS:  # NaN fails too
                 v.seconds(chunk.t, f"{where}.chunks[{j}].t")
+
+
+def check_cassette(cassette: Cassette, source: str) -> None:
+    """Check a cassette rebuilt from another form than its YAML (e.g. the cache of parsed
+    cassettes) with the rules a YAML load applies: name, at most
+    :data:`~ssemock.limits.MAX_ITEMS` interactions and chunks, method token, path, header
+    names (tokens) and values (no CR, LF, NUL), body digest, status 100-599, times finite
+    from 0 to 24 h and in order, end kind and time.
+
+    Raises:
+        CassetteError: naming ``source`` and the first field that breaks a rule.
+    """
+    v = _Validator(source)
+    _cassette_name(v, cassette.name)
+    for i, inter in enumerate(v.items(cassette.interactions, "interactions", "interactions")):
+        req, resp, where = inter.request, inter.response, f"interactions[{i}]"
+        if _method(v, req.method, f"{where}.request.method").upper() != req.method:
+            raise v.fail(f"{where}.request.method", "an upper-case method", req.method)
+        _path(v, req.path, f"{where}.request.path")
+        _check_headers(v, req.headers, f"{where}.request.headers")
+        if req.body_sha256 is not None or req.body_size is not None:
+            if req.body is not None:
+                raise v.fail(f"{where}.request.body", "either a body or its digest, not both", None)
+            _digest(v, req.body_sha256, req.body_size, f"{where}.request.body")
+        _status(v, resp.status, f"{where}.response.status")
+        _check_headers(v, resp.headers, f"{where}.response.headers")
+        v.seconds(resp.start, f"{where}.response.start")
+        for j, chunk in enumerate(v.items(resp.chunks, f"{where}.response.chunks", "chunks")):
+            v.seconds(chunk.t, f"{where}.response.chunks[{j}].t")
+        last, last_at = _ordered(v, resp, f"{where}.response", False)
+        _end(v, resp.end.how, resp.end.t, last, last_at, f"{where}.response")
 
 
 class _Validator:
@@ -289,7 +326,10 @@ def _cassette_name(v: _Validator, value: Any) -> str:
 
 def _headers(v: _Validator, value: Any, where: str) -> list[tuple[str, str]]:
     """Header pairs whose names are HTTP tokens and whose values hold no CR, LF or NUL."""
-    pairs = v.pairs(value, where)
+    return _check_headers(v, v.pairs(value, where), where)
+
+
+def _check_headers(v: _Validator, pairs: list[tuple[str, str]], where: str) -> list[tuple[str, str]]:
     for name, text in pairs:
         if not _HEADER_NAME.match(name):
             raise v.fail(f"{where}.{name}", "a header name (letters, digits and !#$%&'*+.^_`|~-)", name)
@@ -318,22 +358,54 @@ def _interaction(v: _Validator, item: Any, where: str) -> Interaction:
 def _request(v: _Validator, item: Any, where: str) -> Request:
     doc = v.mapping(item, where)
     v.known(doc, where, {"method", "path", "query", "headers", "body"})
-    method = v.typed(doc.get("method", "GET"), f"{where}.method", str, _METHOD)
-    if not _HEADER_NAME.match(method):
-        raise v.fail(f"{where}.method", _METHOD, method)
-    method = method.upper()
-    path = v.typed(doc.get("path", "/"), f"{where}.path", str, "a URL path starting with /")
-    if not path.startswith("/"):
-        raise v.fail(f"{where}.path", "a URL path starting with /", path)
     req = Request(
-        method=method,
-        path=path,
+        method=_method(v, doc.get("method", "GET"), f"{where}.method").upper(),
+        path=_path(v, doc.get("path", "/"), f"{where}.path"),
         query=v.pairs(doc.get("query", []), f"{where}.query"),
         headers=_headers(v, doc.get("headers", {}), f"{where}.headers"),
     )
     if "body" in doc:
         _body(v, doc["body"], f"{where}.body", req)
     return req
+
+
+def _method(v: _Validator, value: Any, where: str) -> str:
+    method = v.typed(value, where, str, _METHOD)
+    if not _HEADER_NAME.match(method):
+        raise v.fail(where, _METHOD, method)
+    return method  # type: ignore[no-any-return]
+
+
+def _path(v: _Validator, value: Any, where: str) -> str:
+    path = v.typed(value, where, str, "a URL path starting with /")
+    if not path.startswith("/"):
+        raise v.fail(where, "a URL path starting with /", path)
+    return path  # type: ignore[no-any-return]
+
+
+def _digest(v: _Validator, digest: Any, size: Any, where: str) -> tuple[str, int]:
+    """A body stored by digest: 64 lower-case hex digits and a size in bytes."""
+    v.typed(digest, f"{where}.sha256", str, "64 hex digits")
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise v.fail(f"{where}.sha256", "64 lower-case hex digits", digest)
+    return digest, v.typed(size, f"{where}.size", int, "a size in bytes")
+
+
+def _status(v: _Validator, value: Any, where: str) -> int:
+    status = v.typed(value, where, int, "an HTTP status code 100-599")
+    if not 100 <= status <= 599:
+        raise v.fail(where, "an HTTP status code 100-599", status)
+    return status  # type: ignore[no-any-return]
+
+
+def _end(v: _Validator, how: Any, t: Any, last: float, last_at: str, where: str) -> End:
+    """``end``: one of :data:`END_HOWS`, at a time no earlier than the last chunk's."""
+    if how not in END_HOWS:
+        raise v.fail(f"{where}.end.how", f"one of {', '.join(END_HOWS)}", how)
+    end = End(v.seconds(t, f"{where}.end.t"), how)
+    if end.t < last:
+        raise v.fail(f"{where}.end.t", f"a time >= {last_at} ({last:g} s)", end.t)
+    return end
 
 
 def _body(v: _Validator, item: Any, where: str, req: Request) -> None:
@@ -348,11 +420,7 @@ def _body(v: _Validator, item: Any, where: str, req: Request) -> None:
     elif set(doc) == {"base64"}:
         req.body = _b64(v, doc["base64"], f"{where}.base64")
     elif set(doc) == {"sha256", "size"}:
-        digest = v.typed(doc["sha256"], f"{where}.sha256", str, "64 hex digits")
-        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-            raise v.fail(f"{where}.sha256", "64 lower-case hex digits", digest)
-        req.body_sha256 = digest
-        req.body_size = v.typed(doc["size"], f"{where}.size", int, "a size in bytes")
+        req.body_sha256, req.body_size = _digest(v, doc["sha256"], doc["size"], where)
     else:
         raise v.fail(where, forms, doc)
 
@@ -371,9 +439,7 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
         doc, where,
         {"status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end"},
     )
-    status = v.typed(doc.get("status", 200), f"{where}.status", int, "an HTTP status code 100-599")
-    if not 100 <= status <= 599:
-        raise v.fail(f"{where}.status", "an HTTP status code 100-599", status)
+    status = _status(v, doc.get("status", 200), f"{where}.status")
     timing = doc.get("timing", "recorded")
     if timing not in ("recorded", "none"):
         raise v.fail(f"{where}.timing", "'recorded' or 'none'", timing)
@@ -393,12 +459,7 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
     last, last_at = _ordered(v, resp, where, "events" in doc)
     end_doc = v.mapping(doc.get("end", {}), f"{where}.end")
     v.known(end_doc, f"{where}.end", {"t", "how"})
-    how = end_doc.get("how", "clean")
-    if how not in END_HOWS:
-        raise v.fail(f"{where}.end.how", f"one of {', '.join(END_HOWS)}", how)
-    resp.end = End(v.seconds(end_doc.get("t", last), f"{where}.end.t"), how)
-    if resp.end.t < last:
-        raise v.fail(f"{where}.end.t", f"a time >= {last_at} ({last:g} s)", resp.end.t)
+    resp.end = _end(v, end_doc.get("how", "clean"), end_doc.get("t", last), last, last_at, where)
     return resp
 
 
