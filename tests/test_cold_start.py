@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from ssemock import CassetteError, ScenarioError
+from ssemock.cassette.cache import SUBDIR
 from ssemock.mockserver import MockServer
 from ssemock.scenario import Plan, Scenario
 from ssemock.scenario.model import DeferredScenario
@@ -71,7 +72,7 @@ def test_a_cassette_directory_from_one_entry_is_the_parsed_one_and_follows_chang
     (directory / "a.yaml").write_bytes(source.read_bytes())
     (directory / "sub" / "b.yaml").write_bytes(source.read_bytes())
     parsed = load_cassettes(directory)
-    assert list(cache.glob("set-*")), "one entry for the directory"
+    assert list((cache / SUBDIR).glob("set-*")), "one entry for the directory"
     again = load_cassettes(directory)
     assert again == parsed and list(again) == ["a", "sub/b"]
     assert again["sub/b"].path == directory / "sub" / "b.yaml"
