@@ -470,7 +470,8 @@ def test_drop_leaves_exactly_the_events_the_predicate_does_not_match(cassette: s
     n = len(truth)
     where: dict[str, Any] = {}
     if data.draw(st.booleans()):
-        where["index"] = data.draw(st.lists(st.integers(-n - 2, n + 2), min_size=2, max_size=2))
+        where["index"] = data.draw(st.lists(st.integers(-n - 2, n + 2), min_size=2, max_size=2).filter(
+            lambda v: (v[0] < 0) != (v[1] < 0) or v[0] <= v[1]))  # a reversed range is refused (tested above)
     if data.draw(st.booleans()):
         where["type"] = data.draw(st.sampled_from(sorted({t for t, _ in truth})))
     if data.draw(st.booleans()) or not where:
