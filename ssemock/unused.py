@@ -78,9 +78,11 @@ class UnusedReport:
             terminalreporter.write_line(line)
 
     def lines(self) -> list[str]:
-        """One line per cassette never played, or per interaction of a cassette partly played."""
+        """One line per cassette never played, per interaction of a cassette partly played, and per
+        file that does not load (``PATH: not read, so not checked: WHY``)."""
         out = []
-        for path, names, cassette in self._cassettes():
+        cassettes, unread = self._cassettes()
+        for path, names, cassette in cassettes:
             played = {index for name, index in self.played if name in names}
             count = len(cassette.interactions)
             if not played:
@@ -90,15 +92,18 @@ class UnusedReport:
                 if index not in played:
                     out.append(f"{path}: interaction {index} ({inter.request.method} {inter.request.path}) "
                                "never played")
-        return out
+        return out + [f"{path}: not read, so not checked: {why}" for path, why in unread]
 
-    def _cassettes(self) -> list[tuple[Path, set[str], Cassette]]:
-        """Every cassette file the tests could play: (path, the names it is played under, cassette)."""
+    def _cassettes(self) -> tuple[list[tuple[Path, set[str], Cassette]], list[tuple[Path, str]]]:
+        """Every cassette file the tests could play: (path, the names it is played under, cassette),
+        and the files that do not load: (path, why)."""
         root = self.config.rootpath
         names: dict[Path, set[str]] = {}
+        given: dict[Path, Path] = {}  # the path as found, for the files that do not load
 
         def add(file: Path, name: str) -> None:
             names.setdefault(file.resolve(), set()).add(name)
+            given.setdefault(file.resolve(), file.absolute())
 
         for folder in self.folders:
             for file in _yaml_files(folder):
@@ -109,14 +114,15 @@ class UnusedReport:
         for folder in configured:
             for file in _yaml_files(folder):
                 add(file, file.relative_to(folder).with_suffix("").as_posix())
-        out = []
+        out, unread = [], []
         for path in sorted(names):
             try:
                 cassette = Cassette.load(path)
-            except SSEMockError:
-                continue  # not a cassette: `ssemock check` says why
+            except (SSEMockError, OSError) as exc:  # junk, a FIFO, a dangling link: said, not skipped
+                unread.append((_shown(given[path], root), _why(exc, path, given[path])))
+                continue
             out.append((_shown(path, root), names[path], cassette))
-        return out
+        return out, unread
 
 
 def _yaml_files(folder: Path) -> list[Path]:
@@ -124,6 +130,17 @@ def _yaml_files(folder: Path) -> list[Path]:
         return []
     return [p for pattern in ("*.yaml", "*.yml") for p in folder.rglob(pattern)
             if not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+
+
+def _why(exc: Exception, path: Path, found: Path) -> str:
+    """The error's message without the file name it starts with (the line names the file)."""
+    if found.is_symlink() and not found.exists():
+        return "a symbolic link to a missing file"
+    text = str(exc) or type(exc).__name__
+    for prefix in (f"{path}: ", f"{path}:"):
+        if text.startswith(prefix):
+            return text[len(prefix):]
+    return text
 
 
 def _shown(path: Path, root: Path) -> Path:

@@ -285,3 +285,30 @@ def test_any_har_body_imports_byte_for_byte_in_blocks(tmp_path_factory: pytest.T
     response = import_har(har).interactions[0].response
     assert response.body == body
     assert [c.data for c in response.chunks] == split_blocks(body)
+
+
+@pytest.mark.parametrize("streams_only", [False, True])
+def test_a_har_whose_entries_are_all_skipped_writes_nothing_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], streams_only: bool
+) -> None:
+    aborted = _entry(status=0)  # the browser got no answer
+    not_a_url = _entry()
+    not_a_url["request"]["url"] = "not a url"
+    page = _entry(headers=[{"name": "content-type", "value": "text/html"}],
+                  content={"size": 2, "mimeType": "text/html", "text": "hi"})
+    entries = [aborted, not_a_url] + ([page] if streams_only else [])
+    har = tmp_path / "skipped.har"
+    har.write_text(json.dumps(_har(*entries)))
+    out = tmp_path / "out"
+    argv = ["import", "har", str(har), "-o", str(out)] + (["--streams-only"] if streams_only else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    wanted = "an http(s) request with an answer" + (" in text/event-stream" if streams_only else "")
+    assert err == (f"ssemock: error: {har}: log.entries: expected at least one entry with {wanted}, "
+                   f"got '{len(entries)} entries, all skipped'\n")
+    assert not out.exists()
+    empty = tmp_path / "empty.har"
+    empty.write_text(json.dumps(_har()))
+    with pytest.raises(ImportFormatError) as info:
+        import_har(empty)
+    assert info.value.field == "log.entries" and info.value.got == "no entry"

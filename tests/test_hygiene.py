@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -198,6 +199,9 @@ def test_report_unused_lists_what_no_test_played(pytester: pytest.Pytester, work
     (own / "test_orphan.yaml").write_bytes((BUNDLED / "anthropic-messages-thinking.yaml").read_bytes())
     more = pytester.mkdir("more")
     (more / "extra.yaml").write_bytes((BUNDLED / "openai-responses-function-call.yaml").read_bytes())
+    (own / "junk.yaml").write_bytes(b"\xf6\x00 not text")  # files that are not cassettes are named, not skipped
+    os.mkfifo(own / "fifo.yaml")
+    (own / "gone.yaml").symlink_to(own / "nowhere.yaml")
     pytester.makepyfile(test_chat=INNER)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--ssemock-report-unused",
                                            "--ssemock-cassettes", str(more), *workers)
@@ -208,6 +212,10 @@ def test_report_unused_lists_what_no_test_played(pytester: pytest.Pytester, work
         "cassettes/test_chat/test_orphan.yaml: never played (1 interaction(s))",
         "cassettes/test_chat/test_tools.yaml: interaction 1 (POST /v1/chat/completions) never played",
         "more/extra.yaml: never played (2 interaction(s))",
+        "cassettes/test_chat/fifo.yaml: not read, so not checked: expected a regular file, got 'a FIFO (named pipe)'",
+        "cassettes/test_chat/junk.yaml: not read, so not checked: expected a readable UTF-8 YAML file, got "
+        "\"'utf-8' codec can't decode byte 0xf6 in position 0: invalid start byte\"",
+        "cassettes/test_chat/gone.yaml: not read, so not checked: a symbolic link to a missing file",
     ]
 
 

@@ -337,3 +337,43 @@ def test_timing_steps_shape_the_recorded_times() -> None:
     plan = fixed.apply(Plan.of(inter.response))
     assert plan.response.start == 0.5
     assert [round(c.t, 6) for c in plan.response.chunks] == [0.55, 0.6, 0.65, 0.7, 0.75]
+
+
+# ---- the journal's injected names every step ----------------------------------------------------
+@pytest.mark.parametrize("preset", ISSUE_PRESETS)
+def test_every_preset_names_each_of_its_steps_in_the_journal(server: MockServer, preset: str) -> None:
+    wire(server, preset)
+    notes = server.requests[-1]["injected"]
+    steps = collect_scenarios(None)[preset].steps
+    assert notes, preset
+    for step in steps:
+        assert any(note.startswith(f"{step.name}: ") for note in notes), (preset, step.name, notes)
+
+
+def test_the_line_ends_noted_are_the_ones_sent(server: MockServer) -> None:
+    body = wire(server, "mixed-eol").body
+    crlf = body.count(b"\r\n")
+    cr, lf = body.count(b"\r") - crlf, body.count(b"\n") - crlf
+    assert crlf and cr and lf  # mixed: all three
+    shown = ", ".join(f"{n} {name}" for n, name in ((lf, "LF"), (crlf, "CRLF"), (cr, "CR")))
+    assert server.requests[-1]["injected"] == [f"line-endings: {crlf + cr + lf} line end(s) written: {shown} (seeded)"]
+
+
+def test_a_custom_scenario_notes_line_ends_spacing_and_empty_data_framing_and_gzip() -> None:
+    scenario = Scenario.from_dict({"name": "mix", "steps": [
+        {"line-endings": {"eol": "lf", "blank": "crlf"}}, {"field-spacing": {"space": False}},
+        {"empty-data": {}}, {"framing": {"mode": "close"}}, {"content-encoding": {"coding": "deflate"}}]})
+    with MockServer(scenarios=[scenario], timing_scale=0) as running:
+        got = raw_request(running.url, "POST", "/v1/chat/completions", b"{}",
+                          {"X-SSEMock-Cassette": CHAT, "X-SSEMock-Scenario": "mix"})
+        notes = running.requests[-1]["injected"]
+    body = zlib.decompress(got.body)
+    blanks = body.count(b"\r\n")
+    assert blanks == 5 and body.count(b"\n") - blanks == 9  # 5 events: 5 data lines + 4 empty data: lines
+    # line-endings runs first: the empty data: lines come after it, with the end of the line they follow
+    assert [n.split(":")[0] for n in notes] == ["line-endings", "field-spacing", "empty-data", "framing",
+                                                "content-encoding"]
+    assert notes[0] == "line-endings: 10 line end(s) written: 5 LF, 5 CRLF"
+    assert notes[2] == "empty-data: an empty data: line at the start of 4 event(s)"
+    assert notes[1] == "field-spacing: 5 field line(s) rewritten, no value changed"
+    assert notes[3].startswith("framing: close") and notes[4].startswith("content-encoding: deflate")

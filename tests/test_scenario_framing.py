@@ -76,8 +76,10 @@ def test_line_ends_are_chosen_line_by_line(args: dict[str, Any], body: bytes, ex
 def test_a_blank_line_after_a_bare_cr_is_moved_to_crlf_and_the_journal_says_so() -> None:
     plan = apply([{"line-endings": {"eol": "cr", "blank": "lf"}}], stream(CHAT))
     assert plan.response.body == b'data: {"a": 1}\r\r\ndata: [DONE]\r\r\n'
-    assert plan.notes == ["line-endings: 2 blank line(s) after a bare CR end in CRLF, not LF"]
-    assert apply([{"line-endings": {"eol": "lf", "blank": "crlf"}}], stream(CHAT)).notes == []
+    assert plan.notes == ["line-endings: 4 line end(s) written: 2 CRLF, 2 CR; 2 blank line(s) after a bare CR end "
+                          "in CRLF, not LF"]
+    assert apply([{"line-endings": {"eol": "lf", "blank": "crlf"}}], stream(CHAT)).notes == [
+        "line-endings: 4 line end(s) written: 2 LF, 2 CRLF"]
 
 
 EOL = st.sampled_from(["lf", "crlf", "cr"])
@@ -113,7 +115,8 @@ def test_spaces_after_the_colon_and_after_the_value(args: dict[str, Any], expect
     plan = apply([{"field-spacing": args}], stream(CHAT))
     assert plan.response.body == expected
     assert payloads(events(expected)) == [("message", {"a": 1}), ("message", done)]  # WHATWG drops one space
-    assert bool(plan.notes) == (done != "[DONE]")
+    assert any("gained spaces" in note for note in plan.notes) == (done != "[DONE]")
+    assert [note.split(":")[0] for note in plan.notes] == ["field-spacing"]
 
 
 def test_no_space_keeps_a_value_that_starts_with_a_space() -> None:
@@ -196,8 +199,9 @@ def test_the_journal_says_which_values_changed() -> None:
         got = raw_request(server.url, "POST", "/v1/chat/completions", b"{}", {
             "X-SSEMock-Cassette": "openai-chat-tool-calls-usage", "X-SSEMock-Scenario": "done-spaces"})
         assert got.body.endswith(b"}\r\r\ndata:  [DONE]\r\r\n")
+        n = len(events(recorded("openai-chat-tool-calls-usage").body))  # one data line and one blank line each
         assert server.requests[0]["injected"] == [
-            "field-spacing: 1 field value(s) gained spaces",
-            f"line-endings: {len(events(recorded('openai-chat-tool-calls-usage').body))} blank line(s) after a bare"
+            "field-spacing: 1 field line(s) rewritten, 1 value(s) gained spaces",
+            f"line-endings: {2 * n} line end(s) written: {n} CRLF, {n} CR; {n} blank line(s) after a bare"
             " CR end in CRLF, not LF",
         ]

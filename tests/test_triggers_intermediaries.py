@@ -247,7 +247,8 @@ def test_a_larger_budget_splits_every_byte_again() -> None:
     every = Scenario.from_dict({"name": "every", "steps": [{"fragment": {"mode": "bytes", "budget": 600}}]})
     with MockServer(scenarios=[every], timing_scale=0) as server:
         r = wire(server, CHAT, "every")
-        assert r.chunks == [bytes([b]) for b in CHAT.recorded] and server.requests[0]["injected"] == []
+        assert r.chunks == [bytes([b]) for b in CHAT.recorded] and server.requests[0]["injected"] == [
+            f"fragment: bytes, {len(CHAT.recorded)} chunks"]
 
 
 @pytest.mark.parametrize(("value", "expected"), [

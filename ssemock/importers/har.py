@@ -70,8 +70,9 @@ def import_har(
 
     Raises:
         ImportFormatError: unreadable, too large, not JSON, not HAR (``log.entries``), too many
-            entries, or an entry without a method, URL or status, or with a body that is not
-            valid base64 (names the file and the entry's field, e.g.
+            entries, no entry kept (all without an answer, not http(s), or not streamed with
+            ``streams_only``: no empty cassette is made), or an entry without a method, URL or
+            status, or with a body that is not valid base64 (names the file and the entry's field, e.g.
             ``log.entries[3].response.content.text``).
     """
     p = Path(path)
@@ -90,6 +91,10 @@ def import_har(
         bodiless += not isinstance(content, dict) or content.get("text") is None
         if (when := _started(p, entry, where)) is not None:
             started.append(when)
+    if not interactions:  # an empty cassette would replay nothing and hide why
+        wanted = "an http(s) request with an answer" + (" in text/event-stream" if streams_only else "")
+        raise ImportFormatError(p, "log.entries", f"at least one entry with {wanted}",
+                                f"{len(entries)} entries, all skipped" if entries else "no entry")
     meta: dict[str, Any] = {"imported_from": p.name, "importer": "har"}
     creator = log.get("creator")
     if isinstance(creator, dict) and isinstance(creator.get("name"), str):

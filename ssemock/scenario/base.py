@@ -94,6 +94,17 @@ def header_map() -> Field:
     )
 
 
+def _shown(value: Any) -> str:
+    """``value`` as in YAML flow style (``null``, ``true``, lists), cut to 40 characters."""
+    if isinstance(value, bool) or value is None:
+        text_ = {True: "true", False: "false", None: "null"}[value]
+    elif isinstance(value, (list, dict)):
+        text_ = re.sub(r"'([^']*)'", r"\1", str(value))
+    else:
+        text_ = str(value) if value == str(value).strip() and str(value) else repr(value)
+    return text_ if len(text_) <= 40 else text_[:39] + "…"
+
+
 def _header_value(value: Any, *, empty: bool = False) -> bool:
     return isinstance(value, str) and (empty or bool(value)) and _HEADER_FORBIDDEN.search(value) is None
 
@@ -133,6 +144,12 @@ class Step:
     def apply(self, plan: Plan) -> None:
         """Edit ``plan`` in place."""
         raise NotImplementedError
+
+    def note(self) -> str:
+        """One short line for the journal's ``injected``, written after :meth:`apply` when the step
+        wrote none itself: ``NAME: field value, …`` (each value cut to 40 characters)."""
+        given = ", ".join(f"{k} {_shown(getattr(self, k))}" for k in self.fields)
+        return f"{self.name}: {given}" if given else f"{self.name}: applied"
 
     def validate(self, where: str, source: str) -> None:
         """Check field values together (after each was checked alone). Raises :class:`ScenarioError`."""

@@ -9,6 +9,7 @@ and ``meta-blocks`` may change the last event ID and the reconnection time.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -118,8 +119,11 @@ class LineEndings(LineStep):
                 eol, moved = "\r\n", moved + 1  # CR + LF would be one line end: the blank line would vanish
             out.append(Line(line.text, eol, line.chunk))
             previous = eol
-        if moved:
-            plan.notes.append(f"line-endings: {moved} blank line(s) after a bare CR end in CRLF, not LF")
+        written = Counter(line.eol for line in out if line.eol)
+        shown = ", ".join(f"{written[eol]} {name.upper()}" for name, eol in EOLS.items() if written[eol])
+        seeded = " (seeded)" if "mixed" in (self.eol, self.blank) else ""
+        plan.notes.append(f"line-endings: {sum(written.values())} line end(s) written: {shown or 'none'}{seeded}"
+                          + (f"; {moved} blank line(s) after a bare CR end in CRLF, not LF" if moved else ""))
         return out
 
 
@@ -142,6 +146,9 @@ class Bom(LineStep):
         if lines[0].text.startswith(BOM):
             return lines
         return [lines[0].with_text(BOM + lines[0].text), *lines[1:]]
+
+    def note(self) -> str:
+        return "bom: the body starts with U+FEFF"
 
 
 def _comment_block(text_: str, eol: str, chunk: int) -> list[Line]:

@@ -100,6 +100,17 @@ class TimingStep(Step):
         resp.end.t = max(resp.end.t + shift, times[-1] if times else resp.start)
         resp.timed = True
 
+    def note(self) -> str:
+        gaps = {"recorded": "recorded gaps", "none": "no gaps", "scale": f"recorded gaps x {self.factor:g}",
+                "fixed": f"{self.interval:g} s between chunks",
+                "jitter": f"seeded gaps of 0 to {self.interval:g} s"}[self.mode]
+        first = "" if self.first_byte is None else f", headers after {self.first_byte:g} s"
+        return f"timing: {gaps}{first} (recorded time, scaled by the timing scale)"
+
+
+_SEEDED = {"random": " of seeded sizes", "crlf": " (cut between every CR and LF)",
+           "utf8": " (cut inside every multi-byte character)"}
+
 
 @register
 @dataclass
@@ -172,6 +183,7 @@ class Fragment(Step):
         if self.mode == "coalesce":
             if resp.chunks:
                 resp.chunks = [Chunk(resp.chunks[-1].t, resp.body)]
+            plan.notes.append("fragment: the whole body as one chunk")
             return
         body = resp.body
         buffer = self.mode == "buffer"  # the recorded boundaries go, and buffers keep their size
@@ -190,6 +202,8 @@ class Fragment(Step):
             resp.chunks = split_at(resp.chunks, cuts)
             if self.mode == "lines":
                 plan.notes.append(f"fragment: {len(cuts)} lines cut once each (seeded)")
+            else:
+                plan.notes.append(f"fragment: {self.mode}, {len(resp.chunks)} chunks{_SEEDED.get(self.mode, '')}")
         plan.pace = max(plan.pace, self.pace)
 
     def _within_budget(self, body: bytes, cuts: list[int], chunks: list[Chunk], plan: Plan) -> list[int]:

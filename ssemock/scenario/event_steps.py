@@ -277,6 +277,9 @@ class NoDone(LineStep):
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         return map_blocks(lines, lambda i, b: [] if (b.data or "").strip() == "[DONE]" else None)
 
+    def note(self) -> str:
+        return "no-done: the data: [DONE] event left out"
+
 
 @register
 @dataclass

@@ -69,7 +69,7 @@ class FieldSpacing(LineStep):
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         out: list[Line] = []
-        changed = 0
+        changed = rewritten = 0
         for line in lines:
             parsed = parse_field(line.text)
             count = self._count(parsed[0]) if parsed is not None else None
@@ -79,9 +79,11 @@ class FieldSpacing(LineStep):
                 continue
             new = field_line(*parsed, space=self.space, spaces=count, trailing=self.trailing)
             changed += parse_field(new) != parsed
+            rewritten += new != line.text
             out.append(line.with_text(new))
-        if changed:
-            plan.notes.append(f"field-spacing: {changed} field value(s) gained spaces")
+        if rewritten:
+            gained = f"{changed} value(s) gained spaces" if changed else "no value changed"
+            plan.notes.append(f"field-spacing: {rewritten} field line(s) rewritten, {gained}")
         return out
 
     def _count(self, name: str) -> int | bool | None:

@@ -68,16 +68,24 @@ class Scenario:
             if cancelled is not None and cancelled():
                 return plan
             plan.step_index = index
+            written = len(plan.notes)
             if isinstance(step, LineStep):
                 if plan.is_event_stream:
                     if lines is None:
                         original = plan.response.chunks
                         lines = split_lines(original)
+                    before = list(lines)  # a step may return the list it was given
                     lines = step.run(lines, plan)
+                    if len(plan.notes) == written and lines == before:
+                        plan.notes.append(f"{step.name}: no line changed")
+                if len(plan.notes) == written and plan.is_event_stream:
+                    plan.notes.append(step.note())
                 continue
             if lines is not None:
                 plan.response.chunks, lines = join_lines(lines, original), None
             step.apply(plan)
+            if len(plan.notes) == written:
+                plan.notes.append(step.note())
         if lines is not None:
             plan.response.chunks = join_lines(lines, original)
         return plan

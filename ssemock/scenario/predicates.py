@@ -276,7 +276,11 @@ def _index(value: Any, where: str, source: str) -> tuple[int, int]:
         return value, value
     if (isinstance(value, list) and len(value) == 2 and all(is_integer(v) and -MAX_ITEMS <= v <= MAX_ITEMS
                                                             for v in value)):
-        return value[0], value[1]
+        first, last = value
+        if (first < 0) == (last < 0) and first > last:  # [5, 2], [-1, -3]: no event, whatever the count
+            raise ScenarioError(source, where, "[first, last] with first <= last (an empty range chooses no event; "
+                                               "a negative index counts from the end)", value)
+        return first, last
     raise ScenarioError(source, where, f"an event index, or [first, last] (integers from -{MAX_ITEMS} to {MAX_ITEMS}; "
                                        "negative counts from the end)", value)
 

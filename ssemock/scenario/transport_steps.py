@@ -339,6 +339,13 @@ class Disconnect(Step):
 _WHERE_TO_CUT = ("after_events", "after_bytes", "inside_event", "from_end")
 
 
+_FRAMED = {
+    "chunked": "chunked (Transfer-Encoding: chunked)",
+    "length": "length (Content-Length, no Transfer-Encoding)",
+    "close": "close (no Transfer-Encoding nor Content-Length: the body ends when the connection closes)",
+}
+
+
 @register
 @dataclass
 class Framing(Step):
@@ -360,6 +367,7 @@ class Framing(Step):
 
     def apply(self, plan: Plan) -> None:
         plan.framing = self.mode
+        plan.notes.append(f"framing: {_FRAMED[self.mode]}")
 
 
 @register
@@ -383,3 +391,4 @@ class ContentEncoding(Step):
 
     def apply(self, plan: Plan) -> None:
         plan.content_encoding = self.coding
+        plan.notes.append(f"content-encoding: {self.coding} on the wire, each chunk flushed on its own")
