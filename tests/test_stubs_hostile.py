@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import aiohttp
 import pytest
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 from ssemock import MockServer
 from ssemock.errors import StubError
 from ssemock.stubs import Timing, load_stubs, on, reply
+
+T = TypeVar("T")
 
 CHAT = "/v1/chat/completions"
 
@@ -268,8 +271,10 @@ def test_a_stub_file_refuses_nan_and_infinite_times_with_the_same_words(
     assert inline.value.expected == caught.value.expected
 
 
-async def _stream_and_poll(url: str) -> tuple[int, float]:
-    """Bytes of one streamed chat answer, and the slowest health answer (s) meanwhile."""
+async def _while_polling(
+    url: str, period: float, work: Callable[[aiohttp.ClientSession], Awaitable[T]],
+) -> tuple[T, float]:
+    """What ``work`` returns, and the slowest health answer (s) while it ran (one poll every ``period`` s)."""
     worst, done = 0.0, False
     async with aiohttp.ClientSession() as session:
         async def poll() -> None:
@@ -279,14 +284,24 @@ async def _stream_and_poll(url: str) -> tuple[int, float]:
                 async with session.get(url + "/_ssemock/health") as resp:
                     await resp.read()
                 worst = max(worst, time.perf_counter() - start)
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(period)
 
         polling = asyncio.create_task(poll())
+        try:
+            result = await work(session)
+        finally:
+            done = True
+            await polling
+    return result, worst
+
+
+async def _stream_and_poll(url: str) -> tuple[int, float]:
+    """Bytes of one streamed chat answer, and the slowest health answer (s) meanwhile."""
+    async def stream(session: aiohttp.ClientSession) -> int:
         async with session.post(url + CHAT, json={**_chat("hi"), "stream": True}) as resp:
-            size = len(await resp.read())
-        done = True
-        await polling
-    return size, worst
+            return len(await resp.read())
+
+    return await _while_polling(url, 0.01, stream)
 
 
 def test_a_large_reply_does_not_hold_the_loop() -> None:
@@ -301,27 +316,15 @@ def test_a_large_reply_does_not_hold_the_loop() -> None:
 
 async def _miss_and_poll(url: str, bodies: list[dict[str, object]]) -> tuple[list[dict[str, object]], float]:
     """The JSON answers to ``bodies`` (sent together), and the slowest health answer (s) meanwhile."""
-    worst, done = 0.0, False
-    async with aiohttp.ClientSession() as session:
-        async def poll() -> None:
-            nonlocal worst
-            while not done:
-                start = time.perf_counter()
-                async with session.get(url + "/_ssemock/health") as resp:
-                    await resp.read()
-                worst = max(worst, time.perf_counter() - start)
-                await asyncio.sleep(0.005)
-
+    async def send_all(session: aiohttp.ClientSession) -> list[dict[str, object]]:
         async def post(body: dict[str, object]) -> dict[str, object]:
             async with session.post(url + CHAT, json=body) as resp:
                 answer: dict[str, object] = await resp.json()
                 return answer
 
-        polling = asyncio.create_task(poll())
-        answers = await asyncio.gather(*(post(body) for body in bodies))
-        done = True
-        await polling
-    return list(answers), worst
+        return list(await asyncio.gather(*(post(body) for body in bodies)))
+
+    return await _while_polling(url, 0.005, send_all)
 
 
 def test_ten_thousand_stubs_match_and_miss_off_the_loop(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .base import STAGES, Field, LineStep, Step
-from .model import PRESERVES, Scenario, load_scenarios, step_registry
+from .model import PRESERVES, STEP_MODULES, Scenario, load_scenarios, step_registry
 from .plan import Plan
 
 if TYPE_CHECKING:
@@ -67,8 +67,7 @@ if TYPE_CHECKING:
 
 # The step modules are imported when first used (a scenario applied, a file not validated before,
 # or one of these names asked for): answering a replay without a scenario needs none of them.
-_STEP_MODULES = ("byte_steps", "chunk_steps", "edit_steps", "ending_steps", "event_steps", "field_steps",
-                 "resume_steps", "transport_steps")
+_STEP_MODULES = STEP_MODULES
 
 
 def __getattr__(name: str) -> Any:

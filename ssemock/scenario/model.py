@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -188,19 +189,15 @@ class DeferredScenario(Scenario):
         self.pending = None
 
 
+STEP_MODULES = ("byte_steps", "chunk_steps", "edit_steps", "ending_steps", "event_steps", "field_steps",
+                "resume_steps", "transport_steps")
+"""The modules of :mod:`ssemock.scenario` that define steps (importing one registers its steps)."""
+
+
 def step_registry() -> dict[str, type[Step]]:
     """Every step class by name; the step modules are imported on the first call."""
-    from . import (  # noqa: F401  (importing a step module registers its steps)
-        byte_steps,
-        chunk_steps,
-        edit_steps,
-        ending_steps,
-        event_steps,
-        field_steps,
-        resume_steps,
-        transport_steps,
-    )
-
+    for name in STEP_MODULES:
+        importlib.import_module(f"{__package__}.{name}")
     return STEPS
 
 
