@@ -4,9 +4,10 @@ times drawn in a row) and its bytes are those of the event-by-event writer it re
 ``tests/data/synthesis_digests.json`` holds the SHA-256 of every response (status, headers, chunk
 times and bytes, end) the event-by-event writer gave for :data:`TEXTS` × replies × :data:`TIMINGS`
 on each provider path, with the seed 7 and the clock at 2026-01-01T00:00:00Z; the bulk writer must
-give the same bytes. The OpenAI Responses digests (streamed and JSON) were taken again when their ids took the
-recorded shapes (``resp_`` + 50 hex digits, ``msg_``/``fc_``/``rs_`` items sharing its first 16), checked on
-their own in ``tests/test_stubs_hostile.py``; nothing else of those answers changed. The properties check the bulk pieces against the obvious one-event-at-a-time
+give the same bytes. The OpenAI Responses digests (streamed and JSON) were taken again when their
+ids took the recorded shapes (``resp_`` + 50 hex digits, ``msg_``/``fc_``/``rs_`` items sharing its
+first 16), checked on their own in ``tests/test_stubs_hostile.py``; nothing else of those answers
+changed. The properties check the bulk pieces against the obvious one-event-at-a-time
 rule on random texts and tool arguments.
 """
 
