@@ -379,3 +379,10 @@ def test_a_previous_response_id_follow_up_gets_the_chain_s_next_step() -> None:
     assert second.output_text == "Sunny" and third.output_text == "Sunny"
     assert [e["stub"] for e in journal] == ["on(contains='weather') step 1: call get_weather",
                                             "on(contains='weather') step 2: reply 'Sunny'"] * 2
+
+
+def test_a_lone_surrogate_in_tool_arguments_is_refused_when_the_stub_is_made() -> None:
+    # JSON can only escape it, and no answer can carry it as UTF-8: refused at once, naming the field,
+    # rather than blamed on the request at the first answer.
+    with pytest.raises(StubError, match="arguments"):
+        on(contains="w").call_tool("f", {"a": "\ud800"})

@@ -59,7 +59,8 @@ def check_json(value: Any, file: str, field: str) -> None:
     if json_depth_exceeds(value):
         raise StubError(file, field, f"JSON nested at most {MAX_JSON_DEPTH} deep", None, show_got=False)
     try:
-        json.dumps(value, allow_nan=False).encode("utf-8")
+        # unescaped (ensure_ascii=False), so that a lone surrogate fails to encode here
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         raise StubError(file, field, f"plain JSON (finite numbers, text without lone surrogates): {exc}",
                         None, show_got=False) from None
