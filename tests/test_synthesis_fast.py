@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssemock.cassette import Request, Response
-from ssemock.providers.synthesis import Piece, Script, Template, dumps, slot
+from ssemock.providers.synthesis import Piece, Script, Template, dumps, event_count, run, slot
 from ssemock.sse import Decoder, Event
 from ssemock.stubs import Match, Reply, Stub, Timing, read_conversation, synthesize
 from ssemock.stubs.inline import make_reply, tool_call
-from ssemock.stubs.synth import encode_pieces
+from ssemock.stubs.synth import encode_pieces, piece_times
 
 DIGESTS = Path(__file__).parent / "data" / "synthesis_digests.json"
 NOW = 1767225600.0  # 2026-01-01T00:00:00Z
@@ -123,6 +123,7 @@ def test_paddings_in_a_row_are_the_paddings_one_at_a_time(seed: int, rounds: lis
         expected = [_padding_one_at_a_time(rng, pool, low, high) for _ in range(count)]
         assert script.paddings(count, low, high) == expected
         assert all(low <= len(p) <= high and p.isalnum() and p.isascii() for p in expected)
+    assert script.rng.getstate() == rng.getstate()  # what is drawn next is drawn the same
 
 
 pieces_st = st.lists(st.builds(Piece, st.sampled_from([None, "message", "content_block_delta"]),
@@ -139,6 +140,22 @@ def test_encode_pieces_is_each_piece_on_its_own(pieces: list[Piece], eol: str) -
         return f"{head}data: {p.data}{eol}{eol}".encode()
 
     assert encode_pieces(pieces, eol) == [one(p) for p in pieces]
+
+
+nul_free = st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x00"), max_size=30)
+
+
+@given(st.lists(st.tuples(st.sampled_from([None, "response.output_text.delta"]), st.lists(nul_free, max_size=6),
+                          st.integers(0, 2))),
+       st.sampled_from(["\n", "\r\n"]))
+def test_a_run_writes_the_events_of_its_pieces(groups: list[tuple[str | None, list[str], int]], eol: str) -> None:
+    """A run (``count`` texts joined by NUL) gives the bytes, times and events of one piece per text."""
+    runs = [p for event, datas, tokens in groups for p in run(event, "\x00".join(datas), len(datas), tokens)]
+    singles = [Piece(event, data, tokens) for event, datas, tokens in groups for data in datas]
+    assert event_count(runs) == len(singles)
+    assert encode_pieces(runs, eol) == encode_pieces(singles, eol)
+    timing = Timing(0.25, 40.0, 0.0, 0.3)
+    assert piece_times(runs, timing, random.Random(1)) == piece_times(singles, timing, random.Random(1))
 
 
 # ---- random answers: every event is its own JSON, the text assembles back --------------------------------

@@ -26,8 +26,7 @@ from typing import Any
 
 from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, slot
-from .synthesis import pieces as many
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, run, slot
 
 __all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error", "text_event"]
 
@@ -133,7 +132,8 @@ def _synth_events(script: Script) -> list[Piece]:
     def per_token(delta: dict[str, Any], pieces: list[str]) -> list[Piece]:
         """One chunk per piece: ``delta`` holds ``slot("t")`` where the piece goes."""
         template = Template(body(delta, None, None, slot("o")))
-        return many(None, template.fill_many(len(pieces), t=pieces, o=script.paddings(len(pieces), 2, 15)))
+        count = len(pieces)
+        return run(None, template.fill_joined(count, t=pieces, o=script.paddings(count, 2, 15)), count)
 
     reply = script.reply
     out: list[Piece] = []

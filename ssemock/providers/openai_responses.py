@@ -26,7 +26,7 @@ from .base import ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status, last_payload
 from .openai_chat import PROVIDER as CHAT
 from .openai_chat import TYPES
-from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, pieces, slot
+from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, run, slot
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
 
@@ -158,6 +158,7 @@ class _Writer:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.pieces: list[Piece] = []
+        self.count = 0  # events written: the next sequence_number
         self.output: list[dict[str, Any]] = []
 
     def deltas(self, kind: str, fields: dict[str, Any], tokens: list[str]) -> None:
@@ -165,16 +166,20 @@ class _Writer:
         padded = "obfuscation" in fields
         slots = {"delta": slot("t"), "obfuscation": slot("o")} if padded else {"delta": slot("t")}
         template = Template(self._body(kind, {**fields, **slots}, slot("n")))
-        count, first = len(tokens), len(self.pieces)
+        count, first = len(tokens), self.count
+        if not count:
+            return
         paddings = self.script.paddings(count, 10, 15) if padded else ""
         numbers = list(range(first, first + count))
-        self.pieces += pieces(kind, template.fill_many(count, t=tokens, o=paddings, n=numbers))
+        self.pieces += run(kind, template.fill_joined(count, t=tokens, o=paddings, n=numbers), count)
+        self.count += count
 
     def emit(self, kind: str, fields: dict[str, Any], tokens: int = 0) -> None:
         padding = self.script.padding(10, 15) if "obfuscation" in fields else ""
         if padding:
             fields = {**fields, "obfuscation": padding}
-        self.pieces.append(Piece(kind, dumps(self._body(kind, fields, len(self.pieces))), tokens))
+        self.pieces.append(Piece(kind, dumps(self._body(kind, fields, self.count)), tokens))
+        self.count += 1
 
     @staticmethod
     def _body(kind: str, fields: dict[str, Any], number: int | str) -> dict[str, Any]:

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from ..stubs.conversation import Conversation
     from ..stubs.model import Reply, ToolCall
 
-__all__ = ["ALNUM", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "nearest", "pieces", "slot"]
+__all__ = ["ALNUM", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "event_count", "nearest",
+           "pieces", "run", "slot"]
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -71,22 +72,22 @@ class Template:
         return self.fill_many(1, **slots)[0]
 
     def fill_many(self, count: int, **columns: Column) -> list[str]:
-        """``count`` JSON texts, the ``i``-th with the ``i``-th value of each column (see :data:`Column`).
+        """``count`` JSON texts, the ``i``-th with the ``i``-th value of each column (see :data:`Column`)."""
+        return self.fill_joined(count, **columns).split("\x00") if count > 0 else []
 
-        Built as one string split on NUL, a character JSON text never holds unescaped, so the
-        per-event work stays in C (one ``encode_basestring`` per value).
-        """
-        if count <= 0:
-            return []
+    def fill_joined(self, count: int, **columns: Column) -> str:
+        """The ``count`` texts of :meth:`fill_many` joined by NUL (a character JSON text never holds
+        unescaped), built as one string so the per-event work stays in C (one ``encode_basestring``
+        per value): the ``data`` of a :func:`run`. ``count`` must be at least 1."""
         literals, width = self.literals, 2 * len(self.names)
         if not width:
-            return [literals[0]] * count
+            return "\x00".join([literals[0]] * count)
         grid: list[str] = [""] * (count * width - 1)
         for j, name in enumerate(self.names):
             grid[2 * j::width] = _encoded(columns[name], count)
             glue = literals[j + 1] if j + 1 < len(self.names) else literals[-1] + "\x00" + literals[0]
             grid[2 * j + 1::width] = [glue] * (count - 1 if j + 1 == len(self.names) else count)
-        return (literals[0] + "".join(grid) + literals[-1]).split("\x00")
+        return literals[0] + "".join(grid) + literals[-1]
 
 
 def _encoded(column: Column, count: int) -> list[str]:
@@ -103,14 +104,21 @@ def _encoded(column: Column, count: int) -> list[str]:
 
 @dataclass(slots=True)
 class Piece:
-    """One event: its SSE ``event`` name (None: none), its ``data`` text, and the tokens it
-    carries (0 for structural events, which follow the previous one without a gap).
-    ``comment``: a comment line instead (OpenRouter's keep-alive)."""
+    """One event, or a run of events (``count``): its SSE ``event`` name (None: none), its ``data``
+    text, and the tokens it carries (0 for structural events, which follow the previous one without
+    a gap). ``comment``: a comment line instead (OpenRouter's keep-alive)."""
 
     event: str | None
     data: str
     tokens: int = 0
     comment: bool = False
+    count: int = 1
+    """More than 1: a run of ``count`` events alike but for their data, each carrying ``tokens``;
+    ``data`` holds their texts joined by NUL (see :func:`run`)."""
+
+    def datas(self) -> list[str]:
+        """The data text of each event of this piece (one, or ``count`` for a run)."""
+        return self.data.split("\x00") if self.count > 1 else [self.data]
 
 
 def nearest(events: list[tuple[str, Any]], spot: int, fits: Callable[[str, Any], bool]) -> Any:
@@ -127,6 +135,17 @@ def nearest(events: list[tuple[str, Any]], spot: int, fits: Callable[[str, Any],
 def pieces(event: str | None, datas: list[str], tokens: int = 1) -> list[Piece]:
     """One :class:`Piece` per text of ``datas``, all named ``event`` and carrying ``tokens`` each."""
     return list(map(Piece, repeat(event, len(datas)), datas, repeat(tokens)))
+
+
+def run(event: str | None, joined: str, count: int, tokens: int = 1) -> list[Piece]:
+    """The ``count`` events whose data texts are ``joined`` by NUL (:meth:`Template.fill_joined`), all
+    named ``event`` and carrying ``tokens`` each, as one :class:`Piece` (none when ``count`` is 0)."""
+    return [Piece(event, joined, tokens, count=count)] if count > 0 else []
+
+
+def event_count(pieces: list[Piece]) -> int:
+    """How many events (and comments) ``pieces`` write."""
+    return sum(p.count for p in pieces)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 __all__ = ["count_tokens", "group", "split_tokens"]
 
@@ -34,9 +35,21 @@ _PATTERN = re.compile(
 )
 
 
+CACHED_TEXT = 65536
+"""Texts of at most this many characters keep their pieces in a small cache (a stub's reply is cut
+once, not at every answer)."""
+
+
 def split_tokens(text: str) -> list[str]:
     """``text`` cut into token-like pieces (see the module docstring); ``"".join`` gives it back."""
-    return _PATTERN.findall(text)
+    if len(text) > CACHED_TEXT:
+        return _PATTERN.findall(text)
+    return list(_cached_split(text))
+
+
+@lru_cache(maxsize=64)
+def _cached_split(text: str) -> tuple[str, ...]:
+    return tuple(_PATTERN.findall(text))
 
 
 def count_tokens(text: str) -> int:

@@ -17,19 +17,19 @@ import json
 import random
 import time
 from itertools import accumulate, repeat
-from operator import attrgetter
+from operator import attrgetter, mul, truediv
 from typing import Any
 
 from ..cassette import Chunk, End, Response
 from ..providers import ErrorSpec, Provider, provider_named
-from ..providers.synthesis import Piece, Script, Synthesis, dumps
+from ..providers.synthesis import Piece, Script, Synthesis, dumps, event_count
 from ..providers.tokens import count_tokens
 from .conversation import Conversation
 from .model import Stub, Timing
 
 __all__ = ["build_script", "encode_pieces", "piece_times", "synthesize"]
 
-_COMMENT, _EVENT, _DATA, _TOKENS = (attrgetter(name) for name in ("comment", "event", "data", "tokens"))
+_EVENT = attrgetter("event")
 
 
 def _synthesis(provider: Provider) -> Synthesis:
@@ -89,22 +89,21 @@ def synthesize(stub: Stub, conv: Conversation, seed: int = 0) -> Response:
 
 
 def encode_pieces(pieces: list[Piece], eol: str) -> list[bytes]:
-    """The SSE bytes of each piece (``event:`` line if named, one ``data:`` line, or a comment),
-    lines ending in ``eol``: written as one text split on NUL, which JSON text and the
-    providers' constant lines never hold (checked: a piece with a NUL is written alone)."""
-    if any(map(_COMMENT, pieces)):
-        heads = [": " if p.comment else _head(p.event, eol) for p in pieces]
-    else:
-        names = list(map(_EVENT, pieces))
-        heads = list(map({e: _head(e, eol) for e in set(names)}.__getitem__, names))
+    """The SSE bytes of each event of ``pieces`` (``event:`` line if named, one ``data:`` line, or a
+    comment; a run gives one per event), lines ending in ``eol``: written as one text split on NUL,
+    which JSON text and the providers' constant lines never hold (checked: a piece with a NUL is
+    written alone)."""
+    heads = {e: _head(e, eol) for e in set(map(_EVENT, pieces))}
+    end = eol + eol + "\x00"
     glue = [""] * (3 * len(pieces))
-    glue[0::3] = heads
-    glue[1::3] = map(_DATA, pieces)
-    glue[2::3] = [eol + eol + "\x00"] * len(pieces)
+    glue[0::3] = [": " if p.comment else heads[p.event] for p in pieces]
+    glue[1::3] = [p.data.replace("\x00", end + heads[p.event]) if p.count > 1 else p.data for p in pieces]
+    glue[2::3] = [end] * len(pieces)
     out = "".join(glue).encode().split(b"\x00")
     out.pop()  # after the last separator
-    if len(out) != len(pieces):
-        return [f"{head}{p.data}{eol}{eol}".encode() for head, p in zip(heads, pieces)]
+    if len(out) != event_count(pieces):
+        return [f"{': ' if p.comment else heads[p.event]}{data}{eol}{eol}".encode()
+                for p in pieces for data in p.datas()]
     return out
 
 
@@ -116,8 +115,9 @@ def _json_array(script: Script, fmt: Synthesis, pieces: list[Piece], timing: Tim
     """Gemini without ``alt=sse``: the same payloads as one JSON array, one element per chunk."""
     times = piece_times(pieces, timing, script.rng)
     chunks = []
-    for index, (piece, t) in enumerate(zip(pieces, times)):
-        text = json.dumps(json.loads(piece.data), indent=2, ensure_ascii=False)
+    datas = [data for piece in pieces for data in piece.datas()]
+    for index, (data, t) in enumerate(zip(datas, times)):
+        text = json.dumps(json.loads(data), indent=2, ensure_ascii=False)
         chunks.append(Chunk(t, (("[" if index == 0 else "\n,\r\n") + text).encode()))
     end = times[-1] if times else 0.0
     chunks.append(Chunk(end, b"\n]"))
@@ -130,18 +130,24 @@ def piece_times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list
     """Seconds from the request for each piece: content pieces ``tokens / rate`` (or
     ``chunk_gap``) apart, each gap times ``1 ± jitter``; the first content at ``first_token``.
     The events before the first content arrive with it (comments before any event: at 0)."""
-    tokens = list(map(_TOKENS, pieces))
-    first = next((i for i, n in enumerate(tokens) if n), len(pieces))
+    tokens: list[int] = []
+    for piece in pieces:
+        tokens += [piece.tokens] * piece.count
+    first = next((i for i, n in enumerate(tokens) if n), len(tokens))
     times: list[float] = []
     t = 0.0
-    for piece in pieces[:first]:
+    for piece in pieces:  # the pieces before the first content (none is a run: a run carries tokens)
+        if len(times) >= first:
+            break
         if not piece.comment:
             t = timing.first_token
-        times.append(round(t, 6))
-    if first == len(pieces):
+        times += [round(t, 6)] * min(piece.count, first - len(times))
+    if first == len(tokens):
         return times
     rate, gap, jitter = timing.tokens_per_second, timing.chunk_gap, timing.jitter
-    gaps = [(n / rate if rate else gap) if n else 0.0 for n in tokens[first + 1:]]
+    rest = tokens[first + 1:]
+    # n / rate is 0.0 for a structural piece (n = 0); bool(n) * gap likewise
+    gaps = list(map(truediv, rest, repeat(rate)) if rate else map(mul, map(bool, rest), repeat(gap)))
     if jitter:
         draw = rng.random
         gaps = [g * (1 + jitter * (2 * draw() - 1)) if n else g for g, n in zip(gaps, tokens[first + 1:])]
