@@ -49,6 +49,9 @@ class Conversation:
         include_usage: OpenAI ``stream_options.include_usage``.
         sse: Gemini ``alt=sse`` (else a streamed JSON array).
         prompt_tokens: token-like pieces in every text of the request (for usage).
+        max_tokens: the answer's length limit asked for, in tokens (OpenAI chat ``max_completion_tokens``
+            or ``max_tokens``, Responses ``max_output_tokens``, Anthropic ``max_tokens``, Gemini
+            ``generationConfig.maxOutputTokens``); None when none (or not a positive integer).
         body: the request's JSON object (echoed where the provider echoes it: Responses ``tools``).
         history: Responses only: the whole conversation's input items, the earlier answers'
             (``previous_response_id``, resolved by ``earlier``) first.
@@ -65,6 +68,7 @@ class Conversation:
     include_usage: bool = False
     sse: bool = False
     prompt_tokens: int = 0
+    max_tokens: int | None = None
     body: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     history: tuple[Any, ...] = field(default=(), compare=False, repr=False)
     """OpenAI Responses: the input items, those of ``previous_response_id`` first."""
@@ -136,9 +140,22 @@ def read_conversation(
         tool_result=bool(turns) and turns[-1][2],
         turn=1 + len(assistants), step=sum(1 for i in assistants if i > user_at),
         include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
-        sse=sse, prompt_tokens=sum(count_tokens(text) for _, text, _ in turns if text), body=body,
-        history=history,
+        sse=sse, prompt_tokens=sum(count_tokens(text) for _, text, _ in turns if text),
+        max_tokens=_limit(provider, body), body=body, history=history,
     )
+
+
+_CHAT_LIMITS = ("max_completion_tokens", "max_tokens")
+_LIMITS = {"openai-chat": _CHAT_LIMITS, "openrouter": _CHAT_LIMITS,
+           "openai-responses": ("max_output_tokens",), "anthropic": ("max_tokens",)}
+
+
+def _limit(provider: str, body: dict[str, Any]) -> int | None:
+    """The length limit the request asks for (see :attr:`Conversation.max_tokens`)."""
+    config = body.get("generationConfig")
+    found = [config.get("maxOutputTokens") if isinstance(config, dict) else None] if provider == "gemini" else \
+        [body.get(name) for name in _LIMITS[provider]]
+    return next((v for v in found if isinstance(v, int) and not isinstance(v, bool) and v > 0), None)
 
 
 Turn = tuple[str, str | None, bool]

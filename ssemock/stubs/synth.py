@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from dataclasses import replace
 from itertools import accumulate, repeat
 from operator import attrgetter, mul, truediv
 from typing import Any
@@ -23,11 +24,11 @@ from typing import Any
 from ..cassette import Chunk, End, Response
 from ..providers import ErrorSpec, Provider, provider_named
 from ..providers.synthesis import Piece, Script, Synthesis, dumps, event_count
-from ..providers.tokens import count_tokens
+from ..providers.tokens import count_tokens, split_tokens
 from .conversation import Conversation
-from .model import Stub, Timing
+from .model import Reply, Stub, Timing
 
-__all__ = ["build_script", "encode_pieces", "piece_times", "synthesize"]
+__all__ = ["build_script", "encode_pieces", "piece_times", "synthesize", "within_limit"]
 
 _EVENT = attrgetter("event")
 
@@ -39,9 +40,23 @@ def _synthesis(provider: Provider) -> Synthesis:
     return found
 
 
+def within_limit(reply: Reply, max_tokens: int | None) -> Reply:
+    """``reply`` as a provider sends it under the request's ``max_tokens``: a text longer than that
+    many tokens (:func:`~ssemock.providers.tokens.split_tokens`) is cut there, without the tool calls
+    that would follow it, and ends with the ``length`` finish reason (each provider's word:
+    ``max_tokens``, ``MAX_TOKENS``, Responses ``incomplete``). A reply that names its finish reason,
+    or answers with an error, is sent as it is."""
+    if max_tokens is None or reply.finish_reason is not None or reply.error is not None or not reply.text:
+        return reply
+    tokens = split_tokens(reply.text)
+    if len(tokens) <= max_tokens:
+        return reply
+    return replace(reply, text="".join(tokens[:max_tokens]), tool_calls=(), finish_reason="length")
+
+
 def build_script(stub: Stub, conv: Conversation, seed: int) -> Script:
-    """The :class:`Script` for one answer of ``stub`` to ``conv``."""
-    reply = stub.reply
+    """The :class:`Script` for one answer of ``stub`` to ``conv`` (the reply :func:`within_limit`)."""
+    reply = within_limit(stub.reply, conv.max_tokens)
     fmt = _synthesis(provider_named(conv.provider))
     rng = random.Random(f"{seed}/{stub.name}/{stub.used}")  # noqa: S311 - test data
     script = Script(conv, reply, reply.model or conv.model or "ssemock-model", rng, int(time.time()))
