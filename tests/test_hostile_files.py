@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ssemock import CassetteError, MockServer, ScenarioError
@@ -84,3 +85,34 @@ def test_yaml_errors_name_the_file_line_and_problem_in_one_line(
 def test_serve_with_a_missing_cassette_directory_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--port", "0", "--cassettes", str(tmp_path / "none")]) == 2
     assert capsys.readouterr().err == f"ssemock: error: {tmp_path / 'none'}: no such cassette file or directory\n"
+
+
+REASON_CASSETTE = """ssemock_cassette: 1
+interactions:
+- request: {{method: GET, path: /x}}
+  response:
+    status: 429
+    reason: {reason}
+    headers: [[content-type, text/plain]]
+    chunks: [{{t: 0, text: slow down}}]
+"""
+
+
+@pytest.mark.parametrize("reason", ['"OK\\r\\nX-Injected: 1"', '"Trop de requêtes"', "x" * 513])
+def test_a_reason_phrase_that_cannot_be_sent_is_refused_naming_the_field(tmp_path: Path, reason: str) -> None:
+    """RFC 9112 section 4: a reason phrase is tabs, spaces and visible ASCII (no line break to inject a
+    header); ssemock keeps it under 512 characters."""
+    path = tmp_path / "reason.yaml"
+    path.write_text(REASON_CASSETTE.format(reason=reason), encoding="utf-8")
+    with pytest.raises(CassetteError) as caught:
+        MockServer(cassettes=[path]).start()
+    assert str(path) in str(caught.value) and "interactions[0].response.reason" in str(caught.value)
+    assert "reason phrase" in str(caught.value)
+
+
+def test_a_custom_reason_phrase_is_sent_on_the_status_line(tmp_path: Path) -> None:
+    path = tmp_path / "reason.yaml"
+    path.write_text(REASON_CASSETTE.format(reason="Too Many Requests, Slow Down"), encoding="utf-8")
+    with MockServer(cassettes=[path]) as server:
+        answer = httpx.get(server.url + "/x")
+    assert (answer.status_code, answer.reason_phrase, answer.text) == (429, "Too Many Requests, Slow Down", "slow down")

@@ -51,6 +51,7 @@ from .model import (
     atomic_write,
     body_digest,
     load_cassettes,
+    reason_phrase,
 )
 
 __all__ = [
@@ -66,4 +67,5 @@ __all__ = [
     "atomic_write",
     "body_digest",
     "load_cassettes",
+    "reason_phrase",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,19 @@ END_HOWS = ("clean", "cut", "reset", "timeout", "client_gone")
 before the body was complete), ``reset`` (TCP reset), ``timeout`` (the recorder gave up),
 ``client_gone`` (the recording client disconnected first)."""
 
+
+MAX_REASON = 512
+"""Characters a response's reason phrase may hold."""
+_REASON = re.compile(r"[\t\x20-\x7e]*")
+
+
+def reason_phrase(text: str | None) -> str | None:
+    """``text`` when it can be sent as a status line's reason phrase (RFC 9112 section 4: tabs,
+    spaces and visible ASCII, here at most :data:`MAX_REASON` characters), else None (the
+    standard phrase is sent)."""
+    if text is None or len(text) > MAX_REASON or not _REASON.fullmatch(text):
+        return None
+    return text
 
 
 @dataclass(slots=True)

@@ -27,7 +27,19 @@ from ..limits import (
     show_size,
 )
 from ..sse import encode
-from .model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, End, Interaction, Request, Response
+from .model import (
+    END_HOWS,
+    FORMAT_KEY,
+    FORMAT_VERSION,
+    MAX_REASON,
+    Cassette,
+    Chunk,
+    End,
+    Interaction,
+    Request,
+    Response,
+    reason_phrase,
+)
 
 __all__ = [
     "MIGRATIONS", "check_cassette", "check_times", "load_file", "load_yaml", "parse_cassette", "read_file", "read_yaml",
@@ -433,6 +445,14 @@ def _b64(v: _Validator, value: Any, where: str) -> bytes:
         raise v.fail(where, "valid base64", text) from None
 
 
+def _reason(v: _Validator, value: Any, where: str) -> str:
+    text: str = v.typed(value, where, str, "a string")
+    if reason_phrase(text) is None:
+        raise v.fail(where, f"a reason phrase: at most {MAX_REASON} characters, tabs, spaces and visible ASCII "
+                            "(RFC 9112 section 4)", text[:80])
+    return text
+
+
 def _response(v: _Validator, item: Any, where: str) -> Response:
     doc = v.mapping(item, where)
     v.known(
@@ -445,7 +465,7 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
         raise v.fail(f"{where}.timing", "'recorded' or 'none'", timing)
     resp = Response(
         status=status,
-        reason=v.typed(doc["reason"], f"{where}.reason", str, "a string") if "reason" in doc else None,
+        reason=_reason(v, doc["reason"], f"{where}.reason") if "reason" in doc else None,
         headers=_headers(v, doc.get("headers", {}), f"{where}.headers"),
         start=v.seconds(doc.get("start", 0.0), f"{where}.start"),
         timed=timing == "recorded",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from ..cassette import Cassette, Chunk, End, Request, Response
+from ..cassette import Cassette, Chunk, End, Request, Response, reason_phrase
 from ..errors import CassetteError, ConfigError, ImportFormatError
 from ..redact import Credentials, Filter, Report
 from ..sse import split_blocks
@@ -76,7 +76,7 @@ def untimed_response(
         pieces = _scrubbed(split_blocks(body), credentials)
     return Response(
         status=status,
-        reason=reason,
+        reason=reason_phrase(reason),
         headers=kept,
         chunks=[Chunk(0.0, p) for p in pieces if p],
         end=End(0.0, "clean"),

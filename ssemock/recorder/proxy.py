@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from ..cassette import End, Request, Response, body_digest
+from ..cassette import End, Request, Response, body_digest, reason_phrase
 from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
@@ -267,7 +267,8 @@ async def _stream(
     report = redacted.report
     resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
     host = upstream.request_info.headers.get("Host", "")
-    recorded = Response(upstream.status, upstream.reason, resp_headers, [], round(start, 6), End(round(end, 6), how))
+    recorded = Response(upstream.status, reason_phrase(upstream.reason), resp_headers, [], round(start, 6),
+                        End(round(end, 6), how))
     info |= {"action": "recorded", "status": upstream.status, "bytes": tee.size, "chunks": tee.count,
              "events": None, "ttfb": tee.first, "duration": end, "end": how, "filtered": report.lines()}
     recording = _Recording(tee, _recorded_request(received, redacted, host), recorded, report)
