@@ -169,6 +169,15 @@ def test_tool_har_drops_cookies_and_pseudo_headers_and_skips_aborted_entries(tmp
     (json.dumps(_har(_entry(content={"text": "%%%", "encoding": "base64"}))), "log.entries[0].response.content.text",
      "base64 text"),
     (json.dumps(_har({**_entry(), "startedDateTime": "yesterday"})), "log.entries[0].startedDateTime", "ISO 8601"),
+    # HAR 1.2 timings are milliseconds, -1 when not known; a replay lasts at most 86,400 s
+    (json.dumps(_har({**_entry(), "timings": {"send": 1, "wait": 1e308, "receive": 5}})),
+     "log.entries[0].timings.wait", "milliseconds from 0 to 86,400,000"),
+    (json.dumps(_har({**_entry(), "timings": {"send": 1, "wait": "5", "receive": 5}})),
+     "log.entries[0].timings.wait", "milliseconds from 0 to 86,400,000"),
+    (json.dumps(_har({**_entry(), "timings": {"send": 0, "wait": 8e7, "receive": 8e7}})),
+     "log.entries[0].timings", "send + wait + receive at most 86,400,000 ms"),
+    (json.dumps(_har({**_entry(), "timings": {"send": 1, "wait": float("nan"), "receive": 5}})), "",
+     "a HAR file (JSON)"),  # NaN and Infinity are not JSON (RFC 8259)
 ])
 def test_bad_har_files_name_the_file_and_field(tmp_path: Path, doc: str, field: str, expected: str) -> None:
     bad = tmp_path / "bad.har"

@@ -14,7 +14,8 @@ HAR field                                becomes
                                          ``Content-Length``: HAR keeps bodies decoded
 ``response.content.text`` (+ base64)     the body, cut into one chunk per SSE block
 ``timings.send, wait, receive`` (ms)     first byte at send + wait, last at + receive;
-                                         ``-1`` (unknown) counts as 0, none at all: untimed
+                                         ``-1`` (unknown) counts as 0, none at all: untimed;
+                                         a total over 86,400,000 ms is an error
 ``startedDateTime``                      the earliest is the cassette's ``recorded_at``
 =======================================  ===================================================
 
@@ -37,7 +38,7 @@ from urllib.parse import urlencode
 
 from ..cassette import Cassette, Chunk, End, Interaction
 from ..errors import ImportFormatError
-from ..limits import MAX_CASSETTE_FILE, MAX_HAR_ENTRIES, json_depth_exceeds
+from ..limits import MAX_CASSETTE_FILE, MAX_CASSETTE_SECONDS, MAX_HAR_ENTRIES, json_depth_exceeds
 from . import request_from_url, untimed_response
 from .raw import read_bytes
 
@@ -112,10 +113,14 @@ def import_har(
     return Cassette(name or _stem(p), interactions, meta)
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (RFC 8259)")
+
+
 def _log(p: Path, raw: bytes, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
     """The HAR's ``log`` object and its ``entries`` list, checked."""
     try:
-        doc = json.loads(raw)
+        doc = json.loads(raw, parse_constant=_not_json)
     except (ValueError, RecursionError) as exc:
         raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
     if json_depth_exceeds(doc, _DEPTH):
@@ -163,7 +168,7 @@ def _interaction(p: Path, entry: dict[str, Any], where: str) -> Interaction | No
                     if not k.startswith(":") and k.lower() not in ("content-encoding", "content-length")]
     reason = resp.get("statusText") if isinstance(resp.get("statusText"), str) and resp["statusText"] else None
     response = untimed_response(status, reason, resp_headers, body, sent)
-    times = _times(entry.get("timings"))
+    times = _times(p, entry.get("timings"), where)
     if times is not None:
         start, end = times
         total = max(1, sum(len(c.data) for c in response.chunks))
@@ -219,18 +224,33 @@ def _text(p: Path, content: dict[str, Any], where: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _ms(value: Any) -> float:
-    """A HAR duration in milliseconds as seconds; -1 (not known) and anything else not a number >= 0 as 0."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
-    return float(value) / 1000 if ok else 0.0
+_MAX_MS = MAX_CASSETTE_SECONDS * 1000
 
 
-def _times(timings: Any) -> tuple[float, float] | None:
+def _ms(p: Path, timings: dict[str, Any], key: str, where: str) -> float:
+    """A HAR duration in milliseconds as seconds; -1 (not known, HAR 1.2) or none as 0."""
+    value = timings.get(key)
+    if value is None or value == -1:
+        return 0.0
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= _MAX_MS:
+        raise ImportFormatError(p, f"{where}.timings.{key}",
+                                f"milliseconds from 0 to {_MAX_MS:,.0f}, or -1 (not known)", value)
+    return float(value) / 1000
+
+
+def _times(p: Path, timings: Any, where: str) -> tuple[float, float] | None:
     """(first byte, last byte) in seconds from the request, or None when the HAR keeps no timings."""
-    if not isinstance(timings, dict) or not any(_ms(timings.get(k)) for k in ("send", "wait", "receive")):
+    if not isinstance(timings, dict):
         return None
-    start = round(_ms(timings.get("send")) + _ms(timings.get("wait")), 6)
-    return start, round(start + _ms(timings.get("receive")), 6)
+    send, wait, receive = (_ms(p, timings, key, where) for key in ("send", "wait", "receive"))
+    if not (send or wait or receive):
+        return None
+    start = round(send + wait, 6)
+    end = round(start + receive, 6)
+    if end > MAX_CASSETTE_SECONDS:
+        raise ImportFormatError(p, f"{where}.timings", f"send + wait + receive at most {_MAX_MS:,.0f} ms",
+                                round(end * 1000, 3))
+    return start, end
 
 
 def _started(p: Path, entry: dict[str, Any], where: str) -> datetime | None:
