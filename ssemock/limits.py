@@ -60,6 +60,7 @@ __all__ = [
     "json_depth_exceeds",
     "load_json",
     "number",
+    "plain_json_problem",
     "show_size",
     "within",
 ]
@@ -214,6 +215,25 @@ def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 
 
 _CONTAINERS = frozenset({dict, list})  # what json.loads builds; subclasses are not JSON values
+
+
+def plain_json_problem(value: Any, *, max_bytes: int | None = None, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """What keeps ``value`` from being plain JSON a provider could send, or None when nothing does:
+    nested deeper than ``max_depth`` levels, holding NaN, an infinity, a lone surrogate (RFC 8259
+    sections 6 and 8.1) or an object JSON has no form for, or over ``max_bytes`` bytes of UTF-8 JSON.
+    The one check of stub arguments and bodies, scenario payloads and provider error fields."""
+    if json_depth_exceeds(value, max_depth):
+        return f"nested deeper than {max_depth} levels"
+    try:
+        # unescaped (ensure_ascii=False), so that a lone surrogate fails to encode here
+        size = len(json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8"))
+    except RecursionError:  # tuples and other sequences json.dumps accepts, nested too deep
+        return f"nested deeper than {max_depth} levels"
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        return f"not plain JSON (finite numbers, text without lone surrogates): {exc}"
+    if max_bytes is not None and size > max_bytes:
+        return f"{size} bytes as JSON, over {max_bytes}"
+    return None
 
 
 def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: int = MAX_JSON_PARSE) -> Any:

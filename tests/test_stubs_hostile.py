@@ -134,7 +134,7 @@ def test_tool_arguments_and_error_bodies_are_bounded_at_128_levels(tmp_path: Pat
         with pytest.raises(StubError) as caught:
             load_stubs(path)
         assert (caught.value.file, caught.value.field) == (str(path), field)
-        assert caught.value.expected == "JSON nested at most 128 deep"
+        assert caught.value.expected.startswith("plain JSON nested at most 128 deep (nested deeper than 128 levels")
     with pytest.raises(StubError, match="nested at most 128 deep"):
         on().call_tool("t", _nested(depth))
     with pytest.raises(StubError, match="nested at most 128 deep"):

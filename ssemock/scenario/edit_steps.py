@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ScenarioError
-from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, is_integer, json_depth_exceeds
+from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, is_integer, plain_json_problem
 from ..providers import NAMES
 from .base import LineStep, anything, integer, register, short_text
 from .event_steps import _index
@@ -38,7 +38,7 @@ from .text import Block, Line, blocks, field_line, parse_field
 __all__ = ["MAX_PATHS", "MAX_PAYLOAD", "Drop", "Edit", "Insert", "Replace"]
 
 MAX_PAYLOAD = 1024 * 1024
-"""Largest inserted or replacing payload (``data``, or ``json`` once serialised), in characters (1 MiB)."""
+"""Largest inserted or replacing payload (``data``, in characters, or ``json`` once serialised, in bytes): 1 MiB."""
 MAX_PATHS = 64
 """Most paths one ``edit`` step sets or deletes."""
 AT_WORDS = ("end", "after-terminal")
@@ -78,15 +78,13 @@ def _check_payload(step: Insert | Replace, where: str, source: str) -> None:
 
 
 def _check_json(value: Any, where: str, source: str) -> None:
-    """``value`` is a JSON value of at most :data:`MAX_PAYLOAD` characters and 128 levels, else ScenarioError."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):
-        raise ScenarioError(source, where, "a JSON value (mappings, lists, strings, numbers, true/false/null)",
-                            value) from None
-    if len(text) > MAX_PAYLOAD or json_depth_exceeds(value, MAX_JSON_DEPTH):
-        raise ScenarioError(source, where, f"a JSON value of at most {MAX_PAYLOAD} characters (1 MiB) "
-                                           f"and {MAX_JSON_DEPTH} levels", None)
+    """``value`` is plain JSON of at most :data:`MAX_PAYLOAD` bytes and 128 levels
+    (:func:`~ssemock.limits.plain_json_problem`), else ScenarioError."""
+    problem = plain_json_problem(value, max_bytes=MAX_PAYLOAD, max_depth=MAX_JSON_DEPTH)
+    if problem is not None:
+        raise ScenarioError(source, where, f"a JSON value (mappings, lists, strings, finite numbers, true/false/null) "
+                                           f"of at most {MAX_PAYLOAD} bytes (1 MiB) and {MAX_JSON_DEPTH} levels: "
+                                           f"{problem}", None)
 
 
 def _events(groups: list[Block]) -> list[tuple[int, EventView]]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from ..limits import is_integer
+from ..limits import is_integer, plain_json_problem
 from ..providers import DEFAULT, FORMS, NAMES, Code, ErrorSpec, Provider, provider_for, provider_named
 from ..providers.base import MAX_CODE, MAX_EXTRA, MAX_MESSAGE, MAX_TYPE, Default
 from .base import Field, choice, flag
@@ -51,12 +51,8 @@ def _code(value: Any) -> bool:
 
 
 def _extra(value: Any) -> bool:
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        return False
-    try:
-        return len(json.dumps(value, separators=(",", ":"), allow_nan=False).encode()) <= MAX_EXTRA
-    except (TypeError, ValueError, RecursionError):
-        return False
+    return isinstance(value, Mapping) and all(isinstance(k, str) for k in value) \
+        and plain_json_problem(value, max_bytes=MAX_EXTRA) is None
 
 
 ERROR_FIELDS: dict[str, Field] = {

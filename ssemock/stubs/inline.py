@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import StubError
-from ..limits import MAX_JSON_DEPTH, json_depth_exceeds
+from ..limits import MAX_JSON_DEPTH, plain_json_problem
 from .model import MAX_TEXT, MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
@@ -51,19 +51,13 @@ def make_reply(
 
 
 def check_json(value: Any, file: str, field: str) -> None:
-    """Refuse (:class:`~ssemock.errors.StubError` naming ``field``) a value that is not plain JSON:
-    nested deeper than :data:`~ssemock.limits.MAX_JSON_DEPTH` (128), or holding NaN, infinities,
-    lone surrogates or objects JSON has no form for."""
-    import json
-
-    if json_depth_exceeds(value):
-        raise StubError(file, field, f"JSON nested at most {MAX_JSON_DEPTH} deep", None, show_got=False)
-    try:
-        # unescaped (ensure_ascii=False), so that a lone surrogate fails to encode here
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
-        raise StubError(file, field, f"plain JSON (finite numbers, text without lone surrogates): {exc}",
-                        None, show_got=False) from None
+    """Refuse (:class:`~ssemock.errors.StubError` naming ``field``) a value that is not plain JSON
+    (:func:`~ssemock.limits.plain_json_problem`: nested deeper than 128 levels, NaN, infinities,
+    lone surrogates, objects JSON has no form for)."""
+    problem = plain_json_problem(value)
+    if problem is not None:
+        raise StubError(file, field, f"plain JSON nested at most {MAX_JSON_DEPTH} deep ({problem})", None,
+                        show_got=False)
 
 
 def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
