@@ -195,8 +195,10 @@ class _Stream:
             await write(chunk.data)
             self.last = loop.time()
             entry["chunks_sent"] += 1
-            if not scale and index % YIELD_EVERY == YIELD_EVERY - 1:
-                await asyncio.sleep(0)  # let other requests in between the chunks of a long burst
+            if index % YIELD_EVERY == YIELD_EVERY - 1:
+                # let other requests in between the chunks of a long burst (also a timed one whose
+                # deadlines have all passed: the sleeps above then return at once)
+                await asyncio.sleep(0)
             entry["bytes_sent"] += len(chunk.data)
         shift += await self.pause(len(chunks))
         if plan.heartbeat > 0:

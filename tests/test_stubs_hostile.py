@@ -4,12 +4,15 @@ are read by the project's strict YAML reader, odd request shapes get a clear JSO
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import aiohttp
+import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -386,3 +389,39 @@ def test_a_lone_surrogate_in_tool_arguments_is_refused_when_the_stub_is_made() -
     # rather than blamed on the request at the first answer.
     with pytest.raises(StubError, match="arguments"):
         on(contains="w").call_tool("f", {"a": "\ud800"})
+
+
+FAST_READER = """
+import json, socket, sys, time
+host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()
+sock = socket.create_connection((host, port))
+sock.sendall(b"POST " + path.encode() + b" HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\n"
+             b"Connection: close\\r\\nContent-Length: " + str(len(body)).encode() + b"\\r\\n\\r\\n" + body)
+total = len(sock.recv(1 << 20))
+print("started", flush=True)
+while piece := sock.recv(1 << 20):  # as fast as the socket gives: the server never waits for room
+    total += len(piece)
+print(total, time.monotonic(), flush=True)  # the system's monotonic clock, shared with the test
+"""
+
+
+def test_a_long_stub_answer_to_a_fast_reader_leaves_the_server_answering() -> None:
+    """A stub answer of 60,000 token events sent at once (every deadline passed) to a reader that never
+    lets the socket fill: the server still answers another request while it is being sent."""
+    with MockServer(cassettes=[], stubs=[reply("word " * 60_000, times=None)]) as server:
+        url = httpx.URL(server.url)
+        with subprocess.Popen([sys.executable, "-c", FAST_READER, str(url.host), str(url.port),
+                               "/v1/chat/completions"], stdout=subprocess.PIPE, text=True) as reader:
+            try:
+                assert reader.stdout is not None and reader.stdout.readline() == "started\n"
+                health = httpx.get(server.url + "/_ssemock/health", timeout=60)
+                answered = time.monotonic()
+                total, ended = reader.stdout.readline().split()
+            finally:
+                reader.kill()
+    assert health.status_code == 200
+    # answered while the events were still going out: the send takes over a second (60,000 writes); a
+    # sender holding the loop would answer only once it is done, a few ms before the reader ends
+    assert answered < float(ended) - 0.2
+    assert int(total) > 60_000 * 200  # every event of the answer was read (about 300 bytes each)

@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ssemock.cassette import Request, Response
-from ssemock.providers.synthesis import Piece, Script, Template, dumps, event_count, run, slot
+from ssemock.providers.synthesis import BATCH, Piece, Script, Template, dumps, event_count, run, slot
+from ssemock.providers.tokens import CACHED_TEXT, split_tokens
 from ssemock.sse import Decoder, Event
 from ssemock.stubs import Match, Reply, Stub, Timing, read_conversation, synthesize
 from ssemock.stubs.inline import make_reply, tool_call
@@ -150,7 +151,7 @@ nul_free = st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x00"), 
        st.sampled_from(["\n", "\r\n"]))
 def test_a_run_writes_the_events_of_its_pieces(groups: list[tuple[str | None, list[str], int]], eol: str) -> None:
     """A run (``count`` texts joined by NUL) gives the bytes, times and events of one piece per text."""
-    runs = [p for event, datas, tokens in groups for p in run(event, "\x00".join(datas), len(datas), tokens)]
+    runs = [Piece(event, "\x00".join(datas), tokens, count=len(datas)) for event, datas, tokens in groups if datas]
     singles = [Piece(event, data, tokens) for event, datas, tokens in groups for data in datas]
     assert event_count(runs) == len(singles)
     assert encode_pieces(runs, eol) == encode_pieces(singles, eol)
@@ -209,3 +210,20 @@ def test_random_answers_are_valid_events_that_assemble_back(text: str, arguments
     assert got_text == text
     expected_args = json.dumps(arguments) if "gemini" in path[0] else dumps(arguments)
     assert got_args == expected_args
+
+
+def test_long_answers_are_written_in_batches_with_the_same_bytes() -> None:
+    """More than BATCH events: runs of at most BATCH events, the same texts as one fill; a long text
+    is cut into the same tokens in batches as in one pass."""
+    template = Template({"t": slot("t"), "n": slot("n")})
+    values = [f"v{i}" for i in range(2 * BATCH + 5)]
+    numbers = list(range(len(values)))
+    runs = run("e", template, len(values), 2, t=values, n=numbers)
+    assert [p.count for p in runs] == [BATCH, BATCH, 5]
+    assert [d for p in runs for d in p.datas()] == template.fill_many(len(values), t=values, n=numbers)
+    assert encode_pieces(runs, "\n") == [f'event: e\ndata: {{"t":"v{i}","n":{i}}}\n\n'.encode()
+                                          for i in numbers]
+    line = "It's 1234567 words, don't   stop!\r\n"  # its last token, "!\r\n", ends the line
+    long_text = line * 5000  # 180,000 characters: over CACHED_TEXT, cut in batches
+    assert len(long_text) > CACHED_TEXT
+    assert split_tokens(long_text) == split_tokens(line) * 5000

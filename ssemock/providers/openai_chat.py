@@ -133,7 +133,7 @@ def _synth_events(script: Script) -> list[Piece]:
         """One chunk per piece: ``delta`` holds ``slot("t")`` where the piece goes."""
         template = Template(body(delta, None, None, slot("o")))
         count = len(pieces)
-        return run(None, template.fill_joined(count, t=pieces, o=script.paddings(count, 2, 15)), count)
+        return run(None, template, count, t=pieces, o=script.paddings(count, 2, 15))
 
     reply = script.reply
     out: list[Piece] = []

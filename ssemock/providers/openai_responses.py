@@ -171,7 +171,7 @@ class _Writer:
             return
         paddings = self.script.paddings(count, 10, 15) if padded else ""
         numbers = list(range(first, first + count))
-        self.pieces += run(kind, template.fill_joined(count, t=tokens, o=paddings, n=numbers), count)
+        self.pieces += run(kind, template, count, t=tokens, o=paddings, n=numbers)
         self.count += count
 
     def emit(self, kind: str, fields: dict[str, Any], tokens: int = 0) -> None:

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from ..stubs.conversation import Conversation
     from ..stubs.model import Reply, ToolCall
 
-__all__ = ["ALNUM", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "event_count", "nearest",
-           "pieces", "run", "slot"]
+__all__ = ["ALNUM", "BATCH", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "event_count",
+           "nearest", "pieces", "run", "slot"]
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -137,10 +137,21 @@ def pieces(event: str | None, datas: list[str], tokens: int = 1) -> list[Piece]:
     return list(map(Piece, repeat(event, len(datas)), datas, repeat(tokens)))
 
 
-def run(event: str | None, joined: str, count: int, tokens: int = 1) -> list[Piece]:
-    """The ``count`` events whose data texts are ``joined`` by NUL (:meth:`Template.fill_joined`), all
-    named ``event`` and carrying ``tokens`` each, as one :class:`Piece` (none when ``count`` is 0)."""
-    return [Piece(event, joined, tokens, count=count)] if count > 0 else []
+BATCH = 8192
+"""The most events one C-level call writes: synthesis runs in a thread, and the event loop gets the
+interpreter back only between bytecodes, so a long answer is written in batches of this many."""
+
+
+def run(event: str | None, template: Template, count: int, tokens: int = 1, **columns: Column) -> list[Piece]:
+    """``count`` events named ``event``, each carrying ``tokens``, their data ``template`` filled
+    with the ``i``-th value of each column (:meth:`Template.fill_many`): runs of at most
+    :data:`BATCH` events (none when ``count`` is 0)."""
+    out = []
+    for at in range(0, count, BATCH):
+        size = min(BATCH, count - at)
+        part = {k: v if isinstance(v, (str, int)) else v[at:at + size] for k, v in columns.items()}
+        out.append(Piece(event, template.fill_joined(size, **part), tokens, count=size))
+    return out
 
 
 def event_count(pieces: list[Piece]) -> int:

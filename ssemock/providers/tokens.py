@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import islice
+from operator import methodcaller
 
 __all__ = ["count_tokens", "group", "split_tokens"]
 
@@ -35,6 +37,7 @@ _PATTERN = re.compile(
 )
 
 
+_WHOLE = methodcaller("group")
 CACHED_TEXT = 65536
 """Texts of at most this many characters keep their pieces in a small cache (a stub's reply is cut
 once, not at every answer)."""
@@ -42,9 +45,13 @@ once, not at every answer)."""
 
 def split_tokens(text: str) -> list[str]:
     """``text`` cut into token-like pieces (see the module docstring); ``"".join`` gives it back."""
-    if len(text) > CACHED_TEXT:
-        return _PATTERN.findall(text)
-    return list(_cached_split(text))
+    if len(text) <= CACHED_TEXT:
+        return list(_cached_split(text))
+    out: list[str] = []
+    matches = _PATTERN.finditer(text)
+    while batch := list(islice(matches, 8192)):  # the event loop may run between batches
+        out += map(_WHOLE, batch)
+    return out
 
 
 @lru_cache(maxsize=64)

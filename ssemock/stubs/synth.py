@@ -23,7 +23,7 @@ from typing import Any
 
 from ..cassette import Chunk, End, Response
 from ..providers import ErrorSpec, Provider, provider_named
-from ..providers.synthesis import Piece, Script, Synthesis, dumps, event_count
+from ..providers.synthesis import BATCH, Piece, Script, Synthesis, dumps, event_count
 from ..providers.tokens import count_tokens, split_tokens
 from .conversation import Conversation
 from .model import Reply, Stub, Timing
@@ -107,8 +107,21 @@ def encode_pieces(pieces: list[Piece], eol: str) -> list[bytes]:
     """The SSE bytes of each event of ``pieces`` (``event:`` line if named, one ``data:`` line, or a
     comment; a run gives one per event), lines ending in ``eol``: written as one text split on NUL,
     which JSON text and the providers' constant lines never hold (checked: a piece with a NUL is
-    written alone)."""
+    written alone), about :data:`~ssemock.providers.synthesis.BATCH` events at a time."""
     heads = {e: _head(e, eol) for e in set(map(_EVENT, pieces))}
+    out: list[bytes] = []
+    group: list[Piece] = []
+    size = 0
+    for piece in pieces:
+        group.append(piece)
+        size += piece.count
+        if size >= BATCH:
+            out += _encode_group(group, heads, eol)
+            group, size = [], 0
+    return out + _encode_group(group, heads, eol) if group else out
+
+
+def _encode_group(pieces: list[Piece], heads: dict[str | None, str], eol: str) -> list[bytes]:
     end = eol + eol + "\x00"
     glue = [""] * (3 * len(pieces))
     glue[0::3] = [": " if p.comment else heads[p.event] for p in pieces]
@@ -166,5 +179,10 @@ def piece_times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list
     if jitter:
         draw = rng.random
         gaps = [g * (1 + jitter * (2 * draw() - 1)) if n else g for g, n in zip(gaps, tokens[first + 1:])]
-    times += map(round, accumulate(gaps, initial=timing.first_token), repeat(6))
+    at = timing.first_token
+    times.append(round(at, 6))
+    for start in range(0, len(gaps), BATCH):  # the event loop may run between batches
+        sums = list(accumulate(gaps[start:start + BATCH], initial=at))
+        at = sums[-1]
+        times += map(round, sums[1:], repeat(6))
     return times
