@@ -262,7 +262,7 @@ def serve_workers(server: MockServer, workers: int) -> int:
             socket.create_server((server.host, server.port)).close()
         except OSError as exc:
             raise ServerError(f"cannot listen on {server.host}:{server.port}: {exc.strerror or exc}") from None
-    directory = Path(tempfile.mkdtemp(prefix="ssemock-workers-"))  # mode 0700: the journal sockets are private
+    directory = _socket_directory()
     master = os.getpid()
     status = 0
     try:
@@ -276,3 +276,24 @@ def serve_workers(server: MockServer, workers: int) -> int:
         os._exit(status)
     shutil.rmtree(directory, ignore_errors=True)
     return status
+
+
+SOCKET_PATH = 107
+"""Bytes a Unix socket's path may hold (Linux ``sun_path``, less its terminating NUL)."""
+
+
+def _socket_directory() -> Path:
+    """A new private directory (mode 0700: the journal sockets are private) for the workers'
+    sockets: in the temporary directory (``TMPDIR``), or in ``/tmp`` when that path is too long
+    for a socket path (``DIR/PID.sock``).
+
+    Raises:
+        ServerError: neither is short enough.
+    """
+    for parent in (None, "/tmp"):  # noqa: S108 - mkdtemp makes a new directory of mode 0700
+        directory = Path(tempfile.mkdtemp(prefix="ssemock-workers-", dir=parent))
+        if len(os.fsencode(directory / "4194304.sock")) <= SOCKET_PATH:
+            return directory
+        directory.rmdir()
+    raise ServerError(f"--workers: no directory short enough for a Unix socket path ({SOCKET_PATH} bytes) in "
+                      f"{tempfile.gettempdir()} or /tmp")

@@ -222,3 +222,20 @@ def test_killing_the_master_leaves_no_directory_behind(tmp_path: Path) -> None:
             assert list(temporary.iterdir()) == []
         finally:
             shutil.rmtree(temporary, ignore_errors=True)
+
+
+def test_a_temporary_directory_too_long_for_socket_paths_still_gathers_the_journal(tmp_path: Path) -> None:
+    """A Unix socket path holds at most 107 bytes (Linux ``sun_path``): with a longer ``TMPDIR`` the
+    workers' sockets go to a private directory in /tmp, and the journal still gathers both workers."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    with serve(tmp_path, "--workers", "2", env={"TMPDIR": str(deep)}) as served:
+        for n in range(40):  # until both workers have answered (nearly always at once)
+            with httpx.Client(headers={"Connection": "close"}) as client:
+                assert client.get(f"{served.url}/v1/models", params={"n": n}).status_code in (200, 404)
+            journal = httpx.get(f"{served.url}/_ssemock/requests").json()
+            if len({e["worker"] for e in journal}) == 2:
+                break
+        assert sorted({e["worker"] for e in journal}) == sorted(served.workers())
+        assert not httpx.get(f"{served.url}/_ssemock/requests").headers.get(UNANSWERED_HEADER)
+    assert list(deep.iterdir()) == []  # nothing was made in the long directory
