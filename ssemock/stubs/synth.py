@@ -181,6 +181,8 @@ def piece_times(pieces: list[Piece], timing: Timing, rng: random.Random) -> list
         gaps = [g * (1 + jitter * (2 * draw() - 1)) if n else g for g, n in zip(gaps, tokens[first + 1:])]
     at = timing.first_token
     times.append(round(at, 6))
+    if not (rate or gap):  # every event with the first content (the default: at once)
+        return times + [times[-1]] * len(gaps)
     for start in range(0, len(gaps), BATCH):  # the event loop may run between batches
         sums = list(accumulate(gaps[start:start + BATCH], initial=at))
         at = sums[-1]
