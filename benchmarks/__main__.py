@@ -38,6 +38,7 @@ MODULES = (
     "abort_storm",
     "hostile_bodies",
     "stub_synthesis",
+    "aimock_peer",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 QUICK_BUDGET = 60.0

@@ -62,3 +62,20 @@ def test_the_readme_table_is_written_between_its_markers_only(tmp_path: Path) ->
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="expected the lines"):
         write_readme([fig], readme, quick=False)
+
+
+def test_a_peer_that_is_not_installed_gives_figures_without_values(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    from benchmarks import aimock_peer
+    from benchmarks.__main__ import named, table
+
+    monkeypatch.setattr(aimock_peer, "PACKAGE", tmp_path / "node_modules" / "@copilotkit" / "aimock")
+    figures = [named("aimock_peer", f, quick=True) for f in aimock_peer.run(quick=True)]
+    assert [f["name"] for f in figures] == [
+        "aimock_peer.cold_start", "aimock_peer.cold_start_cpu", "aimock_peer.throughput",
+        "aimock_peer.throughput_events", "aimock_peer.throughput_cpu"]
+    for fig in figures:
+        assert set(fig) == set(FIGURE_KEYS), fig
+        assert fig["value"] is None and fig["baseline"] is None and fig["ratio"] is None, fig
+        assert fig["goal"] == "not installed: npm ci --prefix benchmarks/node", fig
+    assert "aimock_peer.cold_start " in table(figures)
