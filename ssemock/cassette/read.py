@@ -176,8 +176,7 @@ def read_file(
             raise error(source, "", "a regular file", kind)
         if info.st_size > limit:
             raise error(source, "", f"a file of at most {show_size(limit)} bytes", info.st_size)
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(limit + 1)  # bounded even if the file grows meanwhile
+        data = _read_at_most(fd, limit + 1, info.st_size)  # bounded even if the file grows meanwhile
     except OSError as exc:
         raise error(source, "", "a readable regular file", exc.strerror or str(exc)) from None
     finally:
@@ -185,6 +184,20 @@ def read_file(
     if len(data) > limit:
         raise error(source, "", f"a file of at most {show_size(limit)} bytes", len(data))
     return data
+
+
+def _read_at_most(fd: int, most: int, expected: int) -> bytes:
+    """The bytes of ``fd`` up to its end or ``most`` bytes, in as few reads as its ``expected`` size allows
+    (no file object: a start reads dozens of small files)."""
+    parts = []
+    size = 0
+    while size < most:
+        part = os.read(fd, min(most - size, max(expected + 1 - size, 1 << 16)))
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
