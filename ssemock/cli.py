@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import math
 import os
@@ -106,14 +107,14 @@ def positive_count(text: str) -> int:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``ssemock`` argument parser; ``command`` (the sub-command about to be parsed, None: any)
-    spares building the options of the other commands, and the imports their defaults need."""
+    spares building the other commands' parsers, and the imports their defaults need (a command that
+    does not exist gets them all, for the list of choices in its error)."""
     parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (help_text, add_arguments) in _COMMANDS.items():
-        made = sub.add_parser(name, help=help_text)
-        if command in (None, name):
-            add_arguments(made)
+        if command not in _COMMANDS or name == command:
+            add_arguments(sub.add_parser(name, help=help_text))
     return parser
 
 
@@ -290,21 +291,16 @@ def _serve(args: argparse.Namespace) -> int:
     if not all(match_on):
         raise UsageError(f"--match-on: expected comma-separated matchers among {', '.join(MATCHERS)}, "
                          f"got {args.match_on!r}")
-    from .bundled import bundled_scenarios
-    from .edge import configure_logging
-    from .mockserver import MockServer
-
-    scenarios = [bundled_scenarios(), *args.scenarios] if args.scenarios else None
+    # Importing the server and loading the files make many objects and no garbage cycles: no collection
+    # pass meanwhile, and what the server keeps for its lifetime is left out of the later ones.
+    gc.disable()
     try:
-        server = MockServer(
-            args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
-            port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
-            max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
-            journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
-            stubs=args.stubs, **network_kwargs(args),
-        )
-    except ConfigError as exc:
-        raise UsageError(f"serve: {exc}") from None
+        server = _server(args, match_on)
+    finally:
+        gc.freeze()
+        gc.enable()
+    from .edge import configure_logging
+
     configure_logging(quiet=args.quiet)
     raise_open_files_limit()
     if args.workers is not None:
@@ -316,6 +312,23 @@ def _serve(args: argparse.Namespace) -> int:
     import asyncio
 
     return asyncio.run(_run_until_signal(server))
+
+
+def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
+    from .bundled import bundled_scenarios
+    from .mockserver import MockServer
+
+    scenarios = [bundled_scenarios(), *args.scenarios] if args.scenarios else None
+    try:
+        return MockServer(
+            args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
+            port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
+            max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
+            journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
+            stubs=args.stubs, **network_kwargs(args),
+        )
+    except ConfigError as exc:
+        raise UsageError(f"serve: {exc}") from None
 
 
 async def _run_until_signal(server: MockServer) -> int:
