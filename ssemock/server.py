@@ -52,8 +52,7 @@ from .matching import (
     indexes_ready,
     prepare_indexes,
 )
-from .redact import SECRET_QUERY_PARAMS, redact_pairs
-from .redact import names as secret_names  # its provider header names are imported at the first request
+from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
 from .send import drop_default_content_type, send_plan
@@ -274,7 +273,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "method": request.method,
         "path": path,
         "query": dict(received.query),
-        "headers": dict(redact_pairs(received.headers, secret_names.SECRET_REQUEST_HEADERS)),
+        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": journaled,
         "cassette": None,
         "stub": None,

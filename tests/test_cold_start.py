@@ -48,9 +48,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     validated.forget()
 
 
-# Modules a server answering replays never needs: the recorder and the secret scanner, the providers (their
-# header names are read at the first replay), importers, diff, plot, workers, lint, the stub machinery beyond
-# its book, the scenario steps and YAML (the files were seen before), the YAML writer, and their heavy libraries.
+# Modules a server answering replays never needs: the recorder and the secret scanner, the providers (the
+# journal's redaction has their header names written out), importers, diff, plot, workers, lint, the stub
+# machinery beyond its book, the scenario steps and YAML (the files were seen before), the YAML writer, and
+# their heavy libraries.
 NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "ssemock.diff", "ssemock.plot",
               "ssemock.workers", "ssemock.hygiene", "ssemock.cassette.write", "ssemock.cassette.fastyaml",
               "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.redact.shapes", "ssemock.redact.fields",
@@ -177,9 +178,20 @@ def test_serve_imports_none_of_what_replaying_does_not_need(cache: Path, tmp_pat
     assert sorted(m for m in modules if m.startswith(NOT_SERVED) or m.endswith("_steps")) == []
 
 
-def test_the_journal_drops_provider_headers_named_at_the_first_request(tmp_path: Path) -> None:
-    """The providers' own header names (``openai-organization``: no credential word in it) are still
-    removed from the journal, although a server starts without importing the providers."""
+def test_the_redaction_names_every_providers_own_headers() -> None:
+    """The header names the redaction writes out (so that serving needs no provider module) are every
+    provider's, and the generic ones."""
+    from ssemock.providers import PROVIDERS
+    from ssemock.redact import SECRET_REQUEST_HEADERS, SECRET_RESPONSE_HEADERS
+
+    generic_request, generic_response = {"authorization", "proxy-authorization", "cookie"}, {"set-cookie"}
+    assert set(SECRET_REQUEST_HEADERS) == generic_request.union(*(p.secret_request_headers for p in PROVIDERS))
+    assert set(SECRET_RESPONSE_HEADERS) == generic_response.union(*(p.secret_response_headers for p in PROVIDERS))
+
+
+def test_the_journal_drops_provider_headers(tmp_path: Path) -> None:
+    """The providers' own header names (``openai-organization``: no credential word in it) are
+    removed from the journal, although a server imports no provider module."""
     name = "openai-chat-finish-length-usage"
     cassette = MockServer(scenarios=[]).state.cassettes[name]
     with MockServer([cassette], scenarios=[]) as server:

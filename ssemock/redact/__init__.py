@@ -36,21 +36,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_names
-from .names import REDACTED, SECRET_QUERY_PARAMS, is_credential_name, redact_pairs
+from .names import (
+    REDACTED,
+    SECRET_QUERY_PARAMS,
+    SECRET_REQUEST_HEADERS,
+    SECRET_RESPONSE_HEADERS,
+    is_credential_name,
+    redact_pairs,
+)
 
 if TYPE_CHECKING:
     from .credentials import Credentials
     from .filter import Filter, RedactedRequest, Report
-    from .names import SECRET_REQUEST_HEADERS, SECRET_RESPONSE_HEADERS
     from .shapes import GITLEAKS_COMMIT
     from .stream import BATCH, ChunkScrubber
 
 # Imported when first used: the replay server needs the names rule only, not the key-shape scanner
-# nor the providers (whose header names SECRET_REQUEST_HEADERS holds).
+# nor the providers.
 _LAZY = {
     "Credentials": ".credentials", "Filter": ".filter", "RedactedRequest": ".filter", "Report": ".filter",
     "GITLEAKS_COMMIT": ".shapes", "BATCH": ".stream", "ChunkScrubber": ".stream",
-    "SECRET_REQUEST_HEADERS": ".names", "SECRET_RESPONSE_HEADERS": ".names",
 }
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "CREDENTIAL_WORDS",
@@ -41,17 +40,18 @@ __all__ = [
 
 REDACTED = "REDACTED"
 
-# Names removed although no word of theirs names a credential (the word rule catches the rest).
-# The providers' own header names (x-api-key, api-key, x-goog-api-key, openai-organization, …) come from
-# ssemock.providers, added when first asked for (module __getattr__ below): the replay server starts
-# without importing the providers; these are the generic ones.
-_GENERIC_REQUEST_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
-_GENERIC_RESPONSE_HEADERS = frozenset({"set-cookie"})
-if TYPE_CHECKING:
-    SECRET_REQUEST_HEADERS: frozenset[str]
-    """Request header names removed whatever their words: the generic ones and every provider's (lower case)."""
-    SECRET_RESPONSE_HEADERS: frozenset[str]
-    """Response header names removed whatever their words (lower case)."""
+# Names removed although no word of theirs names a credential (the word rule catches the rest): the
+# generic ones, and the providers' own (each ssemock.providers Provider's secret_request_headers and
+# secret_response_headers), written out here so that a replay server, which journals every request,
+# imports no provider module; tests/test_cold_start.py checks that every provider's names are here.
+SECRET_REQUEST_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "cookie",
+    "x-api-key", "api-key", "x-goog-api-key", "openai-organization", "openai-project",
+})
+SECRET_RESPONSE_HEADERS = frozenset({
+    "set-cookie",
+    "anthropic-organization-id", "openai-organization", "openai-project",
+})
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 
 CREDENTIAL_WORDS = frozenset({
@@ -79,20 +79,6 @@ PUBLIC_QUALIFIERS = frozenset({
     # tokenizer eos_token / pad_token.
     "progress", "page", "next", "continuation", "cancellation", "sync", "cursor", "eos", "bos", "pad", "stop",
 })
-
-
-
-def __getattr__(name: str) -> Any:
-    """:data:`SECRET_REQUEST_HEADERS` and :data:`SECRET_RESPONSE_HEADERS`, computed (and kept) when first asked for."""
-    if name not in ("SECRET_REQUEST_HEADERS", "SECRET_RESPONSE_HEADERS"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ..providers import secret_request_headers, secret_response_headers
-
-    value = (_GENERIC_REQUEST_HEADERS | secret_request_headers() if name == "SECRET_REQUEST_HEADERS"
-             else _GENERIC_RESPONSE_HEADERS | secret_response_headers())
-    globals()[name] = value
-    return value
-
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
