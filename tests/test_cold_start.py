@@ -50,14 +50,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 # Modules a server answering replays never needs: the recorder and the secret scanner, the providers (the
 # journal's redaction has their header names written out), importers, diff, plot, workers, lint, the stub
-# machinery beyond its book, the scenario steps and YAML (the files were seen before), the YAML writer, and
-# their heavy libraries.
+# machinery beyond its book, the scenario steps and their lines, and YAML (the files were seen before), the YAML
+# writer, and their heavy libraries.
 NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "ssemock.diff", "ssemock.plot",
               "ssemock.workers", "ssemock.hygiene", "ssemock.cassette.write", "ssemock.cassette.fastyaml",
               "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.redact.shapes", "ssemock.redact.fields",
               "ssemock.redact.credentials", "ssemock.redact.stream", "ssemock.stubs.model", "ssemock.stubs.files",
-              "ssemock.stubs.synth", "ssemock.stubs.inline", "yaml", "difflib", "re2", "tomllib", "gunicorn",
-              "matplotlib")
+              "ssemock.stubs.synth", "ssemock.stubs.inline", "ssemock.scenario.text", "yaml", "difflib", "re2",
+              "tomllib", "gunicorn", "matplotlib")
 
 
 def probe(*scenarios: Path) -> str:
