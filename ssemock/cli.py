@@ -291,8 +291,9 @@ def _serve(args: argparse.Namespace) -> int:
     if not all(match_on):
         raise UsageError(f"--match-on: expected comma-separated matchers among {', '.join(MATCHERS)}, "
                          f"got {args.match_on!r}")
-    # Importing the server and loading the files make many objects and no garbage cycles: no collection
-    # pass meanwhile, and what the server keeps for its lifetime is left out of the later ones.
+    # Importing the server and loading the files make many objects that live as long as the server, and next
+    # to no garbage cycles: no collection pass meanwhile (measured: 1.5-2 ms of CPU saved on the bundled files),
+    # and the objects made so far are left out of the later passes (gc.freeze).
     gc.disable()
     try:
         server = _server(args, match_on)
