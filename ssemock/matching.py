@@ -18,7 +18,6 @@ most :data:`REPORT_BUDGET` interactions to name the closest.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -345,6 +344,8 @@ def _no_match(
     indexes: IndexCache | None,
 ) -> NoMatchError:
     """The error for a request that matched nothing, naming the closest interactions."""
+    from difflib import SequenceMatcher  # only a request that matched nothing needs it
+
     near: list[tuple[int, float, int, Match, list[str]]] = []
     likeness: dict[str, float] = {}
     for position, cassette, index in _report_sample(pool, received, required, indexes):
@@ -352,7 +353,7 @@ def _no_match(
         hard = [f for f in _failures(received, inter.request, match_on) if f.split(":", 1)[0] in required]
         path = inter.request.path
         if path not in likeness:
-            likeness[path] = difflib.SequenceMatcher(None, received.path, path).ratio()
+            likeness[path] = SequenceMatcher(None, received.path, path).ratio()
         near.append((len(hard), -likeness[path], position, Match(cassette, index, inter), hard))
     near.sort(key=lambda n: n[:3])
     closest: list[dict[str, Any]] = [

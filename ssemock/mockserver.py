@@ -109,8 +109,9 @@ def collect_scenarios(sources: Iterable[ScenarioSource] | ScenarioSource | None)
             continue
         directory = Path(source).is_dir()
         loaded = load_scenarios(source).values() if directory else [Scenario.load(source)]
+        presets = directory and Path(source).resolve() == bundled.resolve()  # presets may be replaced
         for scenario in loaded:
-            if not (directory and Path(source).resolve() == bundled.resolve()):  # presets may be replaced
+            if not presets:
                 claim_name(claimed, scenario.name, scenario.source, ScenarioError, "scenario")
             found[scenario.name] = scenario
     return found

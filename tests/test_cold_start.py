@@ -19,6 +19,7 @@ from ssemock.scenario import Plan, Scenario
 from ssemock.scenario.model import DeferredScenario
 
 from .conftest import REALWORLD
+from .processes import reap
 
 ROOT = Path(__file__).resolve().parent.parent
 SPLIT = """ssemock_scenario: 1
@@ -45,6 +46,18 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     validated.forget()
     yield directory
     validated.forget()
+
+
+# Modules a server answering replays never needs: the recorder and the secret scanner, the providers (the
+# journal's redaction has their header names written out), importers, diff, plot, workers, lint, the stub
+# machinery beyond its book, the scenario steps and their lines, and YAML (the files were seen before), the YAML
+# writer, and their heavy libraries.
+NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "ssemock.diff", "ssemock.plot",
+              "ssemock.workers", "ssemock.hygiene", "ssemock.cassette.write", "ssemock.cassette.fastyaml",
+              "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.redact.shapes", "ssemock.redact.fields",
+              "ssemock.redact.credentials", "ssemock.redact.stream", "ssemock.stubs.model", "ssemock.stubs.files",
+              "ssemock.stubs.synth", "ssemock.stubs.inline", "ssemock.scenario.text", "yaml", "difflib", "re2",
+              "tomllib", "gunicorn", "matplotlib")
 
 
 def probe(*scenarios: Path) -> str:
@@ -137,3 +150,57 @@ def test_serve_from_the_record_replays_under_a_scenario(cache: Path, tmp_path: P
             proc.stdout.close()
     real = (REALWORLD / "openai-chat-finish-length-usage.sse.bin").read_bytes()
     assert body == real.replace(b"\n", b"\r\n")  # the recording's line ends are LF
+
+
+def imported_by_serve(tmp_path: Path) -> set[str]:
+    """The modules ``python -m ssemock serve --port 0`` imported from its start to its answer to
+    ``GET /_ssemock/health`` (as ``-X importtime`` lists them)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    log = tmp_path / "imports.txt"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "ssemock", "serve", "--port", "0"],
+                                env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().split()[-1]
+            health = httpx.get(url + "/_ssemock/health", timeout=60).json()
+            assert health["status"] == "ok" and health["cassettes"] == 14
+        finally:
+            reap(proc)
+    lines = [line.split("|") for line in log.read_text().splitlines() if line.startswith("import time:")]
+    return {parts[-1].strip() for parts in lines[1:]}  # the first line is the header
+
+
+def test_serve_imports_none_of_what_replaying_does_not_need(cache: Path, tmp_path: Path) -> None:
+    probe()  # the bundled files seen once, as by any start after the first
+    modules = imported_by_serve(tmp_path)
+    assert {"aiohttp.web", "ssemock.server", "ssemock.cassette.cache", "ssemock.redact.names"} <= modules
+    assert sorted(m for m in modules if m.startswith(NOT_SERVED) or m.endswith("_steps")) == []
+
+
+def test_the_redaction_names_every_providers_own_headers() -> None:
+    """The header names the redaction writes out (so that serving needs no provider module) are every
+    provider's, and the generic ones."""
+    from ssemock.providers import PROVIDERS
+    from ssemock.redact import SECRET_REQUEST_HEADERS, SECRET_RESPONSE_HEADERS
+
+    generic_request, generic_response = {"authorization", "proxy-authorization", "cookie"}, {"set-cookie"}
+    assert set(SECRET_REQUEST_HEADERS) == generic_request.union(*(p.secret_request_headers for p in PROVIDERS))
+    assert set(SECRET_RESPONSE_HEADERS) == generic_response.union(*(p.secret_response_headers for p in PROVIDERS))
+
+
+def test_the_journal_drops_provider_headers(tmp_path: Path) -> None:
+    """The providers' own header names (``openai-organization``: no credential word in it) are
+    removed from the journal, although a server imports no provider module."""
+    name = "openai-chat-finish-length-usage"
+    cassette = MockServer(scenarios=[]).state.cassettes[name]
+    with MockServer([cassette], scenarios=[]) as server:
+        request = cassette.interactions[0].request
+        r = httpx.post(server.url + request.path, content=request.body, timeout=60, headers={
+            "Content-Type": "application/json", "OpenAI-Organization": "org-Secret1", "OpenAI-Project": "proj_S2",
+            "X-Goog-Api-Key": "AIzaS3", "X-Request-Tag": "kept"})
+        assert r.status_code == 200
+        [entry] = server.requests
+    assert entry["cassette"] == name
+    assert entry["headers"]["X-Request-Tag"] == "kept"
+    assert not {"OpenAI-Organization", "OpenAI-Project", "X-Goog-Api-Key"} & set(entry["headers"])

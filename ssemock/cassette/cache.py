@@ -57,7 +57,6 @@ from typing import Any, TypeVar
 import msgpack
 
 from ..errors import CassetteError, ConfigError
-from .append import atomic_write_bytes
 from .model import Cassette, Chunk, End, Interaction, Request, Response
 from .read import check_cassette, read_file
 
@@ -211,6 +210,8 @@ def _write(entry: Path, raw: bytes) -> Path | None:
     limit = max_bytes()
     if len(raw) > limit:
         return None
+    from .append import atomic_write_bytes  # only writing needs it
+
     try:
         atomic_write_bytes(entry, raw)
         _prune(entry.parent, limit, keep=entry)

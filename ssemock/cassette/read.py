@@ -188,8 +188,7 @@ def read_file(
             raise error(source, "", "a regular file", kind)
         if info.st_size > limit:
             raise error(source, "", f"a file of at most {show_size(limit)} bytes", info.st_size)
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(limit + 1)  # bounded even if the file grows meanwhile
+        data = _read_at_most(fd, limit + 1, info.st_size)  # bounded even if the file grows meanwhile
     except OSError as exc:
         raise error(source, "", "a readable regular file", exc.strerror or str(exc)) from None
     finally:
@@ -197,6 +196,20 @@ def read_file(
     if len(data) > limit:
         raise error(source, "", f"a file of at most {show_size(limit)} bytes", len(data))
     return data
+
+
+def _read_at_most(fd: int, most: int, expected: int) -> bytes:
+    """The bytes of ``fd`` up to its end or ``most`` bytes, in as few reads as its ``expected`` size allows
+    (no file object: a start reads dozens of small files)."""
+    parts = []
+    size = 0
+    while size < most:
+        part = os.read(fd, min(most - size, max(expected + 1 - size, 1 << 16)))
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
 
 
 def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
@@ -265,7 +278,8 @@ def check_cassette(cassette: Cassette, source: str) -> None:
         _check_headers(v, resp.headers, f"{where}.response.headers")
         v.seconds(resp.start, f"{where}.response.start")
         for j, chunk in enumerate(v.items(resp.chunks, f"{where}.response.chunks", "chunks")):
-            v.seconds(chunk.t, f"{where}.response.chunks[{j}].t")
+            if not (type(chunk.t) is float and 0.0 <= chunk.t <= MAX_CASSETTE_SECONDS):  # else: what seconds accepts
+                v.seconds(chunk.t, f"{where}.response.chunks[{j}].t")
         last, last_at = _ordered(v, resp, f"{where}.response", False)
         _end(v, resp.end.how, resp.end.t, last, last_at, f"{where}.response")
 
@@ -486,17 +500,21 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
 def _ordered(v: _Validator, resp: Response, where: str, events: bool) -> tuple[float, str]:
     """Check ``start`` <= every chunk's ``t``, in order (replay sends them in that order);
     returns the last time and its field."""
-    previous, previous_at = resp.start, f"{where}.start"
+    def field(i: int) -> str:  # the field of chunk i (-1: the start), named only when needed
+        if i < 0:
+            return f"{where}.start"
+        return f"{where}.events[{i}]" if events else f"{where}.chunks[{i}].t"
+
+    previous, previous_index = resp.start, -1
     for i, chunk in enumerate(resp.chunks):
         if chunk.t < previous:
-            at = f"{where}.interval" if events else f"{where}.chunks[{i}].t"
-            raise v.fail(at, f"a time >= {previous_at} ({previous:g} s)", chunk.t)
+            at = f"{where}.interval" if events else field(i)
+            raise v.fail(at, f"a time >= {field(previous_index)} ({previous:g} s)", chunk.t)
         if chunk.t > MAX_CASSETTE_SECONDS:  # only events can get here: start + interval × count
             raise v.fail(f"{where}.interval", f"an interval putting the last event at most {MAX_CASSETTE_SECONDS:g} "
                          f"seconds after the request", chunk.t)
-        previous_at = f"{where}.events[{i}]" if events else f"{where}.chunks[{i}].t"
-        previous = chunk.t
-    return previous, previous_at
+        previous, previous_index = chunk.t, i
+    return previous, field(previous_index)
 
 
 def _plain_text_chunk(item: Any) -> Chunk | None:

@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..background import stop_on_signals
 from ..edge import configure_logging
@@ -28,12 +28,11 @@ from .modes import RecordMode
 if TYPE_CHECKING:
     from .core import Recorder
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 
-def add_parser(sub: Any) -> None:
-    """Add the ``record`` subcommand to an argparse subparsers object."""
-    rec = sub.add_parser("record", help="record a provider through a streaming reverse proxy")
+def add_arguments(rec: argparse.ArgumentParser) -> None:
+    """Add the options of the ``record`` subcommand to its parser ``rec``."""
     rec.add_argument("--target", required=True, metavar="URL", help="provider base URL, e.g. https://api.openai.com")
     rec.add_argument("--cassettes", type=Path, default=Path("cassettes"), metavar="DIR",
                      help="directory the cassettes are written to (default ./cassettes)")

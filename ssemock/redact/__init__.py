@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from .shapes import GITLEAKS_COMMIT
     from .stream import BATCH, ChunkScrubber
 
-# Imported when first used: the replay server needs the names rule only, not the key-shape scanner.
+# Imported when first used: the replay server needs the names rule only, not the key-shape scanner
+# nor the providers.
 _LAZY = {
     "Credentials": ".credentials", "Filter": ".filter", "RedactedRequest": ".filter", "Report": ".filter",
     "GITLEAKS_COMMIT": ".shapes", "BATCH": ".stream", "ChunkScrubber": ".stream",

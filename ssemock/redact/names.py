@@ -25,8 +25,6 @@ import functools
 import re
 from collections.abc import Iterable
 
-from ..providers import secret_request_headers, secret_response_headers
-
 __all__ = [
     "CREDENTIAL_WORDS",
     "DESCRIPTOR_WORDS",
@@ -42,11 +40,18 @@ __all__ = [
 
 REDACTED = "REDACTED"
 
-# Names removed although no word of theirs names a credential (the word rule catches the rest).
-# The providers' own header names (x-api-key, api-key, x-goog-api-key, openai-organization, …) come from
-# ssemock.providers; these are the generic ones.
-SECRET_REQUEST_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"}) | secret_request_headers()
-SECRET_RESPONSE_HEADERS = frozenset({"set-cookie"}) | secret_response_headers()
+# Names removed although no word of theirs names a credential (the word rule catches the rest): the
+# generic ones, and the providers' own (each ssemock.providers Provider's secret_request_headers and
+# secret_response_headers), written out here so that a replay server, which journals every request,
+# imports no provider module; tests/test_cold_start.py checks that every provider's names are here.
+SECRET_REQUEST_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "cookie",
+    "x-api-key", "api-key", "x-goog-api-key", "openai-organization", "openai-project",
+})
+SECRET_RESPONSE_HEADERS = frozenset({
+    "set-cookie",
+    "anthropic-organization-id", "openai-organization", "openai-project",
+})
 SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
 
 CREDENTIAL_WORDS = frozenset({

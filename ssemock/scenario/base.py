@@ -13,13 +13,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import limits
 from ..errors import ScenarioError
 from ..limits import Field, bounds_text, integer, is_integer, within
 from .plan import Plan
-from .text import Line, join_lines, split_lines
+
+if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server starts without them
+    from .text import Line
 
 __all__ = [
     "MAX_BYTES", "MAX_COUNT", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep", "Step", "integer",
@@ -203,6 +205,8 @@ class LineStep(Step):
 
     def apply(self, plan: Plan) -> None:
         if plan.is_event_stream:
+            from .text import join_lines, split_lines
+
             chunks = plan.response.chunks
             plan.response.chunks = join_lines(self.run(split_lines(chunks), plan), chunks)
 

@@ -16,7 +16,6 @@ from ..limits import MAX_SCENARIO_FILE, claim_name
 from . import validated
 from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
-from .text import join_lines, split_lines
 
 __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "DeferredScenario", "Scenario", "load_scenarios", "step_registry"]
 
@@ -60,6 +59,8 @@ class Scenario:
             cancelled: asked before each step; True stops applying (the plan, half built,
                 is then to be dropped: its client left or the server stops).
         """
+        from .text import join_lines, split_lines  # imported by the first scenario applied, not at start
+
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
         if any(step.edits_body for step in self.steps):
             plan.decode_content()

@@ -62,10 +62,15 @@ def _fingerprint() -> str:
 
 
 def _path() -> Path | None:
-    from ..cassette.cache import cache_dir
+    """The record's file, from the cache directory's variables (worked out again when they change)."""
+    env = tuple(os.environ.get(name) for name in ("SSEMOCK_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
+    if _memo.get("env") != env:
+        from ..cassette.cache import cache_dir
 
-    directory = cache_dir()
-    return None if directory is None else directory / _FILE
+        directory = cache_dir()
+        _memo["env"], _memo["file"] = env, None if directory is None else directory / _FILE
+    path: Path | None = _memo["file"]
+    return path
 
 
 def _records() -> dict[str, Any]:
