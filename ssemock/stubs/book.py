@@ -19,10 +19,18 @@ if TYPE_CHECKING:  # imported by the first request read: a server without stubs 
     from .conversation import Conversation
     from .model import Match, Stub
 
-__all__ = ["MAX_REMEMBERED", "Hit", "StubBook", "differences", "matches"]
+__all__ = ["MAX_REMEMBERED", "QUICK_BODY", "QUICK_REPLY", "QUICK_STUBS", "Hit", "StubBook", "differences",
+           "matches"]
 
 MAX_REMEMBERED = 1024
 """OpenAI Responses answers a server keeps for ``previous_response_id`` follow-ups (oldest dropped)."""
+QUICK_BODY = 16 * 1024
+"""Request bodies up to this many bytes are read quickly (see :meth:`StubBook.quick`)."""
+QUICK_REPLY = 256
+"""Replies of up to this many characters (text, reasoning, refusal, tool arguments, error body)
+are synthesized in well under a millisecond (see :meth:`StubBook.quick`)."""
+QUICK_STUBS = 64
+"""Books of up to this many stubs are searched quickly (see :meth:`StubBook.quick`)."""
 _RESPONSE_ID = re.compile(rb"resp_[0-9a-f]{50}")
 
 
@@ -57,6 +65,16 @@ def _failures(match: Match, conv: Conversation) -> Iterator[Callable[[], str]]:
         yield lambda: f"{conv.step} assistant message(s) after the last user message, not {match.step}"
 
 
+def _weight(stub: Stub) -> int:
+    """How many characters ``stub``'s reply holds (what synthesis takes time over)."""
+    reply = stub.reply
+    size = sum(len(part) for part in (reply.text, reply.reasoning, reply.refusal, reply.model) if part)
+    size += sum(len(call.name) + len(repr(call.arguments)) for call in reply.tool_calls)
+    if reply.error is not None:
+        size += len(repr(reply.error.body)) + len(reply.error.message)
+    return size
+
+
 def differences(match: Match, conv: Conversation) -> list[str]:
     """What in ``conv`` fails ``match``, one phrase per condition (empty: it matches)."""
     return [phrase() for phrase in _failures(match, conv)]
@@ -85,6 +103,7 @@ class StubBook:
 
     def __init__(self, stubs: Iterable[Stub] = ()) -> None:
         self._stubs = list(stubs)
+        self._heaviest = max(map(_weight, self._stubs), default=0)
         self._lock = threading.Lock()
         self._answers: OrderedDict[str, list[Any]] = OrderedDict()  # Responses id -> its conversation
 
@@ -117,13 +136,25 @@ class StubBook:
 
     def add(self, *stubs: Stub) -> None:
         """Append ``stubs`` (tried after the ones already there)."""
+        heaviest = max(map(_weight, stubs), default=0)
         with self._lock:
             self._stubs.extend(stubs)
+            self._heaviest = max(self._heaviest, heaviest)
 
     def replace(self, stubs: Iterable[Stub]) -> None:
         """Serve ``stubs`` instead."""
+        stubs = list(stubs)
+        heaviest = max(map(_weight, stubs), default=0)
         with self._lock:
-            self._stubs = list(stubs)
+            self._stubs, self._heaviest = stubs, heaviest
+
+    def quick(self, request: Request) -> bool:
+        """True when :meth:`answer` takes ``request`` in well under a millisecond: a body of at most
+        :data:`QUICK_BODY` bytes, at most :data:`QUICK_STUBS` stubs, none of whose replies holds more
+        than :data:`QUICK_REPLY` characters. A server answers such a request on its event loop; any
+        other in a thread, so that the loop goes on answering meanwhile."""
+        return (len(request.body or b"") <= QUICK_BODY and len(self._stubs) <= QUICK_STUBS
+                and self._heaviest <= QUICK_REPLY)
 
     def answer(self, request: Request, seed: int = 0) -> Hit | None:
         """The first available stub matching ``request`` and its response (its use counted),
