@@ -246,11 +246,15 @@ class SSEMockFixture:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
         cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
         Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
-        a bad ``match_on``."""
+        a bad ``match_on``.
+
+        Returns without waiting for the server's thread: the change is made there before any
+        request that arrives after this call, and before anything asked of the server later
+        (:attr:`requests`, :meth:`use`)."""
         self._check_scenario(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
         self.cassette, self.scenario = cassette, scenario
-        self._apply(reset=True, timing_scale=timing_scale)
+        self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
     def _matching(self, cassette: Cassette | None, match_on: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
         """``(match_on, strict)`` for ``cassette`` (see the module docstring)."""
@@ -266,7 +270,7 @@ class SSEMockFixture:
                     "ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name
                 )
 
-    def _apply(self, *, reset: bool = False, timing_scale: float | None = None) -> None:
+    def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
         match_on, strict = self.match_on, self.strict
         if cassette is None and self.stubs_only:
@@ -289,7 +293,10 @@ class SSEMockFixture:
             if timing_scale is not None:
                 state.timing_scale = timing_scale
 
-        self.server.call(apply)
+        if wait:
+            self.server.call(apply)
+        else:
+            self.server.call_soon(apply)
 
     # ---- the journal -------------------------------------------------------------
     @property
@@ -363,7 +370,15 @@ class SSEMockFixture:
 
     def unmatched_report(self) -> str | None:
         """What went unanswered (refused requests, closest interactions, differences), or None."""
+        if self.recorder is None and not self._refused():
+            return None  # the usual case, told without waiting for the server's thread
         return unmatched_report(self.requests)
+
+    def _refused(self) -> bool:
+        """True when the replay server refused a request since the reset. Read from this thread:
+        copying the journal is one step the server's thread cannot interleave with, and an entry's
+        ``outcome`` is set once, before the answer is sent."""
+        return any(entry.get("outcome") == "refused" for entry in self.server.state.journal.copy())
 
     def describe(self) -> str:
         """The journal, one line per request."""
