@@ -66,13 +66,24 @@ def _failures(match: Match, conv: Conversation) -> Iterator[Callable[[], str]]:
 
 
 def _weight(stub: Stub) -> int:
-    """How many characters ``stub``'s reply holds (what synthesis takes time over)."""
+    """How many characters ``stub``'s reply holds (what synthesis takes time over), counted until
+    it is more than :data:`QUICK_REPLY`."""
     reply = stub.reply
     size = sum(len(part) for part in (reply.text, reply.reasoning, reply.refusal, reply.model) if part)
-    size += sum(len(call.name) + len(repr(call.arguments)) for call in reply.tool_calls)
-    if reply.error is not None:
+    for call in reply.tool_calls:
+        if size > QUICK_REPLY:
+            break
+        size += len(call.name) + (len(call.arguments) if len(call.arguments) > QUICK_REPLY
+                                  else len(repr(call.arguments)))
+    if reply.error is not None and size <= QUICK_REPLY:
         size += len(repr(reply.error.body)) + len(reply.error.message)
     return size
+
+
+def _heaviest(stubs: list[Stub], count: int) -> int:
+    """The largest :func:`_weight` of ``stubs``, or more than :data:`QUICK_REPLY` when the book
+    will hold ``count`` stubs, more than :data:`QUICK_STUBS` (then no answer is quick anyway)."""
+    return QUICK_REPLY + 1 if count > QUICK_STUBS else max(map(_weight, stubs), default=0)
 
 
 def differences(match: Match, conv: Conversation) -> list[str]:
@@ -103,7 +114,7 @@ class StubBook:
 
     def __init__(self, stubs: Iterable[Stub] = ()) -> None:
         self._stubs = list(stubs)
-        self._heaviest = max(map(_weight, self._stubs), default=0)
+        self._heaviest = _heaviest(self._stubs, len(self._stubs))
         self._lock = threading.Lock()
         self._answers: OrderedDict[str, list[Any]] = OrderedDict()  # Responses id -> its conversation
 
@@ -136,7 +147,7 @@ class StubBook:
 
     def add(self, *stubs: Stub) -> None:
         """Append ``stubs`` (tried after the ones already there)."""
-        heaviest = max(map(_weight, stubs), default=0)
+        heaviest = _heaviest(list(stubs), len(self._stubs) + len(stubs))
         with self._lock:
             self._stubs.extend(stubs)
             self._heaviest = max(self._heaviest, heaviest)
@@ -144,7 +155,7 @@ class StubBook:
     def replace(self, stubs: Iterable[Stub]) -> None:
         """Serve ``stubs`` instead."""
         stubs = list(stubs)
-        heaviest = max(map(_weight, stubs), default=0)
+        heaviest = _heaviest(stubs, len(stubs))
         with self._lock:
             self._stubs, self._heaviest = stubs, heaviest
 
