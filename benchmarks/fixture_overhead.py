@@ -81,10 +81,11 @@ def test_httpserver(httpserver, client, n):
     assert stream(client, httpserver.url_for("").rstrip("/")) == EXPECTED
 """
 
-# The shared client, the bare server, the interleaving, and every phase's duration (written as JSON at the end).
+# The shared client, the bare server, the interleaving, every phase's duration and each test's CPU time
+# (the whole process: test, client and server threads), written as JSON at the end.
 # {response} is Python code setting RESPONSE, the ssemock.cassette.Response the bare server writes.
 CONFTEST = """
-import json
+import json, time
 import httpx, pytest
 from aiohttp import web
 from benchmarks.common import serve_in_thread
@@ -93,7 +94,7 @@ HEADERS = dict(RESPONSE.headers)
 CHUNKS = [c.data for c in RESPONSE.chunks]
 EXPECTED = b"".join(CHUNKS)
 KINDS = {kinds!r}
-DURATIONS = {{}}
+DURATIONS, CPU = {{}}, {{}}
 
 
 def pytest_collection_modifyitems(items):
@@ -105,9 +106,18 @@ def pytest_runtest_logreport(report):
     DURATIONS[report.nodeid] = DURATIONS.get(report.nodeid, 0.0) + report.duration
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.process_time()
+    try:
+        return (yield)
+    finally:
+        CPU[item.nodeid] = time.process_time() - start
+
+
 def pytest_sessionfinish(session):
     with open({out!r}, "w") as fh:
-        json.dump(DURATIONS, fh)
+        json.dump({{"wall": DURATIONS, "cpu": CPU}}, fh)
 
 
 @pytest.fixture(scope="session")
@@ -146,10 +156,14 @@ def has_peer() -> bool:
     return importlib.util.find_spec("pytest_httpserver") is not None
 
 
-def measure_session(tests: str, response: str, kinds: tuple[str, ...], what: str) -> dict[str, list[float]]:
+Timings = dict[str, list[float]]
+
+
+def measure_session(tests: str, response: str, kinds: tuple[str, ...], what: str) -> tuple[Timings, Timings]:
     """One pytest session (a subprocess) of the module ``tests``, its ``bare`` fixture writing the
     response the Python code ``response`` sets: per-test durations in ms (set-up + call + tear-down)
-    by kind (``test_<kind>``), in run order. ``what`` names the benchmark in an error."""
+    by kind (``test_<kind>``), in run order, and the CPU ms of the whole process (test, client and
+    server threads) during each test, likewise. ``what`` names the benchmark in an error."""
     with tempfile.TemporaryDirectory(prefix="ssemock-fixture-bench-") as tmp:
         root = Path(tmp)
         out = root / "durations.json"
@@ -165,15 +179,17 @@ def measure_session(tests: str, response: str, kinds: tuple[str, ...], what: str
                               cwd=root, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"the {what} benchmark's tests failed:\n{proc.stdout[-3000:]}")
-        durations: dict[str, float] = json.loads(out.read_text())
-    return {k: [1000 * d for node, d in durations.items() if f"::test_{k}[" in node] for k in kinds}
+        found: dict[str, dict[str, float]] = json.loads(out.read_text())
+    wall, cpu = ({k: [1000 * d for node, d in found[which].items() if f"::test_{k}[" in node] for k in kinds}
+                 for which in ("wall", "cpu"))
+    return wall, cpu
 
 
 def measure(count: int) -> dict[str, list[float]]:
     """One pytest session: per-test durations in ms (set-up + call + tear-down) by kind, in run order."""
     peer = PEER.format(count=count) if has_peer() else ""
     tests = TESTS.format(count=count, cassette=CASSETTE, peer=peer)
-    return measure_session(tests, CASSETTE_RESPONSE, ("fixture", "bare", "httpserver", "empty"), "fixture")
+    return measure_session(tests, CASSETTE_RESPONSE, ("fixture", "bare", "httpserver", "empty"), "fixture")[0]
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
