@@ -24,6 +24,7 @@ recorded bodies only choosing among its interactions.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -78,9 +79,14 @@ class CassetteLookup:
 
     def candidates(self, name: str) -> list[Path]:
         """The files that may hold cassette ``name``, in search order."""
-        files = [Path(name) if Path(name).is_absolute() else self.test_dir / name]
-        for base in (self.recording_dir, self.test_dir / "cassettes"):
-            files += [base / f"{name}.yaml", base / f"{name}.yml"]
+        return [Path(file) for file in self._candidates(name)]
+
+    def _candidates(self, name: str) -> list[str]:
+        """:meth:`candidates` as strings (cheaper to look for, once per test)."""
+        here = os.fspath(self.test_dir)
+        files = [os.path.join(here, name)]  # an absolute name stays itself
+        for base in (os.path.join(here, "cassettes", self.module), os.path.join(here, "cassettes")):
+            files += [os.path.join(base, f"{name}.yaml"), os.path.join(base, f"{name}.yml")]
         return files
 
     def find(self, ref: CassetteRef) -> Cassette:
@@ -93,9 +99,9 @@ class CassetteLookup:
         if isinstance(ref, Cassette):
             return ref
         name = os.fspath(ref)
-        for file in self.candidates(name):
-            if file.is_file():
-                return self.load(file)
+        for file in self._candidates(name):
+            if os.path.isfile(file):
+                return self.load(Path(file))
         if name in self.configured:
             return self.configured[name]
         if name in self.bundled:
@@ -114,16 +120,16 @@ class CassetteLookup:
 
     def recorded_here(self, cassette: Cassette) -> bool:
         """True when ``cassette`` was loaded from :attr:`recording_dir`."""
-        return cassette.path is not None and cassette.path.resolve().parent == self.recording_dir.resolve()
+        return cassette.path is not None and _resolved(cassette.path).parent == _resolved(self.recording_dir)
 
     def own(self) -> Cassette | None:
         """The test's own cassette (:attr:`default_path`), when that file exists."""
-        path = self.default_path
-        return self.load(path) if path.is_file() else None
+        path = os.path.join(self.test_dir, "cassettes", self.module, f"{self.test_name}.yaml")
+        return self.load(Path(path)) if os.path.isfile(path) else None
 
     def load(self, file: Path) -> Cassette:
         """Load ``file`` (cached until it changes), named by its path relative to the rootdir."""
-        file = file.resolve()
+        file = _resolved(file)
         mtime = file.stat().st_mtime
         cached = self.cache.get(file)
         if cached is not None and cached[0] == mtime:
@@ -136,6 +142,13 @@ class CassetteLookup:
         cassette.name = key
         self.cache[file] = (mtime, cassette)
         return cassette
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, remembered: every test of a session asks about the same few files and
+    folders (a symbolic link changed during the session is not seen)."""
+    return path.resolve()
 
 
 class SSEMockFixture:
