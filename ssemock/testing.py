@@ -144,10 +144,14 @@ class CassetteLookup:
         return cassette
 
 
-@functools.lru_cache(maxsize=4096)
 def _resolved(path: Path) -> Path:
-    """``path.resolve()``, remembered: every test of a session asks about the same few files and
-    folders (a symbolic link changed during the session is not seen)."""
+    """``path.resolve()``, remembered for an absolute path: every test of a session asks about the
+    same few files and folders (a symbolic link changed during the session is not seen)."""
+    return _resolved_absolute(path) if path.is_absolute() else path.resolve()
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved_absolute(path: Path) -> Path:
     return path.resolve()
 
 
