@@ -5,9 +5,10 @@ turn) in one real pytest session (a subprocess) so that a busy machine slows all
 
 * ``fixture``: takes the ``ssemock`` fixture (naming the bundled cassette
   ``openai-chat-finish-length-usage``) and streams ``POST /v1/chat/completions`` through it
-  with one shared ``httpx.Client``, reading the whole body (1,124 bytes, 9 chunks);
+  with one shared ``httpx.Client``, reading the whole body (1,124 bytes, 5 chunks);
 * ``bare`` (the baseline): the same request, the same client, against a bare aiohttp server
-  started once for the session in a thread of the same process, writing the same recorded
+  started once for the session in a thread of the same process
+  (:func:`benchmarks.common.serve_in_thread`), writing the same recorded status, headers and
   chunks (one ``write`` each) — the least a test needs to stream a fake answer;
 * ``httpserver`` (a peer, when ``pytest-httpserver`` is installed): the same request against
   its ``httpserver`` fixture answering the same bytes;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from . import figure, spread
-from .common import median, standalone
+from .common import ROOT, median, standalone
 
 __all__ = ["run"]
 
@@ -79,18 +81,20 @@ def test_httpserver(httpserver, client, n):
     assert stream(client, httpserver.url_for("").rstrip("/")) == EXPECTED
 """
 
-# The shared client, the bare server, the interleaving, and every phase's duration (written as JSON at the end).
+# The shared client, the bare server, the interleaving, every phase's duration and each test's CPU time
+# (the whole process: test, client and server threads), written as JSON at the end.
+# {response} is Python code setting RESPONSE, the ssemock.cassette.Response the bare server writes.
 CONFTEST = """
-import asyncio, json, threading
+import json, time
 import httpx, pytest
 from aiohttp import web
-from ssemock.bundled import bundled_cassettes
-from ssemock.cassette import Cassette
-
-CHUNKS = [c.data for c in Cassette.load(bundled_cassettes() / "{cassette}.yaml").interactions[0].response.chunks]
+from benchmarks.common import serve_in_thread
+{response}
+HEADERS = dict(RESPONSE.headers)
+CHUNKS = [c.data for c in RESPONSE.chunks]
 EXPECTED = b"".join(CHUNKS)
-KINDS = ("test_fixture", "test_bare", "test_httpserver", "test_empty")
-DURATIONS = {{}}
+KINDS = {kinds!r}
+DURATIONS, CPU = {{}}, {{}}
 
 
 def pytest_collection_modifyitems(items):
@@ -102,9 +106,18 @@ def pytest_runtest_logreport(report):
     DURATIONS[report.nodeid] = DURATIONS.get(report.nodeid, 0.0) + report.duration
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.process_time()
+    try:
+        return (yield)
+    finally:
+        CPU[item.nodeid] = time.process_time() - start
+
+
 def pytest_sessionfinish(session):
     with open({out!r}, "w") as fh:
-        json.dump(DURATIONS, fh)
+        json.dump({{"wall": DURATIONS, "cpu": CPU}}, fh)
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +130,7 @@ def client():
 def bare():
     async def handler(request):
         await request.read()
-        response = web.StreamResponse(headers={{"Content-Type": "text/event-stream"}})
+        response = web.StreamResponse(status=RESPONSE.status, headers=HEADERS)
         response.enable_chunked_encoding()
         await response.prepare(request)
         for data in CHUNKS:
@@ -127,25 +140,14 @@ def bare():
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", handler)
-    loop = asyncio.new_event_loop()
-    ready, stop, url = threading.Event(), [], []
+    with serve_in_thread(app) as url:
+        yield url
+"""
 
-    async def main():
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        url.append(f"http://127.0.0.1:{{runner.addresses[0][1]}}")
-        stop.append(asyncio.Event())
-        ready.set()
-        await stop[0].wait()
-        await runner.cleanup()
-
-    thread = threading.Thread(target=lambda: loop.run_until_complete(main()), daemon=True)
-    thread.start()
-    ready.wait(30)
-    yield url[0]
-    loop.call_soon_threadsafe(stop[0].set)
-    thread.join(10)
+CASSETTE_RESPONSE = f"""
+from ssemock.bundled import bundled_cassettes
+from ssemock.cassette import Cassette
+RESPONSE = Cassette.load(bundled_cassettes() / "{CASSETTE}.yaml").interactions[0].response
 """
 
 
@@ -154,24 +156,40 @@ def has_peer() -> bool:
     return importlib.util.find_spec("pytest_httpserver") is not None
 
 
-def measure(count: int) -> dict[str, list[float]]:
-    """One pytest session: per-test durations in ms (set-up + call + tear-down) by kind, in run order."""
+Timings = dict[str, list[float]]
+
+
+def measure_session(tests: str, response: str, kinds: tuple[str, ...], what: str) -> tuple[Timings, Timings]:
+    """One pytest session (a subprocess) of the module ``tests``, its ``bare`` fixture writing the
+    response the Python code ``response`` sets: per-test durations in ms (set-up + call + tear-down)
+    by kind (``test_<kind>``), in run order, and the CPU ms of the whole process (test, client and
+    server threads) during each test, likewise. ``what`` names the benchmark in an error."""
     with tempfile.TemporaryDirectory(prefix="ssemock-fixture-bench-") as tmp:
         root = Path(tmp)
         out = root / "durations.json"
-        peer = PEER.format(count=count) if has_peer() else ""
-        (root / "test_overhead.py").write_text(TESTS.format(count=count, cassette=CASSETTE, peer=peer))
-        (root / "conftest.py").write_text(CONFTEST.format(out=str(out), cassette=CASSETTE))
+        (root / "test_overhead.py").write_text(tests)
+        (root / "conftest.py").write_text(CONFTEST.format(
+            out=str(out), response=response, kinds=tuple(f"test_{k}" for k in kinds)))
         (root / "pytest.ini").write_text("[pytest]\n")
         plugins = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:xdist",
                    "-p", "no:randomly"]
+        # the tree measured, and benchmarks.common, importable from the session's own directory
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", *plugins, str(root)],
-                              cwd=root, capture_output=True, text=True)
+                              cwd=root, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
-            raise RuntimeError(f"the fixture benchmark's tests failed:\n{proc.stdout[-3000:]}")
-        durations: dict[str, float] = json.loads(out.read_text())
-    kinds = ("fixture", "bare", "httpserver", "empty")
-    return {k: [1000 * d for node, d in durations.items() if f"::test_{k}[" in node] for k in kinds}
+            raise RuntimeError(f"the {what} benchmark's tests failed:\n{proc.stdout[-3000:]}")
+        found: dict[str, dict[str, float]] = json.loads(out.read_text())
+    wall, cpu = ({k: [1000 * d for node, d in found[which].items() if f"::test_{k}[" in node] for k in kinds}
+                 for which in ("wall", "cpu"))
+    return wall, cpu
+
+
+def measure(count: int) -> dict[str, list[float]]:
+    """One pytest session: per-test durations in ms (set-up + call + tear-down) by kind, in run order."""
+    peer = PEER.format(count=count) if has_peer() else ""
+    tests = TESTS.format(count=count, cassette=CASSETTE, peer=peer)
+    return measure_session(tests, CASSETTE_RESPONSE, ("fixture", "bare", "httpserver", "empty"), "fixture")[0]
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:

@@ -97,6 +97,21 @@ class BackgroundLoop:
         loop.call_soon_threadsafe(run)
         return done.result()
 
+    def call_soon(self, fn: Callable[[], object]) -> None:
+        """Run ``fn()`` in the service's loop without waiting for it: before anything the loop
+        receives after this call (its callbacks run in the order they were scheduled, ahead of
+        the input that arrives meanwhile). When the loop is not running, or from its own thread,
+        ``fn()`` runs now. ``fn`` should not raise: the loop would only log the exception."""
+        loop, thread = self._loop, self._thread
+        if loop is not None and thread is not None and threading.current_thread() is not thread \
+                and loop.is_running():
+            try:
+                loop.call_soon_threadsafe(fn)
+                return
+            except RuntimeError:  # closed meanwhile
+                pass
+        fn()
+
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -289,6 +289,11 @@ class MockServer:
         """
         return self._background.call(fn)
 
+    def call_soon(self, fn: Callable[[], object]) -> None:
+        """Run ``fn()`` where the server runs, without waiting: before any request that arrives
+        after this call (see :meth:`call`). ``fn`` should not raise (the loop would only log it)."""
+        self._background.call_soon(fn)
+
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
         """Start serving in the running event loop. Raises :class:`ServerError`."""

@@ -36,6 +36,7 @@ as does an exception in the server thread.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import traceback
@@ -357,10 +358,14 @@ def _stubbed(item: pytest.Item, options: Mapping[str, Any], session: _Session, h
         paths = [named] if isinstance(named, str) else list(named)
         handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in paths]))
         return True
-    function = getattr(item, "function", None)
+    return bool(session.stubs) or _stubs_inline(getattr(item, "function", None))
+
+
+@functools.cache
+def _stubs_inline(function: Any) -> bool:
+    """True when the code of ``function`` (a test) reads :data:`INLINE_STUB_NAMES`; looked at once per function."""
     code = getattr(function, "__code__", None)
-    inline = isinstance(code, CodeType) and bool(_code_names(code) & INLINE_STUB_NAMES)
-    return inline or bool(session.stubs)
+    return isinstance(code, CodeType) and bool(_code_names(code) & INLINE_STUB_NAMES)
 
 
 def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:

@@ -298,9 +298,12 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     if problem is not None:
         return _refuse(entry, problem)
     try:
-        # Off the loop: a large reply takes a while to synthesize, and the loop goes on answering.
-        hit = await _off_loop(lambda _: state.stubs.answer(received, state.seed)) \
-            if len(state.stubs) and not named else None
+        # A large reply takes a while to synthesize: off the loop, which goes on answering meanwhile.
+        book, hit = state.stubs, None
+        if len(book) and not named:
+            quick = book.quick(received)  # a thread would cost more than a short answer
+            hit = book.answer(received, state.seed) if quick else await _off_loop(
+                lambda _: book.answer(received, state.seed))
     except asyncio.CancelledError:
         entry["outcome"] = "stopped" if stopping(request) else "client_gone"
         raise

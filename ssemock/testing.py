@@ -24,6 +24,7 @@ recorded bodies only choosing among its interactions.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -78,9 +79,14 @@ class CassetteLookup:
 
     def candidates(self, name: str) -> list[Path]:
         """The files that may hold cassette ``name``, in search order."""
-        files = [Path(name) if Path(name).is_absolute() else self.test_dir / name]
-        for base in (self.recording_dir, self.test_dir / "cassettes"):
-            files += [base / f"{name}.yaml", base / f"{name}.yml"]
+        return [Path(file) for file in self._candidates(name)]
+
+    def _candidates(self, name: str) -> list[str]:
+        """:meth:`candidates` as strings (cheaper to look for, once per test)."""
+        here = os.fspath(self.test_dir)
+        files = [os.path.join(here, name)]  # an absolute name stays itself
+        for base in (os.path.join(here, "cassettes", self.module), os.path.join(here, "cassettes")):
+            files += [os.path.join(base, f"{name}.yaml"), os.path.join(base, f"{name}.yml")]
         return files
 
     def find(self, ref: CassetteRef) -> Cassette:
@@ -93,9 +99,9 @@ class CassetteLookup:
         if isinstance(ref, Cassette):
             return ref
         name = os.fspath(ref)
-        for file in self.candidates(name):
-            if file.is_file():
-                return self.load(file)
+        for file in self._candidates(name):
+            if os.path.isfile(file):
+                return self.load(Path(file))
         if name in self.configured:
             return self.configured[name]
         if name in self.bundled:
@@ -114,16 +120,16 @@ class CassetteLookup:
 
     def recorded_here(self, cassette: Cassette) -> bool:
         """True when ``cassette`` was loaded from :attr:`recording_dir`."""
-        return cassette.path is not None and cassette.path.resolve().parent == self.recording_dir.resolve()
+        return cassette.path is not None and _resolved(cassette.path).parent == _resolved(self.recording_dir)
 
     def own(self) -> Cassette | None:
         """The test's own cassette (:attr:`default_path`), when that file exists."""
-        path = self.default_path
-        return self.load(path) if path.is_file() else None
+        path = os.path.join(self.test_dir, "cassettes", self.module, f"{self.test_name}.yaml")
+        return self.load(Path(path)) if os.path.isfile(path) else None
 
     def load(self, file: Path) -> Cassette:
         """Load ``file`` (cached until it changes), named by its path relative to the rootdir."""
-        file = file.resolve()
+        file = _resolved(file)
         mtime = file.stat().st_mtime
         cached = self.cache.get(file)
         if cached is not None and cached[0] == mtime:
@@ -136,6 +142,17 @@ class CassetteLookup:
         cassette.name = key
         self.cache[file] = (mtime, cassette)
         return cassette
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, remembered for an absolute path: every test of a session asks about the
+    same few files and folders (a symbolic link changed during the session is not seen)."""
+    return _resolved_absolute(path) if path.is_absolute() else path.resolve()
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved_absolute(path: Path) -> Path:
+    return path.resolve()
 
 
 class SSEMockFixture:
@@ -246,11 +263,15 @@ class SSEMockFixture:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
         cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
         Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
-        a bad ``match_on``."""
+        a bad ``match_on``.
+
+        Returns without waiting for the server's thread: the change is made there before any
+        request that arrives after this call, and before anything asked of the server later
+        (:attr:`requests`, :meth:`use`)."""
         self._check_scenario(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
         self.cassette, self.scenario = cassette, scenario
-        self._apply(reset=True, timing_scale=timing_scale)
+        self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
     def _matching(self, cassette: Cassette | None, match_on: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
         """``(match_on, strict)`` for ``cassette`` (see the module docstring)."""
@@ -266,7 +287,7 @@ class SSEMockFixture:
                     "ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name
                 )
 
-    def _apply(self, *, reset: bool = False, timing_scale: float | None = None) -> None:
+    def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
         match_on, strict = self.match_on, self.strict
         if cassette is None and self.stubs_only:
@@ -289,7 +310,10 @@ class SSEMockFixture:
             if timing_scale is not None:
                 state.timing_scale = timing_scale
 
-        self.server.call(apply)
+        if wait:
+            self.server.call(apply)
+        else:
+            self.server.call_soon(apply)
 
     # ---- the journal -------------------------------------------------------------
     @property
@@ -363,7 +387,15 @@ class SSEMockFixture:
 
     def unmatched_report(self) -> str | None:
         """What went unanswered (refused requests, closest interactions, differences), or None."""
+        if self.recorder is None and not self._refused():
+            return None  # the usual case, told without waiting for the server's thread
         return unmatched_report(self.requests)
+
+    def _refused(self) -> bool:
+        """True when the replay server refused a request since the reset. Read from this thread:
+        copying the journal is one step the server's thread cannot interleave with, and an entry's
+        ``outcome`` is set once, before the answer is sent."""
+        return any(entry.get("outcome") == "refused" for entry in self.server.state.journal.copy())
 
     def describe(self) -> str:
         """The journal, one line per request."""

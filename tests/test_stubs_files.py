@@ -166,3 +166,22 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
     bad.write_text("ssemock_stubs: 1\nstubs: [{reply: {usage: {input_tokens: -1}}}]\n")
     assert main(["inspect", str(bad)]) == 2
     assert capsys.readouterr().err.startswith(f"ssemock: error: inspect: {bad}: stubs[0].reply.usage.input_tokens: ")
+
+
+def test_record_stubs_refuses_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ssemock_stubs: 2\n")
+    record = ["record", "--cassettes", str(tmp_path / "out"), "--port", "0"]
+    assert main([*record, "--stubs", str(bad)]) == 2
+    assert capsys.readouterr().err == (f"ssemock: error: {bad}: ssemock_stubs: expected a stub file starting with "
+                                       "`ssemock_stubs: 1`\n")
+    assert main([*record, "--stubs", str(tmp_path / "nope.yaml")]) == 2
+    assert "nope.yaml: expected an existing stub file or directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main([*record, "--stubs", str(bad), "--target", "http://127.0.0.1:9"])
+    assert exited.value.code == 2
+    assert "argument --target: not allowed with argument --stubs" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["record"])
+    assert "one of the arguments --target --stubs is required" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -105,3 +105,29 @@ def test_every_format_carries_the_text_and_arguments(text: str, args: dict[str, 
             got_text += delta.get("text", "")
             got_args += delta.get("partial_json", "")
         assert (got_text, got_args) == (text, arguments), path
+
+
+def test_short_answers_to_small_requests_are_quick_and_answered_alike() -> None:
+    from ssemock.stubs import StubBook, on
+    from ssemock.stubs.book import QUICK_BODY, QUICK_REPLY, QUICK_STUBS
+
+    small = Request("POST", "/v1/chat/completions", [], [], json.dumps(
+        {"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode())
+    large = Request("POST", "/v1/chat/completions", [], [], json.dumps(
+        {"model": "m", "messages": [{"role": "user", "content": "x" * QUICK_BODY}]}).encode())
+    book = StubBook([reply("a" * QUICK_REPLY)])
+    assert book.quick(small) and not book.quick(large)
+    book.add(*on(contains="weather").call_tool("get_weather", {"city": "P" * QUICK_REPLY}))
+    assert not book.quick(small)  # a tool call's name and arguments count
+    book.replace([reply("b") for _ in range(QUICK_STUBS)])
+    assert book.quick(small)
+    book.add(reply("c"))
+    assert not book.quick(small)
+
+    # both ways answer alike: the short answer on the server's loop, the long one in a thread
+    for text in ("short", "long " * QUICK_REPLY):
+        with MockServer(cassettes=[], stubs=reply(text, times=None)) as server:
+            body = httpx.post(server.url + "/v1/chat/completions", json={
+                "model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}).json()
+            assert body["choices"][0]["message"]["content"] == text
+            assert [e["stub"] for e in server.requests] == [f"reply({text[:30]!r})"]

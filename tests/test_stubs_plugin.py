@@ -89,3 +89,29 @@ def test_stubs_from_a_fixture_say_how_and_run_when_marked(pytester: pytest.Pytes
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at setup of test_unmarked*"])
     assert "mark such a test @pytest.mark.ssemock(stubs=[])" in result.stdout.str()
+
+
+def test_each_test_gets_its_own_stubs_and_journal_from_its_first_request(pytester: pytest.Pytester) -> None:
+    """The set-up hands its reset to the server's thread without waiting: it is still made
+    before the test's first request (and whatever the previous test left is gone)."""
+    pytester.makeini(INI)
+    pytester.makepyfile(test_order="""
+        import httpx
+        import pytest
+
+        CHAT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+
+        @pytest.mark.parametrize("n", range(30))
+        def test_own(ssemock, n):
+            ssemock.reply(f"answer {n}")
+            with httpx.Client() as client:
+                first = client.post(ssemock.url + "/v1/chat/completions", json=CHAT).json()
+                refused = client.post(ssemock.url + "/v1/chat/completions", json=CHAT)
+            assert first["choices"][0]["message"]["content"] == f"answer {n}"
+            assert refused.status_code == 404
+            assert [e["outcome"] for e in ssemock.requests] == ["complete", "refused"]
+        """)
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(failed=30)  # each by its own refused request only
+    result.stdout.fnmatch_lines(["*ssemock: 1 request was refused by the fake provider:*"])
+    assert "2 requests were refused" not in result.stdout.str()

@@ -3,7 +3,11 @@
 ``ssemock record --target URL [--cassettes DIR] [--host H] [--port P]`` prints
 ``ssemock recording on http://HOST:PORT -> URL`` as its first stdout line, one
 progress line per interaction on stderr (``--quiet``: none), and a summary on stderr
-at exit. SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds (default
+at exit. ``--stubs PATH`` (instead of ``--target``) records what stubs answer: a replay
+server with those stubs only (no cassette stands in) runs in the same process as the
+upstream, so each stub hit is written as a cassette, like any recording (redacted, written
+atomically, replayable by ``ssemock serve``); the first line then ends ``-> stubs PATH``.
+SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds (default
 0.1), every cassette is written, then it exits with status 0 (1 if a cassette could
 not be written); a second signal exits at once.
 """
@@ -13,8 +17,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..background import stop_on_signals
 from ..edge import configure_logging
@@ -26,6 +31,7 @@ from ..matching import MATCHERS
 from .modes import RecordMode
 
 if TYPE_CHECKING:
+    from ..mockserver import MockServer
     from .core import Recorder
 
 __all__ = ["add_arguments", "run"]
@@ -33,7 +39,11 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(rec: argparse.ArgumentParser) -> None:
     """Add the options of the ``record`` subcommand to its parser ``rec``."""
-    rec.add_argument("--target", required=True, metavar="URL", help="provider base URL, e.g. https://api.openai.com")
+    upstream = rec.add_mutually_exclusive_group(required=True)
+    upstream.add_argument("--target", metavar="URL", help="provider base URL, e.g. https://api.openai.com")
+    upstream.add_argument("--stubs", action="append", type=Path, metavar="PATH",
+                          help="instead of a provider, stub files or directories (repeatable): each stub's answer "
+                               "is recorded, e.g. to review it as a cassette")
     rec.add_argument("--cassettes", type=Path, default=Path("cassettes"), metavar="DIR",
                      help="directory the cassettes are written to (default ./cassettes)")
     rec.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -92,17 +102,41 @@ def run(args: argparse.Namespace) -> int:
         patterns=tuple(args.filter_regex), secret_words=frozenset(args.filter_word),
         allow_names=frozenset(args.allow_name), credential_min_length=args.credential_min_length,
     )
-    recorder = Recorder(
-        args.target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
-        port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
-        max_request_body=args.max_request_body, max_json_depth=args.max_json_depth,
-        keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
-        match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()),
-        progress=None if args.quiet else sys.stderr, **network_kwargs(args),
-    )
-    configure_logging(quiet=args.quiet)
+
+    def make(target: str, shown: str | None = None) -> Recorder:
+        return Recorder(
+            target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
+            port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
+            max_request_body=args.max_request_body, max_json_depth=args.max_json_depth,
+            keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
+            match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()),
+            progress=None if args.quiet else sys.stderr, shown_target=shown, **network_kwargs(args),
+        )
+
+    if args.stubs is None:
+        recorder = make(args.target)  # checks every option
+        return _run(lambda: _until_signal(recorder), quiet=args.quiet)
+    from ..mockserver import MockServer
+
+    make("http://127.0.0.1")  # every option checked before anything starts
+    stubs = MockServer(cassettes=[], scenarios=[], stubs=args.stubs)  # the stub files too
+    return _run(lambda: _stubs_until_signal(stubs, make, "stubs " + ", ".join(map(str, args.stubs))),
+                quiet=args.quiet)
+
+
+def _run(main: Callable[[], Coroutine[Any, Any, int]], *, quiet: bool) -> int:
+    configure_logging(quiet=quiet)
     raise_open_files_limit()
-    return asyncio.run(_until_signal(recorder))
+    return asyncio.run(main())
+
+
+async def _stubs_until_signal(stubs: MockServer, make: Callable[[str, str], Recorder], shown: str) -> int:
+    """Record what ``stubs`` answer (a replay server in this event loop) until SIGINT/SIGTERM."""
+    await stubs.start()
+    try:
+        return await _until_signal(make(stubs.url, shown))
+    finally:
+        await stubs.stop()
 
 
 async def _until_signal(recorder: Recorder) -> int:

@@ -203,6 +203,8 @@ class Recorder:
         progress: stream for one line per interaction (None, the default: silent).
         header_timeout, body_timeout, backlog, allowed_hosts: the network edge's options,
             as for :class:`ssemock.MockServer` (defaults 30 s, 60 s, 2048, none).
+        shown_target: how the upstream is named in messages and in the cassettes' provenance
+            (``target``); None: the target URL, its user info replaced by ``***``.
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -241,8 +243,10 @@ class Recorder:
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         backlog: int = DEFAULT_BACKLOG,
         allowed_hosts: Sequence[str] = (),
+        shown_target: str | None = None,
     ) -> None:
         base_url, shown, credentials = split_target(target)
+        shown = shown_target or shown
         check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout, grace=grace,
                       replay_timing_scale=replay_timing_scale)
         check_option("max_request_body", max_request_body, integer(0, None), RecorderConfigError)

@@ -19,10 +19,18 @@ if TYPE_CHECKING:  # imported by the first request read: a server without stubs 
     from .conversation import Conversation
     from .model import Match, Stub
 
-__all__ = ["MAX_REMEMBERED", "Hit", "StubBook", "differences", "matches"]
+__all__ = ["MAX_REMEMBERED", "QUICK_BODY", "QUICK_REPLY", "QUICK_STUBS", "Hit", "StubBook", "differences",
+           "matches"]
 
 MAX_REMEMBERED = 1024
 """OpenAI Responses answers a server keeps for ``previous_response_id`` follow-ups (oldest dropped)."""
+QUICK_BODY = 16 * 1024
+"""Request bodies up to this many bytes are read quickly (see :meth:`StubBook.quick`)."""
+QUICK_REPLY = 256
+"""Replies of up to this many characters (text, reasoning, refusal, tool arguments, error body)
+are synthesized in well under a millisecond (see :meth:`StubBook.quick`)."""
+QUICK_STUBS = 64
+"""Books of up to this many stubs are searched quickly (see :meth:`StubBook.quick`)."""
 _RESPONSE_ID = re.compile(rb"resp_[0-9a-f]{50}")
 
 
@@ -57,6 +65,27 @@ def _failures(match: Match, conv: Conversation) -> Iterator[Callable[[], str]]:
         yield lambda: f"{conv.step} assistant message(s) after the last user message, not {match.step}"
 
 
+def _weight(stub: Stub) -> int:
+    """How many characters ``stub``'s reply holds (what synthesis takes time over), counted until
+    it is more than :data:`QUICK_REPLY`."""
+    reply = stub.reply
+    size = sum(len(part) for part in (reply.text, reply.reasoning, reply.refusal, reply.model) if part)
+    for call in reply.tool_calls:
+        if size > QUICK_REPLY:
+            break
+        size += len(call.name) + (len(call.arguments) if len(call.arguments) > QUICK_REPLY
+                                  else len(repr(call.arguments)))
+    if reply.error is not None and size <= QUICK_REPLY:
+        size += len(repr(reply.error.body)) + len(reply.error.message)
+    return size
+
+
+def _heaviest(stubs: list[Stub], count: int) -> int:
+    """The largest :func:`_weight` of ``stubs``, or more than :data:`QUICK_REPLY` when the book
+    will hold ``count`` stubs, more than :data:`QUICK_STUBS` (then no answer is quick anyway)."""
+    return QUICK_REPLY + 1 if count > QUICK_STUBS else max(map(_weight, stubs), default=0)
+
+
 def differences(match: Match, conv: Conversation) -> list[str]:
     """What in ``conv`` fails ``match``, one phrase per condition (empty: it matches)."""
     return [phrase() for phrase in _failures(match, conv)]
@@ -85,6 +114,7 @@ class StubBook:
 
     def __init__(self, stubs: Iterable[Stub] = ()) -> None:
         self._stubs = list(stubs)
+        self._heaviest = _heaviest(self._stubs, len(self._stubs))
         self._lock = threading.Lock()
         self._answers: OrderedDict[str, list[Any]] = OrderedDict()  # Responses id -> its conversation
 
@@ -117,13 +147,25 @@ class StubBook:
 
     def add(self, *stubs: Stub) -> None:
         """Append ``stubs`` (tried after the ones already there)."""
+        heaviest = _heaviest(list(stubs), len(self._stubs) + len(stubs))
         with self._lock:
             self._stubs.extend(stubs)
+            self._heaviest = max(self._heaviest, heaviest)
 
     def replace(self, stubs: Iterable[Stub]) -> None:
         """Serve ``stubs`` instead."""
+        stubs = list(stubs)
+        heaviest = _heaviest(stubs, len(stubs))
         with self._lock:
-            self._stubs = list(stubs)
+            self._stubs, self._heaviest = stubs, heaviest
+
+    def quick(self, request: Request) -> bool:
+        """True when :meth:`answer` takes ``request`` in well under a millisecond: a body of at most
+        :data:`QUICK_BODY` bytes, at most :data:`QUICK_STUBS` stubs, none of whose replies holds more
+        than :data:`QUICK_REPLY` characters. A server answers such a request on its event loop; any
+        other in a thread, so that the loop goes on answering meanwhile."""
+        return (len(request.body or b"") <= QUICK_BODY and len(self._stubs) <= QUICK_STUBS
+                and self._heaviest <= QUICK_REPLY)
 
     def answer(self, request: Request, seed: int = 0) -> Hit | None:
         """The first available stub matching ``request`` and its response (its use counted),

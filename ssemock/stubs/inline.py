@@ -15,9 +15,12 @@ from typing import Any
 
 from ..errors import StubError
 from ..limits import MAX_JSON_DEPTH, plain_json_problem
+from .files import check_finish, check_status, check_times, parse_usage
 from .model import MAX_TEXT, MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
+
+_ANY, _AT_ONCE, _COUNTED = Match(), Timing(), Usage()  # frozen: one of each serves every stub
 
 
 def _check_text(field: str, value: Any) -> None:
@@ -31,8 +34,6 @@ def make_reply(
     model: str | None = None,
 ) -> Reply:
     """A checked :class:`Reply` (raises :class:`~ssemock.errors.StubError` naming the field)."""
-    from .files import parse_usage
-
     for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal), ("model", model)):
         _check_text(name, value)
     if not isinstance(tool_calls, (list, tuple)) or not all(isinstance(c, ToolCall) for c in tool_calls):
@@ -42,9 +43,7 @@ def make_reply(
         raise StubError("<inline>", "tool_calls", f"at most {MAX_TOOL_CALLS} tool calls", len(tool_calls))
     if usage is not None and not isinstance(usage, (Usage, Mapping)):
         raise StubError("<inline>", "usage", "a mapping of input_tokens, output_tokens, reasoning_tokens", usage)
-    parsed = usage if isinstance(usage, Usage) else parse_usage(usage or {}, "<inline>", "usage")
-    from .files import check_finish
-
+    parsed = usage if isinstance(usage, Usage) else parse_usage(usage, "<inline>", "usage") if usage else _COUNTED
     check_finish(finish_reason, "<inline>", "finish_reason")
     return Reply(text=text, reasoning=reasoning, tool_calls=tuple(tool_calls), refusal=refusal,
                  finish_reason=finish_reason, usage=parsed, model=model)
@@ -83,12 +82,10 @@ def reply(text: str, *, times: int | None = 1, timing: Timing | None = None, **f
         **fields: more of the reply (``reasoning``, ``tool_calls``, ``refusal``,
             ``finish_reason``, ``usage``, ``model``), as :func:`make_reply` takes them.
     """
-    from .files import check_times
-
     check_times(times, "<inline>", "times")
     _check_timing(timing)
     made = make_reply(text, **fields)
-    return Stub(Match(), made, timing or Timing(), name=f"reply({(text or '')[:30]!r})", times=times)
+    return Stub(_ANY, made, timing or _AT_ONCE, name=f"reply({(text or '')[:30]!r})", times=times)
 
 
 def _check_timing(timing: Any) -> None:
@@ -105,7 +102,7 @@ class Chain:
     def __init__(self, match: Match, timing: Timing | None = None,
                  on_add: Callable[[Stub], None] | None = None) -> None:
         self.match = match
-        self.timing = timing or Timing()
+        self.timing = timing or _AT_ONCE
         self._stubs: list[Stub] = []
         self._on_add = on_add
 
@@ -142,8 +139,6 @@ class Chain:
 
     def error(self, status: int, body: Any = None, message: str | None = None) -> Chain:
         """Next step: answer HTTP ``status`` (400-599) with ``body`` (None: the provider's error shape)."""
-        from .files import check_status
-
         check_status(status, "<inline>", "error.status")
         check_json(body, "<inline>", "error.body")
         _check_text("error.message", message)
