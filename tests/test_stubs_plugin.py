@@ -50,12 +50,12 @@ def test_stub_files_from_the_command_line_and_the_marker(pytester: pytest.Pytest
 
         @pytest.mark.ssemock(stubs="hello.yaml")
         def test_marker(ssemock):
-            body = httpx.post(ssemock.url + "/v1/messages", json={"model": "c", "max_tokens": 1,
+            body = httpx.post(ssemock.url + "/v1/messages", json={"model": "c", "max_tokens": 100,
                               "messages": [{"role": "user", "content": "hi"}]}).json()
             assert body["content"][0]["text"] == "Hello from a file"
 
         def test_session_option(ssemock):
-            body = httpx.post(ssemock.url + "/v1/messages", json={"model": "c", "max_tokens": 1,
+            body = httpx.post(ssemock.url + "/v1/messages", json={"model": "c", "max_tokens": 100,
                               "messages": [{"role": "user", "content": "hi"}]}).json()
             assert body["content"][0]["text"] == "Hello from a file"
         """)
@@ -75,7 +75,7 @@ def test_stubs_from_a_fixture_say_how_and_run_when_marked(pytester: pytest.Pytes
             return ssemock
 
         def ask(url):
-            return httpx.post(url + "/v1/messages", json={"model": "c", "max_tokens": 1,
+            return httpx.post(url + "/v1/messages", json={"model": "c", "max_tokens": 100,
                               "messages": [{"role": "user", "content": "hi"}]}).json()["content"][0]["text"]
 
         def test_unmarked(fake):
