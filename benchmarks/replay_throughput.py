@@ -4,7 +4,7 @@ Ours: ssemock's replay server (``timing_scale=0``) serving a cassette made of th
 recording's chunks repeated (about 140 bytes each, so ~150,000 writes for 20 MB).
 Baseline: a bare aiohttp handler writing the same chunks, one ``write`` each, with the same
 chunked framing (``benchmarks.servers``). Each server runs in its own process, the client in
-a third; a warm-up stream each, then runs alternate ours / bare (the first of each pair
+a third; a warm-up stream each (both at once), then runs alternate ours / bare (the first of each pair
 alternating too), one client process per run so that each server's CPU time is read around
 its own stream (``/proc``). ``--quick`` makes 2 runs (7 in the full run) of the same 20 MB body: the chunk
 sizes, the body and the arrangement stay those of the full run, so it cannot flatter.
@@ -21,7 +21,17 @@ from __future__ import annotations
 from typing import Any
 
 from . import figure
-from .common import ServerProcess, bulk_cassette, handed_over, median, run_client, standalone, stream_job
+from .common import (
+    ServerProcess,
+    bulk_cassette,
+    finish_client,
+    handed_over,
+    median,
+    run_client,
+    standalone,
+    start_client,
+    stream_job,
+)
 from .timing_fidelity import cpu_seconds, spread
 
 MB = 1_000_000
@@ -38,8 +48,10 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
     with handed_over(cassette) as path, ServerProcess("ours", path, 0) as ours, ServerProcess("bare", path, 0) as bare:
         servers = {"ours": ours, "bare": bare}
-        for server in servers.values():
-            run_client([stream_job(server.url, keep_times=False, timeout=120)])  # warm-up
+        # Warm-up, both at once (not measured): the servers started side by side meanwhile.
+        warming = [start_client([stream_job(server.url, keep_times=False, timeout=120)]) for server in servers.values()]
+        for client in warming:
+            finish_client(client)
         for index in range(runs):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 server = servers[kind]
