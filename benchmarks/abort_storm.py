@@ -147,31 +147,35 @@ def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _settle(pid: int, fds_before: int, health: str | None) -> None:
-    """Wait (15 s at most) until the server holds no more file descriptors than before and is idle."""
+def _settle(pid: int, floor: int, health: str | None) -> None:
+    """Wait (15 s at most) until the server is idle (ours: no request in flight) and holds no more
+    file descriptors than ``floor``, or the same number for a while (:func:`_quiet_fds`)."""
     import httpx
 
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        idle = health is None or httpx.get(health, timeout=10).json()["in_flight"] == 0
-        if idle and _fds(pid) <= fds_before:
+    while health is not None and time.monotonic() < deadline:
+        if httpx.get(health, timeout=10).json()["in_flight"] == 0:
             break
         time.sleep(0.1)
+    _quiet_fds(pid, floor, patience=max(1.0, deadline - time.monotonic()))
 
 
-def _quiet_fds(pid: int, floor: int | None = None, patience: float = 5.0) -> int:
-    """The server's open file descriptors once it has closed the connections of the harness's
-    own requests (health, clearing the journal): an answered client closes its end first, and
-    the server's end stays open until its event loop has seen that, a moment later. Counted
-    every 20 ms until at most ``floor``, else until 10 counts in a row agree (``patience`` s at most)."""
+def _quiet_fds(pid: int, floor: int | None = None, patience: float = 5.0, steady: float = 0.5) -> int:
+    """The server's open file descriptors once it has closed the connections that ended (the
+    storm's, and the harness's own admin requests: an answered client closes its end first,
+    and the server's end stays open until its event loop has seen that, a moment later).
+    Counted every 20 ms until at most ``floor``, else until unchanged for ``steady`` seconds
+    (``patience`` seconds at most)."""
     deadline = time.monotonic() + patience
-    counts = [_fds(pid)]
-    while time.monotonic() < deadline and not (floor is not None and counts[-1] <= floor):
-        if len(counts) >= 10 and len(set(counts[-10:])) == 1:
+    count, since = _fds(pid), time.monotonic()
+    while time.monotonic() < deadline and not (floor is not None and count <= floor):
+        if time.monotonic() - since >= steady:
             break
         time.sleep(0.02)
-        counts.append(_fds(pid))
-    return counts[-1]
+        now = _fds(pid)
+        if now != count:
+            count, since = now, time.monotonic()
+    return count
 
 
 def _whole_stream(url: str, chunks: int) -> bool:
@@ -199,9 +203,10 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
         return {**counted, "fds": _quiet_fds(pid, floor)}  # after the requests above are closed
 
     assert _whole_stream(url, chunks)
+    idle = _quiet_fds(pid)  # no connection open
     storm(url, n, concurrency, seed=1)
-    _settle(pid, 10**6, health)
-    before = measured(None)
+    _settle(pid, idle, health)
+    before = measured(idle)
     ended = storm(url, n, concurrency, seed=2)
     _settle(pid, before["fds"], health)
     after = measured(before["fds"])
