@@ -151,14 +151,16 @@ class ServerProcess:
     recorded times multiplied by ``timing_scale``. Stops when the harness closes its stdin.
 
     The process starts at once; :attr:`url` waits until it listens, so that servers made one
-    after the other start side by side.
+    after the other start side by side. ``drop_stderr``: for a server whose clients leave
+    mid-stream (aiohttp logs a traceback for each).
     """
 
-    def __init__(self, kind: str, cassette: Path, timing_scale: float) -> None:
+    def __init__(self, kind: str, cassette: Path, timing_scale: float, *, drop_stderr: bool = False) -> None:
         self.kind = kind
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.servers", kind, str(cassette), str(timing_scale)],
             cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stderr=subprocess.DEVNULL if drop_stderr else None,
         )
         self._url: str | None = None
 
