@@ -88,8 +88,9 @@ async def check_json(received: Request, max_depth: int, option: str) -> Refusal 
     same value, :meth:`~ssemock.cassette.Request.json_view`); a refusal if it nests deeper than
     ``max_depth`` (``option`` names how to change it).
 
-    A body over :data:`THREAD_PARSE` bytes is parsed in a thread: the depth walk then
-    shares the interpreter with the event loop instead of holding it.
+    A body over :data:`THREAD_PARSE` bytes is parsed in a thread, in pieces
+    (:mod:`ssemock.json_pieces`), and its depth checked in passes: the thread then shares the
+    interpreter with the event loop instead of holding it.
     """
     try:
         if len(received.body or b"") > THREAD_PARSE:

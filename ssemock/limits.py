@@ -26,13 +26,13 @@ steps and cassette fields check file values with it (errors name file and field)
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
+from .json_pieces import loads_in_pieces
 
 __all__ = [
     "JOURNAL_BODY",
@@ -238,7 +238,7 @@ def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: 
     if not body or len(body) > max_size:
         return NOT_JSON
     try:
-        value = json.loads(body)
+        value = loads_in_pieces(body)  # a large body in pieces: a thread parsing it lets the loop run
     except RecursionError:
         raise JSONTooDeepError(max_depth) from None
     except (ValueError, UnicodeDecodeError):

@@ -15,8 +15,9 @@ import pytest
 
 import ssemock.limits
 import ssemock.match_index
-from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response
+from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response, json_pieces
 from ssemock.intake import THREAD_PARSE
+from ssemock.json_pieces import WHOLE
 from ssemock.match_index import TEXT_PIECE, WHOLE_TEXT
 
 PATH = "/v1/chat/completions"
@@ -34,7 +35,7 @@ def cassette(*bodies: bytes) -> Cassette:
 
 
 class Calls:
-    """``json.loads`` (as ssemock.limits calls it) and the canonical encoder, recording the thread
+    """The JSON parser (as ssemock.limits calls it) and the canonical encoder, recording the thread
     of each call and what it was given."""
 
     def __init__(self) -> None:
@@ -48,17 +49,17 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
     seen = Calls()
-    real_loads, real_encoder = json.loads, ssemock.match_index._ENCODER
+    real_loads, real_encoder = ssemock.limits.loads_in_pieces, ssemock.match_index._ENCODER
 
-    def loads(data: Any, **kwargs: Any) -> Any:
+    def loads(data: Any) -> Any:
         seen.loads.append((threading.get_ident(), len(data)))
-        return real_loads(data, **kwargs)
+        return real_loads(data)
 
     def encode(value: Any) -> str:
         seen.encodes.append((threading.get_ident(), len(value) if isinstance(value, (list, dict)) else 1))
         return real_encoder.encode(value)
 
-    monkeypatch.setattr(ssemock.limits, "json", types.SimpleNamespace(loads=loads))
+    monkeypatch.setattr(ssemock.limits, "loads_in_pieces", loads)
     monkeypatch.setattr(ssemock.match_index, "_ENCODER", types.SimpleNamespace(encode=encode))
     yield seen
 
@@ -131,3 +132,49 @@ def test_a_request_parsed_with_a_deeper_bound_reads_as_too_deep_for_the_default(
     with pytest.raises(ssemock.JSONTooDeepError):
         request.json_view(strict=True)
     assert request.json_view(max_depth=150) is not None
+
+
+# ---- parsing in pieces: the same value as json.loads, each call of the C parser short ----------
+def shapes() -> list[Any]:
+    return [
+        list(range(100_000)),  # tiny items
+        [{"a": i, "b": [i, {"c": "x,y}],"}]} for i in range(20_000)],  # commas and brackets in strings
+        {"model": "m", "messages": [{"role": "user", "content": "x" * 500}] * 500, "n": 1.0},
+        {str(i): [i, {"k": "v,"}] for i in range(20_000)},
+        [[[[[list(range(3000))]]]]] * 20,  # deeper than the levels walked in pieces
+    ]
+
+
+@pytest.mark.parametrize("indent", [None, 1])
+def test_a_large_text_parsed_in_pieces_is_the_value_json_loads_gives(indent: int | None) -> None:
+    for value in shapes():
+        text = json.dumps(value, indent=indent)
+        assert len(text) > WHOLE
+        assert json_pieces.loads_in_pieces(text.encode()) == json.loads(text)
+
+
+def test_a_large_text_is_parsed_by_short_calls_of_the_c_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    sizes: list[int] = []
+    real = json.loads
+
+    def loads(text: str) -> Any:
+        sizes.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(json_pieces.json, "loads", loads)
+    for value in shapes()[:4]:
+        sizes.clear()
+        json_pieces.loads_in_pieces(json.dumps(value).encode())
+        assert sizes and max(sizes) <= json_pieces.PIECE + 2
+
+
+@pytest.mark.parametrize("text", [
+    '[1, 2,]', '{"a": 1,}', '[1 2]', '{"a" 1}', '[1, 2] x', '{"a": [1, 2}', '["a, b]', "[01]", '{"a": 1, "b"}',
+])
+def test_a_large_text_that_is_not_json_is_refused_as_json_loads_refuses_it(text: str) -> None:
+    padded = text.replace("[", "[" + "0, " * 40_000, 1) if text.startswith("[") else \
+        text.replace("{", "{" + "".join(f'"k{i}": {i}, ' for i in range(10_000)), 1)
+    with pytest.raises(ValueError):
+        json.loads(padded)
+    with pytest.raises(ValueError):
+        json_pieces.loads_in_pieces(padded.encode())
