@@ -1,16 +1,21 @@
 """``abort_storm``: 10,000 clients (300 with ``--quick``) leave streams mid-way, a third with a TCP RST.
 
 The stream is the first 20 chunks of the bundled real Anthropic recording with recorded
-timing (first chunk at 0.4 s, then gaps of 200-300 ms, 50-100 ms with ``--quick``;
-:func:`benchmarks.common.timed_cassette`), so that the clients leave before its end.
-Each storm client, 1,000 (150) at a time from one client process, sends the request, reads
+timing (first chunk at 0.4 s, then gaps of 200-300 ms; with ``--quick`` the first 10 chunks,
+the first at 0.1 s, then gaps of 50-100 ms; :func:`benchmarks.common.timed_cassette`), so
+that the clients leave before its end.
+Each storm client, 1,000 (300) at a time from one client process, sends the request, reads
 the answer up to 1-5 chunks (seeded) and leaves: two thirds close the connection (FIN), one third reset it
 (``SO_LINGER`` 0, RST). Ours: a real ``ssemock serve`` process (access lines to a file).
 Baseline: a bare aiohttp handler writing the same chunks (``benchmarks.servers``), same storm.
 
 Each server is warmed up (one whole stream, then a first storm of the same size: the
 memory an allocator keeps after a peak is there before the first measurement), measured
-idle, stormed, given up to 15 s to settle, then measured again, from outside (``/proc/PID``):
+idle, stormed, given up to 15 s to settle, then measured again, from outside (``/proc/PID``).
+Ours and the baseline go through this at the same time (counts, not times, are compared);
+the stop time is measured alone, after. Open descriptors are counted once the server has
+closed the connections of the harness's own admin requests (which it does a moment after
+their answer): counted at once, one of them could be taken for a leak.
 
 * ``abort_storm.rss_growth``: resident memory after the storm against before, % (goal
   <= 10 %). Ours clears its journal before both measurements: the journal keeps an entry
@@ -44,11 +49,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from . import figure
 from .common import (
@@ -143,15 +147,35 @@ def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _settle(pid: int, fds_before: int, health: str | None) -> None:
-    """Wait (15 s at most) until the server holds no more file descriptors than before and is idle."""
+def _settle(pid: int, floor: int, health: str | None) -> None:
+    """Wait (15 s at most) until the server is idle (ours: no request in flight) and holds no more
+    file descriptors than ``floor``, or the same number for a while (:func:`_quiet_fds`)."""
+    import httpx
+
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        idle = health is None or httpx.get(health, timeout=10).json()["in_flight"] == 0
-        if idle and _fds(pid) <= fds_before:
+    while health is not None and time.monotonic() < deadline:
+        if httpx.get(health, timeout=10).json()["in_flight"] == 0:
             break
-        time.sleep(0.2)
-    time.sleep(1.0)
+        time.sleep(0.1)
+    _quiet_fds(pid, floor, patience=max(1.0, deadline - time.monotonic()))
+
+
+def _quiet_fds(pid: int, floor: int | None = None, patience: float = 5.0, steady: float = 0.5) -> int:
+    """The server's open file descriptors once it has closed the connections that ended (the
+    storm's, and the harness's own admin requests: an answered client closes its end first,
+    and the server's end stays open until its event loop has seen that, a moment later).
+    Counted every 20 ms until at most ``floor``, else until unchanged for ``steady`` seconds
+    (``patience`` seconds at most)."""
+    deadline = time.monotonic() + patience
+    count, since = _fds(pid), time.monotonic()
+    while time.monotonic() < deadline and not (floor is not None and count <= floor):
+        if time.monotonic() - since >= steady:
+            break
+        time.sleep(0.02)
+        now = _fds(pid)
+        if now != count:
+            count, since = now, time.monotonic()
+    return count
 
 
 def _whole_stream(url: str, chunks: int) -> bool:
@@ -162,6 +186,8 @@ def _whole_stream(url: str, chunks: int) -> bool:
 
 def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: str | None) -> dict[str, Any]:
     """Warm up, measure, storm, settle, measure: the server process ``pid`` serving ``url``."""
+    import httpx
+
     health = admin and admin + "/_ssemock/health"
 
     def clear() -> None:
@@ -171,24 +197,31 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
     def tasks() -> int:
         return int(httpx.get(health, timeout=10).json()["tasks"]) if health else 0
 
+    def measured(floor: int | None) -> dict[str, int]:
+        clear()
+        counted = {"tasks": tasks(), "rss": rss_kb(pid)}
+        return {**counted, "fds": _quiet_fds(pid, floor)}  # after the requests above are closed
+
     assert _whole_stream(url, chunks)
+    idle = _quiet_fds(pid)  # no connection open
     storm(url, n, concurrency, seed=1)
-    _settle(pid, 10**6, health)
-    clear()
-    before = {"rss": rss_kb(pid), "fds": _fds(pid), "tasks": tasks()}
+    _settle(pid, idle, health)
+    before = measured(idle)
     ended = storm(url, n, concurrency, seed=2)
     _settle(pid, before["fds"], health)
-    clear()
-    after = {"rss": rss_kb(pid), "fds": _fds(pid), "tasks": tasks()}
+    after = measured(before["fds"])
     return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks)}
 
 
-def _bare(pickled: Path) -> tuple[subprocess.Popen[str], str]:
+def _start_bare(pickled: Path) -> subprocess.Popen[str]:
     """The baseline server process (stderr dropped: aiohttp logs a traceback per client that left)."""
-    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.servers", "bare", str(pickled), "1"], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "benchmarks.servers", "bare", str(pickled), "1"], cwd=ROOT,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def _bare_url(proc: subprocess.Popen[str]) -> str:
     assert proc.stdout is not None
-    return proc, f"http://127.0.0.1:{int(proc.stdout.readline())}{STREAM_PATH}"
+    return f"http://127.0.0.1:{int(proc.stdout.readline())}{STREAM_PATH}"
 
 
 def _serve(workdir: Path) -> tuple[subprocess.Popen[str], str, Path]:
@@ -233,8 +266,11 @@ def _stop_seconds(proc: subprocess.Popen[str], base: str, streams: int) -> float
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     raise_open_files_limit()
-    n, concurrency, stalled = (300, 150, 100) if quick else (10_000, 1000, 1000)
-    cassette = timed_cassette(limit=20, gap=(0.05, 0.1) if quick else (0.2, 0.3))
+    n, concurrency, stalled = (300, 300, 100) if quick else (10_000, 1000, 1000)
+    # Quick: 10 chunks, the first after 0.1 s (a whole stream lasts about 0.8 s, not 5.4 s);
+    # the clients still leave after 1-5 of them, mid-stream.
+    cassette = (timed_cassette(limit=10, first=0.1, gap=(0.05, 0.1)) if quick
+                else timed_cassette(limit=20, gap=(0.2, 0.3)))
     chunks = len(cassette.interactions[0].response.chunks)
     quick_note = f" (quick: {n} clients per storm)" if quick else ""
     with tempfile.TemporaryDirectory(prefix="ssemock-storm-") as tmp, handed_over(cassette) as pickled:
@@ -242,21 +278,25 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         cassette.save(workdir / "cassettes" / "timed.yaml")
         (workdir / "scenarios").mkdir()
         (workdir / "scenarios" / "long-stall.yaml").write_text(STALL)
+        bare_proc = _start_bare(pickled)  # both servers start side by side
         proc, base, log = _serve(workdir)
         try:
-            ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, admin=base)
-            stop = _stop_seconds(proc, base, stalled)
+            bare_url = _bare_url(bare_proc)
+            # Ours and the baseline are stormed at the same time: what is measured is counted
+            # (memory, descriptors, tasks, lines), not timed, and each has a core's share.
+            with ThreadPoolExecutor(2) as pool:
+                theirs_f = pool.submit(_measure, bare_proc.pid, bare_url, n, concurrency, chunks, None)
+                ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, admin=base)
+                theirs = theirs_f.result()
+            bare_proc.kill()
+            bare_proc.wait()
+            stop = _stop_seconds(proc, base, stalled)  # timed: alone
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            for p in (proc, bare_proc):
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
         lines = log.read_text()
-        bare, bare_url = _bare(pickled)
-        try:
-            theirs = _measure(bare.pid, bare_url, n, concurrency, chunks, admin=None)
-        finally:
-            bare.kill()
-            bare.wait()
     # The storm's lines: after the first whole stream's, before the last one's.
     storm_lines = re.findall(r"POST /v1/messages -> \S+ (\w+)", lines)[1:-1]
     gone = storm_lines.count("client_gone") / len(storm_lines) * 100

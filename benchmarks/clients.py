@@ -9,7 +9,9 @@ server it measures. Results::
     {"elapsed": s, "streams": [{"ok": bool, "status": int, "sizes": [bytes per chunk],
                                  "times": [s after send per chunk], "elapsed": s}, ...]}
 
-``times`` is omitted when the job says ``keep_times: false`` (throughput runs).
+``times`` is omitted when the job says ``keep_times: false`` (throughput runs). A job with
+``leave_after: N`` closes each connection once N bytes of the answer arrived (a warm-up that
+need not read a whole long stream); its streams are not ``ok``.
 """
 
 from __future__ import annotations
@@ -27,10 +29,13 @@ from .common import raise_open_files_limit
 class StreamProtocol(asyncio.Protocol):
     """One request; records the size and completion time of every HTTP chunk of the answer."""
 
-    def __init__(self, request: bytes, done: asyncio.Future[dict[str, Any]], keep_times: bool) -> None:
+    def __init__(self, request: bytes, done: asyncio.Future[dict[str, Any]], keep_times: bool,
+                 leave_after: int | None = None) -> None:
         self.request = request
         self.done = done
         self.keep_times = keep_times
+        self.leave_after = leave_after
+        self.transport: asyncio.BaseTransport | None = None
         self.buf = bytearray()
         self.head: bytes | None = None
         self.sizes: list[int] = []
@@ -40,10 +45,14 @@ class StreamProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.sent = time.perf_counter()
+        self.transport = transport
         transport.write(self.request)  # type: ignore[attr-defined]
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
+        if self.leave_after is not None and len(self.buf) >= self.leave_after and self.transport is not None:
+            self.transport.close()
+            return
         if self.keep_times or self.head is None:
             self._parse(time.perf_counter())
 
@@ -94,7 +103,7 @@ async def one_stream(job: dict[str, Any]) -> dict[str, Any]:
     try:
         async with asyncio.timeout(job["timeout"]):
             transport, _ = await loop.create_connection(
-                lambda: StreamProtocol(request, done, job["keep_times"]), url.hostname, url.port
+                lambda: StreamProtocol(request, done, job["keep_times"], job.get("leave_after")), url.hostname, url.port
             )
             try:
                 return await done

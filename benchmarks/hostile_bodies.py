@@ -1,14 +1,16 @@
 """Hostile bodies: how long can one request hold the replay server's event loop?
 
-A ``MockServer`` runs in this process's event loop, next to a loop-lag probe (a 1 ms sleep
+A ``MockServer`` (one cassette with an interaction at the requests' path, recorded with
+another JSON body: every body is parsed, journaled and keyed for matching, then answered 404)
+runs in this process's event loop, next to a loop-lag probe (a 1 ms sleep
 in a loop; its lateness is how long something else held the loop). A client in another
 process sends, one kind at a time and ``RUNS`` times each:
 
 * ``baseline``: small JSON chat requests (what every test sends);
 * ``32 MiB body``: a body of the default maximum size (read, digested for the journal);
 * ``over the limit``: a ``Content-Length`` of 1 GiB (refused with 413 before reading);
-* ``1 MiB of tiny JSON items``: the worst body parsed as JSON (the largest parsed, with
-  the most nodes per byte);
+* ``1 MiB of tiny JSON items``: the worst body parsed as JSON (the largest parsed,
+  :data:`~ssemock.limits.MAX_JSON_PARSE`, with the most nodes per byte);
 * ``JSON 990 deep``: refused with 400;
 * ``GET full journal``: ``GET /_ssemock/requests`` once the journal holds 1,000 entries
   (100 with ``--quick``) with 60 KB JSON bodies each (just under the 64 KiB journal body limit).
@@ -29,7 +31,7 @@ import sys
 from typing import Any
 
 from benchmarks import figure
-from ssemock import MockServer
+from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response
 from ssemock.limits import JOURNAL_CAPACITY, MAX_JSON_PARSE, MAX_REQUEST_BODY
 
 PATH = "/v1/no-cassette-answers-this"
@@ -45,7 +47,7 @@ bodies = {
     "baseline": json.dumps({"model": "gpt-4o", "stream": True,
                             "messages": [{"role": "user", "content": "hi"}]}).encode(),
     "32 MiB body": b"x" * int(sys.argv[2]),
-    "1 MiB of tiny JSON items": b"[" + b"0," * (int(sys.argv[3]) // 2 - 1) + b"0]",
+    "1 MiB of tiny JSON items": b"[" + b"0," * ((int(sys.argv[3]) - 3) // 2) + b"0]",  # at most the limit
     "JSON 990 deep": b"[" * 990 + b"]" * 990,
 }
 with httpx.Client(timeout=120) as client:
@@ -68,12 +70,21 @@ with httpx.Client(timeout=120) as client:
 """
 
 
+def _cassette() -> Cassette:
+    """One interaction at ``PATH`` with a JSON body no request sends: every body is keyed for
+    matching (its canonical JSON text digested), as in a server replaying a real recording."""
+    request = Request(method="POST", path=PATH, body=b'{"model": "gpt-4o", "messages": []}')
+    response = Response(status=200, headers=[("content-type", "text/event-stream")],
+                        chunks=[Chunk(0.0, b"data: {}\n\n")])
+    return Cassette("hostile", [Interaction(request, response)])
+
+
 async def _measure(quick: bool) -> dict[str, tuple[float, list[int]]]:
     runs = 2 if quick else 5
     kinds = ["baseline", "32 MiB body", "over the limit", "1 MiB of tiny JSON items", "JSON 990 deep",
              "GET full journal"]
     worst: dict[str, tuple[float, list[int]]] = {}
-    async with MockServer(timing_scale=0) as server:
+    async with MockServer([_cassette()], scenarios=[], timing_scale=0) as server:
         loop = asyncio.get_running_loop()
         lag = [0.0]
 

@@ -91,13 +91,11 @@ class Client:
 
 @contextmanager
 def servers(*cassettes: Cassette) -> Iterator[list[Client]]:
-    """Each cassette served by ssemock in its own process; a client for each."""
+    """Each cassette served by ssemock in its own process (started side by side); a client for each."""
     with ExitStack() as stack:
-        clients = []
-        for one in cassettes:
-            path = stack.enter_context(handed_over(one))
-            server = stack.enter_context(ServerProcess("ours", path, 0))
-            clients.append(Client(server.url))
+        started = [stack.enter_context(ServerProcess("ours", stack.enter_context(handed_over(one)), 0))
+                   for one in cassettes]
+        clients = [Client(server.url) for server in started]
         yield clients
         for client in clients:
             client.conn.close()

@@ -88,18 +88,34 @@ def _upstream(upstream: _Upstream) -> AbstractContextManager[str]:
     return serve_in_thread(app)
 
 
-def _start_recorder(target: str, cassettes: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
+def _launch_recorder(target: str, cassettes: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", str(cassettes),
          "--port", "0", "--record-mode", "all"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
+
+
+def _recorder_url(proc: subprocess.Popen[str]) -> str:
+    """The URL of a launched recorder, once it listens."""
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("ssemock recording on "):
         proc.kill()
         raise RuntimeError(f"ssemock record did not start: {line!r}")
-    return proc, line.split(" ")[3]
+    return line.split(" ")[3]
+
+
+def _start_recorder(target: str, cassettes: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = _launch_recorder(target, cassettes)
+    return proc, _recorder_url(proc)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 async def _crowd(base: str, jobs: list[dict[str, Any]], kill: tuple[str, float] | None,
@@ -161,47 +177,49 @@ def _inspect(directory: Path, jobs: list[dict[str, Any]]) -> tuple[dict[str, int
     return counts, on_disk
 
 
-def _kill_round(target: str, seed: int, kill: tuple[str, float]) -> dict[str, int]:
-    with tempfile.TemporaryDirectory(prefix="ssemock-kill-") as tmp:
-        directory = Path(tmp)
-        proc, base = _start_recorder(target, directory)
-        jobs = _jobs(seed)
-        try:
-            finished = asyncio.run(_crowd(base, jobs, kill, proc))
-        finally:
-            proc.kill()
-            proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
-        counts, ids = _inspect(directory, jobs)
-        counts["finished"] = len(finished)
-        counts["finished_on_disk"] = len(set(finished) & ids)
-        time.sleep(1.1)  # a temporary file is stale once its writer is gone and it is 1 s old
-        proc, _ = _start_recorder(target, directory)  # starting removes stale temporary files
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+STALE_AGE = 1.1
+"""Seconds after the kill before the restart: a temporary file is stale once its writer is gone
+and it is 1 s old."""
+
+
+def _kill_round(target: str, directory: Path, seed: int, kill: tuple[str, float]) -> tuple[dict[str, int], float]:
+    """Record into ``directory``, kill the recorder, inspect the files; the counts and when it was killed."""
+    proc, base = _start_recorder(target, directory)
+    jobs = _jobs(seed)
+    try:
+        finished = asyncio.run(_crowd(base, jobs, kill, proc))
+    finally:
+        proc.kill()
+        proc.wait()
+        killed = time.monotonic()
         if proc.stdout is not None:
             proc.stdout.close()
-        counts["stale_tmp"] = len(list(directory.rglob(".*.tmp")))
-    return counts
+    counts, ids = _inspect(directory, jobs)
+    counts["finished"] = len(finished)
+    counts["finished_on_disk"] = len(set(finished) & ids)
+    return counts, killed
 
 
-def _end_delays(target: str, upstream: _Upstream, via_recorder: bool) -> list[float]:
-    """Milliseconds from the upstream's last byte to the client having the end of its answer."""
+def _stale_after_restart(target: str, directory: Path, killed: float) -> int:
+    """Temporary files left in ``directory`` once the recorder started again there (it removes stale ones)."""
+    time.sleep(max(0.0, killed + STALE_AGE - time.monotonic()))
+    proc, _ = _start_recorder(target, directory)
+    _stop(proc)
+    return len(list(directory.rglob(".*.tmp")))
+
+
+def _end_delays(target: str, upstream: _Upstream, recorder: subprocess.Popen[str] | None) -> list[float]:
+    """Milliseconds from the upstream's last byte to the client having the end of its answer:
+    direct, or through ``recorder`` (launched, recording into a directory of its own; stopped after)."""
     jobs = _jobs(1)
     upstream.ended.clear()
-    if not via_recorder:
+    if recorder is None:
         finished = asyncio.run(_crowd(target, jobs, None, None))
     else:
-        with tempfile.TemporaryDirectory(prefix="ssemock-kill-") as tmp:
-            proc, base = _start_recorder(target, Path(tmp))
-            try:
-                finished = asyncio.run(_crowd(base, jobs, None, None))
-            finally:
-                proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=30)
-                if proc.stdout is not None:
-                    proc.stdout.close()
+        try:
+            finished = asyncio.run(_crowd(_recorder_url(recorder), jobs, None, None))
+        finally:
+            _stop(recorder)
     return [(t - upstream.ended[i]) * 1000 for i, t in finished.items() if i in upstream.ended]
 
 
@@ -210,10 +228,25 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     # The moment the 50th client has its answer; or 1.5 s in (some done, some streaming).
     kills = [("finished", 50.0)] if quick else [("finished", 30.0), ("after", 1.5), ("finished", 70.0)]
     upstream = _Upstream()
-    with _upstream(upstream) as target:
-        rounds = [_kill_round(target, seed, kill) for seed, kill in enumerate(kills, start=1)]
-        direct = _end_delays(target, upstream, via_recorder=False)
-        recorded = _end_delays(target, upstream, via_recorder=True)
+    with _upstream(upstream) as target, tempfile.TemporaryDirectory(prefix="ssemock-kill-") as tmp:
+        root = Path(tmp)
+        # The recorder of the end-of-answer delays starts now, side by side with the first
+        # one killed; it waits idle until its turn.
+        later = _launch_recorder(target, root / "delays")
+        try:
+            rounds, killed = [], []
+            for seed, kill in enumerate(kills, start=1):
+                counts, at = _kill_round(target, root / f"kill{seed}", seed, kill)
+                rounds.append(counts)
+                killed.append(at)
+            direct = _end_delays(target, upstream, None)  # meanwhile the killed files grow stale
+            for seed, at in enumerate(killed, start=1):
+                rounds[seed - 1]["stale_tmp"] = _stale_after_restart(target, root / f"kill{seed}", at)
+            recorded = _end_delays(target, upstream, later)
+        finally:
+            if later.poll() is None:
+                later.kill()
+                later.wait()
     total = {k: sum(r[k] for r in rounds) for k in rounds[0]}
     out = [
         figure(f"finished interactions on disk after kill -9 ({len(kills)} kill(s) of 100 streams)",

@@ -89,36 +89,43 @@ def _serve(upstream: _Upstream) -> AbstractContextManager[str]:
     return serve_in_thread(app)
 
 
-def _recorder(target: str, cassettes: str) -> AbstractContextManager[tuple[str, int]]:
-    """``ssemock record`` in its own process, recording every request; yields its URL and pid."""
-    return _relay([sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
-                   "--port", "0", "--record-mode", "all", "--max-body-size", "-1"], "ssemock recording on ")
+def _recorder(target: str, cassettes: str) -> tuple[list[str], str]:
+    """``ssemock record`` recording every request: its command and the start of its first line."""
+    return ([sys.executable, "-m", "ssemock", "record", "--target", target, "--cassettes", cassettes,
+             "--port", "0", "--record-mode", "all", "--max-body-size", "-1"], "ssemock recording on ")
 
 
-def _bare_relay(target: str) -> AbstractContextManager[tuple[str, int]]:
-    """The bare aiohttp reverse proxy in its own process; yields its URL and pid."""
-    return _relay([sys.executable, "-m", "benchmarks.bare_relay", target], "relaying on ")
+def _bare_relay(target: str) -> tuple[list[str], str]:
+    """The bare aiohttp reverse proxy: its command and the start of its first line."""
+    return [sys.executable, "-m", "benchmarks.bare_relay", target], "relaying on "
 
 
 @contextmanager
-def _relay(command: list[str], started: str) -> Iterator[tuple[str, int]]:
-    """Run ``command`` until the block ends; its first stdout line is ``started`` then its URL."""
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+def _relays(*commands: tuple[list[str], str]) -> Iterator[list[tuple[str, int]]]:
+    """Run each ``(command, started)`` in its own process, all started side by side, until the
+    block ends; yields their URLs and pids (a first stdout line is ``started`` then the URL)."""
+    procs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+             for command, _ in commands]
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith(started):
-            raise RuntimeError(f"{command[2]} did not start: {line!r}")
-        yield line.removeprefix(started).split(" ")[0], proc.pid
+        found = []
+        for proc, (command, started) in zip(procs, commands):
+            assert proc.stdout is not None
+            line = proc.stdout.readline().strip()
+            if not line.startswith(started):
+                raise RuntimeError(f"{command[2]} did not start: {line!r}")
+            found.append((line.removeprefix(started).split(" ")[0], proc.pid))
+        yield found
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 def _get(base: str, path: str, on_data: Any) -> int:
@@ -226,8 +233,8 @@ def figures(
         ``ratio`` (value / baseline), ``goal`` (text or None) and ``met`` (bool or None).
     """
     upstream = _Upstream()
-    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, _recorder(direct, tmp) as (rec, pid), \
-            _bare_relay(direct) as (bare, bare_pid):
+    with _serve(upstream) as direct, tempfile.TemporaryDirectory() as tmp, \
+            _relays(_recorder(direct, tmp), _bare_relay(direct)) as [(rec, pid), (bare, bare_pid)]:
         _latencies(direct, upstream, 20, interval)  # warm up both paths
         _latencies(rec, upstream, 20, interval)
         base_lat = _latencies(direct, upstream, count, interval)

@@ -4,10 +4,11 @@ Ours: ssemock's replay server (``timing_scale=0``) serving a cassette made of th
 recording's chunks repeated (about 140 bytes each, so ~150,000 writes for 20 MB).
 Baseline: a bare aiohttp handler writing the same chunks, one ``write`` each, with the same
 chunked framing (``benchmarks.servers``). Each server runs in its own process, the client in
-a third; a warm-up stream each, then runs alternate ours / bare (the first of each pair
-alternating too), one client process per run so that each server's CPU time is read around
-its own stream (``/proc``). ``--quick`` makes 2 runs (7 in the full run) of the same 20 MB body: the chunk
-sizes, the body and the arrangement stay those of the full run, so it cannot flatter.
+a third; a warm-up stream each (both at once; with ``--quick`` its first MB only), then runs
+alternate ours / bare (the first of each pair alternating too), one client process per run so
+that each server's CPU time is read around its own stream (``/proc``). ``--quick`` makes 2 runs
+(7 in the full run) of the same 20 MB body: the chunk sizes, the body and the arrangement of the
+measured runs stay those of the full run, so it cannot flatter.
 
 Figures (median over the runs; min–max of ours and bare in the unit):
 
@@ -21,7 +22,17 @@ from __future__ import annotations
 from typing import Any
 
 from . import figure
-from .common import ServerProcess, bulk_cassette, handed_over, median, run_client, standalone, stream_job
+from .common import (
+    ServerProcess,
+    bulk_cassette,
+    finish_client,
+    handed_over,
+    median,
+    run_client,
+    standalone,
+    start_client,
+    stream_job,
+)
 from .timing_fidelity import cpu_seconds, spread
 
 MB = 1_000_000
@@ -36,10 +47,16 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     count = len(cassette.interactions[0].response.chunks)
     speeds: dict[str, list[float]] = {"ours": [], "bare": []}
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
-    with handed_over(cassette) as path, ServerProcess("ours", path, 0) as ours, ServerProcess("bare", path, 0) as bare:
+    with handed_over(cassette) as path, ServerProcess("ours", path, 0) as ours, \
+            ServerProcess("bare", path, 0, drop_stderr=quick) as bare:  # quick: the warm-up client leaves
         servers = {"ours": ours, "bare": bare}
-        for server in servers.values():
-            run_client([stream_job(server.url, keep_times=False, timeout=120)])  # warm-up
+        # Warm-up, both at once (not measured): the first MB of a stream (the servers' first request,
+        # the plan built, the send path run); quick, only that, the full run a whole stream.
+        warm = {"leave_after": MB} if quick else {}
+        warming = [start_client([stream_job(server.url, keep_times=False, timeout=120) | warm])
+                   for server in servers.values()]
+        for client in warming:
+            finish_client(client)
         for index in range(runs):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 server = servers[kind]

@@ -84,11 +84,13 @@ READ_SLICE = 1024 * 1024
 
 
 async def check_json(received: Request, max_depth: int, option: str) -> Refusal | None:
-    """Parse the body's JSON once (matching reads it again); a refusal if it nests deeper than
+    """Parse the body's JSON, once for the request (the journal, stubs and matching read the
+    same value, :meth:`~ssemock.cassette.Request.json_view`); a refusal if it nests deeper than
     ``max_depth`` (``option`` names how to change it).
 
-    A body over :data:`THREAD_PARSE` bytes is parsed in a thread: the depth walk then
-    shares the interpreter with the event loop instead of holding it.
+    A body over :data:`THREAD_PARSE` bytes is parsed in a thread, in pieces
+    (:mod:`ssemock.json_pieces`), and its depth checked in passes: the thread then shares the
+    interpreter with the event loop instead of holding it.
     """
     try:
         if len(received.body or b"") > THREAD_PARSE:
@@ -101,7 +103,8 @@ async def check_json(received: Request, max_depth: int, option: str) -> Refusal 
 
 
 THREAD_PARSE = 64 * 1024
-"""Bodies larger than this many bytes are parsed as JSON in a thread."""
+"""Bodies larger than this many bytes (64 KiB) are parsed as JSON, and keyed for matching
+(canonical JSON text, :func:`ssemock.match_index.body_key`), in a thread, not on the event loop."""
 
 
 async def journal_body(received: Request, limit: int) -> Any:

@@ -26,13 +26,13 @@ steps and cassette fields check file values with it (errors name file and field)
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
+from .json_pieces import loads_in_pieces
 
 __all__ = [
     "JOURNAL_BODY",
@@ -199,7 +199,8 @@ NOT_JSON: Any = _NotJSON()
 
 def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     """True when ``value`` nests lists and dicts more than ``limit`` deep (iterative: no recursion;
-    a container holding no container costs one C-level pass over its items)."""
+    a container holding no container costs C-level passes over its items, :data:`_SLICE` at a
+    time, so that a thread running it lets the event loop's thread in between)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
@@ -208,10 +209,22 @@ def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
             continue
         if depth > limit:
             return True
-        if _CONTAINERS.isdisjoint(map(type, children)):
+        if len(children) <= _SLICE:
+            if _CONTAINERS.isdisjoint(map(type, children)):
+                continue
+        elif all(_CONTAINERS.isdisjoint(map(type, piece)) for piece in _slices(children)):
             continue
         stack.extend((child, depth + 1) for child in children if type(child) in _CONTAINERS)
     return False
+
+
+_SLICE = 16384  # items of one container checked by one C-level pass
+
+
+def _slices(children: Any) -> Iterator[Any]:
+    items = children if isinstance(children, list) else list(children)
+    for start in range(0, len(items), _SLICE):
+        yield items[start:start + _SLICE]
 
 
 _CONTAINERS = frozenset({dict, list})  # what json.loads builds; subclasses are not JSON values
@@ -245,7 +258,7 @@ def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: 
     if not body or len(body) > max_size:
         return NOT_JSON
     try:
-        value = json.loads(body)
+        value = loads_in_pieces(body)  # a large body in pieces: a thread parsing it lets the loop run
     except RecursionError:
         raise JSONTooDeepError(max_depth) from None
     except (ValueError, UnicodeDecodeError):

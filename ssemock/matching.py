@@ -40,6 +40,7 @@ __all__ = [
     "describe",
     "find_interaction",
     "indexes_ready",
+    "key_request",
     "prepare_indexes",
 ]
 
@@ -240,6 +241,14 @@ def prepare_indexes(indexes: IndexCache, cassettes: Iterable[Cassette], match_on
             indexes.get(cassette, _route_fields(match_on), "body" in match_on)
 
 
+def key_request(received: Request, match_on: Sequence[str]) -> None:
+    """Compute now what :func:`find_interaction` with indexes will read of ``received``: its body
+    key (canonical JSON text and digest), remembered on it. For a large body, call it in a thread
+    before matching on the event loop (canonicalizing 1 MiB of JSON takes tens of ms)."""
+    if "body" in match_on and set(match_on) <= INDEXED_MATCHERS:
+        body_key(received, keep=True)
+
+
 def _indexed(
     pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
     played: dict[tuple[str, int], int], indexes: IndexCache,
@@ -248,6 +257,8 @@ def _indexed(
     indexes; ``decided`` is False when they cannot tell and the caller must scan: a body
     too deep to key, or a chosen interaction the matchers refuse (a digest collision)."""
     body = "body" in match_on
+    if not pool:
+        return True, None
     key = body_key(received)[0] if body else None
     if body and key is None:
         return False, None

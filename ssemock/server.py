@@ -40,7 +40,7 @@ from aiohttp import web
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
 from .errors import BodyTimeoutError, NoMatchError
-from .intake import Refusal, check_json, journal_body, read_body
+from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
 from .journal import send_journal
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, MAX_SCENARIOS
 from .matching import (
@@ -50,6 +50,7 @@ from .matching import (
     describe,
     find_interaction,
     indexes_ready,
+    key_request,
     prepare_indexes,
 )
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
@@ -325,6 +326,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
         # interactions), so the server goes on answering meanwhile.
         await asyncio.to_thread(prepare_indexes, state.indexes, pool, state.match_on)
+    if pool and len(received.body or b"") > THREAD_PARSE:  # its canonical JSON text: off the loop
+        await asyncio.to_thread(key_request, received, state.match_on)
     try:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
                                  explicit=cassette_name is not None and not state.strict)

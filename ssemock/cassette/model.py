@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CassetteError, CassetteNotFoundError, JSONTooDeepError
-from ..limits import MAX_CASSETTE_FILE, MAX_JSON_DEPTH, NOT_JSON, claim_name, load_json
+from ..limits import MAX_CASSETTE_FILE, MAX_JSON_DEPTH, NOT_JSON, claim_name, json_depth_exceeds, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -76,8 +76,12 @@ class Request:
     body: bytes | None = None
     body_sha256: str | None = None
     body_size: int | None = None
-    # (body it was parsed from, value): matching asks every candidate for its JSON on every request.
-    _parsed: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    # (body it was parsed from, value or NOT_JSON or _TOO_DEEP, depth bound it was parsed with):
+    # matching asks every candidate for its JSON on every request; a received body is parsed
+    # once for the depth check, the journal, stubs and matching alike.
+    _parsed: tuple[bytes | None, Any, int] | None = field(default=None, init=False, repr=False, compare=False)
+    # (body it was keyed from, key): see :func:`ssemock.match_index.body_key` (``keep=True``).
+    _body_key: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def json(self) -> Any:
         """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
@@ -86,17 +90,43 @@ class Request:
     def json_view(self, *, strict: bool = False, max_depth: int = MAX_JSON_DEPTH) -> Any:
         """Like :meth:`json`, but parsed once per body and shared: read it, never change it.
 
+        The body is parsed on the first call only, whatever ``strict`` and ``max_depth`` (a
+        later call with a smaller ``max_depth`` checks the depth of the value already parsed).
+
         Raises:
             JSONTooDeepError: with ``strict``, the body is JSON nested deeper than ``max_depth``
                 (default :data:`~ssemock.limits.MAX_JSON_DEPTH`; else such a body reads as None).
         """
-        if self._parsed is None or self._parsed[0] is not self.body:
+        cached = self._parsed
+        if cached is not None and cached[0] is self.body:
+            value, bound = cached[1], cached[2]
+            if value is _TOO_DEEP and max_depth > bound:
+                value = self._parse(max_depth)  # deeper than the former bound: may be within this one
+            elif value is not _TOO_DEEP and value is not NOT_JSON and max_depth < bound \
+                    and json_depth_exceeds(value, max_depth):
+                value = _TOO_DEEP
+        else:
+            value = self._parse(max_depth)
+        if value is _TOO_DEEP:
             if strict:
-                value = load_json(self.body, max_depth=max_depth)
-                self._parsed = (self.body, None if value is NOT_JSON else value)
-            else:
-                self._parsed = (self.body, parse_json(self.body))
-        return self._parsed[1]
+                raise JSONTooDeepError(max_depth)
+            return None
+        return None if value is NOT_JSON else value
+
+    def is_parsed(self) -> bool:
+        """Whether :meth:`json_view` has parsed the current body already (then it costs nothing)."""
+        return self._parsed is not None and self._parsed[0] is self.body
+
+    def _parse(self, max_depth: int) -> Any:
+        try:
+            value = load_json(self.body, max_depth=max_depth)
+        except JSONTooDeepError:
+            value = _TOO_DEEP
+        self._parsed = (self.body, value, max_depth)
+        return value
+
+
+_TOO_DEEP = object()  # json_view's note: the body is JSON nested deeper than the bound it was parsed with
 
 
 @dataclass(slots=True)
