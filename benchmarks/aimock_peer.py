@@ -56,7 +56,6 @@ from ssemock.sse import Event, decode
 
 from . import clients, figure, spread
 from .clients import StreamProtocol
-from .cold_start import cpu_seconds as process_cpu_seconds
 from .common import ROOT, median, raise_open_files_limit, real_chunks, standalone
 from .timing_fidelity import cpu_seconds as thread_cpu_seconds
 
@@ -251,7 +250,7 @@ def first_answer(command: list[str], env: dict[str, str]) -> tuple[float, float]
     with started(command, env=env) as [(proc, url)]:
         body = post(url + PATH, chat_request("hello"))
         elapsed = time.perf_counter() - begin
-        cpu = process_cpu_seconds(proc.pid)
+        cpu = thread_cpu_seconds(proc.pid)  # its live threads: the server runs in its main thread
     if streamed_text(body)[0] != GREETING:
         raise RuntimeError(f"{command[:4]}: wrong answer {body[:300]!r}")
     return elapsed, cpu

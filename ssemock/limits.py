@@ -26,6 +26,7 @@ steps and cassette fields check file values with it (errors name file and field)
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
