@@ -425,3 +425,18 @@ def test_a_long_stub_answer_to_a_fast_reader_leaves_the_server_answering() -> No
     # sender holding the loop would answer only once it is done, a few ms before the reader ends
     assert answered < float(ended) - 0.2
     assert int(total) > 60_000 * 200  # every event of the answer was read (about 300 bytes each)
+
+
+def test_a_large_body_of_many_tiny_objects_is_not_read_for_stubs_but_a_long_prompt_is() -> None:
+    """Over 1 MiB, a body holding more than MAX_CONTAINERS objects and arrays reads as having no
+    messages (30 MiB of ``{}`` would take over 1.5 GB as Python objects); a long prompt is read whole."""
+    from ssemock.stubs.conversation import MAX_CONTAINERS
+
+    prompt = {"model": "gpt-4o", "messages": [{"role": "user", "content": "weather? " + "x" * (2 << 20)}]}
+    crowded = {**prompt, "x": [{}] * (MAX_CONTAINERS + 1)}
+    with MockServer(cassettes=[], stubs=on(contains="weather").reply("Sunny")) as server:  # answers once
+        many = httpx.post(server.url + "/v1/chat/completions", json=crowded, timeout=60)
+        long_prompt = httpx.post(server.url + "/v1/chat/completions", json=prompt, timeout=60)
+    assert long_prompt.status_code == 200 and long_prompt.json()["choices"][0]["message"]["content"] == "Sunny"
+    assert many.status_code == 404 and many.json()["error"]["type"] == "ssemock_no_match"
+    assert "closest stub" in many.json()["error"]["message"]

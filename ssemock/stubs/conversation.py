@@ -30,7 +30,13 @@ from ..errors import JSONTooDeepError
 from ..limits import MAX_JSON_PARSE, load_json
 from ..providers.tokens import count_tokens
 
-__all__ = ["Conversation", "read_conversation"]
+__all__ = ["MAX_CONTAINERS", "Conversation", "read_conversation"]
+
+
+MAX_CONTAINERS = 200_000
+"""The most ``{`` and ``[`` bytes (JSON objects and arrays, or brackets in text) a request body over
+1 MiB may hold for stubs to read it: a real prompt has a few per message; 200,000 empty objects
+already take some 30 MB as Python objects."""
 
 
 @dataclass(frozen=True)
@@ -99,17 +105,21 @@ def read_conversation(
     conversation; None or an unknown id: the request's own items only.
 
     The whole body is read, whatever its size (a production prompt passes 1 MiB easily); a body
-    that is not a JSON object, or nested deeper than 128 levels, reads as having no messages.
+    that is not a JSON object, nested deeper than 128 levels, or (over 1 MiB) holding more than
+    :data:`MAX_CONTAINERS` ``{`` and ``[`` (each would be a Python object), reads as having no
+    messages.
     """
     provider = provider_of_path(request.path)
     if provider is None or request.method != "POST":
         return None
     body = request.json_view()
-    if body is None and len(request.body or b"") > MAX_JSON_PARSE:
+    raw = request.body or b""
+    if body is None and len(raw) > MAX_JSON_PARSE and raw.count(b"{") + raw.count(b"[") <= MAX_CONTAINERS:
         # Matching on bytes caps parsing at 1 MiB; a stub reads the whole prompt (the body is already
-        # bounded by the server's max_request_body, and stubs are matched off the event loop).
+        # bounded by the server's max_request_body, and stubs are matched off the event loop), unless
+        # it would make millions of objects (``[{},{},…]``: 30 MiB of them take over 1.5 GB).
         try:
-            body = load_json(request.body, max_size=len(request.body or b""))
+            body = load_json(raw, max_size=len(raw))
         except JSONTooDeepError:
             body = None
     if not isinstance(body, dict):
