@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .edge.logs import ACCESS_NOTE
+
 __all__ = ["describe_entry", "describe_journal", "repeats", "select", "send_journal", "unmatched", "unmatched_report"]
 
 Entry = Mapping[str, Any]
@@ -130,15 +132,18 @@ async def send_journal(
     snapshot = list(entries)
     response = web.StreamResponse(headers={**(headers or {}), "Content-Type": "application/json; charset=utf-8"})
     await response.prepare(request)
-    await response.write(b"[")
-    since_yield = 0
-    for index, entry in enumerate(snapshot):
-        piece = (b", " if index else b"") + json.dumps(entry).encode()
-        await response.write(piece)  # waits only when the socket's buffer is full
-        since_yield += len(piece)
-        if since_yield >= 64 * 1024:
-            since_yield = 0
-            await asyncio.sleep(0)  # let the loop answer other requests meanwhile
-    await response.write(b"]")
-    await response.write_eof()
+    try:
+        await response.write(b"[")
+        since_yield = 0
+        for index, entry in enumerate(snapshot):
+            piece = (b", " if index else b"") + json.dumps(entry).encode()
+            await response.write(piece)  # waits only when the socket's buffer is full
+            since_yield += len(piece)
+            if since_yield >= 64 * 1024:
+                since_yield = 0
+                await asyncio.sleep(0)  # let the loop answer other requests meanwhile
+        await response.write(b"]")
+        await response.write_eof()
+    except ConnectionError:  # the client left before the end: its access line says so
+        request[ACCESS_NOTE] = {"outcome": "client_gone"}
     return response

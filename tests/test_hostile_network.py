@@ -13,6 +13,7 @@ import logging
 import resource
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -395,3 +396,25 @@ def _ask_slow(url: str) -> None:
     with contextlib.suppress(httpx.HTTPError):
         httpx.post(url + "/v1/chat/completions", json={}, timeout=60,
                    headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": "slow"})
+
+
+def test_a_client_leaving_in_the_middle_of_the_journal_gets_one_client_gone_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``GET /_ssemock/requests`` read 100 bytes of about 900 KB, then reset: one access line saying
+    ``client_gone``, no traceback."""
+    caplog.set_level(logging.INFO)
+    with MockServer(cassettes=[]) as server:
+        for n in range(300):
+            httpx.post(f"{server.url}/v1/nothing", json={"n": n, "pad": "x" * 3000})
+        sock = _connect(server.port)
+        sock.sendall(b"GET /_ssemock/requests HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert sock.recv(100)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with RST
+        sock.close()
+        deadline = time.monotonic() + 15
+        while not [r for r in caplog.records if "/_ssemock/requests" in r.getMessage()]:
+            assert time.monotonic() < deadline, "no access line for the journal request"
+            time.sleep(0.05)
+    [line] = [r.getMessage() for r in caplog.records if "/_ssemock/requests" in r.getMessage()]
+    assert "client_gone" in line
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
