@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock import CassetteError, MockServer, ScenarioError
+from ssemock import Cassette, CassetteError, Interaction, MockServer, Request, Response, ScenarioError
 from ssemock.cli import main
 
 DEVICE = "/dev/zero"  # stat size 0, endless
@@ -116,3 +116,11 @@ def test_a_custom_reason_phrase_is_sent_on_the_status_line(tmp_path: Path) -> No
     with MockServer(cassettes=[path]) as server:
         answer = httpx.get(server.url + "/x")
     assert (answer.status_code, answer.reason_phrase, answer.text) == (429, "Too Many Requests, Slow Down", "slow down")
+
+
+@pytest.mark.parametrize("reason", ["OK\r\nX-Injected: 1", "Okay \u2013 \u2713", "x" * 513])
+def test_a_cassette_built_in_code_has_its_reason_phrase_checked_too(reason: str) -> None:
+    cassette = Cassette("built", [Interaction(Request("GET", "/x"), Response(status=200, reason=reason))])
+    with pytest.raises(CassetteError) as caught:
+        MockServer(cassettes=[cassette])
+    assert "<cassette built>" in str(caught.value) and "interactions[0].response.reason" in str(caught.value)

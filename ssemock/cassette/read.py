@@ -237,7 +237,8 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
 def check_times(cassette: Cassette) -> None:
     """Check a cassette built in code: every ``start``, chunk ``t`` and ``end.t`` a finite number
     of seconds from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h). Unlike a file, its
-    times need not be in order (an ``End()`` left at 0 is common and harmless).
+    times need not be in order (an ``End()`` left at 0 is common and harmless). Its reason phrases
+    are checked as a file's are (RFC 9112 characters, at most 512).
 
     Raises:
         CassetteError: naming the cassette (``<cassette NAME>``) and the field.
@@ -245,6 +246,8 @@ def check_times(cassette: Cassette) -> None:
     v = _Validator(f"<cassette {cassette.name}>")
     for i, inter in enumerate(cassette.interactions):
         resp, where = inter.response, f"interactions[{i}].response"
+        if resp.reason is not None:
+            _reason(v, resp.reason, f"{where}.reason")
         v.seconds(resp.start, f"{where}.start")
         v.seconds(resp.end.t, f"{where}.end.t")
         for j, chunk in enumerate(resp.chunks):
@@ -256,7 +259,7 @@ def check_cassette(cassette: Cassette, source: str) -> None:
     """Check a cassette rebuilt from another form than its YAML (e.g. the cache of parsed
     cassettes) with the rules a YAML load applies: name, at most
     :data:`~ssemock.limits.MAX_ITEMS` interactions and chunks, method token, path, header
-    names (tokens) and values (no CR, LF, NUL), body digest, status 100-599, times finite
+    names (tokens) and values (no CR, LF, NUL), body digest, status 100-599, reason phrase, times finite
     from 0 to 24 h and in order, end kind and time.
 
     Raises:
@@ -275,6 +278,8 @@ def check_cassette(cassette: Cassette, source: str) -> None:
                 raise v.fail(f"{where}.request.body", "either a body or its digest, not both", None)
             _digest(v, req.body_sha256, req.body_size, f"{where}.request.body")
         _status(v, resp.status, f"{where}.response.status")
+        if resp.reason is not None:
+            _reason(v, resp.reason, f"{where}.response.reason")
         _check_headers(v, resp.headers, f"{where}.response.headers")
         v.seconds(resp.start, f"{where}.response.start")
         for j, chunk in enumerate(v.items(resp.chunks, f"{where}.response.chunks", "chunks")):
