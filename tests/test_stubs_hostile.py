@@ -440,3 +440,24 @@ def test_a_large_body_of_many_tiny_objects_is_not_read_for_stubs_but_a_long_prom
     assert long_prompt.status_code == 200 and long_prompt.json()["choices"][0]["message"]["content"] == "Sunny"
     assert many.status_code == 404 and many.json()["error"]["type"] == "ssemock_no_match"
     assert "closest stub" in many.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda: reply("a\ud800b"), "text"),
+    (lambda: reply("x", reasoning="\udfff"), "reasoning"),
+    (lambda: on().call_tool("f\ud800", {}), "tool_calls.name"),
+])
+def test_a_lone_surrogate_in_an_inline_stub_is_refused_when_the_stub_is_made(make: object, field: str) -> None:
+    """UTF-8 cannot encode a lone surrogate: refused at once, not blamed on the first request."""
+    with pytest.raises(StubError) as caught:
+        make()  # type: ignore[operator]
+    assert (caught.value.file, caught.value.field) == ("<inline>", field)
+    assert caught.value.expected.endswith("without lone surrogates")
+
+
+def test_tool_call_is_where_the_error_says() -> None:
+    from ssemock.stubs import tool_call
+
+    with pytest.raises(StubError, match=r"ssemock\.stubs\.tool_call\(name, arguments\)"):
+        reply("x", tool_calls=[("f", {"a": 1})])  # type: ignore[list-item]
+    assert reply("x", tool_calls=[tool_call("f", {"a": 1})]).reply.tool_calls[0].arguments == {"a": 1}

@@ -79,12 +79,23 @@ def parse_usage(value: Any, file: str, field: str) -> Usage:
     return Usage(**data)
 
 
-def _text(value: Any, file: str, field: str) -> str | None:
+def check_text(value: Any, file: str, field: str) -> str | None:
+    """``value``: None, or a string of at most ``MAX_TEXT`` characters that UTF-8 can encode (no lone
+    surrogate: the answer would fail to encode at the first request). Raises :class:`StubError`."""
     from .model import MAX_TEXT
 
-    if value is not None and (not isinstance(value, str) or len(value) > MAX_TEXT):
-        raise StubError(file, field, f"a string of at most {MAX_TEXT} characters", value)
+    if value is None:
+        return None
+    expected = f"a string of at most {MAX_TEXT} characters without lone surrogates"
+    if not isinstance(value, str) or len(value) > MAX_TEXT:
+        raise StubError(file, field, expected, value)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StubError(file, field, expected, value) from None
     return value
+
 
 
 def parse_reply(value: Any, file: str, field: str) -> Reply:
@@ -96,7 +107,7 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
     if "error" in data:
         error = _mapping(data["error"], file, f"{field}.error", ("status", "body", "message"))
         status = check_status(error.get("status"), file, f"{field}.error.status")
-        message = _text(error.get("message"), file, f"{field}.error.message")
+        message = check_text(error.get("message"), file, f"{field}.error.message")
         check_json(error.get("body"), file, f"{field}.error.body")
         fault = ProviderError(status, error.get("body")) if message is None else \
             ProviderError(status, error.get("body"), message)
@@ -114,14 +125,14 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         if not isinstance(name, str) or not name:
             raise StubError(file, f"{where}.name", "a non-empty string", name)
         check_json(entry.get("arguments", {}), file, f"{where}.arguments")
-        made.append(tool_call(name, entry.get("arguments"), id=_text(entry.get("id"), file, f"{where}.id")))
+        made.append(tool_call(name, entry.get("arguments"), id=check_text(entry.get("id"), file, f"{where}.id")))
     check_finish(data.get("finish_reason"), file, f"{field}.finish_reason")
     return Reply(
-        text=_text(data.get("text"), file, f"{field}.text"),
-        reasoning=_text(data.get("reasoning"), file, f"{field}.reasoning"), tool_calls=tuple(made),
-        refusal=_text(data.get("refusal"), file, f"{field}.refusal"), finish_reason=data.get("finish_reason"),
+        text=check_text(data.get("text"), file, f"{field}.text"),
+        reasoning=check_text(data.get("reasoning"), file, f"{field}.reasoning"), tool_calls=tuple(made),
+        refusal=check_text(data.get("refusal"), file, f"{field}.refusal"), finish_reason=data.get("finish_reason"),
         usage=parse_usage(data.get("usage") or {}, file, f"{field}.usage"),
-        model=_text(data.get("model"), file, f"{field}.model"),
+        model=check_text(data.get("model"), file, f"{field}.model"),
     )
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from ..errors import StubError
 from ..limits import MAX_JSON_DEPTH, plain_json_problem
-from .files import check_finish, check_status, check_times, parse_usage
-from .model import MAX_TEXT, MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
+from .files import check_finish, check_status, check_text, check_times, parse_usage
+from .model import MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
 
@@ -24,8 +24,7 @@ _ANY, _AT_ONCE, _COUNTED = Match(), Timing(), Usage()  # frozen: one of each ser
 
 
 def _check_text(field: str, value: Any) -> None:
-    if value is not None and (not isinstance(value, str) or len(value) > MAX_TEXT):
-        raise StubError("<inline>", field, f"a string of at most {MAX_TEXT} characters", value)
+    check_text(value, "<inline>", field)
 
 
 def make_reply(
@@ -64,6 +63,7 @@ def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str 
     :func:`check_json`). Raises :class:`~ssemock.errors.StubError`."""
     if not isinstance(name, str) or not name:
         raise StubError("<inline>", "tool_calls.name", "a non-empty string", name)
+    check_text(name, "<inline>", "tool_calls.name")
     if arguments is not None and not isinstance(arguments, Mapping):
         raise StubError("<inline>", f"tool_calls[{name}].arguments", "a JSON object", arguments)
     _check_text(f"tool_calls[{name}].id", id)
