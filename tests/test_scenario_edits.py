@@ -176,7 +176,9 @@ def test_a_rendered_path_reads_sets_and_deletes_what_it_names(value: Any, data: 
     ({"insert": {"data": "a", "json": 1}}, "steps[0].insert.json", "either data or json"),
     ({"insert": {"type": "x"}}, "steps[0].insert", "data (a string) or json"),
     ({"insert": {"data": "a\rb"}}, "steps[0].insert.data", "without CR"),
-    ({"insert": {"data": "a" * (1024 * 1024 + 1)}}, "steps[0].insert.data", "at most 1048576 characters"),
+    ({"insert": {"data": "a" * (1024 * 1024 + 1)}}, "steps[0].insert.data", "at most 1048576 bytes"),
+    # 1 MiB counts bytes: 262,145 emoji are 1,048,580 bytes of UTF-8
+    ({"insert": {"data": "\U0001F600" * (256 * 1024 + 1)}}, "steps[0].insert.data", "at most 1048576 bytes"),
     ({"insert": {"json": ["a" * 1024 * 1024]}}, "steps[0].insert.json", "at most 1048576 bytes (1 MiB)"),
     ({"insert": {"json": {"when": __import__("datetime").date(2024, 1, 1)}}}, "steps[0].insert.json", "a JSON value"),
     ({"insert": {"data": "a", "at": 0, "before": {"index": 1}}}, "steps[0].insert", "at most one of at, before"),

@@ -38,7 +38,7 @@ from .text import Block, Line, blocks, field_line, parse_field
 __all__ = ["MAX_PATHS", "MAX_PAYLOAD", "Drop", "Edit", "Insert", "Replace"]
 
 MAX_PAYLOAD = 1024 * 1024
-"""Largest inserted or replacing payload (``data``, in characters, or ``json`` once serialised, in bytes): 1 MiB."""
+"""Largest inserted or replacing payload (``data`` or ``text`` in UTF-8, ``json`` once serialised), in bytes: 1 MiB."""
 MAX_PATHS = 64
 """Most paths one ``edit`` step sets or deletes."""
 AT_WORDS = ("end", "after-terminal")
@@ -52,8 +52,8 @@ WHERE_FIELD = _mapping("a mapping of conditions: index, type, path, equals, cont
 FIRST_FIELD = integer(1, MAX_ITEMS, optional=True)
 EVENT_FIELDS: dict[str, Field] = {
     "type": short_text(optional=True),
-    "data": Field(f"a string of at most {MAX_PAYLOAD} characters without CR (LF starts another data line)",
-                  lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_PAYLOAD and "\r" not in v)),
+    "data": Field(f"a string of at most {MAX_PAYLOAD} bytes of UTF-8 without CR (LF starts another data line)",
+                  lambda v: v is None or (isinstance(v, str) and _utf8_within(v) and "\r" not in v)),
     "json": anything(),
     "id": short_text("\r\n\0", optional=True),
 }
@@ -75,6 +75,16 @@ def _check_payload(step: Insert | Replace, where: str, source: str) -> None:
         raise ScenarioError(source, where, "data (a string) or json (a JSON value)", None)
     if step.json is not None:
         _check_json(step.json, f"{where}.json", source)
+
+
+def _utf8_within(text: str) -> bool:
+    """``text`` encodes to UTF-8 (no lone surrogate) in at most :data:`MAX_PAYLOAD` bytes."""
+    if len(text) > MAX_PAYLOAD:
+        return False
+    try:
+        return text.isascii() or len(text.encode("utf-8")) <= MAX_PAYLOAD
+    except UnicodeEncodeError:
+        return False
 
 
 def _check_json(value: Any, where: str, source: str) -> None:
@@ -178,8 +188,8 @@ class Insert(_EventStep):
                     lambda v: v is None or v in AT_WORDS or (is_integer(v) and -MAX_ITEMS <= v <= MAX_ITEMS)),
         "before": WHERE_FIELD,
         "after": WHERE_FIELD,
-        "text": Field(f"a string of at most {MAX_PAYLOAD} characters",
-                      lambda v: v is None or (isinstance(v, str) and len(v) <= MAX_PAYLOAD)),
+        "text": Field(f"a string of at most {MAX_PAYLOAD} bytes of UTF-8",
+                      lambda v: v is None or (isinstance(v, str) and _utf8_within(v))),
         "provider": Field(f"auto or a provider name: {', '.join(NAMES)}", lambda v: v is None or v in ("auto", *NAMES)),
     }
 
