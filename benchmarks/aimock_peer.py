@@ -14,7 +14,8 @@ has no value and its goal says how to install it; the run goes on.
   ours / peer, the first pair only warms the file cache (and ssemock's cache of validated files,
   in a temporary ``SSEMOCK_CACHE_DIR``); median, min/median/max in ``spread``.
 * ``aimock_peer.cold_start_cpu``: the same runs' CPU seconds (user + system) of the server
-  process until it answered (its threads' run time, ``/proc/PID/task/*/schedstat``), which a loaded machine disturbs less than wall time.
+  process until it answered (its threads' run time, ``/proc/PID/task/*/schedstat``), which a
+  loaded machine disturbs less than wall time.
 * ``aimock_peer.throughput``: MB/s of one long streamed answer (the real recording's text
   repeated: 1,000,000 characters, 40,000 with ``--quick``), no delays, read by the benchmark
   client (:mod:`benchmarks.clients`, its protocol ending at the body's last chunk: aimock keeps
