@@ -26,7 +26,7 @@ from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
 from .errors import ConfigError, NoMatchError
-from .match_index import INDEXED_MATCHERS, IndexCache, PlayCounts, Received, Tier, body_key, choose, route_key
+from .match_index import INDEXED_MATCHERS, IndexCache, PlayCounts, Received, Tier, choose, route_key
 from .redact import REDACTED
 
 __all__ = [
@@ -249,11 +249,8 @@ def _indexed(
     indexes; ``decided`` is False when they cannot tell and the caller must scan: a body
     too deep to key, or a chosen interaction the matchers refuse (a digest collision)."""
     body = "body" in match_on
-    key = body_key(received)[0] if body else None
-    if body and key is None:
-        return False, None
     fields = _route_fields(required)
-    want = Received(received, key)
+    want = Received(received)
     best: tuple[Tier, int, int] | None = None
     for order, cassette in enumerate(pool):
         index = indexes.get(cassette, fields, body)
@@ -265,6 +262,8 @@ def _indexed(
                        body_matches=body_matches)
         if found is not None and (best is None or (found[0], order, found[1]) < best):
             best = (found[0], order, found[1])
+    if want.unkeyable:  # a body too deep to key: the scan decides
+        return False, None
     if best is None:
         return True, None
     tier, order, position = best
