@@ -361,7 +361,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
-        request=match.interaction.request,
+        request=match.interaction.request, shared=scenario is None and last_id is None,  # sent as recorded
     )
     return await _serve(request, entry, arrived, scenario, plan, last_id=last_id,
                         remember=(path, match.cassette.name, match.index))
