@@ -10,7 +10,7 @@ same listen backlog as ours (2,048 connections).
 ``bare-workers`` is the baseline of ``ssemock serve --workers auto``: the same bare handler
 in gunicorn with aiohttp's worker class, one worker per core, the listening socket shared by
 fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as ssemock's
-workers keep it (:class:`ssemock.workers.KeptBacklog`).
+workers keep it (:class:`ssemock.workers.KeptBacklog`), and the same worker timeout (120 s).
 
 Prints the port on the first line of stdout, then serves until stdin is closed.
 """
@@ -105,7 +105,7 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
     class Bare(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             settings = {"bind": ["127.0.0.1:0"], "workers": len(os.sched_getaffinity(0)),
-                        "worker_class": Worker, "preload_app": True, "backlog": 16384,
+                        "worker_class": Worker, "preload_app": True, "backlog": 16384, "timeout": 120,
                         "loglevel": "warning", "accesslog": None, "control_socket_disable": True,
                         "when_ready": self.ready}
             for key, value in settings.items():
