@@ -269,6 +269,10 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
 async def _replay(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     arrived = asyncio.get_running_loop().time()
+    if state.timing_scale:
+        # Requests that arrived together all note their arrival before any is answered: recorded
+        # times count from it, and replaying one would otherwise delay the others' schedules.
+        await asyncio.sleep(0)
     path, cassette_name, scenario_names = _split_prefixes(request.rel_url.raw_path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
