@@ -6,8 +6,12 @@ asyncio protocol that parses HTTP/1.1 chunked framing as bytes arrive and notes 
 HTTP chunk (one server ``write``) was complete, so the client costs little next to the
 server it measures. Results::
 
-    {"elapsed": s, "streams": [{"ok": bool, "status": int, "sizes": [bytes per chunk],
-                                 "times": [s after send per chunk], "elapsed": s}, ...]}
+    {"elapsed": s, "cpu": s, "lags": [s, ...],
+     "streams": [{"ok": bool, "status": int, "sizes": [bytes per chunk],
+                  "times": [s after send per chunk], "elapsed": s}, ...]}
+
+``cpu`` is the client's CPU time during the job; ``lags`` (sorted) how late each 5 ms wake-up of
+its event loop was: a chunk is timed when the loop reads it, so that lag is in every gap measured.
 
 ``times`` is omitted when the job says ``keep_times: false`` (throughput runs). A job with
 ``leave_after: N`` closes each connection once N bytes of the answer arrived (a warm-up that
@@ -113,10 +117,29 @@ async def one_stream(job: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "status": 0, "sizes": [], "times": [], "elapsed": 0.0, "error": repr(exc)}
 
 
+LAG_TICK = 0.005
+"""Seconds between two wake-ups of the lag probe."""
+
+
+async def _probe_lag(lags: list[float]) -> None:
+    """Note how late (seconds) each :data:`LAG_TICK` wake-up of this loop is, until cancelled."""
+    loop = asyncio.get_running_loop()
+    while True:
+        asked = loop.time() + LAG_TICK
+        await asyncio.sleep(LAG_TICK)
+        lags.append(loop.time() - asked)
+
+
 async def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    started = time.perf_counter()
+    """``n`` streams at once; with them, how late this client's own loop was (its wake-ups, s) and its CPU (s):
+    a chunk is timed when the loop reads it, so a busy client adds its lag to every gap it measures."""
+    lags: list[float] = []
+    probe = asyncio.ensure_future(_probe_lag(lags))
+    started, cpu = time.perf_counter(), time.process_time()
     streams = await asyncio.gather(*(one_stream(job) for _ in range(job["n"])))
-    return {"elapsed": time.perf_counter() - started, "streams": streams}
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    probe.cancel()
+    return {"elapsed": elapsed, "streams": streams, "cpu": cpu, "lags": sorted(lags)}
 
 
 async def run_all(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:

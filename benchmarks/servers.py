@@ -1,11 +1,16 @@
-"""A benchmark server process: ``python -m benchmarks.servers ours|bare PICKLE TIMING_SCALE``.
+"""A benchmark server process: ``python -m benchmarks.servers ours|bare|bare-workers PICKLE TIMING_SCALE``.
 
 PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`).
 
 ``ours`` is ssemock's replay server (:class:`ssemock.MockServer`, no scenario) serving
 the cassette. ``bare`` is the baseline: a bare aiohttp handler that writes the same
 chunks, one ``write`` each, at the same times (recorded time × scale, from the moment the
-request arrived), with nothing else: no matching, journal, plan or scenario.
+request arrived), with nothing else: no matching, journal, plan or scenario; served with the
+same listen backlog as ours (2,048 connections).
+``bare-workers`` is the baseline of ``ssemock serve --workers auto``: the same bare handler
+in gunicorn with aiohttp's worker class, one worker per core, the listening socket shared by
+fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as ssemock's
+workers keep it (:class:`ssemock.workers.KeptBacklog`), and the same worker timeout (120 s).
 
 Prints the port on the first line of stdout, then serves until stdin is closed.
 """
@@ -13,14 +18,18 @@ Prints the port on the first line of stdout, then serves until stdin is closed.
 from __future__ import annotations
 
 import asyncio
+import os
 import pickle
+import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from ssemock import Cassette, MockServer
+from ssemock.edge.options import DEFAULT_BACKLOG
 
 from .common import STREAM_PATH, raise_open_files_limit
 
@@ -67,7 +76,7 @@ async def serve(kind: str, cassette_file: str, timing_scale: float) -> None:
     else:
         runner = web.AppRunner(bare_app(cassette, timing_scale), access_log=None, handle_signals=False)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=DEFAULT_BACKLOG)  # the listen queue ours has
         await site.start()
         port = runner.addresses[0][1]
     print(port, flush=True)
@@ -78,12 +87,54 @@ async def serve(kind: str, cassette_file: str, timing_scale: float) -> None:
         await runner.cleanup()
 
 
+def serve_workers(cassette_file: str, timing_scale: float) -> None:
+    """``bare-workers``: :func:`bare_app` in gunicorn, one aiohttp worker per core, until stdin is closed."""
+    from aiohttp.worker import GunicornWebWorker
+    from gunicorn.app.base import BaseApplication
+
+    from ssemock.workers import KeptBacklog
+
+    cassette = pickle.loads(Path(cassette_file).read_bytes())
+    master = os.getpid()
+
+    class Worker(GunicornWebWorker):  # type: ignore[misc]
+        def init_process(self) -> None:  # the listen queue kept as ssemock's workers keep it
+            self.sockets = [KeptBacklog(sock, self.cfg.backlog) for sock in self.sockets]
+            super().init_process()
+
+    class Bare(BaseApplication):  # type: ignore[misc]
+        def load_config(self) -> None:
+            settings = {"bind": ["127.0.0.1:0"], "workers": len(os.sched_getaffinity(0)),
+                        "worker_class": Worker, "preload_app": True, "backlog": 16384, "timeout": 120,
+                        "loglevel": "warning", "accesslog": None, "control_socket_disable": True,
+                        "when_ready": self.ready}
+            for key, value in settings.items():
+                self.cfg.set(key, value)
+
+        def ready(self, arbiter: Any) -> None:
+            print(arbiter.LISTENERS[0].sock.getsockname()[1], flush=True)
+            threading.Thread(target=lambda: (sys.stdin.read(), os.kill(master, signal.SIGTERM)), daemon=True).start()
+
+        def load(self) -> web.Application:
+            return bare_app(cassette, timing_scale)
+
+    try:
+        Bare().run()
+    except SystemExit:
+        if os.getpid() != master:
+            os._exit(0)
+
+
 def main() -> None:
     raise_open_files_limit()
     kind, cassette_file, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    if kind not in ("ours", "bare"):
-        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare CASSETTE TIMING_SCALE (got {kind!r})")
-    asyncio.run(serve(kind, cassette_file, scale))
+    if kind not in ("ours", "bare", "bare-workers"):
+        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers CASSETTE TIMING_SCALE "
+                         f"(got {kind!r})")
+    if kind == "bare-workers":
+        serve_workers(cassette_file, scale)
+    else:
+        asyncio.run(serve(kind, cassette_file, scale))
 
 
 if __name__ == "__main__":

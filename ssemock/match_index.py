@@ -310,11 +310,24 @@ def best_of(groups: Iterable[Group], name: str, played: dict[tuple[str, int], in
 
 @dataclass
 class Received:
-    """What the index needs from a received request, computed once for all cassettes."""
+    """What the index needs from a received request, computed once for all cassettes, and only
+    when a route holds interactions filed by body (a route of wildcards never parses the body)."""
 
     request: Request
-    key: bytes | None
+    _key: tuple[bytes | None] | None = None
     _sha: str | None = None
+
+    @property
+    def key(self) -> bytes | None:
+        """The body key (see :func:`body_key`); None when the body is too deep to key."""
+        if self._key is None:
+            self._key = (body_key(self.request)[0],)
+        return self._key[0]
+
+    @property
+    def unkeyable(self) -> bool:
+        """The body key was needed and the body is too deep to key: the index cannot tell."""
+        return self._key is not None and self._key[0] is None
 
     @property
     def sha256(self) -> str:
@@ -340,7 +353,7 @@ def choose(
     if route is None:
         return None
     if body:
-        groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)]
+        groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)] if route.by_key else []
         if route.by_sha:
             groups.append((route.by_sha.get(received.sha256, []), True))
         if route.loose:

@@ -98,7 +98,10 @@ async def send_plan(
         stream.allow_keepalives(framing)
     outcome = None
     try:
-        if timed:
+        if timed and stream.plain:
+            # In a task of its own: each timer then wakes one coroutine, not the handler's ten.
+            await stream.loop.create_task(stream.send_plain(arrived))
+        elif timed:
             await stream.send_timed(arrived)
         else:
             await stream.burst(arrived, size)
@@ -206,6 +209,40 @@ class _Stream:
         elif scale:
             await self.wait(len(chunks), shift + plan.response.end.t * scale)
 
+    @property
+    def plain(self) -> bool:
+        """Only recorded time to keep: timed, and no pause, pace, keep-alive comment or heartbeat."""
+        plan = self.plan
+        return bool(plan.timing_scale) and not (plan.pauses or plan.pace or plan.heartbeat or self.keepalive)
+
+    async def send_plain(self, arrived: float) -> None:
+        """:meth:`send_timed` when the stream is :attr:`plain`: per chunk, one timer at its deadline
+        (``loop.call_at``) and one write."""
+        plan, loop, entry, write = self.plan, self.loop, self.entry, self.response.write
+        scale = plan.timing_scale
+        shift = arrived + plan.first_byte_delay
+        await sleep_until(loop, shift + plan.response.start * scale)
+        await self.response.prepare(self.request)
+        behind = 0  # chunks written since the loop last ran other work
+        for chunk in self.chunks:
+            deadline = shift + chunk.t * scale
+            if deadline > loop.time():
+                behind = 0
+                waiter = loop.create_future()
+                timer = loop.call_at(deadline, _wake, waiter)
+                try:
+                    await waiter
+                finally:
+                    timer.cancel()
+            elif behind >= YIELD_EVERY:  # deadlines all passed (at once, or catching up): a long burst
+                behind = 0
+                await asyncio.sleep(0)
+            await write(chunk.data)
+            behind += 1
+            entry["chunks_sent"] += 1
+            entry["bytes_sent"] += len(chunk.data)
+        await sleep_until(loop, shift + plan.response.end.t * scale)
+
     async def pause(self, index: int) -> float:
         """Wait the injected pause before chunk ``index`` (a stall), from now; returns its length."""
         seconds = self.plan.pauses.get(index, 0.0)
@@ -292,6 +329,11 @@ def _cork(request: web.Request, on: bool) -> bool:
     except OSError:
         return False
     return True
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 async def sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:

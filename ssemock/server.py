@@ -29,7 +29,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -221,6 +221,35 @@ async def _clear_journal(request: web.Request) -> web.Response:
     return web.json_response({"cleared": count})
 
 
+class _SecretNames:
+    """:func:`~ssemock.redact.redact_pairs` with ``secret``, its verdict remembered per name (the same
+    header and parameter names arrive with every request; at most :attr:`LIMIT` names, then it starts over)."""
+
+    LIMIT = 4096
+
+    def __init__(self, secret: frozenset[str]) -> None:
+        self.secret = secret
+        self.kept: dict[str, bool] = {}
+
+    def redact(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``pairs`` without those :func:`~ssemock.redact.redact_pairs` drops, in order."""
+        kept = self.kept
+        out = []
+        for name, value in pairs:
+            keep = kept.get(name)
+            if keep is None:
+                if len(kept) >= self.LIMIT:
+                    kept.clear()
+                keep = kept[name] = bool(redact_pairs([(name, "")], self.secret))
+            if keep:
+                out.append((name, value))
+        return out
+
+
+_QUERY_NAMES = _SecretNames(SECRET_QUERY_PARAMS)
+_HEADER_NAMES = _SecretNames(SECRET_REQUEST_HEADERS)
+
+
 def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     """Remove ``/_ssemock/c/NAME`` and ``/_ssemock/s/NAMES`` prefixes (any order).
 
@@ -241,6 +270,10 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
 async def _replay(request: web.Request) -> web.StreamResponse:
     state = request.app[STATE]
     arrived = asyncio.get_running_loop().time()
+    if state.timing_scale:
+        # Requests that arrived together all note their arrival before any is answered: recorded
+        # times count from it, and replaying one would otherwise delay the others' schedules.
+        await asyncio.sleep(0)
     path, cassette_name, scenario_names = _split_prefixes(request.rel_url.raw_path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
@@ -261,7 +294,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         method=request.method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
-        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS),
+        query=_QUERY_NAMES.redact(request.query.items()) if request.query else [],
         headers=list(request.headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
@@ -274,7 +307,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "method": request.method,
         "path": path,
         "query": dict(received.query),
-        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
+        "headers": dict(_HEADER_NAMES.redact(received.headers)),
         "body": journaled,
         "cassette": None,
         "stub": None,
@@ -338,7 +371,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
-        request=match.interaction.request,
+        request=match.interaction.request, shared=scenario is None and last_id is None,  # sent as recorded
     )
     return await _serve(request, entry, arrived, scenario, plan, last_id=last_id,
                         remember=(path, match.cassette.name, match.index))

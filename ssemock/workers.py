@@ -63,7 +63,7 @@ from .matching import prepare_indexes
 from .mockserver import MockServer
 from .server import ServerState, create_app
 
-__all__ = ["Worker", "serve_workers"]
+__all__ = ["KeptBacklog", "Worker", "serve_workers"]
 
 JOURNAL_PATH = "/_ssemock/requests"
 PEER_TIMEOUT = 2.0
@@ -75,11 +75,39 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class Worker(GunicornWebWorker):
-    """aiohttp's gunicorn worker, woken at once by SIGTERM (aiohttp's notices it within a second)."""
+    """aiohttp's gunicorn worker, woken at once by SIGTERM (aiohttp's notices it within a second),
+    keeping the listen queue of ``--backlog`` (see :class:`KeptBacklog`)."""
+
+    def init_process(self) -> None:
+        inherited: list[Any] = self.sockets  # type: ignore[has-type]  # gunicorn's, untyped
+        self.sockets = [KeptBacklog(sock, self.cfg.backlog) for sock in inherited]
+        super().init_process()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)
         self._notify_waiter_done()
+
+
+class KeptBacklog:
+    """A listening socket whose ``listen(n)`` keeps a queue of at least ``backlog`` connections.
+
+    aiohttp's worker starts its sites with asyncio's default backlog, and asyncio listens again
+    with it (128), which would shrink the queue gunicorn listened with (``--backlog``): a burst of
+    connections beyond 128 would then wait for SYN retries (1 s, 3 s, ...). asyncio still accepts
+    at most 128 connections per wake-up, so one worker does not take a whole burst.
+    Everything else is the wrapped socket's.
+    """
+
+    def __init__(self, sock: Any, backlog: int) -> None:
+        self._sock = sock
+        self._backlog = backlog
+
+    def listen(self, backlog: int = 128) -> None:
+        """Listen with ``backlog`` or the kept one, whichever is larger."""
+        self._sock.listen(max(backlog, self._backlog))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
 
 
 class _Peers:

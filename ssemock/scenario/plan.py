@@ -77,10 +77,13 @@ class Plan:
 
     @classmethod
     def of(
-        cls, response: Response, *, seed: int = 0, timing_scale: float = 1.0, request: Request | None = None
+        cls, response: Response, *, seed: int = 0, timing_scale: float = 1.0, request: Request | None = None,
+        shared: bool = False,
     ) -> Plan:
-        """A plan for ``response`` (copied, so steps never touch the cassette)."""
-        return cls(_copy_response(response), seed=seed, timing_scale=timing_scale, request=request)
+        """A plan for ``response`` (copied, so steps never touch the cassette; with ``shared``, the
+        plan holds ``response`` itself, for a caller that applies no step and sends it as it is)."""
+        return cls(response if shared else _copy_response(response), seed=seed, timing_scale=timing_scale,
+                   request=request)
 
     # ---- helpers for steps ------------------------------------------------------
     def rng(self, name: str) -> random.Random:
@@ -155,10 +158,11 @@ class Plan:
         return len(self.response.chunks)
 
     def wire_chunks(self) -> list[Chunk]:
-        """The chunks as written on the wire: compressed per chunk when ``content_encoding`` is set."""
+        """The chunks as written on the wire: compressed per chunk when ``content_encoding`` is set
+        (else the response's own list: read it, never change it)."""
         chunks = self.response.chunks
         if self.content_encoding is None:
-            return list(chunks)
+            return chunks
         deflater = zlib.compressobj(wbits=31 if self.content_encoding == "gzip" else 15)
         wire = [Chunk(c.t, deflater.compress(c.data) + deflater.flush(zlib.Z_SYNC_FLUSH)) for c in chunks]
         if self.response.end.how == "clean":
