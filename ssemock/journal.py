@@ -16,13 +16,46 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from aiohttp import web
 
 from .edge.logs import ACCESS_NOTE
 
-__all__ = ["describe_entry", "describe_journal", "repeats", "select", "send_journal", "unmatched", "unmatched_report"]
+if TYPE_CHECKING:
+    from .resume import Resumed
+
+__all__ = ["JournalEntry", "describe_entry", "describe_journal", "repeats", "select", "send_journal", "unmatched",
+           "unmatched_report"]
+
+
+class JournalEntry(TypedDict, total=False):
+    """One received request as the replay server records it; ``GET /_ssemock/requests`` answers a
+    JSON list of them, ``MockServer.requests`` and the fixture's ``requests`` a list of these dicts.
+    The fields are those of the module docstring; ``worker`` (the process id) with ``--workers``."""
+
+    seq: int
+    time: float
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+    cassette: str | None
+    stub: str | None
+    interaction: int | None
+    scenario: str | None
+    seed: int
+    status: int | None
+    outcome: str | None
+    chunks_sent: int
+    bytes_sent: int
+    framing: str
+    injected: list[str]
+    resumed: Resumed | None
+    error: dict[str, Any]
+    worker: int
+
 
 Entry = Mapping[str, Any]
 

@@ -41,6 +41,7 @@ from .server import ServerState, create_app
 from .stubs import StubBook
 
 if TYPE_CHECKING:
+    from .journal import JournalEntry
     from .stubs import Stub
 
 __all__ = ["MockServer", "check_timing_scale", "collect_cassettes", "collect_scenarios", "collect_stubs"]
@@ -270,7 +271,7 @@ class MockServer:
         return f"http://{self.host}:{self.port}"
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
+    def requests(self) -> list[JournalEntry]:
         """A copy of the journal: one dict per request received, oldest first, at most
         ``journal_capacity`` (see :mod:`ssemock.journal`)."""
         return self.call(lambda: copy.deepcopy(list(self.state.journal)))

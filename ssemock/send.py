@@ -14,12 +14,12 @@ import socket
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from aiohttp import web
 
 from .cassette import Chunk
 from .edge import abort_connection, set_framing, stopping
+from .journal import JournalEntry
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
 
@@ -44,7 +44,7 @@ async def drop_default_content_type(request: web.Request, response: web.StreamRe
 
 
 async def send_plan(
-    request: web.Request, plan: Plan, entry: dict[str, Any], arrived: float, *, own_cors: bool = False
+    request: web.Request, plan: Plan, entry: JournalEntry, arrived: float, *, own_cors: bool = False
 ) -> web.StreamResponse:
     """Send ``plan``: status and headers at ``start``, then one write per chunk at its time.
 
@@ -129,7 +129,7 @@ class _Stream:
     request: web.Request
     response: web.StreamResponse
     plan: Plan
-    entry: dict[str, Any]
+    entry: JournalEntry
     chunks: list[Chunk]
     loop: asyncio.AbstractEventLoop
     last: float = -1.0

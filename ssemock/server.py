@@ -41,7 +41,7 @@ from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
 from .errors import BodyTimeoutError, NoMatchError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
-from .journal import send_journal
+from .journal import JournalEntry, send_journal
 from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, MAX_SCENARIOS
 from .matching import (
     DEFAULT_MATCH_ON,
@@ -102,7 +102,7 @@ class ServerState:
     match_on: Sequence[str] = DEFAULT_MATCH_ON
     strict: bool = False
     timing_scale: float = 1.0
-    journal: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=JOURNAL_CAPACITY))
+    journal: deque[JournalEntry] = field(default_factory=lambda: deque(maxlen=JOURNAL_CAPACITY))
     played: dict[tuple[str, int], int] = field(default_factory=PlayCounts)
     indexes: IndexCache = field(default_factory=IndexCache, repr=False)
     seed: int = 0
@@ -301,7 +301,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     refusal = body if isinstance(body, Refusal) else await check_json(received, state.max_json_depth, _DEPTH_OPTION)
     journaled = None if refusal is not None else await journal_body(received, state.journal_body_limit)
     state.received += 1  # from here to the append, no await: entries stay in seq order
-    entry: dict[str, Any] = {
+    entry: JournalEntry = {
         "seq": state.received,
         "time": time.time(),
         "method": request.method,
@@ -386,7 +386,7 @@ def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
 
 
 async def _serve(
-    request: web.Request, entry: dict[str, Any], arrived: float, scenario: Scenario | None, plan: Plan,
+    request: web.Request, entry: JournalEntry, arrived: float, scenario: Scenario | None, plan: Plan,
     *, last_id: str | None = None, remember: tuple[str, str, int] | None = None,
 ) -> web.StreamResponse:
     """Apply ``scenario`` to ``plan``, then send it: after the event ``last_id`` when given (a reconnect,
@@ -469,7 +469,7 @@ def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, w
     return Scenario.compose(state.scenarios[n] for n in wanted), None
 
 
-def _refuse(entry: dict[str, Any], response: web.Response) -> web.Response:
+def _refuse(entry: JournalEntry, response: web.Response) -> web.Response:
     entry["status"] = response.status
     entry["outcome"] = "refused"
     assert response.body is not None

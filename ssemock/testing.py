@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .cassette import Cassette
 from .errors import CassetteNotFoundError, ScenarioError
@@ -325,7 +325,7 @@ class SSEMockFixture:
         """
         if self.recorder is not None:
             return self.recorder.interactions
-        return self.server.requests
+        return cast("list[dict[str, Any]]", self.server.requests)  # JournalEntry dicts
 
     @property
     def last_request(self) -> dict[str, Any]:

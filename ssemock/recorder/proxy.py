@@ -47,6 +47,7 @@ from ..cassette import End, Request, Response, body_digest, reason_phrase
 from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
+from ..journal import JournalEntry
 from ..matching import find_interaction
 from ..redact import BATCH, Credentials, RedactedRequest, Report
 from ..scenario import Plan
@@ -152,7 +153,7 @@ async def _replay(
     index = indexes[match.index]
     store.played[(store.name, index)] = store.played.get((store.name, index), 0) + 1
     response = store.entries[index].interaction(with_chunks=True).response
-    entry: dict[str, Any] = {}
+    entry: JournalEntry = {}  # what send_plan notes of the replay
     listed = st.progress.begin(info | {"action": "replayed", "status": response.status})  # listed from now on
     sent = await send_plan(request, Plan.of(response, timing_scale=st.replay_timing_scale), entry, arrived)
     st.progress.finish(listed, bytes=entry.get("bytes_sent", 0), chunks=entry.get("chunks_sent", 0),
