@@ -200,6 +200,21 @@ class ServerProcess:
         self.close()
 
 
+def master_and_workers(server: Any) -> list[int]:
+    """The process ids of ``server`` (its ``pid``: a gunicorn master) and of its workers."""
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+    return [server.pid, *map(int, children)]
+
+
+def tree_rss_kb(server: Any) -> int:
+    """Resident memory of ``server``'s master and workers together, KiB."""
+    total = 0
+    for pid in master_and_workers(server):
+        with contextlib.suppress(OSError):  # a worker that just ended
+            total += rss_kb(pid)
+    return total
+
+
 class WorkersProcess:
     """``ssemock serve --workers N`` (gunicorn, N worker processes) serving ``cassette_dir``.
 
@@ -224,17 +239,8 @@ class WorkersProcess:
     def pid(self) -> int:
         return self.proc.pid
 
-    def pids(self) -> list[int]:
-        """The master and its workers."""
-        children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
-        return [self.pid, *map(int, children)]
-
-    def rss_kb(self) -> int:
-        total = 0
-        for pid in self.pids():
-            with contextlib.suppress(OSError):
-                total += rss_kb(pid)
-        return total
+    pids = master_and_workers
+    rss_kb = tree_rss_kb
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

@@ -42,7 +42,6 @@ and the p99 is merely the largest recorded gap (about 86 ms for this cassette).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 import threading
@@ -55,13 +54,14 @@ from .common import (
     ServerProcess,
     WorkersProcess,
     handed_over,
+    master_and_workers,
     median,
     percentile,
-    rss_kb,
     run_client,
     standalone,
     stream_job,
     timed_cassette,
+    tree_rss_kb,
 )
 from .timing_fidelity import cpu_seconds, gap_errors_ms, spread
 
@@ -80,17 +80,8 @@ class BareWorkers(ServerProcess):
     def __init__(self, cassette: Path, timing_scale: float) -> None:
         super().__init__("bare-workers", cassette, timing_scale)
 
-    def pids(self) -> list[int]:
-        """The master and its workers."""
-        children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
-        return [self.pid, *map(int, children)]
-
-    def rss_kb(self) -> int:
-        total = 0
-        for pid in self.pids():
-            with contextlib.suppress(OSError):
-                total += rss_kb(pid)
-        return total
+    pids = master_and_workers
+    rss_kb = tree_rss_kb
 
 
 def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProcess:
