@@ -410,7 +410,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     path = Path(args.cassette)
-    if path.is_file() and _is_stub_file(path):
+    if (path.is_file() and _is_stub_file(path)) or (path.is_dir() and _holds_stub_files(path)):
         from .stubs import load_stubs
         from .stubs.preview import stub_cassette
 
@@ -448,6 +448,11 @@ def _inspect(args: argparse.Namespace) -> int:
                 print(f"    t={c.t:.6f}  {len(c.data)} bytes")
         _print_events(resp.body, resp.header("content-type") or "", resp.header("content-encoding"))
     return 0
+
+
+def _holds_stub_files(directory: Path) -> bool:
+    """True when a ``*.yaml`` / ``*.yml`` file under ``directory`` is a stub file (what ``serve --stubs`` reads)."""
+    return any(p.is_file() and _is_stub_file(p) for pattern in ("*.yaml", "*.yml") for p in directory.rglob(pattern))
 
 
 def _is_stub_file(path: Path) -> bool:

@@ -162,6 +162,8 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
     assert "response.function_call_arguments.delta" in shown and "response.output_text.delta" in shown
     assert main(["inspect", str(stub_dir / "weather.yaml"), "--provider", "nope"]) == 2
     assert "expected one of openai-chat" in capsys.readouterr().err
+    assert main(["inspect", str(stub_dir)]) == 0  # a directory of stub files, as serve --stubs reads it
+    assert f"cassette {stub_dir}: " in capsys.readouterr().out
     bad = stub_dir / "bad.yaml"
     bad.write_text("ssemock_stubs: 1\nstubs: [{reply: {usage: {input_tokens: -1}}}]\n")
     assert main(["inspect", str(bad)]) == 2
