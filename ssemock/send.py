@@ -223,22 +223,18 @@ class _Stream:
         shift = arrived + plan.first_byte_delay
         await sleep_until(loop, shift + plan.response.start * scale)
         await self.response.prepare(self.request)
-        behind = 0  # chunks written since the loop last ran other work
-        for chunk in self.chunks:
+        for index, chunk in enumerate(self.chunks):
             deadline = shift + chunk.t * scale
             if deadline > loop.time():
-                behind = 0
                 waiter = loop.create_future()
                 timer = loop.call_at(deadline, _wake, waiter)
                 try:
                     await waiter
                 finally:
                     timer.cancel()
-            elif behind >= YIELD_EVERY:  # deadlines all passed (at once, or catching up): a long burst
-                behind = 0
+            elif index % YIELD_EVERY == YIELD_EVERY - 1:  # deadlines passed (at once, or catching up): a burst
                 await asyncio.sleep(0)
             await write(chunk.data)
-            behind += 1
             entry["chunks_sent"] += 1
             entry["bytes_sent"] += len(chunk.data)
         await sleep_until(loop, shift + plan.response.end.t * scale)
