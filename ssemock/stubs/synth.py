@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from itertools import accumulate, repeat
 from operator import attrgetter, mul, truediv
@@ -40,26 +41,29 @@ def _synthesis(provider: Provider) -> Synthesis:
     return found
 
 
-def within_limit(reply: Reply, max_tokens: int | None) -> Reply:
+def within_limit(reply: Reply, max_tokens: int | None,
+                 tokens: Callable[[str], list[str]] = split_tokens) -> Reply:
     """``reply`` as a provider sends it under the request's ``max_tokens``: a text longer than that
     many tokens (:func:`~ssemock.providers.tokens.split_tokens`) is cut there, without the tool calls
     that would follow it, and ends with the ``length`` finish reason (each provider's word:
     ``max_tokens``, ``MAX_TOKENS``, Responses ``incomplete``). A reply that names its finish reason,
     or answers with an error, is sent as it is."""
-    if max_tokens is None or reply.finish_reason is not None or reply.error is not None or not reply.text:
+    if max_tokens is None or reply.finish_reason is not None or reply.error is not None or not reply.text \
+            or len(reply.text) <= max_tokens:  # a token holds at least one character
         return reply
-    tokens = split_tokens(reply.text)
-    if len(tokens) <= max_tokens:
+    pieces = tokens(reply.text)
+    if len(pieces) <= max_tokens:
         return reply
-    return replace(reply, text="".join(tokens[:max_tokens]), tool_calls=(), finish_reason="length")
+    return replace(reply, text="".join(pieces[:max_tokens]), tool_calls=(), finish_reason="length")
 
 
 def build_script(stub: Stub, conv: Conversation, seed: int) -> Script:
     """The :class:`Script` for one answer of ``stub`` to ``conv`` (the reply :func:`within_limit`)."""
-    reply = within_limit(stub.reply, conv.max_tokens)
+    reply = stub.reply
     fmt = _synthesis(provider_named(conv.provider))
     rng = random.Random(f"{seed}/{stub.name}/{stub.used}")  # noqa: S311 - test data
     script = Script(conv, reply, reply.model or conv.model or "ssemock-model", rng, int(time.time()))
+    script.reply = reply = within_limit(reply, conv.max_tokens, script.tokens)  # the text is cut into tokens once
     script.calls = [(call.id or fmt.call_id(script), call) for call in reply.tool_calls]
     usage = reply.usage
     script.input_tokens = usage.input_tokens if usage.input_tokens is not None else conv.prompt_tokens
