@@ -33,7 +33,7 @@ from typing import Any
 
 from .base import MAX_CODE, Default, ErrorSpec, KeyShape, Provider, SentPayloads, chosen, dump
 from .chat import by_status
-from .synthesis import Piece, Script, Synthesis, Template, nearest, pieces, slot
+from .synthesis import Piece, Script, Synthesis, Template, event_count, nearest, run, slot
 from .tokens import group
 
 __all__ = ["PROVIDER", "STATUSES", "SYNTHESIS"]
@@ -174,7 +174,7 @@ def _synth_events(script: Script) -> list[Piece]:
     runs = _runs(script)
     total = sum(max(1, len(texts)) for _, texts in runs)
     for part, texts in runs:
-        done = len(out)
+        done = event_count(out)
         counts = [min(visible, round(visible * (done + i) / max(1, total))) for i in range(1, max(1, len(texts)) + 1)]
         if not texts:
             out.append(Piece(None, _dumps(_payload(script, [part], counts[0])), 1))
@@ -182,8 +182,7 @@ def _synth_events(script: Script) -> list[Piece]:
         payload = _payload(script, [part], 0)
         payload["usageMetadata"].update(candidatesTokenCount=slot("c"), totalTokenCount=slot("s"))
         extra = script.input_tokens + script.reasoning_tokens
-        datas = Template(payload, _dumps).fill_many(len(texts), t=texts, c=counts, s=[c + extra for c in counts])
-        out += pieces(None, datas)
+        out += run(None, Template(payload, _dumps), len(texts), t=texts, c=counts, s=[c + extra for c in counts])
     finish = FINISH.get(script.reply.finish, script.reply.finish)
     out.append(Piece(None, _dumps(_payload(script, [{"text": ""}], visible, finish))))
     return out
