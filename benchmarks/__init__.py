@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FIGURE_KEYS", "figure", "spread"]
+__all__ = ["FIGURE_KEYS", "cell", "figure", "spread"]
 
 FIGURE_KEYS = ("name", "value", "unit", "baseline", "ratio", "goal", "met", "spread")
 
@@ -55,3 +55,16 @@ def spread(ours: list[float], baseline: list[float] | None = None, digits: int =
     if baseline:
         text += f", baseline {three(baseline)}"
     return f"{text} ({len(ours)} runs)"
+
+
+def cell(value: Any, *, markdown: bool = False) -> str:
+    """A figure's field as a table cell: for the terminal (``-`` when none, ``yes``/``NO``) or, with
+    ``markdown``, for the README (``–``, ``yes``/``no``, thousands separated, ``|`` escaped); floats
+    to 4 significant digits below 100,000."""
+    if value is None:
+        return "–" if markdown else "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no" if markdown else "NO"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}" if markdown else f"{value:.0f}"
+    return str(value).replace("|", "\\|") if markdown else str(value)

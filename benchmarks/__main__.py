@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import FIGURE_KEYS
+from . import FIGURE_KEYS, cell
 
 # In the order of the figures in the issue; each module exposes run(quick) -> list[dict].
 MODULES = (
@@ -67,20 +67,10 @@ def named(module: str, fig: dict[str, Any], *, quick: bool = False) -> dict[str,
     return out
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "NO"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:.0f}"
-    return str(value)
-
-
 def table(figures: list[dict[str, Any]]) -> str:
     """The figures as an aligned plain-text table."""
     header = ["figure", "value", "unit", "baseline", "ratio", "goal", "met", "spread"]
-    rows = [[_fmt(f.get(k)) for k in FIGURE_KEYS] for f in figures]
+    rows = [[cell(f.get(k)) for k in FIGURE_KEYS] for f in figures]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -19,20 +19,12 @@ from typing import Any
 
 from ssemock.cassette.append import atomic_file
 
+from . import cell
+
 __all__ = ["BEGIN", "END", "markdown_table", "write_readme"]
 
 BEGIN = "<!-- benchmarks: begin (written by python -m benchmarks --readme README.md; do not edit) -->"
 END = "<!-- benchmarks: end -->"
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
-    return str(value).replace("|", "\\|")
 
 
 def markdown_table(figures: list[dict[str, Any]], *, note: str) -> str:
@@ -41,7 +33,7 @@ def markdown_table(figures: list[dict[str, Any]], *, note: str) -> str:
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for fig in figures:
         cells = [fig.get(k) for k in ("name", "value", "unit", "baseline", "ratio", "goal", "met", "spread")]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(cell(c, markdown=True) for c in cells) + " |")
     return "\n".join(lines)
 
 
