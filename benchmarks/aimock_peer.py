@@ -57,7 +57,7 @@ from ssemock.sse import Event, decode
 
 from . import clients, figure, spread
 from .clients import StreamProtocol
-from .common import ROOT, median, raise_open_files_limit, real_chunks, standalone
+from .common import ROOT, median, raise_open_files_limit, real_chunks, standalone, stop_processes
 from .timing_fidelity import cpu_seconds as thread_cpu_seconds
 
 __all__ = ["run"]
@@ -143,14 +143,7 @@ def started(*commands: list[str], env: dict[str, str]) -> Iterator[list[tuple[su
     try:
         yield [(proc, base_url(proc, command)) for proc, command in zip(procs, commands)]
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_processes(procs, timeout=10)
 
 
 def base_url(proc: subprocess.Popen[str], command: list[str]) -> str:

@@ -243,19 +243,29 @@ class WorkersProcess:
     rss_kb = tree_rss_kb
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_processes([self.proc], timeout=30)
 
     def __enter__(self) -> WorkersProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def stop_processes(procs: list[subprocess.Popen[str]], *, timeout: float) -> None:
+    """SIGTERM every process of ``procs``, then wait for each up to ``timeout`` seconds (killed past it),
+    and close its output pipe."""
+    for proc in procs:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def start_client(jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:

@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import resource
-import signal
 import socket
 import statistics
 import subprocess
@@ -45,7 +44,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .common import ROOT, serve_in_thread
+from .common import ROOT, serve_in_thread, stop_processes
 
 __all__ = ["figures"]
 
@@ -116,16 +115,7 @@ def _relays(*commands: tuple[list[str], str]) -> Iterator[list[tuple[str, int]]]
             found.append((line.removeprefix(started).split(" ")[0], proc.pid))
         yield found
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            if proc.stdout is not None:
-                proc.stdout.close()
+        stop_processes(procs, timeout=30)
 
 
 def _get(base: str, path: str, on_data: Any) -> int:
