@@ -29,7 +29,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -221,35 +221,6 @@ async def _clear_journal(request: web.Request) -> web.Response:
     return web.json_response({"cleared": count})
 
 
-class _SecretNames:
-    """:func:`~ssemock.redact.redact_pairs` with ``secret``, its verdict remembered per name (the same
-    header and parameter names arrive with every request; at most :attr:`LIMIT` names, then it starts over)."""
-
-    LIMIT = 4096
-
-    def __init__(self, secret: frozenset[str]) -> None:
-        self.secret = secret
-        self.kept: dict[str, bool] = {}
-
-    def redact(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-        """``pairs`` without those :func:`~ssemock.redact.redact_pairs` drops, in order."""
-        kept = self.kept
-        out = []
-        for name, value in pairs:
-            keep = kept.get(name)
-            if keep is None:
-                if len(kept) >= self.LIMIT:
-                    kept.clear()
-                keep = kept[name] = bool(redact_pairs([(name, "")], self.secret))
-            if keep:
-                out.append((name, value))
-        return out
-
-
-_QUERY_NAMES = _SecretNames(SECRET_QUERY_PARAMS)
-_HEADER_NAMES = _SecretNames(SECRET_REQUEST_HEADERS)
-
-
 def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     """Remove ``/_ssemock/c/NAME`` and ``/_ssemock/s/NAMES`` prefixes (any order).
 
@@ -294,7 +265,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         method=request.method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
-        query=_QUERY_NAMES.redact(request.query.items()) if request.query else [],
+        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if request.query else [],
         headers=list(request.headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
@@ -307,7 +278,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         "method": request.method,
         "path": path,
         "query": dict(received.query),
-        "headers": dict(_HEADER_NAMES.redact(received.headers)),
+        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": journaled,
         "cassette": None,
         "stub": None,

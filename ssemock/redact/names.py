@@ -122,6 +122,19 @@ def is_credential_name(
 
 
 def redact_pairs(pairs: Iterable[tuple[str, str]], secret: Iterable[str]) -> list[tuple[str, str]]:
-    """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential; keep order."""
-    names = {s.lower() for s in secret}
-    return [(k, v) for k, v in pairs if not (k.lower() in names or is_credential_name(k))]
+    """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential; keep order.
+
+    The verdicts are remembered per name and per ``secret`` set (the same header and parameter names
+    arrive with every request; at most 4,096 names are remembered)."""
+    names = _lowered(secret) if isinstance(secret, frozenset) else frozenset(s.lower() for s in secret)
+    return [(k, v) for k, v in pairs if not (k.lower() in names or _credential(k))]
+
+
+@functools.lru_cache(maxsize=4096)
+def _credential(name: str) -> bool:
+    return is_credential_name(name)
+
+
+@functools.lru_cache(maxsize=16)
+def _lowered(secret: frozenset[str]) -> frozenset[str]:
+    return frozenset(s.lower() for s in secret)
