@@ -359,10 +359,22 @@ def test_a_plan_being_built_for_a_client_that_left_is_dropped(tmp_path: Path) ->
     """2,500 steps take tens of seconds to apply; the client gives up after 1 s."""
     (tmp_path / "slow.yaml").write_text(SLOW_SCENARIO)
     with MockServer(scenarios=[tmp_path]) as server:
+        seen: list[bool] = []
+
+        def watch() -> None:  # the plan is being built while the client waits (seen from another thread:
+            deadline = time.monotonic() + 10  # once the client gives up, the server drops it at once)
+            while not (seen or time.monotonic() > deadline):
+                if _plan_threads():
+                    seen.append(True)
+                time.sleep(0.01)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(server.url + "/v1/chat/completions", json={}, timeout=1.0,
                        headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": "slow"})
-        assert _plan_threads()
+        watcher.join()
+        assert seen
         deadline = time.monotonic() + 10  # each step takes milliseconds; the thread stops before the next
         while _plan_threads() and time.monotonic() < deadline:
             time.sleep(0.05)
