@@ -56,12 +56,15 @@ def test_chromium_pages_of_other_origins_cannot_read_or_clear_the_journal() -> N
     for name in ("read", "clear", "noCors"):
         assert rebound[name]["status"] == 421, name
         assert json.loads(rebound[name]["body"])["error"]["type"] == "ssemock_misdirected_host"
-    # The developer's own page: the journal holds both replays (and the browser's favicon requests),
-    # then the page clears it.
+    # The developer's own page: the journal holds both replays and the browser's two favicon requests
+    # to this server (the script waits for them, so none lands between the read and the clear), then
+    # the page clears it.
     def replays(entries: list[dict[str, object]]) -> int:
         return sum(e["path"] == "/v1/chat/completions" for e in entries)
 
+    assert result["favicons"] is True
     journal = json.loads(same["read"]["body"])
     assert same["read"]["status"] == 200 and replays(journal) == 2
+    assert sorted(e["path"] for e in journal) == ["/favicon.ico"] * 2 + ["/v1/chat/completions"] * 2
     assert same["clear"]["status"] == 200 and json.loads(same["clear"]["body"]) == {"cleared": len(journal)}
     assert replays(journal_left) == 1  # the same-origin page's replay, after clearing

@@ -30,6 +30,21 @@ const attempts = async (tab, target) => tab.evaluate(async (target) => {
   };
 }, target);
 
+// Chromium asks each page's server for /favicon.ico on its own time. The journal counts those
+// requests, so before the same-origin page reads and clears it, wait (from outside the browser)
+// until both favicon requests that reach the replay server (the rebound page's and the
+// same-origin page's) are in it; otherwise one may land between the read and the clear.
+const faviconsArrived = async () => {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const entries = await (await fetch(base + "/_ssemock/requests")).json();
+    const hosts = new Set(entries.filter((e) => e.path === "/favicon.ico").map((e) => e.headers.Host));
+    if (hosts.has(`rebound.test:${port}`) && hosts.has(`127.0.0.1:${port}`)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+};
+
 const result = await withPage("<!doctype html><title>another origin</title>", async ({ context, origin }) => {
   const tab = await context.newPage();
   await tab.goto(origin + "/");
@@ -37,7 +52,8 @@ const result = await withPage("<!doctype html><title>another origin</title>", as
   const rebound = await tab.goto(`http://rebound.test:${port}/_ssemock/health`);
   const reboundPage = { status: rebound.status(), ...(await attempts(tab, `http://rebound.test:${port}`)) };
   await tab.goto(base + "/_ssemock/health");
+  const favicons = await faviconsArrived();
   const sameOrigin = await attempts(tab, "");
-  return { crossOrigin, rebound: reboundPage, sameOrigin };
+  return { crossOrigin, rebound: reboundPage, sameOrigin, favicons };
 }, ["--host-resolver-rules=MAP rebound.test 127.0.0.1"]);
 process.stdout.write(JSON.stringify(result));
