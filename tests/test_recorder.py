@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import aiohttp
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -98,6 +99,20 @@ def test_credentials_go_upstream_untouched_and_the_cassette_header_is_not_forwar
     assert sent["Accept-Encoding"] == "identity"
     recorded = Cassette.load(tmp_path / "team" / "chat.yaml").interactions[0].request
     assert "authorization" not in {k.lower() for k, _ in recorded.headers}
+
+
+def test_query_credentials_go_upstream_and_never_reach_the_cassette(tmp_path: Path) -> None:
+    # Azure Functions take their function key as ?code=…, Gemini its API key as ?key=…; OAuth
+    # redirects carry ?code=… (RFC 6749 section 4.1.2). Upstream gets them; the cassette does not.
+    query = [("alt", "sse"), ("code", "azure-function-key-0123456789"), ("key", "AIzaSyA-not-a-real-key-0123456789"),
+             ("access_token", "opaque-access-0123456789")]
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="q") as rec:
+        httpx.post(rec.url + "/json", params=query, json={"q": 1})
+    assert up.received[0]["query"] == dict(query)
+    recorded = Cassette.load(tmp_path / "q.yaml").interactions[0].request
+    assert recorded.query == [("alt", "sse")]
+    text = (tmp_path / "q.yaml").read_text()
+    assert not any(value in text for _, value in query[1:])
 
 
 def test_cassette_named_by_fingerprint_ignores_json_key_order(tmp_path: Path) -> None:

@@ -52,7 +52,9 @@ SECRET_RESPONSE_HEADERS = frozenset({
     "set-cookie",
     "anthropic-organization-id", "openai-organization", "openai-project",
 })
-SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token"})
+SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token", "code"})
+"""Query parameters always removed: besides the credential words, ``code`` (an Azure Functions function
+key, ``?code=…``, and an OAuth 2.0 authorization code, RFC 6749 section 4.1.2)."""
 
 CREDENTIAL_WORDS = frozenset({
     "key", "apikey", "accesskey", "secretkey", "privatekey", "authkey", "signingkey", "masterkey",
