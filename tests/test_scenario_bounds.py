@@ -22,6 +22,7 @@ from ssemock import MockServer, Scenario, ScenarioError, SSEMockError
 from ssemock.cassette import Cassette, Chunk, Interaction, Request, Response
 from ssemock.errors import ScenarioTooLargeError
 from ssemock.scenario import Plan
+from ssemock.stubs import Match, Reply, Stub
 
 MIB = 1024 * 1024
 DEFAULT_LIMIT = 256 * MIB  # README "Limits": 256 MiB added by scenario steps
@@ -248,3 +249,17 @@ def test_the_option_is_checked() -> None:
     with pytest.raises(SSEMockError, match="max_scenario_growth: expected an integer >= 0"):
         MockServer(max_scenario_growth=-1)
 
+
+
+def test_a_stub_with_a_long_text_is_bounded_as_a_recording() -> None:
+    long = Stub(Match(), Reply(text="word " * 20_000))  # thousands of streamed chunks
+    fill = scenario("fill", {"edit": {"set": {"choices[0].delta.content": "x" * 1000}}})
+    request = {"model": "gpt-4o", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with MockServer([], stubs=[long], scenarios=[fill], timing_scale=0, max_scenario_growth=100_000) as server:
+        error = refusal(httpx.post(server.url + PATH, json=request, headers={"X-SSEMock-Scenario": "fill"},
+                                   timeout=60))
+        entry = server.requests[-1]
+        plain = httpx.post(server.url + PATH, json=request, timeout=60)
+    assert (error["scenario"], error["step"], error["limit"]) == ("fill", "steps[0].edit", 100_000)
+    assert (entry["stub"], entry["outcome"]) == (long.name, "refused")
+    assert plain.status_code == 200 and plain.text.count("data: ") > 100
