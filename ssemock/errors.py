@@ -136,7 +136,7 @@ class ScenarioTooLargeError(SSEMockError, ValueError):
         super().__init__(
             f"scenario {scenario!r}, {step}: would add more than {limit} bytes to this response body (the bound "
             f"on what scenario steps add); {added} bytes counted when this step went over it, each added line "
-            f"counting {line_cost} bytes more; nothing was sent"
+            f"counting {line_cost} bytes more"
         )
 
 

@@ -384,8 +384,8 @@ async def _serve(
             raise
         except ScenarioTooLargeError as exc:  # the half-built plan is dropped: nothing was sent
             return _refuse(entry, error_response(
-                500, "ssemock_scenario_too_large", f"{exc} ({_GROWTH_OPTION})", scenario=exc.scenario, step=exc.step,
-                limit=exc.limit, added=exc.added))
+                500, "ssemock_scenario_too_large", f"{exc}; nothing was sent ({_GROWTH_OPTION})",
+                scenario=exc.scenario, step=exc.step, limit=exc.limit, added=exc.added))
     if last_id is not None:
         if (note := resume(plan, last_id)) is None:
             return _refuse(entry, error_response(404, "ssemock_unknown_event_id", unknown_id_message(last_id)))
