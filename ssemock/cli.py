@@ -25,7 +25,15 @@ from . import __version__
 from .edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from .edge.options import DEFAULT_GRACE
 from .errors import ConfigError, ScenarioError, SSEMockError
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_CHECK_SIZE, MAX_JSON_DEPTH, MAX_REQUEST_BODY, claim_name
+from .limits import (
+    JOURNAL_BODY,
+    JOURNAL_CAPACITY,
+    MAX_CHECK_SIZE,
+    MAX_JSON_DEPTH,
+    MAX_REQUEST_BODY,
+    MAX_SCENARIO_GROWTH,
+    claim_name,
+)
 from .matching import MATCHERS
 
 if TYPE_CHECKING:
@@ -140,6 +148,9 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help=f"answer larger request bodies with 413 (default {MAX_REQUEST_BODY}, 32 MiB)")
     serve.add_argument("--max-json-depth", type=byte_count, default=MAX_JSON_DEPTH, metavar="N",
                        help=f"answer JSON bodies nested deeper with 400 (default {MAX_JSON_DEPTH}, at most 256)")
+    serve.add_argument("--max-scenario-growth", type=byte_count, default=MAX_SCENARIO_GROWTH, metavar="BYTES",
+                       help="answer 500 when a request's scenario steps would add more to its response body "
+                            f"(default {MAX_SCENARIO_GROWTH}, 256 MiB)")
     serve.add_argument("--journal-capacity", type=byte_count, default=JOURNAL_CAPACITY, metavar="N",
                        help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
     serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
@@ -326,7 +337,7 @@ def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
             max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
             journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
-            stubs=args.stubs, **network_kwargs(args),
+            max_scenario_growth=args.max_scenario_growth, stubs=args.stubs, **network_kwargs(args),
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None

@@ -8,6 +8,7 @@ subclass the builtin exception they resemble, so callers may catch either::
     │   └── ImportFormatError               a foreign file cannot be imported
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
+    ├── ScenarioTooLargeError (ValueError)  a scenario would add more to a response than the bound
     ├── StubError (ValueError)              a stub (file or inline) is malformed
     ├── NoMatchError (LookupError)          no interaction matches a request
     ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name, limit)
@@ -38,6 +39,7 @@ __all__ = [
     "RecorderError",
     "SSEMockError",
     "ScenarioError",
+    "ScenarioTooLargeError",
     "ServerError",
     "StubError",
     "short_repr",
@@ -111,6 +113,31 @@ class ScenarioError(_FileFieldError):
     """A scenario file or step is invalid: names the file, the step field and the valid choices."""
 
     kind = "scenario"
+
+
+class ScenarioTooLargeError(SSEMockError, ValueError):
+    """Applying a scenario to a response would add more to its body than the bound
+    (:data:`ssemock.limits.MAX_SCENARIO_GROWTH`, 256 MiB by default): the plan is left half built
+    and must be dropped (the replay server answers 500 ``ssemock_scenario_too_large``).
+
+    Attributes:
+        scenario: the name of the scenario whose step went over the bound.
+        step: the step, as in its file: ``steps[0].edit``.
+        limit: the bound, in bytes.
+        added: the bytes counted when the step went over it (at least this much would have been
+            added; each added line counts :data:`ssemock.limits.LINE_COST` bytes more).
+    """
+
+    def __init__(self, scenario: str, step: str, limit: int, added: int, *, line_cost: int = 128) -> None:
+        self.scenario = scenario
+        self.step = step
+        self.limit = limit
+        self.added = added
+        super().__init__(
+            f"scenario {scenario!r}, {step}: would add more than {limit} bytes to this response body (the bound "
+            f"on what scenario steps add); {added} bytes counted when this step went over it, each added line "
+            f"counting {line_cost} bytes more"
+        )
 
 
 class StubError(_FileFieldError):

@@ -17,6 +17,8 @@ HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import ha
 cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
+added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per response (each added line
+                                            counts :data:`LINE_COST` more); 500 ``ssemock_scenario_too_large``
 =========================  ===============  =============================================
 
 :class:`Field` (with :func:`number` and :func:`integer`) is the one range check: scenario
@@ -40,6 +42,7 @@ __all__ = [
     "JOURNAL_CAPACITY",
     "JOURNAL_PREFIX",
     "JSON_DEPTH_CEILING",
+    "LINE_COST",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
     "MAX_CHECK_SIZE",
@@ -50,6 +53,7 @@ __all__ = [
     "MAX_REQUEST_BODY",
     "MAX_SCENARIOS",
     "MAX_SCENARIO_FILE",
+    "MAX_SCENARIO_GROWTH",
     "NOT_JSON",
     "Field",
     "bounds_text",
@@ -98,6 +102,16 @@ MAX_SCENARIOS = 8
 each may multiply the work of building the answer."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response."""
+MAX_SCENARIO_GROWTH = 256 * 1024 * 1024
+"""Most bytes the steps of a request's scenarios may add to its response body, in bytes (256 MiB;
+``MockServer(max_scenario_growth=)``, ``ssemock serve --max-scenario-growth``). What a step writes
+into every event (``edit``, ``replace``, ``extra-fields``, ``keepalive``...) grows with the stream:
+past the bound the request is answered 500 ``ssemock_scenario_too_large`` and nothing is sent.
+Each line a step adds counts :data:`LINE_COST` bytes more."""
+LINE_COST = 128
+"""Bytes each line added by a scenario step counts besides its own bytes, against
+:data:`MAX_SCENARIO_GROWTH`: what a line takes in memory (about 190 bytes on CPython 3.11 for a short
+one) while the steps run, so that many short lines are bounded as well as a few long ones."""
 
 
 @dataclass(frozen=True)

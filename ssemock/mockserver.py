@@ -31,6 +31,7 @@ from .limits import (
     JSON_DEPTH_CEILING,
     MAX_JSON_DEPTH,
     MAX_REQUEST_BODY,
+    MAX_SCENARIO_GROWTH,
     check_option,
     claim_name,
     integer,
@@ -193,6 +194,9 @@ class MockServer:
             "prefix"}`` (bytes, default 64 KiB).
         max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
             (levels of arrays and objects, default 128, at most 256).
+        max_scenario_growth: most bytes a request's scenario steps may add to its response body
+            (default :data:`~ssemock.limits.MAX_SCENARIO_GROWTH`, 256 MiB; each added line counts
+            128 bytes more); past it the request is answered 500 ``ssemock_scenario_too_large``.
         header_timeout: seconds a connection may take to send a request's line and
             headers (also the idle keep-alive limit); default 30.
         body_timeout: seconds a request body may take to arrive after its headers
@@ -230,6 +234,7 @@ class MockServer:
         journal_capacity: int = JOURNAL_CAPACITY,
         journal_body_limit: int = JOURNAL_BODY,
         max_json_depth: int = MAX_JSON_DEPTH,
+        max_scenario_growth: int = MAX_SCENARIO_GROWTH,
         header_timeout: float = DEFAULT_HEADER_TIMEOUT,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         backlog: int = DEFAULT_BACKLOG,
@@ -242,6 +247,7 @@ class MockServer:
         check_option("journal_capacity", journal_capacity, integer(1, None))
         check_option("journal_body_limit", journal_body_limit, integer(0, None))
         check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING))
+        check_option("max_scenario_growth", max_scenario_growth, integer(0, None))
         self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
                                       grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         self.state = ServerState(
@@ -255,6 +261,7 @@ class MockServer:
             journal_body_limit=journal_body_limit,
             max_request_body=max_request_body,
             max_json_depth=max_json_depth,
+            max_scenario_growth=max_scenario_growth,
             stubs=StubBook(collect_stubs(stubs)),
         )
         check_names(self.state)

@@ -14,7 +14,8 @@ HTTP contract (design §4):
   :data:`~ssemock.limits.MAX_SCENARIOS`, 8, composed for one request), 413 ``ssemock_body_too_large`` (a body over
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
   ``max_json_depth``), 400 ``ssemock_bad_request``, 404 ``ssemock_unknown_event_id`` (a
-  ``Last-Event-ID`` that no stream sent);
+  ``Last-Event-ID`` that no stream sent), 500 ``ssemock_scenario_too_large`` (the scenario's
+  steps would add more than ``max_scenario_growth`` bytes to the response; nothing is sent);
 * a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
@@ -39,10 +40,17 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
-from .errors import BodyTimeoutError, NoMatchError
+from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
 from .journal import JournalEntry, send_journal
-from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, MAX_SCENARIOS
+from .limits import (
+    JOURNAL_BODY,
+    JOURNAL_CAPACITY,
+    MAX_JSON_DEPTH,
+    MAX_REQUEST_BODY,
+    MAX_SCENARIO_GROWTH,
+    MAX_SCENARIOS,
+)
 from .matching import (
     DEFAULT_MATCH_ON,
     IndexCache,
@@ -68,6 +76,7 @@ REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
 ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
 _DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth N"
+_GROWTH_OPTION = "MockServer(max_scenario_growth=BYTES) or ssemock serve --max-scenario-growth BYTES"
 
 
 @dataclass
@@ -90,6 +99,8 @@ class ServerState:
             ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` (the first 1 KiB, as text).
         max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
         max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
+        max_scenario_growth: most bytes a request's scenario steps may add to its response body
+            (default 256 MiB); past it the request is answered 500 ``ssemock_scenario_too_large``.
         received: requests journaled since the last reset (the ``seq`` of the latest).
         stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
@@ -109,6 +120,7 @@ class ServerState:
     journal_body_limit: int = JOURNAL_BODY
     max_request_body: int = MAX_REQUEST_BODY
     max_json_depth: int = MAX_JSON_DEPTH
+    max_scenario_growth: int = MAX_SCENARIO_GROWTH
     received: int = 0
     stubs: StubBook = field(default_factory=StubBook)
     streams: ResumeBook = field(default_factory=ResumeBook, repr=False)
@@ -364,11 +376,16 @@ async def _serve(
     404 ``ssemock_unknown_event_id`` when no event set it), and kept for reconnects when ``remember``
     (path, cassette name, interaction index) is given."""
     if scenario is not None:
+        plan.growth_limit = request.app[STATE].max_scenario_growth
         try:
             await _build(scenario, plan)
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
+        except ScenarioTooLargeError as exc:  # the half-built plan is dropped: nothing was sent
+            return _refuse(entry, error_response(
+                500, "ssemock_scenario_too_large", f"{exc}; nothing was sent ({_GROWTH_OPTION})",
+                scenario=exc.scenario, step=exc.step, limit=exc.limit, added=exc.added))
     if last_id is not None:
         if (note := resume(plan, last_id)) is None:
             return _refuse(entry, error_response(404, "ssemock_unknown_event_id", unknown_id_message(last_id)))

@@ -1,6 +1,9 @@
 """Byte-stage steps: line endings, BOM, comments and extra fields (design §2, §6);
 field spacing and empty data lines are in :mod:`.field_steps`.
 
+What they add to the body counts against the bound on what a scenario adds to one response
+(:meth:`~.plan.Plan.charge`, 256 MiB by default), as they write it.
+
 Except ``drop-final-blank-line``, these steps never change the type and data
 of the events a WHATWG parser dispatches (design §2 invariant); ``extra-fields``
 and ``meta-blocks`` may change the last event ID and the reconnection time.
@@ -15,7 +18,7 @@ from typing import Any, ClassVar
 
 from .base import MAX_COUNT, MAX_TEXT, Field, LineStep, flag, integer, register, short_text
 from .plan import Plan
-from .text import Block, Line, blocks, is_field_name, parse_field
+from .text import Block, Line, blocks, is_field_name, lines_size, parse_field, text_size
 
 __all__ = ["MAX_EOLS", "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks"]
 
@@ -104,7 +107,7 @@ class LineEndings(LineStep):
         blank_ends = ends if self.blank is None else _Ends(self.blank, rng)
         out: list[Line] = []
         previous = ""
-        moved = 0
+        moved = grown = 0
         for line in lines:
             if not line.eol:
                 out.append(line)
@@ -117,8 +120,10 @@ class LineEndings(LineStep):
                 eol = (blank_ends if line.text == "" else ends).next(after_cr_blank)
             if after_cr_blank and eol == "\n":
                 eol, moved = "\r\n", moved + 1  # CR + LF would be one line end: the blank line would vanish
+            grown += max(len(eol) - len(line.eol), 0)
             out.append(Line(line.text, eol, line.chunk))
             previous = eol
+        plan.charge(grown)  # at most a byte per line, no line added: counted once, at the end
         written = Counter(line.eol for line in out if line.eol)
         shown = ", ".join(f"{written[eol]} {name.upper()}" for name, eol in EOLS.items() if written[eol])
         seeded = " (seeded)" if "mixed" in (self.eol, self.blank) else ""
@@ -142,9 +147,11 @@ class Bom(LineStep):
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         if not lines:
+            plan.charge(text_size(BOM), 1)
             return [Line(BOM, "", 0)]
         if lines[0].text.startswith(BOM):
             return lines
+        plan.charge(text_size(BOM))
         return [lines[0].with_text(BOM + lines[0].text), *lines[1:]]
 
     def note(self) -> str:
@@ -186,6 +193,8 @@ class KeepAlive(LineStep):
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
         groups = blocks(lines)
         eol = groups[0].eol if groups else "\n"
+        size = lines_size(_comment_block(self.text, eol, 0))
+        plan.charge(size * self.leading, 2 * self.leading)
         out: list[Line] = []
         events = 0
         for block in groups:
@@ -193,6 +202,7 @@ class KeepAlive(LineStep):
             if block.dispatches:
                 events += 1
                 if self.every_events and events % self.every_events == 0:
+                    plan.charge(size, 2)
                     out.extend(_comment_block(self.text, eol, block.lines[-1].chunk))
         leading = [ln for _ in range(self.leading) for ln in _comment_block(self.text, eol, 0)]
         return leading + out
@@ -244,6 +254,7 @@ class ExtraFields(LineStep):
             extra = [f"id: {number}"] if self.id else []
             extra += [f"retry: {self.retry_ms}"] if self.retry_ms is not None else []
             extra += [f"{name}: 1" for name in self.unknown]
+            plan.charge(sum(map(text_size, extra)) + len(extra) * len(block.lines[-1].eol), len(extra))
             out.extend(_before_blank(block, extra))
         return out
 
@@ -291,10 +302,13 @@ class MetaBlocks(LineStep):
                 out += [Line(f"id: {self.id}", eol, chunk), Line("", eol, chunk)]
             return out
 
+        added = meta(0)
+        size = lines_size(added)
         out: list[Line] = []
         events = 0
         for block in groups:
             if block.dispatches and events % self.every_events == 0:
+                plan.charge(size, len(added))
                 out.extend(meta(block.lines[0].chunk))
             out.extend(block.lines)
             events += block.dispatches

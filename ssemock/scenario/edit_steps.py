@@ -8,9 +8,11 @@ goes before them.
 
 Bounds: an inserted or replacing payload is at most :data:`MAX_PAYLOAD` (1 MiB) of JSON or
 text and nests at most 128 levels; ``edit`` sets or deletes at most :data:`MAX_PATHS` (64)
-paths of at most 32 steps; ``first`` (how many matching events are changed) is at most
-1,000,000 (the most events a response holds). Every step says in the journal's ``injected``
-what it did, and how many events matched.
+paths of at most 32 steps, its ``set`` values at most 1 MiB of JSON together; ``first`` (how
+many matching events are changed) is at most 1,000,000 (the most events a response holds).
+What a step writes into every matching event counts against the bound on what a scenario adds
+to one response (:meth:`~.plan.Plan.charge`, 256 MiB by default). Every step says in the
+journal's ``injected`` what it did, and how many events matched.
 
 Edited payloads are written back compact (``{"a":1,"b":2}``, UTF-8 unescaped); the events
 that are not touched keep their recorded bytes.
@@ -33,7 +35,7 @@ from .event_steps import _index
 from .plan import Plan
 from .predicates import PATH_RULE, EventView, Path, Where, assign, parse_path, remove, terminal_start
 from .providers import provider_of
-from .text import Block, Line, blocks, field_line, parse_field
+from .text import Block, Line, blocks, field_line, growth, lines_size, parse_field
 
 __all__ = ["MAX_PATHS", "MAX_PAYLOAD", "Drop", "Edit", "Insert", "Replace"]
 
@@ -85,6 +87,11 @@ def _utf8_within(text: str) -> bool:
         return text.isascii() or len(text.encode("utf-8")) <= MAX_PAYLOAD
     except UnicodeEncodeError:
         return False
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` written compact (as :func:`_payload` writes it), in UTF-8."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
 
 def _check_json(value: Any, where: str, source: str) -> None:
@@ -239,6 +246,7 @@ class Insert(_EventStep):
                 plan.notes.append(f"insert: nothing inserted: {exc}")
                 return lines
         new = _block_lines(kind, self.id, payload, eol, chunk)
+        plan.charge(lines_size(new), len(new))
         plan.notes.append(f"insert: event {kind or 'message'} at index {spot} of {len(events)}")
         return head + new + _flat(groups[cut:])
 
@@ -268,8 +276,10 @@ class Edit(_EventStep):
     many of the matching JSON events, 1 to 1,000,000; default all), ``set`` (a mapping of
     JSON path to the new value; the parent must exist: an object gains the key, an array
     item is replaced), ``delete`` (a list of JSON paths removed where present); at most 64
-    paths in all. Events whose data is not a JSON object or array (``[DONE]``) are never
-    matched. The journal counts the events changed and matched.
+    paths in all, the ``set`` values at most 1 MiB of JSON together. Events whose data is not a
+    JSON object or array (``[DONE]``) are never matched. The journal counts the events changed
+    and matched. What the events gain counts against the bound on what a scenario adds to one
+    response (256 MiB by default, ``max_scenario_growth``).
     """
 
     where: dict[str, Any] | None = None
@@ -298,6 +308,10 @@ class Edit(_EventStep):
             _path(text, f"{where}.delete[{i}]", source)
         for text, value in self.set.items():
             _check_json(value, f"{where}.set.{text}", source)
+        together = sum(_json_size(value) for value in self.set.values())
+        if together > MAX_PAYLOAD:
+            raise ScenarioError(source, f"{where}.set", f"values of at most {MAX_PAYLOAD} bytes (1 MiB) together "
+                                                        "as JSON", f"{together} bytes")
         super().validate(where, source)
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
@@ -308,12 +322,15 @@ class Edit(_EventStep):
         chosen = _selected(views, where, self.first, lambda v: isinstance(v.json, (dict, list)))
         changed = 0
         for index in chosen:
-            value = views[index].json
+            value = views[index].take_json()
             done = [assign(value, parse_path(text), copy.deepcopy(new)) for text, new in self.set.items()]
             done += [remove(value, parse_path(text)) for text in self.delete]
             if any(done):
                 position = events[index][0]
-                groups[position] = Block(groups[position].with_data(_payload(None, value)), groups[position].start)
+                old = groups[position]
+                new = old.with_data(_payload(None, value))
+                plan.charge(*growth(old.lines, new))  # before the next event: memory stays within the bound
+                groups[position] = Block(new, old.start)
                 changed += 1
         plan.notes.append(f"edit: {changed} event(s) changed of {len(chosen)} matched")
         return _flat(groups)
@@ -374,7 +391,8 @@ class Replace(_EventStep):
     Fields: ``where`` (a predicate; required), ``first`` (at most this many, 1 to
     1,000,000; default all), exactly one of ``data`` or ``json`` (the new payload, at most
     1 MiB), ``type`` and ``id`` (default: the replaced event's own ``event:`` and ``id:``
-    lines are kept).
+    lines are kept). What the events gain counts against the bound on what a scenario adds to
+    one response (256 MiB by default, ``max_scenario_growth``).
     """
 
     where: dict[str, Any] | None = None
@@ -400,7 +418,10 @@ class Replace(_EventStep):
         payload = _payload(self.data, self.json)
         for index in chosen:
             position = events[index][0]
-            groups[position] = Block(self._replaced(groups[position], payload), groups[position].start)
+            old = groups[position]
+            new = self._replaced(old, payload)
+            plan.charge(*growth(old.lines, new))  # before the next event: memory stays within the bound
+            groups[position] = Block(new, old.start)
         plan.notes.append(f"replace: {len(chosen)} event(s) {chosen[:10]}{'…' if len(chosen) > 10 else ''}")
         return _flat(groups)
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 from .base import Field, LineStep, integer, register, short_text
 from .event_steps import _index
 from .plan import Plan
-from .text import Line, blocks
+from .text import Line, blocks, lines_size
 
 __all__ = ["EndAfterComment"]
 
@@ -66,5 +66,6 @@ class EndAfterComment(LineStep):
         comment = f": {self.text}" if self.text else ":"
         tail = [Line(comment, eol if self.line_ends else "", chunk)]
         tail += [Line("", eol, chunk)] if self.line_ends == 2 else []
+        plan.charge(lines_size(tail), len(tail))
         plan.notes.append(f"end-after-comment: {comment!r} after {events} event(s)")
         return kept + tail

@@ -3,6 +3,9 @@
 Each step reads the event blocks (:mod:`.text`), changes some data buffers or
 drops/adds blocks, and writes the data back as ``data:`` lines in place of the
 old ones. Data that is not JSON (``[DONE]``) is never changed by the JSON steps.
+
+What they add to the body counts against the bound on what a scenario adds to one response
+(:meth:`~.plan.Plan.charge`, 256 MiB by default), event by event.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from ..errors import ScenarioError
 from . import providers as prov
 from .base import MAX_BYTES, Field, LineStep, choice, integer, integers, register
 from .plan import Plan
-from .text import Block, Line, blocks, json_payload, map_blocks
+from .text import Block, Line, blocks, json_payload, lines_size, map_blocks
 
 __all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]
 
@@ -71,7 +74,7 @@ class JsonSeparators(LineStep):
                 return None
             return block.with_data(json.dumps(value, separators=(self.item, self.key), ensure_ascii=self.ascii))
 
-        return map_blocks(lines, one)
+        return map_blocks(lines, one, plan.charge)
 
 
 def _sep(value: Any, mark: str) -> bool:
@@ -141,7 +144,7 @@ class MultilineData(LineStep):
             pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
             return block.with_data("\n".join(pieces))
 
-        return map_blocks(lines, one)
+        return map_blocks(lines, one, plan.charge)
 
 
 @register
@@ -186,7 +189,7 @@ class LongLines(LineStep):
                 return None
             return block.with_data(data[0] + " " * missing + data[1:])
 
-        return map_blocks(lines, one)
+        return map_blocks(lines, one, plan.charge)
 
 
 TEXT_KEYS = ["content", "text", "delta", "thinking", "reasoning", "reasoning_content"]
@@ -243,7 +246,7 @@ class LineSeparators(LineStep):
                 return None
             return block.with_data(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
-        return map_blocks(lines, one)
+        return map_blocks(lines, one, plan.charge)
 
     def _mark(self, value: Any) -> bool:
         changed = False
@@ -344,7 +347,9 @@ class ErrorMidStream(LineStep):
         sent = [b for b in groups[:stop] if b.dispatches]
         plan.notes.append(f"error-mid-stream: {provider.name} error after {len(sent)} event(s)")
         extra = provider.stream_error(prov.error_spec(self, self.message), prov.sent_payloads(sent))
-        return kept + [Line(t, eol, chunk) for t in extra]
+        added = [Line(t, eol, chunk) for t in extra]
+        plan.charge(lines_size(added), len(added))
+        return kept + added
 
 
 def _index(n: int, count: int) -> int:

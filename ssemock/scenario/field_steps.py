@@ -4,6 +4,9 @@
 more spaces, or trailing spaces, and ``empty-data`` change the data a WHATWG
 parser dispatches but keep the JSON value of JSON payloads (spaces and LF are
 JSON whitespace), except ``empty-data: {at: alone}``, which adds an event.
+
+What they add to the body counts against the bound on what a scenario adds to one response
+(:meth:`~.plan.Plan.charge`, 256 MiB by default), as they write it.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ class FieldSpacing(LineStep):
                 out.append(line)
                 continue
             new = field_line(*parsed, space=self.space, spaces=count, trailing=self.trailing)
+            if len(new) > len(line.text):  # only spaces differ: as many bytes as characters
+                plan.charge(len(new) - len(line.text))
             changed += parse_field(new) != parsed
             rewritten += new != line.text
             out.append(line.with_text(new))
@@ -144,12 +149,14 @@ class EmptyData(LineStep):
                 continue
             first = block.lines[0]
             if self.at == "alone":  # before the first event it matches
+                plan.charge(len(empty) + 2 * len(block.eol), 2)
                 out += [Line(empty, block.eol, first.chunk), Line("", block.eol, first.chunk), *block.lines]
                 done = True
                 continue
             where = block.data_lines
             index = where[0] if self.at == "start" else where[-1] + 1
             anchor = block.lines[where[0] if self.at == "start" else where[-1]]
+            plan.charge(len(empty) + len(anchor.eol), 1)
             out += [*block.lines[:index], Line(empty, anchor.eol, anchor.chunk), *block.lines[index:]]
             added += 1
         if done:

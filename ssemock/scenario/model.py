@@ -40,6 +40,8 @@ class Scenario:
             data of every dispatched event), ``payloads`` (the type and JSON value
             of every event's data) or ``nothing`` (a fault).
         source: the file it was loaded from, if any.
+        parts: for a composed scenario (:meth:`compose`), the name and number of steps of each
+            scenario composed, in order (errors name the scenario a step comes from).
     """
 
     name: str
@@ -47,6 +49,7 @@ class Scenario:
     description: str = ""
     preserves: str = "nothing"
     source: str | None = field(default=None, compare=False, repr=False)
+    parts: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
@@ -58,11 +61,16 @@ class Scenario:
         Args:
             cancelled: asked before each step; True stops applying (the plan, half built,
                 is then to be dropped: its client left or the server stops).
+
+        Raises:
+            ScenarioTooLargeError: the steps would add more than ``plan.growth_limit`` bytes to the
+                body (:meth:`Plan.charge`); the plan, half built, is then to be dropped.
         """
         from .text import join_lines, split_lines  # imported by the first scenario applied, not at start
 
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
         if any(step.edits_body for step in self.steps):
+            plan.running = (self.name, "decoding the recorded Content-Encoding")
             plan.decode_content()
         lines = None
         original = plan.response.chunks
@@ -70,6 +78,7 @@ class Scenario:
             if cancelled is not None and cancelled():
                 return plan
             plan.step_index = index
+            plan.running = self.origin(index, step.name)
             written = len(plan.notes)
             if isinstance(step, LineStep):
                 if plan.is_event_stream:
@@ -92,6 +101,15 @@ class Scenario:
             plan.response.chunks = join_lines(lines, original)
         return plan
 
+    def origin(self, index: int, step: str) -> tuple[str, str]:
+        """The scenario name and the step (``steps[2].edit``) of step ``index``, in the scenario composed
+        that gave it (see :attr:`parts`)."""
+        for name, count in self.parts:
+            if index < count:
+                return name, f"steps[{index}].{step}"
+            index -= count
+        return self.name, f"steps[{index}].{step}"
+
     def describe(self) -> dict[str, Any]:
         """The scenario as YAML data (the file format)."""
         return {FORMAT_KEY: 1, "name": self.name, "description": self.description,
@@ -107,6 +125,7 @@ class Scenario:
             [step for s in items for step in s.steps],
             "; ".join(s.description for s in items if s.description),
             PRESERVES[rank],
+            parts=tuple(part for s in items for part in (s.parts or ((s.name, len(s.steps)),))),
         )
 
     @classmethod

@@ -11,6 +11,11 @@ Times: ``Chunk.t`` and ``Response.start`` are recorded times, multiplied by
 ``timing_scale`` when sent; ``first_byte_delay``, ``pauses`` are injected
 faults in absolute seconds (never scaled); ``pace`` is scaled like recorded time;
 ``keepalive_every`` and ``heartbeat`` are wall-clock seconds (never scaled).
+
+Size: the steps that write into the body count what they add with :meth:`Plan.charge`, as they
+write it (an event or a line at a time, so memory stays within the bound): past ``growth_limit``
+(:data:`~ssemock.limits.MAX_SCENARIO_GROWTH`, 256 MiB) it raises
+:class:`~ssemock.errors.ScenarioTooLargeError` and the plan is to be dropped.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..cassette import Chunk, End, Request, Response
+from ..errors import ScenarioTooLargeError
+from ..limits import LINE_COST, MAX_SCENARIO_GROWTH
 from ..sse import Decoder, Event
 
 __all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
@@ -28,6 +35,8 @@ FRAMINGS = ("chunked", "length", "close")
 ENCODINGS = ("gzip", "deflate")
 _SCAN = 1024
 """Bytes of a line fed to the decoder to tell whether a blank line dispatches an event."""
+_PIECE = 1024 * 1024
+"""Most bytes decompressed at a time by :meth:`Plan.decode_content` before they are counted."""
 
 
 @dataclass
@@ -57,6 +66,10 @@ class Plan:
         step_index: position of the running step in its scenario (seeds :meth:`rng`).
         resume_body: the whole response when a step cut it short so that the client must
             reconnect (``drop-and-resume``): a ``Last-Event-ID`` reconnect continues in it.
+        growth_limit: most bytes the steps may add to the body (:meth:`charge`); default
+            :data:`~ssemock.limits.MAX_SCENARIO_GROWTH`, 256 MiB.
+        grown: bytes the steps added so far, as counted by :meth:`charge`.
+        running: the scenario name and the step (``steps[0].edit``) being applied, for errors.
     """
 
     response: Response
@@ -74,6 +87,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     step_index: int = 0
     resume_body: Response | None = None
+    growth_limit: int = MAX_SCENARIO_GROWTH
+    grown: int = 0
+    running: tuple[str, str] = ("scenario", "step")
 
     @classmethod
     def of(
@@ -86,6 +102,18 @@ class Plan:
                    request=request)
 
     # ---- helpers for steps ------------------------------------------------------
+    def charge(self, size: int, lines: int = 0) -> None:
+        """Count ``size`` bytes and ``lines`` lines that the running step adds to the body (each line
+        counts :data:`~ssemock.limits.LINE_COST` bytes more). A step calls it as it writes, before it
+        writes much more, so that a step going over the bound is stopped with little memory spent.
+
+        Raises:
+            ScenarioTooLargeError: the steps have now added more than ``growth_limit`` bytes.
+        """
+        self.grown += size + lines * LINE_COST
+        if self.grown > self.growth_limit:
+            raise ScenarioTooLargeError(*self.running, self.growth_limit, self.grown, line_cost=LINE_COST)
+
     def rng(self, name: str) -> random.Random:
         """A random generator seeded by the seed, the running step's position and ``name``.
 
@@ -111,17 +139,34 @@ class Plan:
 
         Each chunk is decompressed on its own, keeping its time; the encoding is
         then applied again on the wire (``content_encoding``), flushed per chunk.
-        A body that does not decompress is left as it is.
+        A body that does not decompress is left as it is. What decompressing adds to the
+        recorded size counts against ``growth_limit`` (:meth:`charge`), 1 MiB at a time.
         """
         encoding = (self.response.header("content-encoding") or "").strip().lower()
         if encoding not in ENCODINGS:
             return
         inflater = zlib.decompressobj(wbits=47 if encoding == "gzip" else 15)
+        plain: list[Chunk] = []
+        counted = wire = size = 0
+        grown = self.grown
         try:
-            plain = [Chunk(c.t, inflater.decompress(c.data)) for c in self.response.chunks]
+            for chunk in self.response.chunks:
+                wire += len(chunk.data)
+                pieces: list[bytes] = []
+                data = chunk.data
+                while data or (pieces and len(pieces[-1]) == _PIECE):  # a full piece: more may be waiting
+                    pieces.append(inflater.decompress(data, _PIECE))
+                    data = inflater.unconsumed_tail
+                    size += len(pieces[-1])
+                    if size - wire > counted:  # a small recording may inflate a thousand times
+                        self.charge(size - wire - counted)
+                        counted = size - wire
+                plain.append(Chunk(chunk.t, b"".join(pieces)))
             tail = inflater.flush()
         except zlib.error:
+            self.grown = grown
             return
+        self.charge(max(size + len(tail) - wire - counted, 0))
         if tail and plain:
             plain[-1] = Chunk(plain[-1].t, plain[-1].data + tail)
         self.response.chunks = [c for c in plain if c.data]

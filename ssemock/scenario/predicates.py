@@ -182,6 +182,13 @@ class EventView:
                     self._json = json.loads(self.data)
         return self._json
 
+    def take_json(self) -> Any:
+        """:attr:`json`, no longer kept by the view (for a step that changes it and writes it out: the
+        values it sets are then freed event by event, not kept until the step ends)."""
+        value = self.json
+        self._json = MISSING
+        return value
+
     @property
     def is_terminal(self) -> bool:
         """True for ``[DONE]`` and the event types of :data:`TERMINAL_TYPES` (as the type or the JSON ``type``)."""

@@ -57,7 +57,7 @@ class EventIds(LineStep):
                 extra.append(Line(field_line("retry", str(self.retry_ms)), blank.eol, blank.chunk))
             return [*block.lines[:-1], *extra, blank]
 
-        out = map_blocks(lines, number)
+        out = map_blocks(lines, number, plan.charge)
         retry = f", retry {self.retry_ms} ms" if self.retry_ms is not None else ""
         plan.notes.append(f"event-ids: {given} event(s) numbered{retry}")
         return out

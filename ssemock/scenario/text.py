@@ -14,15 +14,15 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..cassette import Chunk
 
 __all__ = [
-    "Block", "Line", "blocks", "field_line", "is_field_name", "join_lines", "json_payload", "map_blocks", "parse_field",
-    "split_lines",
+    "Block", "Line", "blocks", "field_line", "growth", "is_field_name", "join_lines", "json_payload", "lines_size",
+    "map_blocks", "parse_field", "split_lines", "text_size",
 ]
 
 @dataclass(frozen=True)
@@ -86,6 +86,21 @@ def join_lines(lines: list[Line], chunks: list[Chunk]) -> list[Chunk]:
         if data:
             out.append(Chunk(t, data))
     return out
+
+
+def text_size(text: str) -> int:
+    """Bytes of ``text`` in the body (UTF-8; bytes that were not UTF-8 count one each)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogateescape"))
+
+
+def lines_size(lines: Iterable[Line]) -> int:
+    """Bytes of ``lines`` in the body: their texts and line ends."""
+    return sum(text_size(line.text) + len(line.eol) for line in lines)
+
+
+def growth(old: list[Line], new: list[Line]) -> tuple[int, int]:
+    """What ``new`` adds to the body in place of ``old``: (bytes, lines), each at least 0."""
+    return max(lines_size(new) - lines_size(old), 0), max(len(new) - len(old), 0)
 
 
 def json_payload(data: str) -> Any:
@@ -208,10 +223,12 @@ def blocks(lines: list[Line]) -> list[Block]:
     return out
 
 
-def map_blocks(lines: list[Line], edit: Callable[[int, Block], list[Line] | None]) -> list[Line]:
+def map_blocks(lines: list[Line], edit: Callable[[int, Block], list[Line] | None],
+               charge: Callable[[int, int], None] | None = None) -> list[Line]:
     """Apply ``edit(event_index, block)`` to each dispatching block; None keeps the block.
 
-    ``event_index`` counts dispatching blocks from 0.
+    ``event_index`` counts dispatching blocks from 0. ``charge(bytes, lines)`` (a plan's
+    :meth:`~ssemock.scenario.plan.Plan.charge`) is told what each edited block adds (:func:`growth`).
     """
     out: list[Line] = []
     index = 0
@@ -219,6 +236,8 @@ def map_blocks(lines: list[Line], edit: Callable[[int, Block], list[Line] | None
         if block.dispatches:
             new = edit(index, block)
             index += 1
+            if new is not None and charge is not None:
+                charge(*growth(block.lines, new))
             out.extend(block.lines if new is None else new)
         else:
             out.extend(block.lines)
