@@ -121,4 +121,6 @@ def test_the_readme_examples_print_what_the_readme_shows(capsys: pytest.CaptureF
     assert console[0].startswith("$ ssemock diff ") and console[2].startswith("$ ssemock diff ")
     assert run(capsys, *console[0].split()[3:]) == (0, [console[1]], "")
     status, lines, _ = run(capsys, *console[2].split()[3:])
-    assert status == 1 and lines[: len(shown)] == shown
+    # The README shows the first lines, then "…", and says how many differences there are in all.
+    assert shown[-1] == "…" and status == 1 and lines[: len(shown) - 1] == shown[:-1]
+    assert f"differs in {len(lines) - 1} places" in " ".join(text.split())

@@ -76,3 +76,21 @@ def test_the_framing_step_examples_send_what_their_comments_say() -> None:
             assert expected in r.content, line
             if "alone" in line:
                 assert r.content.startswith(expected)
+
+
+def test_the_mockserver_signature_is_the_code_s() -> None:
+    """Every parameter of ``MockServer``, with its default, as the README writes it (a new option shows up)."""
+    import ast
+    import inspect
+
+    written = re.search(r"`MockServer\((.*?)\)`:", section("Using it from Python"), re.S)
+    assert written is not None
+    call = ast.parse(f"f({written.group(1).replace(chr(10), ' ').replace('*, ', '')})", mode="eval").body
+    assert isinstance(call, ast.Call)
+    readme = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+    params = inspect.signature(MockServer).parameters
+    code = {name: p.default for name, p in params.items()}
+    assert readme.keys() == code.keys()
+    assert {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in readme.items()} == \
+        {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in code.items()}
+    assert [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY] == list(code)[1:]

@@ -46,10 +46,15 @@ def test_the_stub_file_serves_and_inspects(tmp_path: Path, capsys: pytest.Captur
             "model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]})
         hello = httpx.post(server.url + "/v1/messages", json={
             "model": "claude", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}).json()
+        gemini = httpx.post(server.url + "/v1beta/models/gemini-2.5-flash:generateContent", json={
+            "contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).json()
     assert limited.status_code == 429
     assert limited.json()["error"]["message"] == "Rate limit reached"
     assert [b["type"] for b in hello["content"]] == ["thinking", "text"]
-    assert hello["content"][1]["text"] == "Hello there!" and hello["usage"]["output_tokens"] == 3
+    # "Hello there!" is 3 token-like pieces ("Hello", " there", "!"), the reasoning "A greeting." 3 more:
+    # output_tokens 6 counts both; Gemini splits them into candidates and thoughts.
+    assert hello["content"][1]["text"] == "Hello there!" and hello["usage"]["output_tokens"] == 6
+    assert gemini["usageMetadata"]["candidatesTokenCount"] == 3 and gemini["usageMetadata"]["thoughtsTokenCount"] == 3
     commands = blocks(SECTION, "sh")[0]
     serve, inspect = (line.split("#")[0].split()[1:] for line in commands.strip().splitlines())
     assert build_parser().parse_args(serve).stubs == [Path("stubs/")]
