@@ -36,6 +36,7 @@ import collections
 import concurrent.futures
 import contextlib
 import io
+import re
 import zlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -375,13 +376,29 @@ def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, 
 
 
 def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:
-    req = Request(received.method, redacted.path, redacted.query, [("Host", host), *redacted.headers])
+    headers = [(k, _as_written(v)) for k, v in redacted.headers]
+    req = Request(received.method, redacted.path, redacted.query, [("Host", host), *headers])
     body = received.body or b""
     if redacted.body is None and body:
         req.body_sha256, req.body_size = body_digest(body), len(body)
     elif body:
         req.body = redacted.body
     return req
+
+
+def _as_written(value: str) -> str:
+    """A request header value as a cassette can hold it: one with bytes that are not UTF-8
+    (which aiohttp reads as lone surrogates, ``surrogateescape``) is read as Latin-1, one
+    character per byte, as response header values are; no byte is lost."""
+    if value.isascii() or not _SURROGATE.search(value):
+        return value
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("latin-1")
+    except UnicodeEncodeError:  # not from a byte (never from aiohttp): written escaped
+        return value.encode("utf-8", "backslashreplace").decode("latin-1")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EventCounter:

@@ -386,7 +386,7 @@ class Filter:
             clean_doc, rules = self.value(doc, credentials)
             report.add("request body", rules)
             if rules or (report.names and any(n.startswith("body ") for n in report.names)):
-                return json.dumps(clean_doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                return _json_bytes(clean_doc)
             return body
         clean, rules = self.scrub(body, credentials)
         report.add("request body", rules)
@@ -419,6 +419,14 @@ def _json(body: bytes | None) -> Any:
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return doc if isinstance(doc, (dict, list)) else None
+
+
+def _json_bytes(doc: Any) -> bytes:
+    """``doc`` as compact JSON in UTF-8; ASCII-escaped when it holds a lone surrogate (no UTF-8 form)."""
+    try:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc, separators=(",", ":")).encode("ascii")
 
 
 def _redact_all(value: Any, found: list[str]) -> Any:
