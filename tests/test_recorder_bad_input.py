@@ -2,7 +2,8 @@
 (valid JSON, escaped as ``\\ud800``), such JSON in a streamed answer's ``data:`` lines and
 in a JSON answer, a request header whose bytes are not UTF-8. Each is written to its
 cassette (nothing "NOT WRITTEN") and replayed to the same request by a MockServer.
-Real recorder in front of a real local upstream; real clients."""
+User filter patterns run in linear time (RE2) whatever the input. Real recorder in front
+of a real local upstream; real clients."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from ssemock import Cassette, MockServer
+from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
+from ssemock.redact import Filter
 
 from .rawclient import raw_request
 from .upstream import Upstream
@@ -94,3 +99,26 @@ def test_a_request_header_that_is_not_utf8_is_recorded_byte_for_byte_as_latin1(t
     assert note.encode("latin-1") == b"caf\xe9 \xff"
     with MockServer([tmp_path], scenarios=[], timing_scale=0) as server:
         assert raw_exchange(server.url, request).startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_user_pattern_takes_linear_time_on_any_input(tmp_path: Path) -> None:
+    # (a+)+$ backtracks 2**n steps on n letters and no end under a backtracking engine (Python's re):
+    # with 48 letters the recorder would not answer for days. RE2 answers at once.
+    evil = "a" * 48 + "!"
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="p", filter=Filter(patterns=("(a+)+$",))) as rec:
+        answer = raw_request(rec.url, "POST", f"/echo?q={'a' * 48}", json.dumps({"say": evil}).encode(),
+                             JSON_HEADERS)
+        health = raw_request(rec.url, "GET", "/_ssemock/health")
+    assert answer.status == 200 and answer.body == evil.encode() and health.status == 200
+    [inter] = Cassette.load(tmp_path / "p.yaml").interactions
+    assert inter.request.query == [("q", "REDACTED")]  # the pattern applies: a whole value matched
+    assert json.loads(inter.request.body or b"") == {"say": evil} and inter.response.body == evil.encode()
+    # The same pattern on 8 MiB of letters without an end.
+    big = b"a" * (8 << 20) + b"!"
+    assert Filter(patterns=("(a+)+$",)).scrub(big) == (big, {})
+
+
+@pytest.mark.parametrize("pattern", [r"(sk-\w+)\1", r"key(?=[0-9])", r"(?<=Bearer )\S+", r"(?P<k>x)(?P=k)"])
+def test_a_pattern_re2_cannot_take_is_refused_naming_the_option(pattern: str) -> None:
+    with pytest.raises(RecorderConfigError, match=r"--filter-regex / Filter\(patterns=\).*RE2.*no backreferences"):
+        Filter(patterns=(pattern,))

@@ -152,6 +152,7 @@ BAD_OPTIONS = {
     "--filter-json ''": (["--filter-json", ""], {"filter": lambda: Filter(json_paths=("",))}),
     "--filter-json a..b": (["--filter-json", "a..b"], {"filter": lambda: Filter(json_paths=("a..b",))}),
     "--filter-header ''": (["--filter-header", ""], {"filter": lambda: Filter(request_headers=frozenset({""}))}),
+    "--filter-regex (a)\\1": (["--filter-regex", r"(a)\1"], {"filter": lambda: Filter(patterns=(r"(a)\1",))}),
     "--port -1": (["--port", "-1"], {"port": -1}),
     "--port 99999": (["--port", "99999"], {"port": 99999}),
 }
