@@ -47,7 +47,7 @@ SHAPES = {
 
 # A Telegram bot token (bot id, colon, 35 characters from "AA") and URL user info passwords (made up).
 TELEGRAM = "7310493582:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"
-URL_PASSWORDS = ["Xk92mPq7v3RtZw", "s3cr3tPw9xQ2mN7z", "hT4kLm9qZr81Vb"]
+URL_PASSWORDS = ["Xk92mPq7v3RtZw", "s3cr3tPw9xQ2mN7z", "hT4kLm9qZr81Vb", "Wd5sQ1nB8vYc3K"]
 
 # JSON string escapes (RFC 8259 section 7) as written in a JSON text.
 JSON_ESCAPES = ["\\n", "\\t", "\\r\\n", "\\u2028", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\u00e9"]
@@ -137,8 +137,14 @@ def _forms() -> list[Form]:
     # A Telegram bot token in the URL path (the Bot API's own form), echoed by the answer's error message.
     forms.append(Form("telegram bot token in URL path", f"/any/bot{TELEGRAM}/sendMessage", [TELEGRAM],
                       method="GET"))
-    # The password of a URL's user info: in a query value, in the prompt and the streamed answer (JSON
+    forms.append(Form("telegram bot token in a query value", f"/json?forward_to=bot{TELEGRAM}", [TELEGRAM],
+                      body={"q": 1}))
+    say = f'data: {{"text":"call https:\\/\\/api.telegram.org\\/bot{TELEGRAM}\\/getMe"}}\n\n'
+    forms.append(Form("telegram bot token in prompt and stream", "/echo", [TELEGRAM], body={"say": say}))
+    # The password of a URL's user info: in the URL path, in a query value, in the prompt and the streamed answer (JSON
     # escapes "/" or not), percent-encoded in a form-like body; the user and the host stay.
+    forms.append(Form("URL password in URL path", f"/any/fetch/https://hook:{URL_PASSWORDS[3]}@hooks.example.com/in",
+                      [URL_PASSWORDS[3]], method="GET"))
     forms.append(Form("URL password in a query value", "/json?callback=" + quote(
         f"https://hook:{URL_PASSWORDS[0]}@hooks.example.com/in", safe=""), [URL_PASSWORDS[0]], body={"q": 1}))
     say = (f'data: {{"text":"use postgres://app:{URL_PASSWORDS[1]}@db.internal:5432/prod or '
@@ -193,6 +199,8 @@ def test_the_corpus_has_every_form_of_the_issue() -> None:
                      "header X-Auth-Token", "body api_key", "body password", "URL path", "JSON-escaped",
                      *(f"shape {k} after a JSON escape" for k in SHAPES), "escaped twice",
                      *(f"shape {k} " for k in SHAPES), "telegram bot token in URL path",
+                     "telegram bot token in a query value", "telegram bot token in prompt and stream",
+                     "URL password in URL path",
                      "URL password in a query value", "URL password in prompt and stream",
                      "URL password percent-encoded"]:
         assert expected in names, expected
