@@ -79,6 +79,19 @@ def test_a_key_in_the_path_or_cassette_name_reaches_no_file_name_nor_progress_li
     assert any(n.startswith("get-v1-models-redacted-x-") for n in names)
 
 
+def test_a_credential_sent_in_the_path_of_a_refused_request_reaches_no_progress_line(tmp_path: Path) -> None:
+    opaque = "Opq-refused-path-credential-4711"  # no known shape: replaced as the credential the headers send
+    progress = io.StringIO()
+    with Upstream() as up, Recorder(up.url, tmp_path, max_request_body=16, progress=progress) as rec:
+        large = raw_request(rec.url, "POST", f"/v1/files/{opaque}/content", b"x" * 32, {"X-Api-Key": opaque})
+        admin = raw_request(rec.url, "GET", f"/_ssemock/{opaque}", headers={"Authorization": f"Bearer {opaque}"})
+    assert (large.status, admin.status) == (413, 404) and up.received == []
+    lines = progress.getvalue().splitlines()
+    assert [line.split(" -> ")[0] for line in lines] == ["[1] refused POST /v1/files/REDACTED/content",
+                                                         "[2] refused GET /_ssemock/REDACTED"]
+    assert_no_key(progress.getvalue(), opaque)
+
+
 def test_a_gzip_request_body_is_forwarded_and_recorded_decoded(tmp_path: Path) -> None:
     payload = {"model": "gpt-4o", "say": "hello"}
     packed = gzip.compress(json.dumps(payload).encode())
@@ -152,6 +165,7 @@ BAD_OPTIONS = {
     "--filter-json ''": (["--filter-json", ""], {"filter": lambda: Filter(json_paths=("",))}),
     "--filter-json a..b": (["--filter-json", "a..b"], {"filter": lambda: Filter(json_paths=("a..b",))}),
     "--filter-header ''": (["--filter-header", ""], {"filter": lambda: Filter(request_headers=frozenset({""}))}),
+    "--filter-regex (a)\\1": (["--filter-regex", r"(a)\1"], {"filter": lambda: Filter(patterns=(r"(a)\1",))}),
     "--port -1": (["--port", "-1"], {"port": -1}),
     "--port 99999": (["--port", "99999"], {"port": 99999}),
 }

@@ -275,3 +275,30 @@ def test_a_key_word_split_over_three_reads_is_still_scrubbed() -> None:
 def test_the_scanner_reads_a_mebibyte_of_plain_stream_without_a_hit() -> None:
     event = b'data: {"choices":[{"index":0,"delta":{"content":"lorem ipsum dolor sit amet "}}]}\n\n'
     assert default_scanner().find(event * ((1 << 20) // len(event))) == []
+
+
+TELEGRAM = "7310493582:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"  # made up, in the Bot API's form
+USER_INFO = [  # (text, what it must become)
+    ("https://alice:Xk92-mPq7v3RtZ@example.com/x", "https://alice:REDACTED@example.com/x"),
+    ("postgres://app:s3cr3t@db.internal:5432/prod", "postgres://app:REDACTED@db.internal:5432/prod"),
+    ("redis://:Zq8mW3pL0x@cache:6379/0", "redis://:REDACTED@cache:6379/0"),
+    ("https://u:p@ss:w0rd@host.example/x", "https://u:REDACTED@host.example/x"),  # the last "@" ends it
+    ('{"u":"https:\\/\\/bob:Pw9xQ2mN7z@api.example.com\\/v1"}',
+     '{"u":"https:\\/\\/bob:REDACTED@api.example.com\\/v1"}'),
+    ("cb=https%3A%2F%2Fcarol%3AhT4%2521kLm9q%40hooks.example.com%2Fx",
+     "cb=https%3A%2F%2Fcarol%3AREDACTED%40hooks.example.com%2Fx"),
+    (f"/bot{TELEGRAM}/sendMessage", "/botREDACTED/sendMessage"),
+    (f'{{"bot_token_here":"{TELEGRAM}"}}', '{"bot_token_here":"REDACTED"}'),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), USER_INFO)
+def test_url_user_info_passwords_and_telegram_bot_tokens_are_replaced(text: str, expected: str) -> None:
+    assert Filter().text(text)[0] == expected
+
+
+def test_the_catalogues_telegram_rule_wants_its_word_and_an_assignment() -> None:
+    # Why the path form needs a rule of ours: the catalogue's matches only "TELEGRAM_TOKEN=…"-like text.
+    [rule] = [r for r in load_gitleaks() if r.id == "telegram-bot-api-token"]
+    assert rule.regex.search(f"TELEGRAM_BOT_TOKEN={TELEGRAM}\n".encode())
+    assert not rule.regex.search(f"/bot{TELEGRAM}/sendMessage".encode())

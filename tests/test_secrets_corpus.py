@@ -45,6 +45,9 @@ SHAPES = {
             ".c29tZS1zaWduYXR1cmUtYnl0ZXM"),
 }
 
+# A Telegram bot token (bot id, colon, 35 characters from "AA") and URL user info passwords (made up).
+TELEGRAM = "7310493582:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"
+URL_PASSWORDS = ["Xk92mPq7v3RtZw", "s3cr3tPw9xQ2mN7z", "hT4kLm9qZr81Vb", "Wd5sQ1nB8vYc3K"]
 
 # JSON string escapes (RFC 8259 section 7) as written in a JSON text.
 JSON_ESCAPES = ["\\n", "\\t", "\\r\\n", "\\u2028", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\u00e9"]
@@ -131,6 +134,24 @@ def _forms() -> list[Form]:
     echoed = next(opaque)
     forms.append(Form("credential sent echoed in the stream", "/echo", [echoed],
                       headers={"x-api-key": echoed}, body={"say": f"data: you sent {echoed}\n\n"}))
+    # A Telegram bot token in the URL path (the Bot API's own form), echoed by the answer's error message.
+    forms.append(Form("telegram bot token in URL path", f"/any/bot{TELEGRAM}/sendMessage", [TELEGRAM],
+                      method="GET"))
+    forms.append(Form("telegram bot token in a query value", f"/json?forward_to=bot{TELEGRAM}", [TELEGRAM],
+                      body={"q": 1}))
+    say = f'data: {{"text":"call https:\\/\\/api.telegram.org\\/bot{TELEGRAM}\\/getMe"}}\n\n'
+    forms.append(Form("telegram bot token in prompt and stream", "/echo", [TELEGRAM], body={"say": say}))
+    # The password of a URL's user info: in the URL path, in a query value, in the prompt and the streamed answer (JSON
+    # escapes "/" or not), percent-encoded in a form-like body; the user and the host stay.
+    forms.append(Form("URL password in URL path", f"/any/fetch/https://hook:{URL_PASSWORDS[3]}@hooks.example.com/in",
+                      [URL_PASSWORDS[3]], method="GET"))
+    forms.append(Form("URL password in a query value", "/json?callback=" + quote(
+        f"https://hook:{URL_PASSWORDS[0]}@hooks.example.com/in", safe=""), [URL_PASSWORDS[0]], body={"q": 1}))
+    say = (f'data: {{"text":"use postgres://app:{URL_PASSWORDS[1]}@db.internal:5432/prod or '
+           f'https:\\/\\/bot:{URL_PASSWORDS[1]}@api.example.com\\/v1"}}\n\n')
+    forms.append(Form("URL password in prompt and stream", "/echo", [URL_PASSWORDS[1]], body={"say": say}))
+    forms.append(Form("URL password percent-encoded in a body", "/any/hook", [URL_PASSWORDS[2]], body=(
+        f"callback=https%3A%2F%2Fhook%3A{URL_PASSWORDS[2]}%40hooks.example.com%2Fin&mode=push").encode()))
     # A gzip answer holding a key.
     forms.append(Form("shape in a gzip answer", "/gzip", [SHAPES["ghp_"]], body={"say": f"k {SHAPES['ghp_']} k"}))
     return forms
@@ -177,7 +198,11 @@ def test_the_corpus_has_every_form_of_the_issue() -> None:
                      "query password", "query client_secret", "header anthropic-api-key", "header x-api-token",
                      "header X-Auth-Token", "body api_key", "body password", "URL path", "JSON-escaped",
                      *(f"shape {k} after a JSON escape" for k in SHAPES), "escaped twice",
-                     *(f"shape {k} " for k in SHAPES)]:
+                     *(f"shape {k} " for k in SHAPES), "telegram bot token in URL path",
+                     "telegram bot token in a query value", "telegram bot token in prompt and stream",
+                     "URL password in URL path",
+                     "URL password in a query value", "URL password in prompt and stream",
+                     "URL password percent-encoded"]:
         assert expected in names, expected
 
 
@@ -218,7 +243,8 @@ def test_no_secret_of_the_corpus_reaches_a_cassette_named_by_fingerprint(tmp_pat
 
 def test_the_command_line_recorder_writes_no_secret_either(tmp_path: Path) -> None:
     picked = [f for f in FORMS if f.name.startswith(("query sig", "header x-api-token", "body password",
-                                                     "shape jwt", "credential sent echoed"))]
+                                                     "shape jwt", "credential sent echoed", "telegram",
+                                                     "URL password"))]
     with Upstream() as up:
         rec = RecorderProcess(up.url, tmp_path, "--record-mode", "all")
         try:
@@ -231,6 +257,7 @@ def test_the_command_line_recorder_writes_no_secret_either(tmp_path: Path) -> No
     assert _assert_clean(tmp_path, secrets) == len(picked)
     assert not any(s in err for s in secrets)  # the progress lines name, never show
     assert "query sig" in err and "request header x-api-token" in err and "body password" in err
+    assert "GET /any/botREDACTED/sendMessage -> 404" in err  # the path as the cassette holds it
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -326,3 +353,26 @@ def test_keys_next_to_json_escapes_are_replaced_and_every_stored_line_still_pars
         else:
             content = sent["choices"][0]["delta"]["content"]
             assert stored["choices"][0]["delta"]["content"] == content.replace(key, REDACTED), form.name
+
+
+# Text that looks like user info or a token without being one: kept byte for byte.
+ORDINARY = [
+    "http://example.com:8080/", "see http://example.com:8080 or mail admin@example.com", "mailto:ann@example.com",
+    "a:b@c in prose", "https://user@host.example/x", "ssh://git@github.com:22/org/repo", "http://[::1]:8080/x",
+    "postgres://user:password@localhost/db", "https://USER:${PASSWORD}@host.example", "user:pass@host",
+    "x=http://h.example/p?a=b:c@d", "at 12:30:45, id 1699999999:ok", "ratio 123456:A-short-suffix",
+]
+
+
+def test_ordinary_urls_addresses_and_times_are_recorded_as_sent(tmp_path: Path) -> None:
+    text = "; ".join(ORDINARY)
+    say = f"data: {json.dumps({'text': text})}\n\n"
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="plain") as rec:
+        live = raw_request(rec.url, "POST", "/echo?" + "&".join(f"u{i}={quote(o)}" for i, o in enumerate(ORDINARY)),
+                           json.dumps({"say": say, "note": text}).encode(), {"Content-Type": "application/json"})
+    [listed] = rec.interactions
+    assert live.body == say.encode() and listed["filtered"] == []
+    [interaction] = Cassette.load(tmp_path / "plain.yaml").interactions
+    assert interaction.request.query == [(f"u{i}", o) for i, o in enumerate(ORDINARY)]
+    assert json.loads(interaction.request.body or b"") == {"say": say, "note": text}
+    assert interaction.response.body == say.encode()

@@ -92,13 +92,38 @@ def interaction_doc(inter: Interaction) -> dict[str, Any]:
 
 
 def body_doc(body: bytes) -> dict[str, Any]:
+    """A request body as ``json`` (its value), else ``text``, else ``base64``.
+
+    JSON holding a lone surrogate (``"\\ud800"``, valid JSON that no UTF-8 file can carry as
+    a value) is kept as its text, which is ASCII: replayed and matched as the same JSON.
+    """
     parsed = parse_json(body)
-    if isinstance(parsed, (dict, list)):
+    if isinstance(parsed, (dict, list)) and not (_SURROGATE_ESCAPE.search(body) and _holds_surrogate(parsed)):
         return {"json": parsed}
     try:
         return {"text": body.decode("utf-8")}
     except UnicodeDecodeError:
         return {"base64": base64.b64encode(body).decode("ascii")}
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _holds_surrogate(value: Any) -> bool:
+    """Whether a parsed JSON value holds a lone surrogate in a key or a string."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack += item.keys()
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+    return False
 
 
 def chunk_doc(chunk: Chunk, timed: bool) -> dict[str, Any]:

@@ -59,7 +59,8 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
     rec.add_argument("--filter-json", action="append", default=[], metavar="PATH",
                      help="replace this request body JSON path by REDACTED, e.g. metadata.user_id (repeatable)")
     rec.add_argument("--filter-regex", action="append", default=[], metavar="REGEX",
-                     help="replace matches of this regular expression everywhere (repeatable)")
+                     help="replace matches of this regular expression (RE2 syntax: no backreferences or look-around) "
+                          "everywhere (repeatable)")
     rec.add_argument("--filter-word", action="append", default=[], metavar="WORD",
                      help="also take names holding this word for credentials, e.g. pin (repeatable)")
     rec.add_argument("--allow-name", action="append", default=[], metavar="NAME",

@@ -36,6 +36,7 @@ import collections
 import concurrent.futures
 import contextlib
 import io
+import re
 import zlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -86,19 +87,19 @@ async def handle(request: web.Request) -> web.StreamResponse:
                             "bytes": 0, "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None,
                             "filtered": []}
     if request.path == ADMIN_PREFIX.rstrip("/") or request.path.startswith(ADMIN_PREFIX):
-        st.report(info | {"action": "refused", "status": 404})
+        st.report(info | {"action": "refused", "status": 404, "path": _shown_path(st, request)})
         return error_response(404, "ssemock_admin_path", f"{ADMIN_PREFIX} paths are never forwarded; the recorder "
                               f"answers only GET {ADMIN_PREFIX}health")
     try:
         body = await read_body(request, st.max_request_body, _BODY_OPTION)
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
-        st.report(info | {"action": "refused", "status": 400})
+        st.report(info | {"action": "refused", "status": 400, "path": _shown_path(st, request)})
         return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                        _client_headers(request), body if isinstance(body, bytes) else None)
     refusal = body if isinstance(body, Refusal) else await check_json(received, st.max_json_depth, _DEPTH_OPTION)
     if refusal is not None:  # too large or too deep: never forwarded nor recorded
-        st.report(info | {"action": "refused", "status": refusal.status})
+        st.report(info | {"action": "refused", "status": refusal.status, "path": _shown_path(st, request)})
         return refusal.response(error_response)
     # What may be written down, and the credentials sent: also kept out of the cassette's file name.
     headers = _upstream_headers(request, st)
@@ -159,6 +160,14 @@ async def _replay(
     st.progress.finish(listed, bytes=entry.get("bytes_sent", 0), chunks=entry.get("chunks_sent", 0),
                        end=entry.get("outcome"))
     return sent
+
+
+def _shown_path(st: RecorderState, request: web.Request) -> str:
+    """The path of a request refused before it is read, as a progress line shows it: key shapes and
+    the credentials its headers and query send replaced (as a recorded path would have them)."""
+    query = [(str(k), v) for k, v in request.query.items()]
+    redacted = st.filter.request(request.path, query, _client_headers(request), None, keep_body=False)
+    return st.filter.name(redacted.path)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -375,13 +384,29 @@ def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, 
 
 
 def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:
-    req = Request(received.method, redacted.path, redacted.query, [("Host", host), *redacted.headers])
+    headers = [(k, _as_written(v)) for k, v in redacted.headers]
+    req = Request(received.method, redacted.path, redacted.query, [("Host", host), *headers])
     body = received.body or b""
     if redacted.body is None and body:
         req.body_sha256, req.body_size = body_digest(body), len(body)
     elif body:
         req.body = redacted.body
     return req
+
+
+def _as_written(value: str) -> str:
+    """A request header value as a cassette can hold it: one with bytes that are not UTF-8
+    (which aiohttp reads as lone surrogates, ``surrogateescape``) is read as Latin-1, one
+    character per byte, as response header values are; no byte is lost."""
+    if value.isascii() or not _SURROGATE.search(value):
+        return value
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("latin-1")
+    except UnicodeEncodeError:  # not from a byte (never from aiohttp): written escaped
+        return value.encode("utf-8", "backslashreplace").decode("latin-1")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EventCounter:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
+
+import re2  # type: ignore[import-untyped]
 
 from ..errors import RecorderConfigError
 from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
@@ -109,7 +110,9 @@ class Filter:
         query_params: extra query parameter names to drop.
         json_paths: request body JSON paths whose value becomes ``"REDACTED"``: dotted
             keys, ``*`` for any key or list item, e.g. ``"user"``, ``"metadata.user_id"``.
-        patterns: extra (Python) regular expressions; every match is replaced by ``REDACTED``.
+        patterns: extra regular expressions in RE2 syntax (Python's without backreferences and
+            look-around), matched on the UTF-8 text of each body, header and path in linear
+            time; every match is replaced by ``REDACTED``.
         secret_words: extra credential words for the name rule (e.g. ``{"pin", "otp"}``).
         allow_names: names the word rule must leave alone (e.g. ``{"x-session-hint"}``);
             exact names listed above or in the defaults are still dropped.
@@ -117,8 +120,8 @@ class Filter:
             wherever it appears in the interaction (default 8).
 
     Raises:
-        RecorderConfigError: a pattern is not a valid regular expression, or matches
-            the empty string; a name, word or JSON path (or one of its keys) is empty;
+        RecorderConfigError: a pattern is not a regular expression RE2 accepts (e.g. one with
+            a backreference), or matches the empty string; a name, word or JSON path (or one of its keys) is empty;
             ``credential_min_length`` is not an integer >= 4.
     """
 
@@ -130,7 +133,7 @@ class Filter:
     secret_words: frozenset[str] = frozenset()
     allow_names: frozenset[str] = frozenset()
     credential_min_length: int = DEFAULT_MIN_LENGTH
-    _user: tuple[re.Pattern[bytes], ...] = field(init=False, repr=False, compare=False)
+    _user: tuple[Any, ...] = field(init=False, repr=False, compare=False)  # compiled RE2 patterns
     _fields: FieldFinder = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -145,16 +148,7 @@ class Filter:
         n = self.credential_min_length
         if isinstance(n, bool) or not isinstance(n, int) or n < 4:
             raise RecorderConfigError(f"filter credential min length must be an integer >= 4, got {n!r}")
-        compiled = []
-        for pattern in self.patterns:
-            try:
-                regex = re.compile(pattern.encode("utf-8"))
-            except re.error as exc:
-                raise RecorderConfigError(f"filter pattern {pattern!r} is not a regular expression: {exc}") from None
-            if regex.fullmatch(b""):
-                raise RecorderConfigError(f"filter pattern {pattern!r} matches the empty string")
-            compiled.append(regex)
-        object.__setattr__(self, "_user", tuple(compiled))
+        object.__setattr__(self, "_user", tuple(_user_pattern(p) for p in self.patterns))
         object.__setattr__(self, "_fields", FieldFinder(self.is_secret_name, self.secret_words))
 
     @property
@@ -386,7 +380,7 @@ class Filter:
             clean_doc, rules = self.value(doc, credentials)
             report.add("request body", rules)
             if rules or (report.names and any(n.startswith("body ") for n in report.names)):
-                return json.dumps(clean_doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                return _json_bytes(clean_doc)
             return body
         clean, rules = self.scrub(body, credentials)
         report.add("request body", rules)
@@ -419,6 +413,37 @@ def _json(body: bytes | None) -> Any:
     except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     return doc if isinstance(doc, (dict, list)) else None
+
+
+_PATTERN_OPTION = "--filter-regex / Filter(patterns=)"
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # the error is raised as a RecorderConfigError instead
+
+
+def _user_pattern(pattern: str) -> Any:
+    """A user pattern compiled by RE2 (UTF-8 text, linear time: no input can hold the recorder up).
+
+    Raises:
+        RecorderConfigError: RE2 does not take it, or it matches the empty string.
+    """
+    try:
+        regex = re2.compile(pattern.encode("utf-8", "surrogatepass"), _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise RecorderConfigError(
+            f"filter pattern {pattern!r} ({_PATTERN_OPTION}) is not a regular expression RE2 accepts: {reason} "
+            "(RE2 runs in linear time: no backreferences, look-ahead or look-behind)") from None
+    if regex.fullmatch(b""):
+        raise RecorderConfigError(f"filter pattern {pattern!r} ({_PATTERN_OPTION}) matches the empty string")
+    return regex
+
+
+def _json_bytes(doc: Any) -> bytes:
+    """``doc`` as compact JSON in UTF-8; ASCII-escaped when it holds a lone surrogate (no UTF-8 form)."""
+    try:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc, separators=(",", ":")).encode("ascii")
 
 
 def _redact_all(value: Any, found: list[str]) -> Any:
