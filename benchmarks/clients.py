@@ -15,7 +15,9 @@ its event loop was: a chunk is timed when the loop reads it, so that lag is in e
 
 ``times`` is omitted when the job says ``keep_times: false`` (throughput runs). A job with
 ``leave_after: N`` closes each connection once N bytes of the answer arrived (a warm-up that
-need not read a whole long stream); its streams are not ``ok``.
+need not read a whole long stream); its streams are not ``ok``. A job with ``stagger: S`` starts
+its streams evenly over S seconds instead of all at once (stream ``i`` of ``n`` connects
+``S × i / n`` seconds after the first); each stream's ``times`` still count from its own send.
 """
 
 from __future__ import annotations
@@ -95,7 +97,10 @@ class StreamProtocol(asyncio.Protocol):
             self.done.set_result(result)
 
 
-async def one_stream(job: dict[str, Any]) -> dict[str, Any]:
+async def one_stream(job: dict[str, Any], delay: float = 0.0) -> dict[str, Any]:
+    """One stream of ``job``, connecting ``delay`` seconds from now."""
+    if delay > 0:
+        await asyncio.sleep(delay)
     url = urlsplit(job["url"])
     body = job["body"].encode()
     request = (
@@ -136,7 +141,8 @@ async def run_job(job: dict[str, Any]) -> dict[str, Any]:
     lags: list[float] = []
     probe = asyncio.ensure_future(_probe_lag(lags))
     started, cpu = time.perf_counter(), time.process_time()
-    streams = await asyncio.gather(*(one_stream(job) for _ in range(job["n"])))
+    n, stagger = job["n"], job.get("stagger", 0.0)
+    streams = await asyncio.gather(*(one_stream(job, stagger * i / n) for i in range(n)))
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     probe.cancel()
     return {"elapsed": elapsed, "streams": streams, "cpu": cpu, "lags": sorted(lags)}

@@ -38,14 +38,30 @@ When that lag alone is near the goal, the figure measures the machine, not the s
 also gives the share of gaps *collapsed* (two chunks read together, see :data:`COLLAPSED`):
 when most are, the server (or the client) is behind the schedule, every gap measures as 0,
 and the p99 is merely the largest recorded gap (about 86 ms for this cassette).
+
+At 2,000 streams (full run only) two more figures take that error apart, each from one more
+round of ``ours`` and ``bare`` (not counted in the figures above):
+
+* ``concurrent_streams [2,000 streams].server_gap_error_p99``: the same p99, of the gaps between
+  the writes as the server itself made them (each write's loop time noted in the server process,
+  see :data:`benchmarks.servers.WRITES_ENV`), beside the client-measured one of the same round,
+  how far the writes fell behind their stream's own schedule, and the CPU the server needs to keep
+  it: streams × CPU per stream (measured above) within the 1.07 s a stream lasts, in cores. When
+  the server's own gaps are as wrong as the client's, the error is the server's lateness, not the
+  client's reading; when the demand is over one core, one process cannot keep the schedule.
+* ``concurrent_streams [2,000 streams] started over 1 s.gap_error_p99``: the same streams started
+  evenly over 1 s (:data:`RAMP`) instead of at once, so that their chunks are not all due at the
+  same instant and the connections do not all arrive with the first deadlines.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +79,7 @@ from .common import (
     timed_cassette,
     tree_rss_kb,
 )
+from .servers import WRITES_ENV
 from .timing_fidelity import cpu_seconds, gap_errors_ms, spread
 
 SOURCE = "openai-chat-tool-calls-usage"
@@ -92,9 +109,31 @@ def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProc
     return ServerProcess(kind, path, 1)
 
 
-def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path) -> dict[str, Any]:
-    """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput."""
-    with _server(kind, path, yaml_dir) as server:
+@contextlib.contextmanager
+def _noting_writes(file: Path | None) -> Iterator[None]:
+    """Server processes started meanwhile note the time of each of their writes to ``file`` (None: not)."""
+    if file is None:
+        yield
+        return
+    os.environ[WRITES_ENV] = str(file)
+    try:
+        yield
+    finally:
+        del os.environ[WRITES_ENV]
+
+
+def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path, *,
+              stagger: float = 0.0, writes: Path | None = None) -> dict[str, Any]:
+    """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput.
+
+    ``stagger``: the streams start evenly over that many seconds instead of all at once.
+    ``writes``: a file where the server (``ours`` or ``bare``) notes the time of each of its writes;
+    the result then has ``server_errors``, the gap errors of the writes themselves (ms), and
+    ``behind``, how late each write was on its stream's first write plus the recorded gap (ms).
+    """
+    with _noting_writes(writes):
+        server = _server(kind, path, yaml_dir)
+    with server:
         run_client([stream_job(server.url)])  # warm-up: imports, first request
         idle = server.rss_kb()
         samples = [idle]
@@ -103,8 +142,11 @@ def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Pat
         sampler.start()
         pids = server.pids() if isinstance(server, (WorkersProcess, BareWorkers)) else [server.pid]
         before = sum(cpu_seconds(pid) for pid in pids)
+        job = stream_job(server.url, n=n, timeout=300)
+        if stagger:
+            job["stagger"] = stagger
         try:
-            [result] = run_client([stream_job(server.url, n=n, timeout=300)], timeout=900)
+            [result] = run_client([job], timeout=900)
         finally:
             cpu = sum(cpu_seconds(pid) for pid in pids) - before
             done.set()
@@ -118,7 +160,13 @@ def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Pat
             errors.extend(gap_errors_ms(stream["times"], recorded))
             times = stream["times"]
             collapsed += sum(times[i] - times[i - 1] < COLLAPSED for i in range(1, len(times)))
-    return {"complete": complete, "errors": errors, "cpu_per_stream": cpu * 1000 / n,
+    noted: dict[str, list[float]] = {}
+    if writes is not None:  # the server saved them when it stopped
+        streams = [w for w in json.loads(writes.read_text()) if len(w) == len(recorded)]
+        noted["server_errors"] = [e for w in streams for e in gap_errors_ms(w, recorded)]
+        noted["behind"] = [((w[i] - w[0]) - (recorded[i] - recorded[0])) * 1000
+                           for w in streams for i in range(1, len(w))]
+    return {**noted, "complete": complete, "errors": errors, "cpu_per_stream": cpu * 1000 / n,
             "rss_per_stream": (peak - idle) / n,
             "throughput": complete / result["elapsed"] if result.get("elapsed") else 0.0,
             "collapsed": collapsed / max(1, complete * (len(recorded) - 1)),
@@ -147,7 +195,55 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
                 for kind in KINDS if index % 2 == 0 else tuple(reversed(KINDS)):
                     runs[kind].append(one_round(kind, path, n, recorded, yaml_dir))
             figures.extend(_figures(runs, n, rounds, quick))
+            if n == DECOMPOSED:
+                figures.extend(_decomposition(path, n, recorded, yaml_dir, runs))
     return figures
+
+
+DECOMPOSED = 2000
+"""The load whose timing error is taken apart (full run only): the servers' own write times, and a
+ramped start (:data:`RAMP`), one more round of ``ours`` and ``bare`` each."""
+RAMP = 1.0
+"""Seconds over which the ramped variant starts its streams (evenly)."""
+
+
+def _demand(runs: dict[str, list[dict[str, Any]]], kind: str, n: int, length: float) -> float:
+    """Cores ``kind`` needs to keep the schedule: its CPU for ``n`` streams over the ``length`` s a stream lasts."""
+    return median([r["cpu_per_stream"] for r in runs[kind]]) * n / 1000 / length
+
+
+def _decomposition(path: Any, n: int, recorded: list[float], yaml_dir: Path,
+                   runs: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The at-once ``gap_error_p99`` taken apart: the servers' own lateness and a ramped start."""
+    noted: dict[str, dict[str, Any]] = {}
+    ramped: dict[str, dict[str, Any]] = {}
+    for kind in ("ours", "bare"):
+        noted[kind] = one_round(kind, path, n, recorded, yaml_dir, writes=yaml_dir / f"writes-{kind}.json")
+    for kind in ("bare", "ours"):
+        ramped[kind] = one_round(kind, path, n, recorded, yaml_dir, stagger=RAMP)
+    length = recorded[-1]
+    p99 = {k: percentile(r["server_errors"], 99) for k, r in noted.items()}
+    client = {k: percentile(r["errors"], 99) for k, r in noted.items()}
+    behind = {k: percentile(r["behind"], 99) for k, r in noted.items()}
+    demand = {k: _demand(runs, k, n, length) for k in ("ours", "bare")}
+    ramp = {k: percentile(r["errors"], 99) for k, r in ramped.items()}
+    name = f"concurrent_streams [{n:,} streams]"
+    return [
+        figure(f"{name}.server_gap_error_p99", p99["ours"],
+               f"ms vs bare: the gaps between the server's own writes, noted in the server (one more round each, "
+               f"not in the CPU figures), p99 of |written gap - recorded gap|; the same round read by the client: "
+               f"ours {client['ours']:.1f}, bare {client['bare']:.1f}; p99 of how far a write was behind its "
+               f"stream's own schedule: ours {behind['ours']:.0f}, bare {behind['bare']:.0f}; CPU the server needs "
+               f"to keep the schedule: {n:,} × its CPU per stream within the {length:.2f} s a stream lasts = "
+               f"ours {demand['ours']:.2f}, bare {demand['bare']:.2f} cores (one process runs on one)",
+               baseline=p99["bare"], goal="reported", met=True),
+        figure(f"{name} started over {RAMP:g} s.gap_error_p99", ramp["ours"],
+               f"ms vs bare: the same streams started evenly over {RAMP:g} s, not at once (one round each); "
+               f"gaps collapsed ours {ramped['ours']['collapsed']:.0%}, bare {ramped['bare']['collapsed']:.0%}; "
+               f"the client's loop late by p99 ours {ramped['ours']['client_lag_p99']:.1f}, "
+               f"bare {ramped['bare']['client_lag_p99']:.1f} ms",
+               baseline=ramp["bare"], goal="reported", met=True),
+    ]
 
 
 def _figures(runs: dict[str, list[dict[str, Any]]], n: int, rounds: int, quick: bool = False) -> list[dict[str, Any]]:

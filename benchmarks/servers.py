@@ -13,11 +13,18 @@ fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as
 workers keep it (:class:`ssemock.workers.KeptBacklog`), and the same worker timeout (120 s).
 
 Prints the port on the first line of stdout, then serves until stdin is closed.
+
+With the environment variable :data:`WRITES_ENV` set to a file name (``ours`` and ``bare`` only),
+the process also notes the loop time (seconds) of every body write of every response, and saves
+them to that file as JSON (one list per response) when it stops: the server's own schedule,
+beside the one its clients read (:mod:`benchmarks.concurrent_streams`). Both kinds pay the same
+note per write; rounds whose CPU or memory are reported do not set it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pickle
 import signal
@@ -64,8 +71,31 @@ def bare_app(cassette: Cassette, timing_scale: float) -> web.Application:
     return app
 
 
+WRITES_ENV = "SSEMOCK_BENCH_WRITES"
+"""Environment variable: a file to save the time of every body write to (see the module docstring)."""
+
+
+def note_writes() -> list[list[float]]:
+    """From now on, note the loop time of each ``StreamResponse.write`` of this process, per response."""
+    written: list[list[float]] = []
+    write = web.StreamResponse.write
+
+    async def noted(self: web.StreamResponse, data: Any) -> None:
+        times = getattr(self, "_bench_writes", None)
+        if times is None:
+            times = self._bench_writes = []  # type: ignore[attr-defined]
+            written.append(times)
+        times.append(asyncio.get_running_loop().time())
+        await write(self, data)
+
+    web.StreamResponse.write = noted  # type: ignore[method-assign]
+    return written
+
+
 async def serve(kind: str, cassette_file: str, timing_scale: float) -> None:
     cassette = pickle.loads(Path(cassette_file).read_bytes())
+    writes_file = os.environ.get(WRITES_ENV)
+    written = note_writes() if writes_file else None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     threading.Thread(target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(stop.set)), daemon=True).start()
@@ -85,6 +115,8 @@ async def serve(kind: str, cassette_file: str, timing_scale: float) -> None:
         await server.stop()
     else:
         await runner.cleanup()
+    if writes_file and written is not None:
+        Path(writes_file).write_text(json.dumps(written))
 
 
 def serve_workers(cassette_file: str, timing_scale: float) -> None:

@@ -92,7 +92,7 @@ async def send_plan(
     entry["status"] = resp_rec.status
     entry["framing"] = framing
     entry["chunks_sent"] = entry["bytes_sent"] = 0
-    entry["injected"] = list(plan.notes)
+    entry["injected"] = plan.notes  # the plan is this request's own: its list of notes goes on in the journal
     stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
@@ -218,23 +218,25 @@ class _Stream:
     async def send_plain(self, arrived: float) -> None:
         """:meth:`send_timed` when the stream is :attr:`plain`: per chunk, one timer at its deadline
         (``loop.call_at``) and one write."""
-        plan, loop, entry, write = self.plan, self.loop, self.entry, self.response.write
+        plan, loop, entry, response, chunks = self.plan, self.loop, self.entry, self.response, self.chunks
         scale = plan.timing_scale
         shift = arrived + plan.first_byte_delay
         await sleep_until(loop, shift + plan.response.start * scale)
-        await self.response.prepare(self.request)
-        for index, chunk in enumerate(self.chunks):
+        await response.prepare(self.request)
+        for index in range(len(chunks)):  # a range's iterator is no object for the garbage collector to visit
+            chunk = chunks[index]
             deadline = shift + chunk.t * scale
             if deadline > loop.time():
                 waiter = loop.create_future()
                 timer = loop.call_at(deadline, _wake, waiter)
                 try:
                     await waiter
-                finally:
+                except BaseException:  # cancelled before its time (a fired timer needs no cancel)
                     timer.cancel()
+                    raise
             elif index % YIELD_EVERY == YIELD_EVERY - 1:  # deadlines passed (at once, or catching up): a burst
                 await asyncio.sleep(0)
-            await write(chunk.data)
+            await response.write(chunk.data)
             entry["chunks_sent"] += 1
             entry["bytes_sent"] += len(chunk.data)
         await sleep_until(loop, shift + plan.response.end.t * scale)

@@ -30,7 +30,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -251,6 +251,14 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
 
 
 async def _replay(request: web.Request) -> web.StreamResponse:
+    answer = await _answer(request)
+    # The matching's locals (the request's copy, its parsed body, the candidates) are gone by now,
+    # not held for the whole stream: each live one is work for every garbage collection meanwhile.
+    return answer if isinstance(answer, web.StreamResponse) else await answer
+
+
+async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, Any, web.StreamResponse]:
+    """The answer to a replayed request: a refusal, or the sending of its plan, not started yet."""
     state = request.app[STATE]
     arrived = asyncio.get_running_loop().time()
     if state.timing_scale:
@@ -309,7 +317,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
         entry["cassette"], entry["interaction"] = earlier.cassette, earlier.interaction
         entry["resumed"] = resume(plan, last_id, stream=earlier, now=arrived)
-        return await send_plan(request, plan, entry, arrived, own_cors=True)
+        return send_plan(request, plan, entry, arrived, own_cors=True)
 
     scenario, problem = _scenario(state, scenario_names)
     if problem is not None:
@@ -330,7 +338,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
             f"{exc.start}: {exc.object[exc.start:exc.end]!r}); a stub cannot echo it"))
     if hit is not None:
         entry["stub"] = hit.stub.name
-        return await _serve(request, entry, arrived, scenario, Plan.of(
+        return _serve(request, entry, arrived, scenario, Plan.of(
             hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
     if cassette_name is not None and cassette_name not in state.cassettes:
         return _refuse(entry, error_response(
@@ -356,7 +364,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
         request=match.interaction.request, shared=scenario is None and last_id is None,  # sent as recorded
     )
-    return await _serve(request, entry, arrived, scenario, plan, last_id=last_id,
+    return _serve(request, entry, arrived, scenario, plan, last_id=last_id,
                         remember=(path, match.cassette.name, match.index))
 
 
