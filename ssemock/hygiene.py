@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, Interaction
-from .errors import CassetteError, ConfigError
+from .errors import CassetteError, ConfigError, short_repr
 from .importers import decoded_body
 from .limits import MAX_CHECK_SIZE
 from .redact import Filter
@@ -172,9 +172,9 @@ def _secrets(inter: Interaction) -> Iterator[str]:
                                 ("response header", resp.headers, _FILTER.secret_response_headers)):
         for key, value in pairs:
             if _FILTER.is_secret_name(key, listed):
-                yield f"{kind} {key!r}: a secret name (the recorder drops it)"
+                yield f"{kind} {short_repr(key)}: a secret name (the recorder drops it)"
             elif rules := _rules(value.encode("utf-8", "surrogatepass")):
-                yield f"{kind} {key!r}: {rules}"
+                yield f"{kind} {short_repr(key)}: {rules}"
     places = [("request path", req.path.encode("utf-8", "surrogatepass")), ("request body", req.body or b"")]
     body = resp.body
     encoding = resp.header("content-encoding")
