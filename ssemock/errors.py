@@ -96,7 +96,7 @@ _MAX_INT_BITS = 14_000
 """Integers up to this many bits (about 4,214 digits) are written out; Python refuses to write
 an integer of more than 4,300 digits as text."""
 # Text that cannot hold a key shape nor a ``name=value`` credential: the common case skips the scanner.
-_PLAIN = re.compile(r"[A-Za-z0-9_\-\[\]. ]*\Z")
+_PLAIN = re.compile(r"[A-Za-z0-9_\-\[\]. ()]*\Z")
 _LONG_RUN = re.compile(r"[A-Za-z0-9]{16}")
 
 
