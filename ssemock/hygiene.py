@@ -159,8 +159,8 @@ def recorded_at(cassette: Cassette) -> datetime | None:
     try:
         when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     except ValueError:
-        shown = str(value)[:40]
-        raise ValueError(f"provenance.recorded_at: expected an ISO 8601 date and time, got {shown!r}") from None
+        raise ValueError(f"provenance.recorded_at: expected an ISO 8601 date and time, got {short_repr(value)}") \
+            from None
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
 
 

@@ -377,3 +377,13 @@ def test_the_recorder_forwards_and_records_no_interim_1xx_answer(tmp_path: Path)
     assert answer.json()["error"]["type"] == "ssemock_upstream_error"
     assert "interim status 101" in answer.json()["error"]["message"]
     assert not list((tmp_path / "rec").rglob("*.yaml"))
+
+
+def test_a_har_number_of_5000_digits_is_one_line_and_nothing_is_written(tmp_path: Path) -> None:
+    har = tmp_path / "x.har"
+    har.write_text('{"log": {"version": "1.2", "entries": [], "n": ' + HUGE + "}}")
+    done = _run("import", "har", str(har), "-o", str(tmp_path / "out"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"ssemock: error: {har}: expected a HAR file (JSON), got 'a number of 5000 digits: at most " \
+                          "4300'\n"
+    assert not (tmp_path / "out").exists()

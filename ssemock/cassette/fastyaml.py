@@ -30,7 +30,7 @@ from yaml.nodes import MappingNode, ScalarNode
 from yaml.resolver import Resolver
 
 from ..errors import Described
-from ..limits import MAX_JSON_DEPTH
+from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
 
 __all__ = ["MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "Refused", "Unsupported", "fast_safe_load", "strict_load"]
 
@@ -79,9 +79,6 @@ MAX_NESTING = MAX_JSON_DEPTH + 16
 cassette's own levels (interactions, request, body...)."""
 
 
-MAX_INT_DIGITS = 4300
-"""Most digits of an integer read: Python's own bound for turning text into an integer (and back),
-whatever ``sys.set_int_max_str_digits`` says; a larger one (also written in hex or octal) is refused."""
 _INT_BOUND = 10**MAX_INT_DIGITS
 _INT_TAG = "tag:yaml.org,2002:int"
 

@@ -39,7 +39,7 @@ from urllib.parse import urlencode
 from ..cassette import Cassette, Chunk, End, Interaction
 from ..cassette.read import NO_CONTENT_STATUSES
 from ..errors import Described, ImportFormatError
-from ..limits import MAX_CASSETTE_FILE, MAX_CASSETTE_SECONDS, MAX_HAR_ENTRIES, json_depth_exceeds
+from ..limits import MAX_CASSETTE_FILE, MAX_CASSETTE_SECONDS, MAX_HAR_ENTRIES, MAX_INT_DIGITS, json_depth_exceeds
 from . import NO_CONTENT_NOTE, request_from_url, untimed_response
 from .raw import read_bytes
 
@@ -122,10 +122,16 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON (RFC 8259)")
 
 
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:  # int() would raise ValueError naming Python's setting
+        raise ValueError(f"a number of {len(text.lstrip('-'))} digits: at most {MAX_INT_DIGITS}")
+    return int(text)
+
+
 def _log(p: Path, raw: bytes, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
     """The HAR's ``log`` object and its ``entries`` list, checked."""
     try:
-        doc = json.loads(raw, parse_constant=_not_json)
+        doc = json.loads(raw, parse_constant=_not_json, parse_int=_int)
     except (ValueError, RecursionError) as exc:
         raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
     if json_depth_exceeds(doc, _DEPTH):
