@@ -22,6 +22,7 @@ subclass the builtin exception they resemble, so callers may catch either::
 
 from __future__ import annotations
 
+import re
 import reprlib
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "CassetteError",
     "CassetteNotFoundError",
     "ConfigError",
+    "Described",
     "ImportFormatError",
     "JSONTooDeepError",
     "NoMatchError",
@@ -42,7 +44,9 @@ __all__ = [
     "ScenarioTooLargeError",
     "ServerError",
     "StubError",
+    "redacted",
     "short_repr",
+    "shown_field",
 ]
 
 
@@ -59,6 +63,9 @@ class _FileFieldError(SSEMockError, ValueError):
         expected: what would have been valid.
         got: the value found, if any (shown with a bounded ``repr``: at most 80 characters,
             built without rendering the whole of a large or deeply nested value).
+
+    The field (which may quote a key of the file) and the value are shown bounded, on one
+    line, with key-shaped text replaced by ``REDACTED`` (:func:`short_repr`, :func:`shown_field`).
     """
 
     kind = "file"
@@ -73,7 +80,7 @@ class _FileFieldError(SSEMockError, ValueError):
         show_got: bool = True,
     ) -> None:
         self.file = str(file) if file is not None else "<memory>"
-        self.field = field
+        self.field = field = shown_field(field)
         self.expected = expected
         self.got = got
         where = f"{self.file}: {field}" if field else self.file
@@ -83,9 +90,46 @@ class _FileFieldError(SSEMockError, ValueError):
         super().__init__(message)
 
 
+_WINDOW = 4096
+"""Characters of each end of a long string read for secrets before it is cut for a message."""
+_MAX_INT_BITS = 14_000
+"""Integers up to this many bits (about 4,214 digits) are written out; Python refuses to write
+an integer of more than 4,300 digits as text."""
+# Text that cannot hold a key shape nor a ``name=value`` credential: the common case skips the scanner.
+_PLAIN = re.compile(r"[A-Za-z0-9_\-\[\]. ()]*\Z")
+_LONG_RUN = re.compile(r"[A-Za-z0-9]{16}")
+
+
+def redacted(text: str) -> str:
+    """``text`` with what the recorder's scanner calls secret replaced by ``REDACTED``: key
+    shapes, values after a credential name (``password=…``, ``"api_key": "…"``) — see
+    :mod:`ssemock.redact`. Imported only when a message may quote a secret."""
+    if len(text) < 8 or (_PLAIN.match(text) and not _LONG_RUN.search(text)):
+        return text
+    try:
+        from .redact import scrub_text
+    except ImportError:  # pragma: no cover - the scanner is a dependency; never show what was not scanned
+        return "(not shown)"
+    return scrub_text(text)[0]
+
+
 class _ShortRepr(reprlib.Repr):
+    """reprlib's bounded repr, reading each string for secrets before it is cut."""
+
+    def repr_str(self, value: str, level: int) -> str:
+        if len(value) > 2 * _WINDOW:  # the ends shown are read, not the middle
+            value = value[:_WINDOW] + value[-_WINDOW:]
+        return super().repr_str(redacted(value), level)
+
     def repr_bytes(self, value: bytes, level: int) -> str:  # reprlib renders all of it, then cuts
+        value = value[: self.maxstring + _WINDOW]
+        value = redacted(value.decode("latin-1")).encode("latin-1")
         return repr(value[: self.maxstring]) + ("..." if len(value) > self.maxstring else "")
+
+    def repr_int(self, value: int, level: int) -> str:
+        if value.bit_length() > _MAX_INT_BITS:  # repr() would raise ValueError past 4,300 digits
+            return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+        return super().repr_int(value, level)
 
 
 _REPR = _ShortRepr()
@@ -94,9 +138,48 @@ _REPR.maxdict = _REPR.maxlist = _REPR.maxtuple = _REPR.maxset = 6
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters, without first rendering all of a large value."""
-    shown = _REPR.repr(value)
+    """``repr(value)`` cut to ``limit`` characters, without first rendering all of a large value.
+
+    Strings (also inside lists and mappings) are read by :func:`redacted` first: a key-shaped
+    string reads ``REDACTED``, so a message never quotes a secret from the file it names.
+    """
+    shown = redacted(_REPR.repr(value))
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+FIELD_LIMIT = 120
+"""Characters of a field path shown in a message (a key quoted from a file may be any length)."""
+
+
+def shown_field(field: str, limit: int = FIELD_LIMIT) -> str:
+    """A field path as a message shows it: on one line (control characters escaped as in
+    ``repr``), at most ``limit`` characters (its middle cut), secrets ``REDACTED``."""
+    if len(field) > limit:
+        field = field[: limit // 2] + "..." + field[-(limit - limit // 2 - 3):]
+    if not field.isprintable():
+        field = "".join(c if c.isprintable() else repr(c)[1:-1] for c in field)
+        if len(field) > limit:
+            field = field[: limit // 2] + "..." + field[-(limit - limit // 2 - 3):]
+    return redacted(field)
+
+
+class Described:
+    """A value shown by a description instead of its text (e.g. ``a string of 58 characters``):
+    for what a file holds where no content of its own would help, such as the top level of a
+    file that is not a cassette at all."""
+
+    def __init__(self, value: Any, text: str | None = None) -> None:
+        if text is not None:
+            self.text = text
+        elif isinstance(value, str):
+            self.text = f"a string of {len(value)} characters"
+        elif isinstance(value, list):
+            self.text = f"a list of {len(value)} items"
+        else:
+            self.text = f"a {type(value).__name__}"
+
+    def __repr__(self) -> str:
+        return self.text
 
 
 class CassetteError(_FileFieldError):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, Interaction
-from .errors import CassetteError, ConfigError
+from .errors import CassetteError, ConfigError, short_repr
 from .importers import decoded_body
 from .limits import MAX_CHECK_SIZE
 from .redact import Filter
@@ -159,8 +159,8 @@ def recorded_at(cassette: Cassette) -> datetime | None:
     try:
         when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     except ValueError:
-        shown = str(value)[:40]
-        raise ValueError(f"provenance.recorded_at: expected an ISO 8601 date and time, got {shown!r}") from None
+        raise ValueError(f"provenance.recorded_at: expected an ISO 8601 date and time, got {short_repr(value)}") \
+            from None
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
 
 
@@ -172,9 +172,9 @@ def _secrets(inter: Interaction) -> Iterator[str]:
                                 ("response header", resp.headers, _FILTER.secret_response_headers)):
         for key, value in pairs:
             if _FILTER.is_secret_name(key, listed):
-                yield f"{kind} {key!r}: a secret name (the recorder drops it)"
+                yield f"{kind} {short_repr(key)}: a secret name (the recorder drops it)"
             elif rules := _rules(value.encode("utf-8", "surrogatepass")):
-                yield f"{kind} {key!r}: {rules}"
+                yield f"{kind} {short_repr(key)}: {rules}"
     places = [("request path", req.path.encode("utf-8", "surrogatepass")), ("request body", req.body or b"")]
     body = resp.body
     encoding = resp.header("content-encoding")

@@ -47,6 +47,7 @@ __all__ = [
     "MAX_CASSETTE_SECONDS",
     "MAX_CHECK_SIZE",
     "MAX_HAR_ENTRIES",
+    "MAX_INT_DIGITS",
     "MAX_ITEMS",
     "MAX_JSON_DEPTH",
     "MAX_JSON_PARSE",
@@ -74,6 +75,9 @@ MAX_REQUEST_BODY = 32 * 1024 * 1024
 """Largest request body the replay server and the recorder read, in bytes (32 MiB)."""
 MAX_JSON_DEPTH = 128
 """Deepest nesting of arrays and objects accepted in a JSON body (request or cassette)."""
+MAX_INT_DIGITS = 4300
+"""Most digits of an integer read from a YAML or HAR file: Python's own bound for turning text into
+an integer (and back), whatever ``sys.set_int_max_str_digits`` says."""
 JSON_DEPTH_CEILING = 256
 """Highest ``max_json_depth`` option: deeper values would exhaust Python's recursion limit
 in matching, the journal and deep copies."""

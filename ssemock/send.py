@@ -74,6 +74,10 @@ async def send_plan(
     """
     resp_rec = plan.response
     chunks = plan.wire_chunks()
+    empty = _no_content(request, resp_rec.status)
+    dropped = sum(len(c.data) for c in chunks) if empty else 0
+    if empty:  # bytes after such a head would be read as the next response on the connection
+        chunks = []
     cors = own_cors and "Origin" in request.headers
     response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
     typed = False
@@ -93,6 +97,9 @@ async def send_plan(
     entry["framing"] = framing
     entry["chunks_sent"] = entry["bytes_sent"] = 0
     entry["injected"] = plan.notes  # the plan is this request's own: its list of notes goes on in the journal
+    if dropped:  # a note of this answer's own: the plan's list may be shared
+        entry["injected"] = [*plan.notes, f"no content: a {request.method} answered {resp_rec.status} has no body "
+                                 f"(RFC 9110 section 15); {dropped} bytes not sent"]
     stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
@@ -122,6 +129,11 @@ async def send_plan(
     return response
 
 
+def _no_content(request: web.Request, status: int) -> bool:
+    """An answer that has no content: to a HEAD, or with status 1xx, 204 or 304 (RFC 9110 section 15)."""
+    return request.method == "HEAD" or status < 200 or status in (204, 304)
+
+
 @dataclass
 class _Stream:
     """The sending state of one response: its chunks, the time of its last write, its keep-alives."""
@@ -144,7 +156,8 @@ class _Stream:
         """Turn keep-alive comments on where they cannot change the body's meaning or framing."""
         plan = self.plan
         coded = plan.content_encoding or (plan.response.header("content-encoding") or "identity").strip().lower()
-        why = ("the body is not text/event-stream" if not plan.is_event_stream
+        why = ("the answer has no content" if _no_content(self.request, plan.response.status)
+               else "the body is not text/event-stream" if not plan.is_event_stream
                else "the body is compressed on the wire" if coded != "identity"
                else "the body is framed by Content-Length" if framing == "length" else "")
         if why:

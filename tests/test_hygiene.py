@@ -87,7 +87,7 @@ def test_format_and_size_findings(tmp_path: Path, capsys: pytest.CaptureFixture[
     status, lines, err = _run(capsys, str(tmp_path), "--max-size", "2000")
     assert status == 1
     assert lines == [f"{broken}: not a loadable cassette: interactions[0].response.status: "
-                     "expected an HTTP status code 100-599, got 999",
+                     "expected an HTTP status code 200-599 (a 1xx answer is interim, RFC 9110 section 15.2), got 999",
                      f"{good}: {good.stat().st_size} bytes, over the --max-size of 2000 bytes"]
     assert "2 cassette file(s), 2 finding(s)" in err
 

@@ -339,7 +339,7 @@ def _vcr(method: str, code: int) -> dict[str, object]:
 
 @pytest.mark.parametrize(("method", "code", "field", "expected"), [
     ("GET X", 200, "interactions[1].request.method", "HTTP method"),
-    ("GET", 999, "interactions[1].response.status", "HTTP status code 100-599"),
+    ("GET", 999, "interactions[1].response.status", "HTTP status code 200-599"),
 ])
 def test_cli_import_refuses_what_the_loader_would_refuse_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], method: str, code: int, field: str, expected: str

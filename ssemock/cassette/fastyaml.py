@@ -7,7 +7,8 @@ from the parse events directly, with the safe loader's own resolver and construc
 for plain scalars, so the result is the same as ``yaml.load(text, CSafeLoader)``.
 Anything outside that subset raises :class:`Unsupported`, and :func:`strict_load` falls
 back to the full safe loader. Whichever loader runs, anchors and aliases (a few nested
-ones expand to gigabytes), duplicate keys and very deep nesting are refused with the line.
+ones expand to gigabytes), duplicate keys, very deep nesting and integers of more than
+:data:`MAX_INT_DIGITS` digits are refused with the line.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from yaml.events import (
 from yaml.nodes import MappingNode, ScalarNode
 from yaml.resolver import Resolver
 
-from ..limits import MAX_JSON_DEPTH
+from ..errors import Described
+from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
 
-__all__ = ["MAX_NESTING", "AliasFound", "Refused", "Unsupported", "fast_safe_load", "strict_load"]
+__all__ = ["MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "Refused", "Unsupported", "fast_safe_load", "strict_load"]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR = "tag:yaml.org,2002:str"
@@ -77,6 +79,24 @@ MAX_NESTING = MAX_JSON_DEPTH + 16
 cassette's own levels (interactions, request, body...)."""
 
 
+_INT_BOUND = 10**MAX_INT_DIGITS
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _int(constructor: SafeConstructor, node: ScalarNode, line: int) -> int:
+    """A YAML integer of at most :data:`MAX_INT_DIGITS` digits, else :class:`Refused` at ``line``."""
+    try:
+        value: int = constructor.construct_yaml_int(node)
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        digits = sum(c.isdigit() for c in str(node.value))
+    else:
+        if -_INT_BOUND < value < _INT_BOUND:
+            return value
+        digits = int(abs(value).bit_length() * 0.30103) + 1  # written in hex, octal or binary
+    raise Refused(f"a number of at most {MAX_INT_DIGITS} digits", line,
+                  Described(None, f"a number of about {digits} digits"))
+
+
 _plain_cache: dict[str, Any] = {}  # plain scalar text -> value (keys and times repeat)
 
 
@@ -104,7 +124,10 @@ def _scalar(event: ScalarEvent) -> Any:
         construct = _PLAIN_TYPES.get(tag)
         if construct is None:  # timestamps, merge keys, "=" values: leave them to PyYAML
             raise Unsupported(tag)
-        value = construct(_CONSTRUCTOR, ScalarNode(tag, text))
+        if tag == _INT_TAG:
+            value = _int(_CONSTRUCTOR, ScalarNode(tag, text), _line(event))
+        else:
+            value = construct(_CONSTRUCTOR, ScalarNode(tag, text))
     if len(_plain_cache) >= 50_000:
         _plain_cache.clear()
     _plain_cache[text] = value
@@ -189,7 +212,11 @@ def _track(event: Any, kind: type, stack: list[list[Any]]) -> None:
 
 
 class _StrictLoader(_Loader):  # type: ignore[misc]
-    """The safe loader, refusing duplicate keys (aliases are refused before it runs)."""
+    """The safe loader, refusing duplicate keys and integers of more than :data:`MAX_INT_DIGITS` digits
+    (aliases are refused before it runs)."""
+
+    def construct_bounded_int(self, node: Any) -> int:
+        return _int(self, node, int(node.start_mark.line) + 1)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, MappingNode):
@@ -206,11 +233,14 @@ class _StrictLoader(_Loader):  # type: ignore[misc]
         return super().construct_mapping(node, deep=deep)
 
 
+_StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_bounded_int)
+
+
 def strict_load(text: str) -> Any:
     """The single document in ``text``, safely: the fast path, else the safe (C) loader.
 
     Refused everywhere, whichever loader runs: anchors and aliases, duplicate keys,
-    nesting deeper than :data:`MAX_NESTING`.
+    nesting deeper than :data:`MAX_NESTING`, integers of more than :data:`MAX_INT_DIGITS` digits.
 
     Raises:
         Refused: names what and the line.

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteError, CassetteNotFoundError, ScenarioError, StubError
+from ..errors import CassetteError, CassetteNotFoundError, Described, ScenarioError, StubError
 from ..limits import (
     MAX_CASSETTE_FILE,
     MAX_CASSETTE_SECONDS,
@@ -42,7 +42,8 @@ from .model import (
 )
 
 __all__ = [
-    "MIGRATIONS", "check_cassette", "check_times", "load_file", "load_yaml", "parse_cassette", "read_file", "read_yaml",
+    "MIGRATIONS", "NO_CONTENT_STATUSES", "check_cassette", "check_times", "load_file", "load_yaml", "parse_cassette",
+    "read_file", "read_yaml",
 ]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
@@ -237,8 +238,9 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
 def check_times(cassette: Cassette) -> None:
     """Check a cassette built in code: every ``start``, chunk ``t`` and ``end.t`` a finite number
     of seconds from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h). Unlike a file, its
-    times need not be in order (an ``End()`` left at 0 is common and harmless). Its reason phrases
-    are checked as a file's are (RFC 9112 characters, at most 512).
+    times need not be in order (an ``End()`` left at 0 is common and harmless). Its statuses
+    (200-599; 204 and 304 without a body) and reason phrases are checked as a file's are (RFC
+    9112 characters, at most 512).
 
     Raises:
         CassetteError: naming the cassette (``<cassette NAME>``) and the field.
@@ -246,6 +248,8 @@ def check_times(cassette: Cassette) -> None:
     v = _Validator(f"<cassette {cassette.name}>")
     for i, inter in enumerate(cassette.interactions):
         resp, where = inter.response, f"interactions[{i}].response"
+        _status(v, resp.status, f"{where}.status")
+        _no_content(v, resp, where, "chunks")
         if resp.reason is not None:
             _reason(v, resp.reason, f"{where}.reason")
         v.seconds(resp.start, f"{where}.start")
@@ -259,7 +263,8 @@ def check_cassette(cassette: Cassette, source: str) -> None:
     """Check a cassette rebuilt from another form than its YAML (e.g. the cache of parsed
     cassettes) with the rules a YAML load applies: name, at most
     :data:`~ssemock.limits.MAX_ITEMS` interactions and chunks, method token, path, header
-    names (tokens) and values (no CR, LF, NUL), body digest, status 100-599, reason phrase, times finite
+    names (tokens) and values (no CR, LF, NUL), body digest, status 200-599 (no body after 204
+    or 304), reason phrase, times finite
     from 0 to 24 h and in order, end kind and time.
 
     Raises:
@@ -278,6 +283,7 @@ def check_cassette(cassette: Cassette, source: str) -> None:
                 raise v.fail(f"{where}.request.body", "either a body or its digest, not both", None)
             _digest(v, req.body_sha256, req.body_size, f"{where}.request.body")
         _status(v, resp.status, f"{where}.response.status")
+        _no_content(v, resp, f"{where}.response", "chunks")
         if resp.reason is not None:
             _reason(v, resp.reason, f"{where}.response.reason")
         _check_headers(v, resp.headers, f"{where}.response.headers")
@@ -304,6 +310,9 @@ class _Validator:
         return value
 
     def mapping(self, value: Any, where: str) -> dict[str, Any]:
+        if not where and not isinstance(value, dict) and value is not None:
+            # Not a cassette at all (e.g. a link to a .env file): described, never quoted.
+            raise self.fail("(top level)", "a mapping", Described(value))
         return self.typed(value, where or "(top level)", dict, "a mapping")  # type: ignore[no-any-return]
 
     def known(self, doc: dict[str, Any], where: str, keys: set[str]) -> None:
@@ -366,11 +375,28 @@ def _check_headers(v: _Validator, pairs: list[tuple[str, str]], where: str) -> l
             raise v.fail(f"{where}.{name}", "a header name (letters, digits and !#$%&'*+.^_`|~-)", name)
         if any(c in text for c in "\r\n\0"):
             raise v.fail(f"{where}.{name}", "a header value without CR, LF or NUL", text)
+        if not text.isascii():
+            _utf8(v, text, f"{where}.{name}")
     return pairs
 
 
+_SURROGATE = "text without a lone surrogate (U+D800 to U+DFFF are not characters: UTF-8 cannot carry them)"
+
+
+def _utf8(v: _Validator, text: str, where: str) -> bytes:
+    """``text`` as UTF-8; a lone surrogate (only a cassette built in code can hold one: YAML refuses it) is refused."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise v.fail(where, _SURROGATE, Described(None, f"{text[exc.start]!r} at character {exc.start}")) from None
+
+
 def _scalar_text(v: _Validator, value: Any, where: str) -> str:
-    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+    if isinstance(value, str):
+        if not value.isascii():
+            _utf8(v, value, where)
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
     raise v.fail(where, "a string", value)
 
@@ -411,6 +437,8 @@ def _path(v: _Validator, value: Any, where: str) -> str:
     path = v.typed(value, where, str, "a URL path starting with /")
     if not path.startswith("/"):
         raise v.fail(where, "a URL path starting with /", path)
+    if not path.isascii():
+        _utf8(v, path, where)
     return path  # type: ignore[no-any-return]
 
 
@@ -422,11 +450,25 @@ def _digest(v: _Validator, digest: Any, size: Any, where: str) -> tuple[str, int
     return digest, v.typed(size, f"{where}.size", int, "a size in bytes")
 
 
+_STATUS = "an HTTP status code 200-599 (a 1xx answer is interim, RFC 9110 section 15.2)"
+NO_CONTENT_STATUSES = frozenset({204, 304})
+"""Final statuses whose responses have no content (RFC 9110 sections 15.3.5 and 15.4.5, RFC 9112
+section 6.3): a body after them would be read as the start of the next response."""
+
+
 def _status(v: _Validator, value: Any, where: str) -> int:
-    status = v.typed(value, where, int, "an HTTP status code 100-599")
-    if not 100 <= status <= 599:
-        raise v.fail(where, "an HTTP status code 100-599", status)
+    status = v.typed(value, where, int, _STATUS)
+    if not 200 <= status <= 599:
+        raise v.fail(where, _STATUS, status)
     return status  # type: ignore[no-any-return]
+
+
+def _no_content(v: _Validator, resp: Response, where: str, field: str) -> None:
+    """A 204 or 304 response has no body: refused when it has one (``field`` names where it is)."""
+    if resp.status in NO_CONTENT_STATUSES and any(c.data for c in resp.chunks):
+        raise v.fail(f"{where}.{field}", f"no body after status {resp.status}: a {resp.status} response has no "
+                     "content (RFC 9110 section 15, RFC 9112 section 6.3); remove the {field} or change the status",
+                     Described(None, f"{sum(len(c.data) for c in resp.chunks)} bytes"))
 
 
 def _end(v: _Validator, how: Any, t: Any, last: float, last_at: str, where: str) -> End:
@@ -445,9 +487,9 @@ def _body(v: _Validator, item: Any, where: str, req: Request) -> None:
     if set(doc) == {"json"}:
         if json_depth_exceeds(doc["json"], MAX_JSON_DEPTH):
             raise v.fail(f"{where}.json", f"JSON nested at most {MAX_JSON_DEPTH} deep", None)
-        req.body = json.dumps(doc["json"], separators=(",", ":"), ensure_ascii=False).encode()
+        req.body = _utf8(v, json.dumps(doc["json"], separators=(",", ":"), ensure_ascii=False), f"{where}.json")
     elif set(doc) == {"text"}:
-        req.body = v.typed(doc["text"], f"{where}.text", str, "a string").encode("utf-8")
+        req.body = _utf8(v, v.typed(doc["text"], f"{where}.text", str, "a string"), f"{where}.text")
     elif set(doc) == {"base64"}:
         req.body = _b64(v, doc["base64"], f"{where}.base64")
     elif set(doc) == {"sha256", "size"}:
@@ -495,6 +537,7 @@ def _response(v: _Validator, item: Any, where: str) -> Response:
         resp.chunks = _events_to_chunks(v, doc, where, resp.start)
     else:
         resp.chunks = _chunks(v, doc.get("chunks", []), f"{where}.chunks")
+    _no_content(v, resp, where, "events" if "events" in doc else "chunks")
     last, last_at = _ordered(v, resp, where, "events" in doc)
     end_doc = v.mapping(doc.get("end", {}), f"{where}.end")
     v.known(end_doc, f"{where}.end", {"t", "how"})
@@ -531,7 +574,10 @@ def _plain_text_chunk(item: Any) -> Chunk | None:
     if type(item) is dict and type(text := item.get("text")) is str and len(item) == 1 + ("t" in item):
         t = item.get("t", 0.0)
         if (type(t) is float or type(t) is int) and 0 <= t <= MAX_CASSETTE_SECONDS:
-            return Chunk(float(t), text.encode("utf-8"))
+            try:
+                return Chunk(float(t), text.encode("utf-8"))
+            except UnicodeEncodeError:
+                return None  # refused below, with its field
     return None
 
 
@@ -548,7 +594,7 @@ def _chunks(v: _Validator, items: Any, where: str) -> list[Chunk]:
         if ("text" in doc) == ("base64" in doc):
             raise v.fail(at, "exactly one of 'text' or 'base64'", sorted(doc))
         if "text" in doc:
-            data = v.typed(doc["text"], f"{at}.text", str, "a string").encode("utf-8")
+            data = _utf8(v, v.typed(doc["text"], f"{at}.text", str, "a string"), f"{at}.text")
         else:
             data = _b64(v, doc["base64"], f"{at}.base64")
         out.append(Chunk(t, data))

@@ -7,6 +7,7 @@ breaks and no character a block would change), any other chunk as ``base64``.
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
@@ -91,14 +92,18 @@ def interaction_doc(inter: Interaction) -> dict[str, Any]:
     return {"request": rdoc, "response": sdoc}
 
 
-def body_doc(body: bytes) -> dict[str, Any]:
-    """A request body as ``json`` (its value), else ``text``, else ``base64``.
+# A JSON escape of a UTF-16 surrogate (``\ud800``): alone, it parses to text that UTF-8 cannot carry.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
-    JSON holding a lone surrogate (``"\\ud800"``, valid JSON that no UTF-8 file can carry as
-    a value) is kept as its text, which is ASCII: replayed and matched as the same JSON.
+
+def body_doc(body: bytes) -> dict[str, Any]:
+    """A request body as written: ``json`` (parsed JSON), else ``text`` (UTF-8), else ``base64``.
+
+    JSON holding a lone surrogate escape (``"\\ud800"``) is written as its text, escape and all:
+    parsed, it would be a string no YAML file (nor UTF-8) can hold.
     """
     parsed = parse_json(body)
-    if isinstance(parsed, (dict, list)) and not (_SURROGATE_ESCAPE.search(body) and _holds_surrogate(parsed)):
+    if isinstance(parsed, (dict, list)) and not (_SURROGATE_ESCAPE.search(body) and _lone_surrogate(parsed)):
         return {"json": parsed}
     try:
         return {"text": body.decode("utf-8")}
@@ -106,23 +111,11 @@ def body_doc(body: bytes) -> dict[str, Any]:
         return {"base64": base64.b64encode(body).decode("ascii")}
 
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _holds_surrogate(value: Any) -> bool:
-    """Whether a parsed JSON value holds a lone surrogate in a key or a string."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            stack += item.keys()
-            stack += item.values()
-        elif isinstance(item, list):
-            stack += item
+def _lone_surrogate(parsed: Any) -> bool:
+    try:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
     return False
 
 

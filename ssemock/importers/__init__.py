@@ -8,6 +8,9 @@ decoder's own line-end rule (a CRLF is one line end), cut after each blank line,
 unchanged; a compressed body (``Content-Encoding`` other than identity) stays one chunk
 of the encoded bytes. Responses without timing are marked ``timing: none`` and replayed
 without delay. Secrets are removed by the recorder's rules (:mod:`ssemock.redact`).
+A 204 or 304 answer has no content (RFC 9110 section 15): a body recorded with one (a
+browser's HAR may hold a 304's cached body) is dropped and the provenance says how many
+(:data:`NO_CONTENT_NOTE`).
 
 :func:`save_imported` writes the cassettes of one import run: source folders stay apart
 in the output (``a/x.yaml`` and ``b/x.yaml`` become ``OUT/a/x.yaml`` and ``OUT/b/x.yaml``),
@@ -25,12 +28,14 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Cassette, Chunk, End, Request, Response, reason_phrase
+from ..cassette.read import NO_CONTENT_STATUSES
 from ..errors import CassetteError, ConfigError, ImportFormatError
 from ..redact import Credentials, Filter, Report
 from ..sse import split_blocks
 
 __all__ = [
-    "check_loadable", "decoded_body", "output_paths", "request_from_url", "save_imported", "untimed_response",
+    "NO_CONTENT_NOTE", "check_loadable", "decoded_body", "output_paths", "request_from_url", "save_imported",
+    "untimed_response",
 ]
 
 
@@ -52,11 +57,18 @@ def request_from_url(
     return request, redacted.credentials
 
 
+NO_CONTENT_NOTE = ("{} answered 204 or 304 with a body: the body was dropped (these statuses have no "
+                   "content, RFC 9110 section 15; replayed, it would be read as the next response)")
+"""The provenance note ``bodies_dropped`` (``{}``: how many entries or interactions)."""
+
+
 def untimed_response(
     status: int, reason: str | None, headers: list[tuple[str, str]], body: bytes,
     credentials: Credentials | None = None,
 ) -> Response:
     """A response recorded without timing: one chunk per SSE block (or one encoded chunk).
+
+    A 204 or 304 response gets no chunks, whatever ``body`` holds (see :data:`NO_CONTENT_NOTE`).
 
     Secrets are removed by the recorder's rules: secret headers (``Set-Cookie``…) dropped,
     key shapes and the request's ``credentials`` replaced. An encoded body (e.g. gzip) stays
@@ -64,6 +76,8 @@ def untimed_response(
     without the header.
     """
     kept = _FILTER.response_headers_scrubbed(headers, credentials, Report())
+    if status in NO_CONTENT_STATUSES:
+        body = b""
     encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity").lower()
     if encoding != "identity":
         plain = decoded_body(body, encoding)

@@ -37,9 +37,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..cassette import Cassette, Chunk, End, Interaction
-from ..errors import ImportFormatError
-from ..limits import MAX_CASSETTE_FILE, MAX_CASSETTE_SECONDS, MAX_HAR_ENTRIES, json_depth_exceeds
-from . import request_from_url, untimed_response
+from ..cassette.read import NO_CONTENT_STATUSES
+from ..errors import Described, ImportFormatError
+from ..limits import MAX_CASSETTE_FILE, MAX_CASSETTE_SECONDS, MAX_HAR_ENTRIES, MAX_INT_DIGITS, json_depth_exceeds
+from . import NO_CONTENT_NOTE, request_from_url, untimed_response
 from .raw import read_bytes
 
 __all__ = ["import_har"]
@@ -78,7 +79,7 @@ def import_har(
     """
     p = Path(path)
     log, entries = _log(p, read_bytes(p, max_size), max_entries)
-    interactions, started, skipped, bodiless = [], [], 0, 0
+    interactions, started, skipped, bodiless, dropped = [], [], 0, 0, 0
     for i, entry in enumerate(entries):
         where = f"log.entries[{i}]"
         if not isinstance(entry, dict):
@@ -90,6 +91,8 @@ def import_har(
         interactions.append(inter)
         content = entry["response"].get("content")
         bodiless += not isinstance(content, dict) or content.get("text") is None
+        dropped += inter.response.status in NO_CONTENT_STATUSES and isinstance(content, dict) and bool(
+            content.get("text"))
         if (when := _started(p, entry, where)) is not None:
             started.append(when)
     if not interactions:  # an empty cassette would replay nothing and hide why
@@ -104,8 +107,10 @@ def import_har(
         meta["recorded_at"] = min(started).isoformat(timespec="seconds").replace("+00:00", "Z")
     meta["timing"] = ("first byte at timings.send + wait, last byte at + receive; chunks between "
                       "placed by byte offset (HAR keeps no chunk times)")
+    if dropped:
+        meta["bodies_dropped"] = NO_CONTENT_NOTE.format(f"{dropped} entries")
     if skipped:
-        meta["entries_skipped"] = (f"{skipped} (no answer, not http(s)"
+        meta["entries_skipped"] = (f"{skipped} (no answer or only an interim 1xx one, not http(s)"
                                    + (", or not text/event-stream)" if streams_only else ")"))
     if bodiless:
         meta["bodies_missing"] = f"{bodiless} entries: the tool kept no content.text (imported with empty bodies)"
@@ -117,10 +122,16 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON (RFC 8259)")
 
 
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:  # int() would raise ValueError naming Python's setting
+        raise ValueError(f"a number of {len(text.lstrip('-'))} digits: at most {MAX_INT_DIGITS}")
+    return int(text)
+
+
 def _log(p: Path, raw: bytes, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
     """The HAR's ``log`` object and its ``entries`` list, checked."""
     try:
-        doc = json.loads(raw, parse_constant=_not_json)
+        doc = json.loads(raw, parse_constant=_not_json, parse_int=_int)
     except (ValueError, RecursionError) as exc:
         raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
     if json_depth_exceeds(doc, _DEPTH):
@@ -153,6 +164,7 @@ def _interaction(p: Path, entry: dict[str, Any], where: str) -> Interaction | No
     for key in ("method", "url"):
         if not isinstance(req.get(key), str) or not req[key]:
             raise ImportFormatError(p, f"{where}.request.{key}", "a string", req.get(key))
+        _characters(p, req[key], f"{where}.request.{key}")
     if not req["url"].lower().startswith(("http://", "https://")):
         return None  # data:, blob:, ws:, chrome-extension: ...
     if not isinstance(resp, dict) or resp.get("status") in (0, -1, None):
@@ -160,6 +172,8 @@ def _interaction(p: Path, entry: dict[str, Any], where: str) -> Interaction | No
     status = resp["status"]
     if not isinstance(status, int) or isinstance(status, bool):
         raise ImportFormatError(p, f"{where}.response.status", "an HTTP status code", status)
+    if 100 <= status <= 199:
+        return None  # an interim answer (101 Switching Protocols: a WebSocket): no final answer to replay
     headers = [(k, v) for k, v in _headers(p, req.get("headers"), f"{where}.request.headers") if not k.startswith(":")]
     request, sent = request_from_url(req["method"], req["url"], headers, _post_data(p, req, where))
     content = resp.get("content")
@@ -192,8 +206,22 @@ def _headers(p: Path, items: Any, where: str) -> list[tuple[str, str]]:
             item.get("value"), str
         ):
             raise ImportFormatError(p, f"{where}[{j}]", "an object with string 'name' and 'value'", item)
+        for key in ("name", "value"):
+            _characters(p, item[key], f"{where}[{j}].{key}")
         out.append((item["name"], item["value"]))
     return out
+
+
+def _characters(p: Path, text: str, where: str) -> None:
+    """Refuse text holding a lone surrogate (JSON may escape one, ``"\\ud800"``; UTF-8 cannot carry it)."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ImportFormatError(p, where, "text without a lone surrogate (U+D800 to U+DFFF are not characters: "
+                                "UTF-8 cannot carry them)",
+                                Described(None, f"{text[exc.start]!r} at character {exc.start}")) from None
 
 
 def _post_data(p: Path, req: dict[str, Any], where: str) -> bytes | None:
@@ -204,8 +232,10 @@ def _post_data(p: Path, req: dict[str, Any], where: str) -> bytes | None:
         return _text(p, post, f"{where}.request.postData")
     params = post.get("params")
     if isinstance(params, list) and params:  # a form given as fields only
-        return urlencode([(str(x.get("name", "")), str(x.get("value", ""))) for x in params
-                          if isinstance(x, dict)]).encode("ascii")
+        fields = [(str(x.get("name", "")), str(x.get("value", ""))) for x in params if isinstance(x, dict)]
+        for j, (name, value) in enumerate(fields):
+            _characters(p, name + value, f"{where}.request.postData.params[{j}]")
+        return urlencode(fields).encode("ascii")
     return None
 
 

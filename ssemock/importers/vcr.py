@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..cassette import Cassette, Interaction
-from ..cassette.read import read_yaml
+from ..cassette.read import NO_CONTENT_STATUSES, read_yaml
 from ..errors import ImportFormatError
 from ..limits import MAX_CASSETTE_FILE
-from . import request_from_url, untimed_response
+from . import NO_CONTENT_NOTE, request_from_url, untimed_response
 
 __all__ = ["import_vcr"]
 
@@ -38,6 +38,9 @@ def import_vcr(path: str | Path, *, name: str | None = None, provenance: dict[st
     Raises:
         ImportFormatError: the file is not a VCR cassette (names the file and field), is over
             512 MiB, or uses YAML anchors, aliases or duplicate keys (names the line).
+
+    A 204 or 304 answer's body is dropped (provenance ``bodies_dropped``); a 1xx status, which
+    is never a final answer, is refused when the cassette is checked (:func:`check_loadable`).
     """
     p = Path(path)
     try:
@@ -47,8 +50,11 @@ def import_vcr(path: str | Path, *, name: str | None = None, provenance: dict[st
         raise ImportFormatError(p, "", "a readable VCR.py YAML cassette", str(exc)) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
         raise ImportFormatError(p, "interactions", "a VCR.py cassette with a list of interactions", None)
-    interactions = [_interaction(p, item, i) for i, item in enumerate(doc["interactions"])]
+    dropped: list[int] = []
+    interactions = [_interaction(p, item, i, dropped) for i, item in enumerate(doc["interactions"])]
     meta = {"imported_from": p.name, "importer": "vcr", "timing": "none (VCR.py keeps no chunk timing)"}
+    if dropped:
+        meta["bodies_dropped"] = NO_CONTENT_NOTE.format(f"{len(dropped)} interactions")
     meta.update(provenance or {})
     return Cassette(name or _stem(p), interactions, meta)
 
@@ -61,7 +67,8 @@ def _stem(p: Path) -> str:
     return p.stem
 
 
-def _interaction(p: Path, item: Any, i: int) -> Interaction:
+def _interaction(p: Path, item: Any, i: int, dropped: list[int]) -> Interaction:
+    """Interaction ``i``; its index goes into ``dropped`` when its 204 or 304 answer's body is dropped."""
     where = f"interactions[{i}]"
     if not isinstance(item, dict) or not isinstance(item.get("request"), dict) or not isinstance(
         item.get("response"), dict
@@ -77,6 +84,8 @@ def _interaction(p: Path, item: Any, i: int) -> Interaction:
         raise ImportFormatError(p, f"{where}.response.status.code", "an HTTP status code", code)
     request, sent = request_from_url(req["method"], req["uri"], _headers(req.get("headers")), _request_body(req))
     body = _bytes(p, resp.get("body"), f"{where}.response.body")
+    if code in NO_CONTENT_STATUSES and body:
+        dropped.append(i)
     response = untimed_response(code, status.get("message"), _headers(resp.get("headers")), body, sent)
     return Interaction(request, response)
 

@@ -212,6 +212,11 @@ async def _forward(
         st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
         reason = str(exc) or type(exc).__name__
         return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
+    if upstream.status < 200:  # e.g. 101 Switching Protocols: an interim answer, never a final one to replay
+        upstream.close()
+        st.report(info | {"action": "failed", "status": 502, "end": f"interim status {upstream.status}"})
+        return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} answered with the interim "
+                              f"status {upstream.status} (1xx) as its final answer: not forwarded, not recorded")
     async with upstream:
         return await _stream(request, st, store, received, redacted, upstream, info, t0)
 

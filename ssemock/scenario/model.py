@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cassette.read import load_yaml, read_file, utf8_text
-from ..errors import ScenarioError
+from ..errors import Described, ScenarioError
 from ..limits import MAX_SCENARIO_FILE, claim_name
 from . import validated
 from .base import STAGES, STEPS, LineStep, Step
@@ -155,7 +155,7 @@ class Scenario:
     def from_dict(cls, doc: Any, *, name: str = "scenario", source: str = "<memory>") -> Scenario:
         """Build a scenario from parsed YAML. Raises :class:`ScenarioError`."""
         if not isinstance(doc, Mapping):
-            raise ScenarioError(source, "", "a mapping with 'steps'", doc)
+            raise ScenarioError(source, "", "a mapping with 'steps'", None if doc is None else Described(doc))
         if doc.get(FORMAT_KEY, 1) != 1:
             raise ScenarioError(source, FORMAT_KEY, "scenario format version 1", doc.get(FORMAT_KEY))
         for key in doc:

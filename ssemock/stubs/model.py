@@ -23,7 +23,7 @@ from typing import Any
 
 import re2  # type: ignore[import-untyped]
 
-from ..errors import StubError
+from ..errors import StubError, shown_field
 
 __all__ = [
     "FINISH_REASONS",
@@ -205,6 +205,7 @@ class Match:
             except re2.error as exc:
                 reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) \
                     else str(exc)
+                reason = shown_field(reason, 80)  # RE2 quotes the pattern: bounded, secrets redacted
                 raise StubError("<inline>", "match.regex", f"a regular expression RE2 accepts ({reason}; "
                                 "no backreferences or look-around)", self.regex) from None
             object.__setattr__(self, "compiled", compiled)
