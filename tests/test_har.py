@@ -72,10 +72,16 @@ def test_a_chromium_har_round_trips_to_the_cassette_events(
     assert [c.data for c in inter.response.chunks] == [c.data for c in recorded.chunks]
     assert inter.request.method == "POST" and inter.request.path == "/v1/chat/completions"
     assert inter.request.json()["messages"] == [{"role": "user", "content": "Say hello"}]
-    # Timing from the HAR: the scenario waits INTERVAL before each chunk (lower bounds hold under load).
+    # Timing from the HAR (the documented rule): first byte at send + wait, last at + receive, in
+    # seconds. The scenario waits INTERVAL before each chunk, but Playwright times the entry from the
+    # browser's events as it gets them: on a loaded machine "receive" comes out shorter than the
+    # stream took, so the times are checked against the HAR's own, not against INTERVAL.
     response = inter.response
-    assert response.timed and 0 <= response.start == response.chunks[0].t
-    assert response.end.t - response.start >= (len(recorded.chunks) - 1) * INTERVAL * 0.9
+    (post,) = [e for e in _entries(browser_har["path"])["log"]["entries"] if e["request"]["method"] == "POST"]
+    send, wait, receive = (post["timings"][k] for k in ("send", "wait", "receive"))
+    assert receive > 0
+    assert response.timed and response.start == response.chunks[0].t == round((send + wait) / 1000, 6)
+    assert response.end.t == round(response.start + receive / 1000, 6)
     assert [c.t for c in response.chunks] == sorted(c.t for c in response.chunks)
     recorded_at = datetime.fromisoformat(cassette.provenance["recorded_at"])
     assert browser_har["before"] <= recorded_at <= browser_har["after"]
