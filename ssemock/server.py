@@ -24,7 +24,6 @@ The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenari
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import threading
@@ -61,6 +60,7 @@ from .matching import (
     key_request,
     prepare_indexes,
 )
+from .offloop import OffLoop
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
@@ -72,6 +72,7 @@ __all__ = ["ServerState", "create_app", "error_response"]
 _T = TypeVar("_T")
 _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
+OFF_LOOP: web.AppKey[OffLoop] = web.AppKey("ssemock_off_loop", OffLoop)
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
 ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
@@ -142,6 +143,8 @@ def create_app(state: ServerState) -> web.Application:
     """
     app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
+    app[OFF_LOOP] = OffLoop()
+    app.on_cleanup.append(_close_off_loop)
     app.router.add_get("/_ssemock/health", _health)
     app.router.add_get("/_ssemock/cassettes", _cassettes)
     app.router.add_get("/_ssemock/scenarios", _scenarios)
@@ -320,7 +323,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         if len(book) and not named:
             quick = book.quick(received)  # a thread would cost more than a short answer
             hit = book.answer(received, state.seed) if quick else await _off_loop(
-                lambda _: book.answer(received, state.seed))
+                request.app, lambda _: book.answer(received, state.seed))
     except asyncio.CancelledError:
         entry["outcome"] = "stopped" if stopping(request) else "client_gone"
         raise
@@ -349,7 +352,7 @@ async def _replay(request: web.Request) -> web.StreamResponse:
                                  explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
         # scoring thousands of stubs takes a while: off the loop
-        stub = await _off_loop(lambda _: state.stubs.closest(received)) if len(state.stubs) else None
+        stub = await _off_loop(request.app, lambda _: state.stubs.closest(received)) if len(state.stubs) else None
         return _refuse(entry, _no_match(exc, stub))
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
@@ -378,7 +381,7 @@ async def _serve(
     if scenario is not None:
         plan.growth_limit = request.app[STATE].max_scenario_growth
         try:
-            await _build(scenario, plan)
+            await _build(request.app, scenario, plan)
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
@@ -399,43 +402,23 @@ async def _serve(
             request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time())
 
 
-async def _build(scenario: Scenario, plan: Plan) -> None:
+async def _build(app: web.Application, scenario: Scenario, plan: Plan) -> None:
     """Apply ``scenario`` to ``plan`` off the loop (:func:`_off_loop`; steps may rebuild a large body)."""
-    await _off_loop(lambda cancelled: scenario.apply(plan, cancelled.is_set))
+    await _off_loop(app, lambda cancelled: scenario.apply(plan, cancelled.is_set))
 
 
-async def _off_loop(work: Callable[[threading.Event], _T]) -> _T:
-    """``work(cancelled)`` run in a daemon thread, so that the server goes on answering meanwhile.
+async def _off_loop(app: web.Application, work: Callable[[threading.Event], _T]) -> _T:
+    """``work(cancelled)`` run on one of the server's few threads (:class:`~ssemock.offloop.OffLoop`,
+    :data:`~ssemock.offloop.PLAN_THREADS`), so that the server goes on answering meanwhile.
 
     When the waiting handler is cancelled (its client left, or the server stops), ``cancelled``
-    is set (work may check it and stop early) and the result is dropped; being a daemon thread,
-    it never keeps the process from ending (``asyncio.to_thread`` would: the loop joins its
-    executor at exit).
+    is set: queued work never runs, running work may check it and stop early; the result is dropped.
     """
-    loop = asyncio.get_running_loop()
-    built: asyncio.Future[_T] = loop.create_future()
-    cancelled = threading.Event()
+    return await app[OFF_LOOP].run(work)
 
-    def settle(error: BaseException | None, result: Any) -> None:
-        if not built.done():
-            built.set_exception(error) if error is not None else built.set_result(result)
 
-    def run() -> None:
-        error: BaseException | None = None
-        result: Any = None
-        try:
-            result = work(cancelled)
-        except BaseException as exc:  # raised again in the handler
-            error = exc
-        if not cancelled.is_set():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(settle, error, result)
-
-    threading.Thread(target=run, name="ssemock-plan", daemon=True).start()
-    try:
-        return await built
-    finally:
-        cancelled.set()
+async def _close_off_loop(app: web.Application) -> None:
+    app[OFF_LOOP].close()
 
 
 def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None]:
