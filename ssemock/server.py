@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
-import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
+from .edge.cors import allow_cors, cross_origin
 from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
 from .journal import JournalEntry, send_journal
@@ -105,6 +105,8 @@ class ServerState:
         received: requests journaled since the last reset (the ``seq`` of the latest).
         stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
+        cors_origins: the origins whose pages may read replay answers besides the loopback ones
+            (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -125,6 +127,7 @@ class ServerState:
     received: int = 0
     stubs: StubBook = field(default_factory=StubBook)
     streams: ResumeBook = field(default_factory=ResumeBook, repr=False)
+    cors_origins: tuple[str, ...] = ()
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""
@@ -137,9 +140,10 @@ class ServerState:
 def create_app(state: ServerState) -> web.Application:
     """Build the aiohttp application serving ``state``.
 
-    Replay routes answer any origin (CORS, for browser ``EventSource`` and ``fetch``);
-    admin routes have no CORS and, once served by :func:`ssemock.edge.start_runner`,
-    answer same-origin requests under a known ``Host`` only (:mod:`ssemock.edge.guard`).
+    Replay routes let pages of loopback origins and of ``state.cors_origins`` read them (CORS, for
+    browser ``EventSource`` and ``fetch``; :mod:`ssemock.edge.cors`); admin routes have no CORS and,
+    once served by :func:`ssemock.edge.start_runner`, answer same-origin requests under a known
+    ``Host`` only (:mod:`ssemock.edge.guard`).
     """
     app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
@@ -153,7 +157,7 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
     replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
-    _allow_cors(app, replay)
+    allow_cors(app, replay, state.cors_origins)
     # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
     # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
     app.router.add_route("*", "/{tail:.*}", _replay)
@@ -166,19 +170,6 @@ async def _prepare_indexes(app: web.Application) -> None:
     """Index the cassettes before the first request, not during it."""
     state = app[STATE]
     prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
-
-
-def _allow_cors(app: web.Application, routes: list[web.AbstractRoute]) -> None:
-    """Let pages from any origin read the replay ``routes`` (browser ``EventSource``, ``fetch``).
-
-    aiohttp-cors answers preflight ``OPTIONS`` requests and adds
-    ``Access-Control-Allow-Origin`` (and exposes every header) to the responses.
-    """
-    options = aiohttp_cors.ResourceOptions(allow_credentials=False, expose_headers="*", allow_headers="*",
-                                           allow_methods="*")  # type: ignore[no-untyped-call]
-    cors = aiohttp_cors.setup(app, defaults={"*": options})
-    for route in routes:
-        cors.add(route)
 
 
 async def _unknown_admin_path(request: web.Request) -> web.Response:
@@ -336,10 +327,10 @@ async def _replay(request: web.Request) -> web.StreamResponse:
         return await _serve(request, entry, arrived, scenario, Plan.of(
             hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
     if cassette_name is not None and cassette_name not in state.cassettes:
-        return _refuse(entry, error_response(
+        return _refuse_foreign(request, entry, error_response(
             404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
             known=sorted(state.cassettes),
-        ))
+        ), f"no cassette named {cassette_name!r}; the cassettes served")
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     if not indexes_ready(state.indexes, pool, state.match_on):
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
@@ -353,7 +344,8 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     except NoMatchError as exc:
         # scoring thousands of stubs takes a while: off the loop
         stub = await _off_loop(request.app, lambda _: state.stubs.closest(received)) if len(state.stubs) else None
-        return _refuse(entry, _no_match(exc, stub))
+        return _refuse_foreign(request, entry, _no_match(exc, stub),
+                               f"no recorded interaction matches {exc.request}; which ones come closest")
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
@@ -438,6 +430,20 @@ def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, w
             known=sorted(state.scenarios),
         )
     return Scenario.compose(state.scenarios[n] for n in wanted), None
+
+
+def _refuse_foreign(request: web.Request, entry: JournalEntry, response: web.Response, shown: str) -> web.Response:
+    """:func:`_refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`, allowed
+    by CORS or not) gets the error's type and ``shown`` (``WHAT FAILED; WHAT IS WITHHELD``) naming the
+    journal, not the cassette names, the closest interactions nor how the request differs from them
+    (recorded prompts)."""
+    _refuse(entry, response)  # the journal keeps the whole error
+    if not cross_origin(request):
+        return response
+    return error_response(
+        response.status, entry["error"]["type"], f"{shown} is not told to a web page of another origin: "
+        "see the journal (GET /_ssemock/requests from curl or the server's own origin, MockServer.requests), "
+        "which holds the whole error")
 
 
 def _refuse(entry: JournalEntry, response: web.Response) -> web.Response:
