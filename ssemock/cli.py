@@ -155,6 +155,9 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
     serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
                        help=f"journal larger bodies as sha256 + size + prefix (default {JOURNAL_BODY}, 64 KiB)")
+    serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                       help="an origin (https://app.example:8443) whose web pages may read replay answers, besides "
+                            "loopback origins (localhost, 127.0.0.1, [::1], any port); '*': any web page (repeatable)")
     serve.add_argument("--workers", type=worker_count, metavar="N|auto",
                        help="serve from N processes on one port (auto: one per core; needs gunicorn: "
                             "pip install 'ssemock[workers]'); the journal gathers them all")
@@ -337,7 +340,8 @@ def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
             max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
             journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
-            max_scenario_growth=args.max_scenario_growth, stubs=args.stubs, **network_kwargs(args),
+            max_scenario_growth=args.max_scenario_growth, stubs=args.stubs, cors_origins=args.cors_origin,
+            **network_kwargs(args),
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None

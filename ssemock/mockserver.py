@@ -23,6 +23,7 @@ from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load_cassettes
 from .cassette.read import check_times
 from .edge import NetworkOptions, start_runner
+from .edge.cors import origin_names
 from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
 from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
 from .limits import (
@@ -208,6 +209,9 @@ class MockServer:
             ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
         stubs: stub files or directories, :class:`~ssemock.stubs.Stub` objects or chains, or a
             list of them (see :func:`collect_stubs`); consulted before the cassettes.
+        cors_origins: origins (``https://app.example:8443``) whose web pages may read replay
+            answers, besides loopback origins (``http://localhost:3000``, any port), which always
+            may; ``"*"``: any web page (see :mod:`ssemock.edge.cors`).
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -215,7 +219,7 @@ class MockServer:
     Raises:
         CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
         ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
-            scenario or cassette name, timeout, backlog, grace, host name).
+            scenario or cassette name, timeout, backlog, grace, host name, origin).
         ServerError: the server could not start (e.g. the port is taken).
     """
 
@@ -241,6 +245,7 @@ class MockServer:
         grace: float = DEFAULT_GRACE,
         allowed_hosts: Iterable[str] = (),
         stubs: Iterable[StubSource] | StubSource | None = None,
+        cors_origins: Iterable[str] = (),
     ) -> None:
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         check_option("max_request_body", max_request_body, integer(0, None))
@@ -248,6 +253,7 @@ class MockServer:
         check_option("journal_body_limit", journal_body_limit, integer(0, None))
         check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING))
         check_option("max_scenario_growth", max_scenario_growth, integer(0, None))
+        origins = origin_names(cors_origins)
         self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
                                       grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         self.state = ServerState(
@@ -263,6 +269,7 @@ class MockServer:
             max_json_depth=max_json_depth,
             max_scenario_growth=max_scenario_growth,
             stubs=StubBook(collect_stubs(stubs)),
+            cors_origins=origins,
         )
         check_names(self.state)
         self.host = host

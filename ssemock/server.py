@@ -24,7 +24,6 @@ The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenari
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import threading
@@ -35,11 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
-import aiohttp_cors
 from aiohttp import web
 
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
+from .edge.cors import allow_cors, cross_origin
 from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
 from .journal import JournalEntry, send_journal
@@ -61,6 +60,7 @@ from .matching import (
     key_request,
     prepare_indexes,
 )
+from .offloop import OffLoop
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
@@ -72,6 +72,7 @@ __all__ = ["ServerState", "create_app", "error_response"]
 _T = TypeVar("_T")
 _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
+OFF_LOOP: web.AppKey[OffLoop] = web.AppKey("ssemock_off_loop", OffLoop)
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
 ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
@@ -104,6 +105,8 @@ class ServerState:
         received: requests journaled since the last reset (the ``seq`` of the latest).
         stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
+        cors_origins: the origins whose pages may read replay answers besides the loopback ones
+            (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
     """
 
     cassettes: dict[str, Cassette] = field(default_factory=dict)
@@ -124,6 +127,7 @@ class ServerState:
     received: int = 0
     stubs: StubBook = field(default_factory=StubBook)
     streams: ResumeBook = field(default_factory=ResumeBook, repr=False)
+    cors_origins: tuple[str, ...] = ()
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""
@@ -136,12 +140,15 @@ class ServerState:
 def create_app(state: ServerState) -> web.Application:
     """Build the aiohttp application serving ``state``.
 
-    Replay routes answer any origin (CORS, for browser ``EventSource`` and ``fetch``);
-    admin routes have no CORS and, once served by :func:`ssemock.edge.start_runner`,
-    answer same-origin requests under a known ``Host`` only (:mod:`ssemock.edge.guard`).
+    Replay routes let pages of loopback origins and of ``state.cors_origins`` read them (CORS, for
+    browser ``EventSource`` and ``fetch``; :mod:`ssemock.edge.cors`); admin routes have no CORS and,
+    once served by :func:`ssemock.edge.start_runner`, answer same-origin requests under a known
+    ``Host`` only (:mod:`ssemock.edge.guard`).
     """
     app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
+    app[OFF_LOOP] = OffLoop()
+    app.on_cleanup.append(_close_off_loop)
     app.router.add_get("/_ssemock/health", _health)
     app.router.add_get("/_ssemock/cassettes", _cassettes)
     app.router.add_get("/_ssemock/scenarios", _scenarios)
@@ -150,7 +157,7 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
     replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
-    _allow_cors(app, replay)
+    allow_cors(app, replay, state.cors_origins)
     # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
     # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
     app.router.add_route("*", "/{tail:.*}", _replay)
@@ -163,19 +170,6 @@ async def _prepare_indexes(app: web.Application) -> None:
     """Index the cassettes before the first request, not during it."""
     state = app[STATE]
     prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
-
-
-def _allow_cors(app: web.Application, routes: list[web.AbstractRoute]) -> None:
-    """Let pages from any origin read the replay ``routes`` (browser ``EventSource``, ``fetch``).
-
-    aiohttp-cors answers preflight ``OPTIONS`` requests and adds
-    ``Access-Control-Allow-Origin`` (and exposes every header) to the responses.
-    """
-    options = aiohttp_cors.ResourceOptions(allow_credentials=False, expose_headers="*", allow_headers="*",
-                                           allow_methods="*")  # type: ignore[no-untyped-call]
-    cors = aiohttp_cors.setup(app, defaults={"*": options})
-    for route in routes:
-        cors.add(route)
 
 
 async def _unknown_admin_path(request: web.Request) -> web.Response:
@@ -328,7 +322,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         if len(book) and not named:
             quick = book.quick(received)  # a thread would cost more than a short answer
             hit = book.answer(received, state.seed) if quick else await _off_loop(
-                lambda _: book.answer(received, state.seed))
+                request.app, lambda _: book.answer(received, state.seed))
     except asyncio.CancelledError:
         entry["outcome"] = "stopped" if stopping(request) else "client_gone"
         raise
@@ -341,10 +335,10 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         return _serve(request, entry, arrived, scenario, Plan.of(
             hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
     if cassette_name is not None and cassette_name not in state.cassettes:
-        return _refuse(entry, error_response(
+        return _refuse_foreign(request, entry, error_response(
             404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
             known=sorted(state.cassettes),
-        ))
+        ), f"no cassette named {cassette_name!r}; the cassettes served")
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     if not indexes_ready(state.indexes, pool, state.match_on):
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
@@ -357,8 +351,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
                                  explicit=cassette_name is not None and not state.strict)
     except NoMatchError as exc:
         # scoring thousands of stubs takes a while: off the loop
-        stub = await _off_loop(lambda _: state.stubs.closest(received)) if len(state.stubs) else None
-        return _refuse(entry, _no_match(exc, stub))
+        stub = await _off_loop(request.app, lambda _: state.stubs.closest(received)) if len(state.stubs) else None
+        return _refuse_foreign(request, entry, _no_match(exc, stub),
+                               f"no recorded interaction matches {exc.request}; which ones come closest")
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     plan = Plan.of(
         match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
@@ -386,7 +381,7 @@ async def _serve(
     if scenario is not None:
         plan.growth_limit = request.app[STATE].max_scenario_growth
         try:
-            await _build(scenario, plan)
+            await _build(request.app, scenario, plan)
         except asyncio.CancelledError:
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
@@ -407,43 +402,23 @@ async def _serve(
             request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time())
 
 
-async def _build(scenario: Scenario, plan: Plan) -> None:
+async def _build(app: web.Application, scenario: Scenario, plan: Plan) -> None:
     """Apply ``scenario`` to ``plan`` off the loop (:func:`_off_loop`; steps may rebuild a large body)."""
-    await _off_loop(lambda cancelled: scenario.apply(plan, cancelled.is_set))
+    await _off_loop(app, lambda cancelled: scenario.apply(plan, cancelled.is_set))
 
 
-async def _off_loop(work: Callable[[threading.Event], _T]) -> _T:
-    """``work(cancelled)`` run in a daemon thread, so that the server goes on answering meanwhile.
+async def _off_loop(app: web.Application, work: Callable[[threading.Event], _T]) -> _T:
+    """``work(cancelled)`` run on one of the server's few threads (:class:`~ssemock.offloop.OffLoop`,
+    :data:`~ssemock.offloop.PLAN_THREADS`), so that the server goes on answering meanwhile.
 
     When the waiting handler is cancelled (its client left, or the server stops), ``cancelled``
-    is set (work may check it and stop early) and the result is dropped; being a daemon thread,
-    it never keeps the process from ending (``asyncio.to_thread`` would: the loop joins its
-    executor at exit).
+    is set: queued work never runs, running work may check it and stop early; the result is dropped.
     """
-    loop = asyncio.get_running_loop()
-    built: asyncio.Future[_T] = loop.create_future()
-    cancelled = threading.Event()
+    return await app[OFF_LOOP].run(work)
 
-    def settle(error: BaseException | None, result: Any) -> None:
-        if not built.done():
-            built.set_exception(error) if error is not None else built.set_result(result)
 
-    def run() -> None:
-        error: BaseException | None = None
-        result: Any = None
-        try:
-            result = work(cancelled)
-        except BaseException as exc:  # raised again in the handler
-            error = exc
-        if not cancelled.is_set():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(settle, error, result)
-
-    threading.Thread(target=run, name="ssemock-plan", daemon=True).start()
-    try:
-        return await built
-    finally:
-        cancelled.set()
+async def _close_off_loop(app: web.Application) -> None:
+    app[OFF_LOOP].close()
 
 
 def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None]:
@@ -463,6 +438,20 @@ def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, w
             known=sorted(state.scenarios),
         )
     return Scenario.compose(state.scenarios[n] for n in wanted), None
+
+
+def _refuse_foreign(request: web.Request, entry: JournalEntry, response: web.Response, shown: str) -> web.Response:
+    """:func:`_refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`, allowed
+    by CORS or not) gets the error's type and ``shown`` (``WHAT FAILED; WHAT IS WITHHELD``) naming the
+    journal, not the cassette names, the closest interactions nor how the request differs from them
+    (recorded prompts)."""
+    _refuse(entry, response)  # the journal keeps the whole error
+    if not cross_origin(request):
+        return response
+    return error_response(
+        response.status, entry["error"]["type"], f"{shown} is not told to a web page of another origin: "
+        "see the journal (GET /_ssemock/requests from curl or the server's own origin, MockServer.requests), "
+        "which holds the whole error")
 
 
 def _refuse(entry: JournalEntry, response: web.Response) -> web.Response:

@@ -78,14 +78,15 @@ def test_preflights_for_admin_paths_are_not_granted(
     assert not any(h.startswith("access-control-") for h in r.headers)
 
 
-def test_replay_paths_stay_open_to_every_origin(server: MockServer, client: httpx.Client) -> None:
-    origin = {"Origin": "https://app.example"}
+def test_replay_paths_stay_open_to_pages_of_this_machine(server: MockServer, client: httpx.Client) -> None:
+    """(Other origins: tests/test_edges_cors.py.)"""
+    origin = {"Origin": "http://localhost:3000"}
     pre = client.options(server.url + "/_ssemock/s/crlf/v1/chat/completions", headers={
         **origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
-    assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == "https://app.example"
+    assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == "http://localhost:3000"
     r = client.post(server.url + "/v1/chat/completions", content=b"{}", headers=origin)
     assert (r.status_code, r.text) == (200, "data: hi\n\n")
-    assert r.headers["access-control-allow-origin"] == "https://app.example"
+    assert r.headers["access-control-allow-origin"] == "http://localhost:3000"
 
 
 @pytest.mark.parametrize("headers", [
@@ -158,10 +159,10 @@ def test_a_recording_with_its_providers_cors_headers_still_answers_browsers(clie
     inter = Interaction(Request("POST", "/v1/chat/completions"), response)
     with MockServer([Cassette("cors", [inter])], scenarios=[], timing_scale=0) as server:
         browser = client.post(server.url + "/v1/chat/completions", content=b"{}",
-                              headers={"Origin": "https://app.example"})
+                              headers={"Origin": "http://localhost:3000"})
         plain = client.post(server.url + "/v1/chat/completions", content=b"{}")
     assert (browser.status_code, browser.text) == (200, "data: x\n\n")
-    assert browser.headers["access-control-allow-origin"] == "https://app.example"
+    assert browser.headers["access-control-allow-origin"] == "http://localhost:3000"
     assert plain.headers["access-control-allow-origin"] == "*"  # as recorded, for clients that are no browser
     assert plain.headers["access-control-expose-headers"] == "X-Generation-Id"
 

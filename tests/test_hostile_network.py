@@ -352,7 +352,10 @@ SLOW_SCENARIO = "ssemock_scenario: 1\nname: slow\nsteps:\n" + "- keepalive: {lea
 
 
 def _plan_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "ssemock-plan"]
+    """The server's plan threads running work (an idle one waits for the next in ``OffLoop._serve``)."""
+    frames = sys._current_frames()
+    return [t for t in threading.enumerate() if t.name.startswith("ssemock-plan")
+            and (frame := frames.get(t.ident or 0)) is not None and frame.f_code.co_name != "_serve"]
 
 
 def test_a_plan_being_built_for_a_client_that_left_is_dropped(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ Modules: :mod:`.options` (:class:`NetworkOptions`: header and body timeouts, lis
 backlog, stop grace, allowed host names), :mod:`.guard` (the admin API answers same-origin
 requests under a known ``Host`` only), :mod:`.framing` (chunked, length or
 close-delimited bodies; HTTP/1.0), :mod:`.logs` (one access line per request, single-line
-errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (JSON errors).
+errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (JSON errors),
+:mod:`.cors` (which web pages may read replay answers; imported by the replay server only).
 """
 
 from .framing import abort_connection, set_framing

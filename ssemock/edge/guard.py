@@ -14,7 +14,8 @@ open in the developer's browser must not reach them:
   other than ``same-origin`` / ``none``, comes from another site's page: ``403
   ssemock_cross_origin`` (preflights included, so a browser never sends the request).
 
-Replay paths are not guarded: browsers read streams from any origin (CORS). The
+Replay paths are not guarded this way: pages of this machine (loopback origins) and of the
+origins given with ``--cors-origin`` read streams through CORS (:mod:`.cors`). The
 recorder guards every path the same way (``every_path``): it forwards requests with the
 target's credentials, so a page must neither reach it by rebinding a name nor from another
 origin; SDK clients and tools (openai, anthropic, httpx, curl) send no ``Origin`` and the
@@ -65,7 +66,7 @@ def host_allowed(name: str, bound: str, allowed: frozenset[str]) -> bool:
     return address.is_loopback or bound in _WILDCARD
 
 
-_ADMIN = ("the admin API", "web pages may read replay paths from any origin, never the journal or admin paths")
+_ADMIN = ("the admin API", "web pages may read replay paths (CORS), never the journal or admin paths")
 _RECORDER = ("the recorder", "it forwards requests with the target's credentials, so no web page may use it")
 
 

@@ -7,6 +7,8 @@
 * refuses admin requests (every request, for the recorder) from other sites (:mod:`.guard`);
 * gives the request body ``body_timeout`` seconds to arrive (then ``408
   ssemock_body_timeout``, connection closed);
+* ends the connection with an answer that leaves the request body unread (``413
+  ssemock_body_too_large``): the client sees the end at once;
 * keeps the requests in flight, so that a stop lets them finish for ``grace`` seconds
   and then cancels them, and writes the access line of a request cut by a stop or by
   its client leaving (aiohttp writes the others, see :mod:`.logs`).
@@ -54,6 +56,7 @@ class Edge:
         handlers: the tasks answering requests now.
         stopping: the server is stopping (requests cut now are ``stopped``).
         guard_every_path: every path is guarded, not only the admin ones (the recorder).
+        closing: the connections reading and dropping a body after their answer (their tasks).
     """
 
     options: NetworkOptions
@@ -61,6 +64,7 @@ class Edge:
     self_reporting: tuple[Handler, ...] = ()
     guard_every_path: bool = False
     handlers: set[asyncio.Task[Any]] = field(default_factory=set)
+    closing: set[asyncio.Task[Any]] = field(default_factory=set)
     stopping: bool = False
 
     async def stop(self, app: web.Application) -> None:
@@ -72,10 +76,10 @@ class Edge:
         self.stopping = True
         if self.handlers:
             await asyncio.wait(set(self.handlers), timeout=self.options.grace)
-        for task in self.handlers:
+        for task in self.handlers | self.closing:
             task.cancel()
-        if self.handlers:
-            await asyncio.wait(set(self.handlers), timeout=1.0)
+        if self.handlers or self.closing:
+            await asyncio.wait(self.handlers | self.closing, timeout=1.0)
 
 
 EDGE: web.AppKey[Edge] = web.AppKey("ssemock_edge", Edge)
@@ -143,7 +147,27 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
             deadline.cancel()
     if deadline is not None and deadline.fired and not response.prepared:
         return _body_timeout_reply(request, edge.options.body_timeout)  # the handler answered the failed read
+    if response.keep_alive is False and not response.prepared and not request.content.is_eof():
+        await _answer_then_half_close(request, response, edge)
     return response
+
+
+async def _answer_then_half_close(request: web.Request, response: web.StreamResponse, edge: Edge) -> None:
+    """Send ``response`` (it closes the connection: a 413 leaves the body unread), then end the
+    connection's sending side, so that the client sees the connection end with the answer.
+
+    aiohttp then reads and drops what the client still sends, until it closes or for 10 s at most,
+    and closes too: a close with unread bytes would send a TCP RST, which may destroy the answer
+    before the client has read it (RFC 9112 §9.6). The client used to see the end only after those
+    10 s. A stop cuts that reading short (:attr:`Edge.closing`).
+    """
+    await response.prepare(request)
+    await response.write_eof()
+    transport = request.transport
+    if transport is not None and transport.can_write_eof():
+        transport.write_eof()  # FIN once the answer has left
+        edge.closing.add(request.task)
+        request.task.add_done_callback(edge.closing.discard)
 
 
 def activity(app: web.Application) -> dict[str, int]:

@@ -1,0 +1,180 @@
+"""Which web pages may read replay answers: loopback origins by default, others when given (CORS);
+errors to pages of other origins do not tell the cassettes nor the recorded prompts.
+
+Real requests with the headers browsers send (``Origin``, a preflight's ``Access-Control-Request-*``)
+against the real server on 127.0.0.1; tests/test_browser.py has Chromium's side.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from ssemock import Cassette, Chunk, ConfigError, Interaction, MockServer, Request, Response
+from ssemock.cli import main
+from ssemock.stubs import on
+
+SSE = [("content-type", "text/event-stream")]
+PROMPT = {"model": "gpt-4o", "messages": [{"role": "user", "content": "What is the secret launch date?"}]}
+PATH = "/v1/chat/completions"
+ANSWER = b'data: {"choices":[{"delta":{"content":"March 3"}}]}\n\n'
+LOOPBACK = ["http://localhost:3000", "https://localhost", "http://127.0.0.1:5173", "http://127.0.0.2:8000",
+            "http://[::1]:8080", "http://app.localhost:3000", "HTTP://LOCALHOST:3000"]
+FOREIGN = ["https://evil.example", "http://evil.test:8000", "null", "http://localhost.evil.example",
+           "http://127.0.0.1.nip.io", "http://0.0.0.0:3000", "http://192.168.1.20:3000", "file://"]
+
+
+def _cassette() -> Cassette:
+    request = Request("POST", PATH, body=json.dumps(PROMPT).encode())
+    return Cassette("launch-plans", [Interaction(request, Response(200, None, SSE, [Chunk(0, ANSWER)]))])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[MockServer]:
+    with MockServer([_cassette()], scenarios=[], timing_scale=0) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=30) as shared:
+        yield shared
+
+
+def _preflight(client: httpx.Client, url: str, origin: str) -> httpx.Response:
+    return client.options(url, headers={"Origin": origin, "Access-Control-Request-Method": "POST",
+                                        "Access-Control-Request-Headers": "content-type"})
+
+
+@pytest.mark.parametrize("origin", LOOPBACK)
+def test_pages_of_this_machine_read_replays(server: MockServer, client: httpx.Client, origin: str) -> None:
+    url = f"{server.url}/_ssemock/c/launch-plans{PATH}"
+    pre = _preflight(client, url, origin)
+    assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == origin
+    answer = client.post(url, json=PROMPT, headers={"Origin": origin})
+    assert answer.status_code == 200 and answer.content == ANSWER
+    assert answer.headers["access-control-allow-origin"] == origin
+
+
+@pytest.mark.parametrize("origin", FOREIGN)
+def test_pages_of_other_origins_get_no_cors_headers(server: MockServer, client: httpx.Client, origin: str) -> None:
+    url = f"{server.url}/_ssemock/c/launch-plans{PATH}"
+    assert _preflight(client, url, origin).status_code == 403  # the browser never sends the request
+    # A simple request (text/plain POST) is sent without preflight: answered, but with no
+    # Access-Control-Allow-Origin, so the browser does not give the answer to the page.
+    answer = client.post(url, content=b"{}", headers={"Origin": origin, "Content-Type": "text/plain"})
+    assert answer.status_code == 200
+    assert not [h for h in answer.headers if h.lower().startswith("access-control-")]
+
+
+def test_a_recorded_access_control_header_never_reaches_another_origin(client: httpx.Client) -> None:
+    headers = [*SSE, ("access-control-allow-origin", "*")]
+    answer = Response(200, None, headers, [Chunk(0, ANSWER)])
+    recorded = Cassette("open", [Interaction(Request("GET", "/v1/x"), answer)])
+    with MockServer([recorded], scenarios=[], timing_scale=0) as server:
+        foreign = client.get(server.url + "/v1/x", headers={"Origin": "https://evil.example"})
+        plain = client.get(server.url + "/v1/x")
+    assert foreign.content == ANSWER and "access-control-allow-origin" not in foreign.headers
+    assert plain.headers["access-control-allow-origin"] == "*"  # as recorded, for clients that are not pages
+
+
+def test_origins_given_are_allowed_too_and_star_allows_every_origin(client: httpx.Client) -> None:
+    with MockServer([_cassette()], scenarios=[], timing_scale=0,
+                    cors_origins=["HTTPS://App.Example:443/", "http://10.0.0.5:3000", "null"]) as server:
+        url = server.url + PATH
+        for origin in ("https://app.example", "http://10.0.0.5:3000", "null", "http://localhost:3000"):
+            assert _preflight(client, url, origin).headers["access-control-allow-origin"] == origin
+            answer = client.post(url, json=PROMPT, headers={"Origin": origin})
+            assert answer.headers["access-control-allow-origin"] == origin
+        for origin in ("https://app.example:8443", "http://app.example", "https://evil.example"):
+            assert _preflight(client, url, origin).status_code == 403
+            answer = client.post(url, json=PROMPT, headers={"Origin": origin})
+            assert answer.status_code == 200 and "access-control-allow-origin" not in answer.headers
+    with MockServer([_cassette()], scenarios=[], timing_scale=0, cors_origins=["*"]) as server:
+        answer = client.post(server.url + PATH, json=PROMPT, headers={"Origin": "https://evil.example"})
+        assert answer.content == ANSWER and answer.headers["access-control-allow-origin"] == "https://evil.example"
+
+
+@pytest.mark.parametrize("origins", [["ftp://app.example"], ["https://app.example/path"], [""], ["app.example"],
+                                     ["https://user@app.example"], ["https://app.example:99999"], [None], "*"])
+def test_an_origin_that_is_not_one_is_refused(origins: object) -> None:
+    with pytest.raises(ConfigError, match="cors_origins"):
+        MockServer(cors_origins=origins)  # type: ignore[arg-type]
+
+
+def test_serve_takes_cors_origins(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--port", "0", "--cors-origin", "app.example"]) == 2
+    assert "cors_origins: expected an origin" in capsys.readouterr().err
+    with subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0", "--cors-origin",
+                           "https://app.example", "--cors-origin", "https://other.example"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().split()[-1]
+            path = f"{url}/_ssemock/c/openai-chat-finish-length-usage{PATH}"
+            for origin, allowed in (("https://app.example", True), ("https://other.example", True),
+                                    ("http://[::1]:3000", True), ("https://evil.example", False)):
+                answer = httpx.post(path, json={}, headers={"Origin": origin}, timeout=30)
+                assert answer.status_code == 200
+                assert answer.headers.get("access-control-allow-origin") == (origin if allowed else None)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+# ---- errors to other origins ------------------------------------------------------------------
+ASKED = {"model": "gpt-4o", "messages": [{"role": "user", "content": "?"}]}
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "http://localhost:3000", "null"])
+def test_errors_to_pages_of_other_origins_keep_the_cassettes_and_prompts_private(
+    server: MockServer, client: httpx.Client, origin: str,
+) -> None:
+    """Allowed by CORS or not: a page of another origin (localhost:3000 included) learns neither the
+    cassette names nor how its request differs from a recorded one; the journal keeps the whole error."""
+    headers = {"Origin": origin, "Content-Type": "text/plain"}
+    unknown = client.post(f"{server.url}/_ssemock/c/nope{PATH}", content=b"{}", headers=headers)
+    assert unknown.status_code == 404
+    error = unknown.json()["error"]
+    assert error["type"] == "ssemock_unknown_cassette" and "known" not in error
+    assert "launch-plans" not in unknown.text and "/_ssemock/requests" in error["message"]
+    assert server.requests[-1]["error"]["known"] == ["launch-plans"]
+
+    missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=headers)
+    assert missed.status_code == 404
+    error = missed.json()["error"]
+    assert error["type"] == "ssemock_no_match" and not {"closest", "closest_stub", "differences"} & set(error)
+    assert "secret launch date" not in missed.text and "launch-plans" not in missed.text
+    assert error["message"].startswith("no recorded interaction matches POST /v1/chat/completions")
+    assert "journal" in error["message"] and "/_ssemock/requests" in error["message"]
+    kept = server.requests[-1]["error"]
+    assert kept["closest"][0]["cassette"] == "launch-plans"
+    assert "secret launch date" in json.dumps(kept["closest"][0]["differences"])
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_errors_to_curl_and_the_servers_own_pages_tell_everything(
+    server: MockServer, client: httpx.Client, same: bool,
+) -> None:
+    headers = {"Origin": server.url} if same else {}
+    unknown = client.post(f"{server.url}/_ssemock/c/nope{PATH}", content=b"{}", headers=headers)
+    assert unknown.json()["error"]["known"] == ["launch-plans"]
+    missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=headers)
+    error = missed.json()["error"]
+    assert error["closest"][0]["cassette"] == "launch-plans"
+    assert "secret launch date" in json.dumps(error["closest"][0]["differences"])
+
+
+def test_a_stub_servers_no_match_to_another_origin_tells_no_stub() -> None:
+    stub = on(model="gpt-4o", contains="launch code").reply("The code is 0000")
+    with MockServer(cassettes=[], scenarios=[], stubs=stub, timing_scale=0) as server:
+        local = httpx.post(server.url + PATH, json=ASKED, timeout=30)
+        foreign = httpx.post(server.url + PATH, json=ASKED, headers={"Origin": "https://evil.example"}, timeout=30)
+    assert local.status_code == foreign.status_code == 404
+    assert "closest_stub" in local.json()["error"] and "launch code" in local.text
+    assert "closest_stub" not in foreign.json()["error"] and "launch code" not in foreign.text
