@@ -108,7 +108,10 @@ def test_every_step_is_documented_with_yaml_examples_that_load(name: str) -> Non
     ([{"stall": {"secs": 1}}], "steps[0].stall.secs", "a field of stall: after_events, seconds"),
     ([{"line-endings": {"eol": "CRLF"}}], "steps[0].line-endings.eol", "one of lf | crlf | cr | mixed"),
     ([{"disconnect": {"after_events": 1, "after_bytes": 3}}], "steps[0].disconnect", "exactly one of"),
-    ([{"http-error": {"status": 700}}], "steps[0].http-error.status", "an HTTP status code 100-599"),
+    ([{"http-error": {"status": 700}}], "steps[0].http-error.status", "an HTTP status code 200-599"),
+    # A 1xx answer is interim (RFC 9110 section 15.2): the client would wait for a final one forever.
+    ([{"http-error": {"status": 101}}], "steps[0].http-error.status", "an HTTP status code 200-599"),
+    ([{"error-mid-stream": {"status": 700}}], "steps[0].error-mid-stream.status", "an HTTP status code 100-599"),
     ([{"keepalive": {"text": "a\nb"}}], "steps[0].keepalive.text", "a string of at most 256 characters without CR, LF"),
     ([{"bom": {}}, "crlf"], "steps[1]", "a one-key mapping naming a step"),
 ])

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from ..cassette import Chunk, End
 from ..errors import ScenarioError
+from ..limits import is_integer
 from ..providers.base import phrase
 from . import providers as prov
 from .base import (
@@ -59,7 +60,7 @@ class HttpError(Step):
             json: {error: {message: Rate limit reached, type: rate_limit_error}}
         - http-error: {status: 502, content_type: text/html, text: "<html>Bad gateway</html>"}
 
-    Fields: ``status`` (100-599, default 500), ``headers`` (added to the content type; names
+    Fields: ``status`` (200-599, default 500), ``headers`` (added to the content type; names
     are HTTP tokens, values have no CR, LF, NUL or other control character but
     tab), and the body: ``json`` (any JSON body) or ``text`` (a text body), or else the
     provider's own error body for the status, shaped by ``provider`` (auto, recognised from
@@ -87,7 +88,8 @@ class HttpError(Step):
     name: ClassVar[str] = "http-error"
     stage: ClassVar[str] = "transport"
     fields: ClassVar[dict[str, Field]] = {
-        "status": prov.STATUS_FIELD,
+        "status": Field("an HTTP status code 200-599 (a final answer: a 1xx one is interim, RFC 9110 section 15.2)",
+                        lambda v: is_integer(v) and 200 <= v <= 599),
         "headers": header_map(),
         "json": anything(),
         "text": text_field(optional=True),
