@@ -38,7 +38,6 @@ from typing import TypedDict
 from .cassette import Chunk, End, Response
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
-from .sse import Event, decode
 
 __all__ = [
     "LAST_EVENT_ID",
@@ -207,6 +206,8 @@ def requested_id(method: str, headers: Mapping[str, str]) -> str | None:
 
 def event_marks(body: bytes) -> list[EventMark]:
     """Every dispatched event of ``body``, with the id in force, its end offset and the retry in force."""
+    from .sse import Event, decode  # a reconnect decodes the stream: imported on the first one
+
     events = [e for e in decode(body) if isinstance(e, Event)]
     marks: list[EventMark] = []
     retry: int | None = None

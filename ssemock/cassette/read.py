@@ -26,7 +26,6 @@ from ..limits import (
     number,
     show_size,
 )
-from ..sse import encode
 from .model import (
     END_HOWS,
     FORMAT_KEY,
@@ -570,6 +569,8 @@ def _events_to_chunks(v: _Validator, doc: dict[str, Any], where: str, start: flo
     if eol not in eols:
         raise v.fail(f"{where}.eol", "one of lf, crlf, cr", eol)
     interval = v.seconds(doc.get("interval", 0.0), f"{where}.interval")
+    from ..sse import encode  # only cassettes written as events need the codec
+
     chunks = []
     for i, item in enumerate(v.items(doc["events"], f"{where}.events", "events")):
         at = f"{where}.events[{i}]"

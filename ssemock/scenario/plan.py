@@ -20,7 +20,6 @@ import zlib
 from dataclasses import dataclass, field
 
 from ..cassette import Chunk, End, Request, Response
-from ..sse import Decoder, Event
 
 __all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
 
@@ -211,6 +210,8 @@ def dispatch_offsets(body: bytes) -> list[int]:
     a meta-only block dispatches nothing). The offset is after the whole line end,
     so a CRLF is never split.
     """
+    from ..sse import Decoder, Event  # a plain replay never decodes its stream: imported on first use
+
     decoder = Decoder()
     offsets: list[int] = []
     pos = 0
