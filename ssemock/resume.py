@@ -90,7 +90,7 @@ class Resumed(TypedDict):
     waited: float | None
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Stream:
     """A stream sent with event ids (or maybe: a compressed one), kept so that a reconnect can resume it.
 
@@ -130,7 +130,7 @@ class Stream:
         return sum(len(c.data) for c in self.response.chunks)
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class ResumeBook:
     """The last streams sent with event ids, for ``Last-Event-ID`` reconnects.
 
