@@ -26,7 +26,7 @@ from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
 __all__ = ["READ_SLICE", "THREAD_PARSE", "Refusal", "check_json", "journal_body", "read_body"]
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: never changed, and a frozen class costs more to create at start
 class Refusal:
     """An input refused before matching: HTTP ``status``, error ``kind`` (``ssemock_…``), ``message``,
     ``extra`` fields of the JSON error, and whether the connection must close (body left unread)."""

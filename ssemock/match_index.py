@@ -174,7 +174,7 @@ def _pieces(value: Any, out: list[str]) -> None:
 _INTEGRAL_FLOAT = re.compile(r"[0-9](?:\.0|e\+[0-9]+)(?=$|[,\]}])")
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Route:
     """The interactions (indexes into the cassette) of one route, each list in cassette order.
 
@@ -308,7 +308,7 @@ def best_of(groups: Iterable[Group], name: str, played: dict[tuple[str, int], in
     return None if first is None else (1, first)
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Received:
     """What the index needs from a received request, computed once for all cassettes, and only
     when a route holds interactions filed by body (a route of wildcards never parses the body)."""

@@ -154,7 +154,7 @@ def json_difference(got: Any, want: Any, where: str) -> str | None:
     return f"{where or 'value'}: {_short(got)} != recorded {_short(want)}"
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: never changed, and a frozen class costs more to create at start
 class Match:
     """A chosen interaction: the cassette, the index in it and the interaction."""
 

@@ -38,7 +38,6 @@ from typing import TypedDict
 from .cassette import Chunk, End, Response
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
-from .sse import Event, decode
 
 __all__ = [
     "LAST_EVENT_ID",
@@ -91,7 +90,7 @@ class Resumed(TypedDict):
     waited: float | None
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Stream:
     """A stream sent with event ids (or maybe: a compressed one), kept so that a reconnect can resume it.
 
@@ -131,7 +130,7 @@ class Stream:
         return sum(len(c.data) for c in self.response.chunks)
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class ResumeBook:
     """The last streams sent with event ids, for ``Last-Event-ID`` reconnects.
 
@@ -207,6 +206,8 @@ def requested_id(method: str, headers: Mapping[str, str]) -> str | None:
 
 def event_marks(body: bytes) -> list[EventMark]:
     """Every dispatched event of ``body``, with the id in force, its end offset and the retry in force."""
+    from .sse import Event, decode  # a reconnect decodes the stream: imported on the first one
+
     events = [e for e in decode(body) if isinstance(e, Event)]
     marks: list[EventMark] = []
     retry: int | None = None

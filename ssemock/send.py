@@ -14,14 +14,17 @@ import socket
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from .cassette import Chunk
 from .edge import abort_connection, set_framing, stopping
-from .journal import JournalEntry
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
+
+if TYPE_CHECKING:
+    from .journal import JournalEntry
 
 __all__ = ["comment_points", "drop_default_content_type", "end_body", "send_plan", "sleep_until"]
 

@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -41,7 +41,6 @@ from .edge import ACCESS_NOTE, activity, error_response, stopping
 from .edge.cors import allow_cors, cross_origin
 from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
-from .journal import JournalEntry, send_journal
 from .limits import (
     JOURNAL_BODY,
     JOURNAL_CAPACITY,
@@ -66,6 +65,9 @@ from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
 from .send import drop_default_content_type, send_plan
 from .stubs import StubBook
+
+if TYPE_CHECKING:
+    from .journal import JournalEntry
 
 __all__ = ["ServerState", "create_app", "error_response"]
 
@@ -217,6 +219,8 @@ async def _scenarios(request: web.Request) -> web.Response:
 
 
 async def _journal(request: web.Request) -> web.StreamResponse:
+    from .journal import send_journal  # the admin API's reader: a server that is never asked imports none of it
+
     return await send_journal(request, request.app[STATE].journal)
 
 

@@ -58,6 +58,10 @@ NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "sse
               "ssemock.redact.credentials", "ssemock.redact.stream", "ssemock.stubs.model", "ssemock.stubs.files",
               "ssemock.stubs.synth", "ssemock.stubs.inline", "ssemock.scenario.text", "yaml", "difflib", "re2",
               "tomllib", "gunicorn", "matplotlib")
+# Modules only some requests need, imported by the first of them: the SSE codec (a scenario applied, a
+# Last-Event-ID reconnect, keep-alive comments), the step base (a scenario applied), the journal's reader
+# (GET /_ssemock/requests).
+ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "ssemock.journal")
 
 
 def probe(*scenarios: Path) -> str:
@@ -176,6 +180,35 @@ def test_serve_imports_none_of_what_replaying_does_not_need(cache: Path, tmp_pat
     modules = imported_by_serve(tmp_path)
     assert {"aiohttp.web", "ssemock.server", "ssemock.cassette.cache", "ssemock.redact.names"} <= modules
     assert sorted(m for m in modules if m.startswith(NOT_SERVED) or m.endswith("_steps")) == []
+    assert sorted(m for m in modules if m in ON_FIRST_USE) == []
+
+
+# ``serve`` with a stop that, instead of waiting for a signal, says whether the garbage collector is on and
+# holds the objects made at start out of its passes, then lets the server stop.
+COLLECTOR = """import gc, sys
+import ssemock.background
+
+class Stop:
+    async def wait(self):
+        print("collector", gc.isenabled(), gc.get_freeze_count() > 0, flush=True)
+
+ssemock.background.stop_on_signals = Stop
+sys.argv = ["ssemock", "serve", "--port", "0"]
+from ssemock.cli import console
+console()
+"""
+
+
+def test_serve_collects_garbage_again_once_listening(cache: Path, tmp_path: Path) -> None:
+    """The collector is off while ``serve`` imports and loads (no pass over objects that live as long as
+    the server), and on again, those objects frozen, once the server listens."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", COLLECTOR], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    serving, collector = done.stdout.splitlines()
+    assert serving.startswith("ssemock serving on http://127.0.0.1:")
+    assert collector == "collector True True"
 
 
 def test_the_redaction_names_every_providers_own_headers() -> None:

@@ -345,11 +345,10 @@ def _interaction(item: Any) -> Interaction:
 
 
 def _pairs(value: Any) -> list[tuple[str, str]]:
-    out = []
-    for pair in _check(value, list):
-        name, text = _check(pair, list)
-        out.append((_check(name, str), _check(text, str)))
-    return out
+    pairs = _check(value, list)
+    if not all(type(p) is list and len(p) == 2 and type(p[0]) is str and type(p[1]) is str for p in pairs):
+        raise TypeError("expected [name, value] pairs of strings")
+    return [(name, text) for name, text in pairs]
 
 
 def _check(value: Any, kind: type | tuple[type, ...]) -> Any:

@@ -45,7 +45,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _LOG = logging.getLogger("ssemock.edge")
 
 
-@dataclass
+@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Edge:
     """What the middleware of one server knows: its options, its address, who logs for itself.
 

@@ -47,7 +47,6 @@ import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .base import STAGES, Field, LineStep, Step
 from .model import PRESERVES, STEP_MODULES, Scenario, load_scenarios, step_registry
 from .plan import Plan
 
@@ -62,12 +61,13 @@ if TYPE_CHECKING:
         resume_steps,
         transport_steps,
     )
-    from .base import STEPS
+    from .base import STAGES, STEPS, Field, LineStep, Step
     from .chunk_steps import Fragment, TimingStep
 
-# The step modules are imported when first used (a scenario applied, a file not validated before,
-# or one of these names asked for): answering a replay without a scenario needs none of them.
+# The step modules and their base are imported when first used (a scenario applied, a file not validated
+# before, or one of these names asked for): answering a replay without a scenario needs none of them.
 _STEP_MODULES = STEP_MODULES
+_BASE = ("STAGES", "Field", "LineStep", "Step")
 
 
 def __getattr__(name: str) -> Any:
@@ -75,6 +75,8 @@ def __getattr__(name: str) -> Any:
         value: Any = importlib.import_module(f".{name}", __name__)
     elif name == "STEPS":
         value = step_registry()
+    elif name in _BASE:
+        value = getattr(importlib.import_module(".base", __name__), name)
     elif name in ("Fragment", "TimingStep"):
         value = getattr(importlib.import_module(".chunk_steps", __name__), name)
     else:

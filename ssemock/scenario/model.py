@@ -8,14 +8,16 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cassette.read import load_yaml, read_file, utf8_text
 from ..errors import Described, ScenarioError
 from ..limits import MAX_SCENARIO_FILE, claim_name
 from . import validated
-from .base import STAGES, STEPS, LineStep, Step
 from .plan import Plan
+
+if TYPE_CHECKING:  # the step machinery is imported with the first step built, not at start
+    from .base import Step
 
 __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "DeferredScenario", "Scenario", "load_scenarios", "step_registry"]
 
@@ -66,6 +68,7 @@ class Scenario:
             ScenarioTooLargeError: the steps would add more than ``plan.growth_limit`` bytes to the
                 body (:meth:`Plan.charge`); the plan, half built, is then to be dropped.
         """
+        from .base import STAGES, LineStep
         from .text import join_lines, split_lines  # imported by the first scenario applied, not at start
 
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
@@ -216,6 +219,8 @@ STEP_MODULES = ("byte_steps", "chunk_steps", "edit_steps", "ending_steps", "even
 
 def step_registry() -> dict[str, type[Step]]:
     """Every step class by name; the step modules are imported on the first call."""
+    from .base import STEPS
+
     for name in STEP_MODULES:
         importlib.import_module(f"{__package__}.{name}")
     return STEPS

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from ..cassette import Chunk, End, Request, Response
 from ..errors import ScenarioTooLargeError
 from ..limits import LINE_COST, MAX_SCENARIO_GROWTH
-from ..sse import Decoder, Event
 
 __all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
 
@@ -256,6 +255,8 @@ def dispatch_offsets(body: bytes) -> list[int]:
     a meta-only block dispatches nothing). The offset is after the whole line end,
     so a CRLF is never split.
     """
+    from ..sse import Decoder, Event  # a plain replay never decodes its stream: imported on first use
+
     decoder = Decoder()
     offsets: list[int] = []
     pos = 0

@@ -62,7 +62,11 @@ def _fingerprint() -> str:
 
 
 def _path() -> Path | None:
-    """The record's file, from the cache directory's variables (worked out again when they change)."""
+    """The record's file, from the cache directory's variables (worked out again when they change, but
+    not within a :func:`batch`)."""
+    if "pinned" in _memo:
+        pinned: Path | None = _memo["pinned"]
+        return pinned
     env = tuple(os.environ.get(name) for name in ("SSEMOCK_CACHE_DIR", "XDG_CACHE_HOME", "HOME"))
     if _memo.get("env") != env:
         from ..cassette.cache import cache_dir
@@ -135,14 +139,18 @@ def store(data: bytes, stem: str, known: Known) -> None:
 def batch() -> Iterator[None]:
     """Within it, :func:`store` only remembers; the record is written once at its end (a directory
     of scenario files costs one write, not one per file)."""
+    if not _memo.get("batch"):
+        _memo["pinned"] = _path()  # one directory of files: the variables are read once
     _memo["batch"] = _memo.get("batch", 0) + 1
     try:
         yield
     finally:
         _memo["batch"] -= 1
         path = _path()
-        if not _memo["batch"] and _memo.get("dirty") and path is not None:
-            _write(path)
+        if not _memo["batch"]:
+            _memo.pop("pinned", None)
+            if _memo.get("dirty") and path is not None:
+                _write(path)
 
 
 def _write(path: Path) -> None:

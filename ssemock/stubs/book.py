@@ -11,15 +11,14 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported by the first request read: a server without stubs needs none of them
     from ..cassette import Request, Response
     from .conversation import Conversation
-    from .model import Match, Stub
+    from .model import Hit, Match, Stub
 
-__all__ = ["MAX_REMEMBERED", "QUICK_BODY", "QUICK_REPLY", "QUICK_STUBS", "Hit", "StubBook", "differences",
+__all__ = ["MAX_REMEMBERED", "QUICK_BODY", "QUICK_REPLY", "QUICK_STUBS", "StubBook", "differences",
            "matches"]
 
 MAX_REMEMBERED = 1024
@@ -96,15 +95,6 @@ def matches(match: Match, conv: Conversation) -> bool:
     return next(_failures(match, conv), None) is None
 
 
-@dataclass
-class Hit:
-    """A stub's answer: the stub, the request read, and the synthesized response."""
-
-    stub: Stub
-    conversation: Conversation
-    response: Response
-
-
 class StubBook:
     """The stubs one server answers with, in priority order; safe to change from another thread.
 
@@ -179,6 +169,7 @@ class StubBook:
             stub = next((s for s in self._stubs if s.available and matches(s.match, conv)), None)
             if stub is None:
                 return None
+            from .model import Hit
             from .synth import synthesize
 
             response = synthesize(stub, conv, seed)

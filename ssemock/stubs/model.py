@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import re2  # type: ignore[import-untyped]
 
 from ..errors import StubError, shown_field
+
+if TYPE_CHECKING:
+    from ..cassette import Response
+    from .conversation import Conversation
 
 __all__ = [
     "FINISH_REASONS",
@@ -32,6 +36,7 @@ __all__ = [
     "MAX_TEXT",
     "MAX_TOOL_CALLS",
     "PROVIDERS",
+    "Hit",
     "Match",
     "ProviderError",
     "Reply",
@@ -252,3 +257,12 @@ class Stub:
 def count_stubs(stubs: list[Stub]) -> int:
     """How many stubs a user wrote: a chain of steps (a tool loop) counts once, not once per step."""
     return sum(1 for stub in stubs if not stub.match.step)
+
+
+@dataclass
+class Hit:
+    """A stub's answer: the stub, the request read, and the synthesized response."""
+
+    stub: Stub
+    conversation: Conversation
+    response: Response
