@@ -8,9 +8,10 @@ process (a minimal asyncio HTTP/1.1 client, ``benchmarks.clients``).
 
 Ours (ssemock's replay server, ``timing_scale=1``) against a bare aiohttp handler doing the
 same timing work: sleeping (``asyncio.sleep``) until each chunk's absolute deadline, then
-writing the same chunks (``benchmarks.servers``); neither spins. Each round starts both
-servers in fresh processes and runs ours and bare one after the other (which goes first
-alternates); figures are medians over rounds, with the min–max over rounds in the unit:
+writing the same chunks (``benchmarks.servers``); neither spins. Each round starts every
+server in a fresh process, all side by side, warms each up with one stream (all at once), then
+runs them one after the other (which goes first alternates); figures are medians over rounds,
+with the min–max over rounds in the unit:
 
 * ``concurrent_streams.completed``: share of streams complete with every chunk (goal 100 %);
 * ``concurrent_streams.gap_error_p99``: p99 of ``|replayed gap - recorded gap|`` over every
@@ -51,13 +52,15 @@ from typing import Any
 
 from . import figure
 from .common import (
+    Clients,
     ServerProcess,
     WorkersProcess,
+    close_together,
+    finish_client,
     handed_over,
     master_and_workers,
     median,
     percentile,
-    run_client,
     standalone,
     stream_job,
     timed_cassette,
@@ -92,24 +95,38 @@ def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProc
     return ServerProcess(kind, path, 1)
 
 
-def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path) -> dict[str, Any]:
-    """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput."""
-    with _server(kind, path, yaml_dir) as server:
-        run_client([stream_job(server.url)])  # warm-up: imports, first request
-        idle = server.rss_kb()
-        samples = [idle]
-        done = threading.Event()
-        sampler = threading.Thread(target=_sample, args=(server.rss_kb, samples, done), daemon=True)
-        sampler.start()
-        pids = server.pids() if isinstance(server, (WorkersProcess, BareWorkers)) else [server.pid]
-        before = sum(cpu_seconds(pid) for pid in pids)
-        try:
-            [result] = run_client([stream_job(server.url, n=n, timeout=300)], timeout=900)
-        finally:
-            cpu = sum(cpu_seconds(pid) for pid in pids) - before
-            done.set()
-            sampler.join()
-        peak = max(samples)
+def one_round(kinds: tuple[str, ...], path: Any, n: int, recorded: list[float], yaml_dir: Path) -> dict[str, Any]:
+    """A fresh server of each kind, all started side by side and warmed up at once (one stream each:
+    imports, first request), then ``n`` concurrent streams against each in turn, in ``kinds``' order;
+    per kind, its completion, errors, memory, throughput."""
+    servers = {kind: _server(kind, path, yaml_dir) for kind in kinds}
+    try:
+        with Clients(2 * len(kinds)) as clients:
+            warming = [clients.start([stream_job(server.url)]) for server in servers.values()]
+            for client in warming:
+                finish_client(client)
+            clients.ready()
+            return {kind: _measure(servers[kind], n, recorded, clients) for kind in kinds}
+    finally:
+        close_together(servers.values())
+
+
+def _measure(server: ServerProcess | WorkersProcess, n: int, recorded: list[float], clients: Clients) -> dict[str, Any]:
+    """Run ``n`` concurrent streams against ``server``, warmed up and idle."""
+    idle = server.rss_kb()
+    samples = [idle]
+    done = threading.Event()
+    sampler = threading.Thread(target=_sample, args=(server.rss_kb, samples, done), daemon=True)
+    sampler.start()
+    pids = server.pids() if isinstance(server, (WorkersProcess, BareWorkers)) else [server.pid]
+    before = sum(cpu_seconds(pid) for pid in pids)
+    try:
+        [result] = clients.run([stream_job(server.url, n=n, timeout=300)], timeout=900)
+    finally:
+        cpu = sum(cpu_seconds(pid) for pid in pids) - before
+        done.set()
+        sampler.join()
+    peak = max(samples)
     errors: list[float] = []
     complete = collapsed = 0
     for stream in result["streams"]:
@@ -144,8 +161,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             rounds = 1 if n > 2000 or quick else 3
             runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
             for index in range(rounds):  # interleaved; which kind goes first alternates
-                for kind in KINDS if index % 2 == 0 else tuple(reversed(KINDS)):
-                    runs[kind].append(one_round(kind, path, n, recorded, yaml_dir))
+                for kind, result in one_round(KINDS if index % 2 == 0 else tuple(reversed(KINDS)),
+                                              path, n, recorded, yaml_dir).items():
+                    runs[kind].append(result)
             figures.extend(_figures(runs, n, rounds, quick))
     return figures
 
