@@ -23,14 +23,13 @@ from typing import Any
 
 from . import figure
 from .common import (
+    Clients,
     ServerProcess,
     bulk_cassette,
     finish_client,
     handed_over,
     median,
-    run_client,
     standalone,
-    start_client,
     stream_job,
 )
 from .timing_fidelity import cpu_seconds, spread
@@ -48,20 +47,22 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     speeds: dict[str, list[float]] = {"ours": [], "bare": []}
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
     with handed_over(cassette) as path, ServerProcess("ours", path, 0) as ours, \
-            ServerProcess("bare", path, 0, drop_stderr=quick) as bare:  # quick: the warm-up client leaves
+            ServerProcess("bare", path, 0, drop_stderr=quick) as bare, \
+            Clients(2 + 2 * runs) as clients:  # quick: the warm-up client leaves
         servers = {"ours": ours, "bare": bare}
         # Warm-up, both at once (not measured): the first MB of a stream (the servers' first request,
         # the plan built, the send path run); quick, only that, the full run a whole stream.
         warm = {"leave_after": MB} if quick else {}
-        warming = [start_client([stream_job(server.url, keep_times=False, timeout=120) | warm])
+        warming = [clients.start([stream_job(server.url, keep_times=False, timeout=120) | warm])
                    for server in servers.values()]
         for client in warming:
             finish_client(client)
+        clients.ready()
         for index in range(runs):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 server = servers[kind]
                 before = cpu_seconds(server.pid)
-                [result] = run_client([stream_job(server.url, keep_times=False, timeout=120)])
+                [result] = clients.run([stream_job(server.url, keep_times=False, timeout=120)])
                 cpu[kind].append(cpu_seconds(server.pid) - before)
                 stream = result["streams"][0]
                 if not stream["ok"] or sum(stream["sizes"]) != expected or len(stream["sizes"]) != count:

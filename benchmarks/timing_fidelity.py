@@ -31,11 +31,11 @@ from typing import Any
 
 from . import figure
 from .common import (
+    Clients,
     ServerProcess,
     handed_over,
     median,
     percentile,
-    run_client,
     standalone,
     stream_job,
     timed_cassette,
@@ -87,14 +87,16 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     p50: dict[str, list[float]] = {"ours": [], "bare": []}
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
     with handed_over(cassette) as path, ServerProcess("ours", path, 1) as ours, \
-            ServerProcess("bare", path, 1, drop_stderr=True) as bare:  # the bare one prints the warm-up's leaving
+            ServerProcess("bare", path, 1, drop_stderr=True) as bare, \
+            Clients(1 + 2 * runs) as clients:  # the bare one prints the warm-up's leaving
         servers = {"ours": ours, "bare": bare}
         # warm-up: both at once, each client leaving after its first 4 KB
-        run_client([{**stream_job(server.url), "leave_after": 4096} for server in servers.values()])
+        clients.run([{**stream_job(server.url), "leave_after": 4096} for server in servers.values()])
+        clients.ready()
         for index in range(runs):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 before = cpu_seconds(servers[kind].pid)
-                [result] = run_client([stream_job(servers[kind].url)])
+                [result] = clients.run([stream_job(servers[kind].url)])
                 cpu[kind].append((cpu_seconds(servers[kind].pid) - before) * 1000)
                 errors = stream_errors(kind, result["streams"][0], recorded)
                 p99[kind].append(percentile(errors, 99))
