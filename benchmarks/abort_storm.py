@@ -59,10 +59,10 @@ from .common import (
     REQUEST_BODY,
     ROOT,
     STREAM_PATH,
+    Clients,
     handed_over,
     raise_open_files_limit,
     rss_kb,
-    run_client,
     standalone,
     stream_job,
     timed_cassette,
@@ -178,13 +178,14 @@ def _quiet_fds(pid: int, floor: int | None = None, patience: float = 5.0, steady
     return count
 
 
-def _whole_stream(url: str, chunks: int) -> bool:
-    [result] = run_client([stream_job(url, keep_times=False)])
+def _whole_stream(url: str, chunks: int, clients: Clients) -> bool:
+    [result] = clients.run([stream_job(url, keep_times=False)])
     stream = result["streams"][0]
     return bool(stream["ok"]) and len(stream["sizes"]) == chunks
 
 
-def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: str | None) -> dict[str, Any]:
+def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: str | None,
+             clients: Clients) -> dict[str, Any]:
     """Warm up, measure, storm, settle, measure: the server process ``pid`` serving ``url``."""
     import httpx
 
@@ -202,7 +203,7 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
         counted = {"tasks": tasks(), "rss": rss_kb(pid)}
         return {**counted, "fds": _quiet_fds(pid, floor)}  # after the requests above are closed
 
-    assert _whole_stream(url, chunks)
+    assert _whole_stream(url, chunks, clients)
     idle = _quiet_fds(pid)  # no connection open
     storm(url, n, concurrency, seed=1)
     _settle(pid, idle, health)
@@ -210,7 +211,7 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
     ended = storm(url, n, concurrency, seed=2)
     _settle(pid, before["fds"], health)
     after = measured(before["fds"])
-    return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks)}
+    return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks, clients)}
 
 
 def _start_bare(pickled: Path) -> subprocess.Popen[str]:
@@ -278,20 +279,22 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         cassette.save(workdir / "cassettes" / "timed.yaml")
         (workdir / "scenarios").mkdir()
         (workdir / "scenarios" / "long-stall.yaml").write_text(STALL)
-        bare_proc = _start_bare(pickled)  # both servers start side by side
+        bare_proc = _start_bare(pickled)  # both servers start side by side, and the clients of their whole streams
+        clients = Clients(4)
         proc, base, log = _serve(workdir)
         try:
             bare_url = _bare_url(bare_proc)
             # Ours and the baseline are stormed at the same time: what is measured is counted
             # (memory, descriptors, tasks, lines), not timed, and each has a core's share.
             with ThreadPoolExecutor(2) as pool:
-                theirs_f = pool.submit(_measure, bare_proc.pid, bare_url, n, concurrency, chunks, None)
-                ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, admin=base)
+                theirs_f = pool.submit(_measure, bare_proc.pid, bare_url, n, concurrency, chunks, None, clients)
+                ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, base, clients)
                 theirs = theirs_f.result()
             bare_proc.kill()
             bare_proc.wait()
             stop = _stop_seconds(proc, base, stalled)  # timed: alone
         finally:
+            clients.close()
             for p in (proc, bare_proc):
                 if p.poll() is None:
                     p.kill()
