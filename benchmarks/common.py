@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ssemock.cassette import Cassette, Chunk
 
 ROOT = Path(__file__).resolve().parent.parent
+ServerT = TypeVar("ServerT", "ServerProcess", "WorkersProcess")
 
 # The real recording every benchmark replays: an Anthropic Messages stream with extended
 # thinking (118 chunks, 16.6 KB), recorded by a public project and bundled in cassettes/.
@@ -268,6 +269,15 @@ class WorkersProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def together(*servers: ServerT) -> Iterator[tuple[ServerT, ...]]:
+    """``servers`` (started side by side), closed together at the end of the block."""
+    try:
+        yield servers
+    finally:
+        close_together(servers)
 
 
 def close_together(servers: Iterable[ServerProcess | WorkersProcess]) -> None:

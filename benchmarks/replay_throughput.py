@@ -31,6 +31,7 @@ from .common import (
     median,
     standalone,
     stream_job,
+    together,
 )
 from .timing_fidelity import cpu_seconds, spread
 
@@ -46,9 +47,10 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     count = len(cassette.interactions[0].response.chunks)
     speeds: dict[str, list[float]] = {"ours": [], "bare": []}
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
-    with handed_over(cassette) as path, ServerProcess("ours", path, 0) as ours, \
-            ServerProcess("bare", path, 0, drop_stderr=quick) as bare, \
-            Clients(2 + 2 * runs) as clients:  # quick: the warm-up client leaves
+    with handed_over(cassette) as path, \
+            together(ServerProcess("ours", path, 0),
+                     ServerProcess("bare", path, 0, drop_stderr=quick)) as (ours, bare), \
+            Clients(2 + 2 * runs) as clients:  # quick: bare's warm-up client leaves (a traceback)
         servers = {"ours": ours, "bare": bare}
         # Warm-up, both at once (not measured): the first MB of a stream (the servers' first request,
         # the plan built, the send path run); quick, only that, the full run a whole stream.
