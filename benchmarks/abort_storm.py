@@ -134,12 +134,21 @@ async def _storm(url: str, n: int, concurrency: int, seed: int) -> dict[str, int
     return counts
 
 
-def storm(url: str, n: int, concurrency: int, seed: int) -> dict[str, int]:
-    """Run the storm from a client process; how each client ended (``closed``, ``reset``, errors)."""
-    argv = ["storm", url, str(n), str(concurrency), str(seed)]
-    done = subprocess.run([sys.executable, "-m", "benchmarks.abort_storm", *argv],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900, check=True)
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+def spawn_storm(url: str, n: int, concurrency: int, seed: int) -> subprocess.Popen[str]:
+    """A storm client process, started now (its start-up then falls outside the storm); it storms
+    when :func:`storm` lets it."""
+    argv = ["storm", url, str(n), str(concurrency), str(seed), "--on-go"]
+    return subprocess.Popen([sys.executable, "-m", "benchmarks.abort_storm", *argv], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def storm(proc: subprocess.Popen[str]) -> dict[str, int]:
+    """Run the storm of a client process from :func:`spawn_storm`; how each client ended (``closed``,
+    ``reset``, errors)."""
+    out, _ = proc.communicate("go\n", timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"storm client failed with status {proc.returncode}")
+    return json.loads(out)  # type: ignore[no-any-return]
 
 
 # ---- measuring a server ----------------------------------------------------------------
@@ -203,15 +212,22 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
         counted = {"tasks": tasks(), "rss": rss_kb(pid)}
         return {**counted, "fds": _quiet_fds(pid, floor)}  # after the requests above are closed
 
-    assert _whole_stream(url, chunks, clients)
-    idle = _quiet_fds(pid)  # no connection open
-    storm(url, n, concurrency, seed=1)
-    _settle(pid, idle, health)
-    before = measured(idle)
-    ended = storm(url, n, concurrency, seed=2)
-    _settle(pid, before["fds"], health)
-    after = measured(before["fds"])
-    return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks, clients)}
+    storms = [spawn_storm(url, n, concurrency, seed) for seed in (1, 2)]  # their start-ups: while warming up
+    try:
+        assert _whole_stream(url, chunks, clients)
+        idle = _quiet_fds(pid)  # no connection open
+        storm(storms[0])
+        _settle(pid, idle, health)
+        before = measured(idle)
+        ended = storm(storms[1])
+        _settle(pid, before["fds"], health)
+        after = measured(before["fds"])
+        return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks, clients)}
+    finally:
+        for proc in storms:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
 
 
 def _start_bare(pickled: Path) -> subprocess.Popen[str]:
@@ -333,6 +349,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["storm"]:
         raise_open_files_limit()
+        if sys.argv[6:7] == ["--on-go"]:
+            sys.stdin.readline()
         print(json.dumps(asyncio.run(_storm(sys.argv[2], *map(int, sys.argv[3:6])))))
     else:
         standalone(run)
