@@ -214,8 +214,9 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
 
     storms = [spawn_storm(url, n, concurrency, seed) for seed in (1, 2)]  # their start-ups: while warming up
     try:
+        opened = _fds(pid)  # listening, no connection yet
         assert _whole_stream(url, chunks, clients)
-        idle = _quiet_fds(pid)  # no connection open
+        idle = _quiet_fds(pid, opened)  # no connection open (as many as before, or unchanged for a while)
         storm(storms[0])
         _settle(pid, idle, health)
         before = measured(idle)
