@@ -363,7 +363,12 @@ class Clients:
     ended on closing."""
 
     def __init__(self, count: int) -> None:
-        self.spare = [spawn_client() for _ in range(count)]
+        self.spare: list[subprocess.Popen[str]] = []
+        self.spawn(count)
+
+    def spawn(self, count: int) -> None:
+        """Start ``count`` more spare clients."""
+        self.spare += [spawn_client() for _ in range(count)]
 
     def ready(self) -> None:
         """Wait until every spare client has started."""

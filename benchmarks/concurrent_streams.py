@@ -101,8 +101,9 @@ def one_round(kinds: tuple[str, ...], path: Any, n: int, recorded: list[float], 
     per kind, its completion, errors, memory, throughput."""
     servers = {kind: _server(kind, path, yaml_dir) for kind in kinds}
     try:
-        with Clients(2 * len(kinds)) as clients:
+        with Clients(len(kinds)) as clients:
             warming = [clients.start([stream_job(server.url)]) for server in servers.values()]
+            clients.spawn(len(kinds))  # the measuring clients start during the warm-up
             for client in warming:
                 finish_client(client)
             clients.ready()

@@ -52,13 +52,14 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     with handed_over(cassette) as path, \
             together(ServerProcess("ours", path, 0),
                      ServerProcess("bare", path, 0, drop_stderr=quick)) as (ours, bare), \
-            Clients(2 + 2 * runs) as clients:  # quick: bare's warm-up client leaves (a traceback)
+            Clients(2) as clients:  # quick: bare's warm-up client leaves (a traceback)
         servers = {"ours": ours, "bare": bare}
         # Warm-up, both at once (not measured): the first MB of a stream (the servers' first request,
         # the plan built, the send path run); quick, only that, the full run a whole stream.
         warm = {"leave_after": MB} if quick else {}
         warming = [clients.start([stream_job(server.url, keep_times=False, timeout=120) | warm])
                    for server in servers.values()]
+        clients.spawn(2 * runs)  # the measuring clients start during the warm-up
         for client in warming:
             finish_client(client)
         clients.ready()
