@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -337,8 +337,10 @@ def give_jobs(proc: subprocess.Popen[str], jobs: list[dict[str, Any]]) -> subpro
 
 
 def start_client(jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:
-    """Start a client process running ``jobs`` one after the other (see ``benchmarks.clients``)."""
-    return give_jobs(spawn_client(), jobs)
+    """Start a client process running ``jobs`` one after the other (see ``benchmarks.clients``): a
+    spare one of the innermost :class:`Clients` block that has one left, else a new one."""
+    pool = next((clients for clients in reversed(Clients.blocks) if clients.spare), None)
+    return pool.start(jobs) if pool is not None else give_jobs(spawn_client(), jobs)
 
 
 def finish_client(proc: subprocess.Popen[str], timeout: float = 300) -> list[dict[str, Any]]:
@@ -359,8 +361,12 @@ class Clients:
     """Client processes started ahead (``count`` of them, side by side), so that a measured run
     does not wait for its client's start-up (imports, about 0.1 s of CPU): make them while the
     servers start or warm up, and call :meth:`ready` before the first measured run, so that none
-    is still starting during one. A run beyond ``count`` starts its own client. Those left are
-    ended on closing."""
+    is still starting during one. A run beyond ``count`` starts its own client. Within a
+    ``with Clients(…)`` block, :func:`start_client` and :func:`run_client` use its spare clients
+    too. Those left are ended on closing."""
+
+    blocks: ClassVar[list[Clients]] = []
+    """The ``with`` blocks open, innermost last."""
 
     def __init__(self, count: int) -> None:
         self.spare: list[subprocess.Popen[str]] = []
@@ -390,9 +396,11 @@ class Clients:
             finish_client(give_jobs(proc, []))
 
     def __enter__(self) -> Clients:
+        Clients.blocks.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        Clients.blocks.remove(self)
         self.close()
 
 

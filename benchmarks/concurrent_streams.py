@@ -43,10 +43,11 @@ and the p99 is merely the largest recorded gap (about 86 ms for this cassette).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,9 @@ from .common import (
     master_and_workers,
     median,
     percentile,
+    run_client,
     standalone,
+    start_client,
     stream_job,
     timed_cassette,
     tree_rss_kb,
@@ -95,39 +98,44 @@ def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProc
     return ServerProcess(kind, path, 1)
 
 
-def one_round(kinds: tuple[str, ...], path: Any, n: int, recorded: list[float], yaml_dir: Path) -> dict[str, Any]:
+@contextlib.contextmanager
+def side_by_side(kinds: tuple[str, ...], path: Any, yaml_dir: Path) -> Iterator[dict[str, Any]]:
     """A fresh server of each kind, all started side by side and warmed up at once (one stream each:
-    imports, first request), then ``n`` concurrent streams against each in turn, in ``kinds``' order;
-    per kind, its completion, errors, memory, throughput."""
+    imports, first request), with a client started ahead for each; closed together at the end."""
     servers = {kind: _server(kind, path, yaml_dir) for kind in kinds}
     try:
         with Clients(len(kinds)) as clients:
-            warming = [clients.start([stream_job(server.url)]) for server in servers.values()]
+            warming = [start_client([stream_job(server.url)]) for server in servers.values()]
             clients.spawn(len(kinds))  # the measuring clients start during the warm-up
             for client in warming:
                 finish_client(client)
             clients.ready()
-            return {kind: _measure(servers[kind], n, recorded, clients) for kind in kinds}
+            yield servers
     finally:
         close_together(servers.values())
 
 
-def _measure(server: ServerProcess | WorkersProcess, n: int, recorded: list[float], clients: Clients) -> dict[str, Any]:
-    """Run ``n`` concurrent streams against ``server``, warmed up and idle."""
-    idle = server.rss_kb()
-    samples = [idle]
-    done = threading.Event()
-    sampler = threading.Thread(target=_sample, args=(server.rss_kb, samples, done), daemon=True)
-    sampler.start()
-    pids = server.pids() if isinstance(server, (WorkersProcess, BareWorkers)) else [server.pid]
-    before = sum(cpu_seconds(pid) for pid in pids)
-    try:
-        [result] = clients.run([stream_job(server.url, n=n, timeout=300)], timeout=900)
-    finally:
-        cpu = sum(cpu_seconds(pid) for pid in pids) - before
-        done.set()
-        sampler.join()
-    peak = max(samples)
+def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path,
+              started: ServerProcess | WorkersProcess | None = None) -> dict[str, Any]:
+    """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput.
+    ``started``: that server, started and warmed up (see :func:`side_by_side`)."""
+    with _server(kind, path, yaml_dir) if started is None else contextlib.nullcontext(started) as server:
+        if started is None:
+            run_client([stream_job(server.url)])  # warm-up: imports, first request
+        idle = server.rss_kb()
+        samples = [idle]
+        done = threading.Event()
+        sampler = threading.Thread(target=_sample, args=(server.rss_kb, samples, done), daemon=True)
+        sampler.start()
+        pids = server.pids() if isinstance(server, (WorkersProcess, BareWorkers)) else [server.pid]
+        before = sum(cpu_seconds(pid) for pid in pids)
+        try:
+            [result] = run_client([stream_job(server.url, n=n, timeout=300)], timeout=900)
+        finally:
+            cpu = sum(cpu_seconds(pid) for pid in pids) - before
+            done.set()
+            sampler.join()
+        peak = max(samples)
     errors: list[float] = []
     complete = collapsed = 0
     for stream in result["streams"]:
@@ -162,9 +170,10 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             rounds = 1 if n > 2000 or quick else 3
             runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
             for index in range(rounds):  # interleaved; which kind goes first alternates
-                for kind, result in one_round(KINDS if index % 2 == 0 else tuple(reversed(KINDS)),
-                                              path, n, recorded, yaml_dir).items():
-                    runs[kind].append(result)
+                order = KINDS if index % 2 == 0 else tuple(reversed(KINDS))
+                with side_by_side(order, path, yaml_dir) as started:
+                    for kind in order:
+                        runs[kind].append(one_round(kind, path, n, recorded, yaml_dir, started[kind]))
             figures.extend(_figures(runs, n, rounds, quick))
     return figures
 

@@ -36,6 +36,7 @@ from .common import (
     handed_over,
     median,
     percentile,
+    run_client,
     standalone,
     stream_job,
     timed_cassette,
@@ -88,15 +89,15 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
     with handed_over(cassette) as path, ServerProcess("ours", path, 1) as ours, \
             ServerProcess("bare", path, 1, drop_stderr=True) as bare, \
-            Clients(1 + 2 * runs) as clients:  # the bare one prints the warm-up's leaving
+            Clients(1 + 2 * runs) as clients:  # the bare one prints the warm-up's leaving; clients ahead
         servers = {"ours": ours, "bare": bare}
         # warm-up: both at once, each client leaving after its first 4 KB
-        clients.run([{**stream_job(server.url), "leave_after": 4096} for server in servers.values()])
+        run_client([{**stream_job(server.url), "leave_after": 4096} for server in servers.values()])
         clients.ready()
         for index in range(runs):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 before = cpu_seconds(servers[kind].pid)
-                [result] = clients.run([stream_job(servers[kind].url)])
+                [result] = run_client([stream_job(servers[kind].url)])
                 cpu[kind].append((cpu_seconds(servers[kind].pid) - before) * 1000)
                 errors = stream_errors(kind, result["streams"][0], recorded)
                 p99[kind].append(percentile(errors, 99))
