@@ -98,23 +98,6 @@ def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProc
     return ServerProcess(kind, path, 1)
 
 
-@contextlib.contextmanager
-def side_by_side(kinds: tuple[str, ...], path: Any, yaml_dir: Path) -> Iterator[dict[str, Any]]:
-    """A fresh server of each kind, all started side by side and warmed up at once (one stream each:
-    imports, first request), with a client started ahead for each; closed together at the end."""
-    servers = {kind: _server(kind, path, yaml_dir) for kind in kinds}
-    try:
-        with Clients(len(kinds)) as clients:
-            warming = [start_client([stream_job(server.url)]) for server in servers.values()]
-            clients.spawn(len(kinds))  # the measuring clients start during the warm-up
-            for client in warming:
-                finish_client(client)
-            clients.ready()
-            yield servers
-    finally:
-        close_together(servers.values())
-
-
 def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path,
               started: ServerProcess | WorkersProcess | None = None) -> dict[str, Any]:
     """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput.
@@ -150,6 +133,23 @@ def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Pat
             "collapsed": collapsed / max(1, complete * (len(recorded) - 1)),
             "client_lag_p99": percentile(result["lags"], 99) * 1000,
             "client_cpu_share": result["cpu"] / result["elapsed"] if result.get("elapsed") else 0.0}
+
+
+@contextlib.contextmanager
+def side_by_side(kinds: tuple[str, ...], path: Any, yaml_dir: Path) -> Iterator[dict[str, Any]]:
+    """A fresh server of each kind, all started side by side and warmed up at once (one stream each:
+    imports, first request), with a client started ahead for each; closed together at the end."""
+    servers = {kind: _server(kind, path, yaml_dir) for kind in kinds}
+    try:
+        with Clients(len(kinds)) as clients:
+            warming = [start_client([stream_job(server.url)]) for server in servers.values()]
+            clients.spawn(len(kinds))  # the measuring clients start during the warm-up
+            for client in warming:
+                finish_client(client)
+            clients.ready()
+            yield servers
+    finally:
+        close_together(servers.values())
 
 
 KINDS = ("ours", "bare", "workers-1", "workers-auto", "bare-workers")
