@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import json
 import os
+import resource
 import sys
 import time
 import traceback
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()[0]
     run_started = time.perf_counter()
     for name in wanted:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), cpu_seconds()
         if importlib.util.find_spec(f"{__package__}.{name}") is None:
             print(f"{name}: module benchmarks.{name} not found", file=sys.stderr)
             failed.append(name)
@@ -104,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         figures.extend(named(name, f, quick=args.quick) for f in found)
         took[name] = time.perf_counter() - started
-        print(f"{name}: {len(found)} figure(s) in {took[name]:.1f} s", file=sys.stderr)
+        print(f"{name}: {len(found)} figure(s) in {took[name]:.1f} s, CPU {cpu_seconds() - cpu_started:.1f} s "
+              f"(all its processes)", file=sys.stderr)
     duration = time.perf_counter() - run_started
     print(table(figures))
     if args.json:
@@ -119,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     print(duration_line(duration, took, quick=args.quick, every=not args.only))
     return 1 if failed else 0
+
+
+def cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and of its child processes that have ended."""
+    mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
 
 
 def duration_line(duration: float, took: dict[str, float], *, quick: bool, every: bool) -> str:

@@ -59,10 +59,10 @@ from .common import (
     REQUEST_BODY,
     ROOT,
     STREAM_PATH,
+    Clients,
     handed_over,
     raise_open_files_limit,
     rss_kb,
-    run_client,
     standalone,
     stream_job,
     timed_cassette,
@@ -134,12 +134,21 @@ async def _storm(url: str, n: int, concurrency: int, seed: int) -> dict[str, int
     return counts
 
 
-def storm(url: str, n: int, concurrency: int, seed: int) -> dict[str, int]:
-    """Run the storm from a client process; how each client ended (``closed``, ``reset``, errors)."""
-    argv = ["storm", url, str(n), str(concurrency), str(seed)]
-    done = subprocess.run([sys.executable, "-m", "benchmarks.abort_storm", *argv],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900, check=True)
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+def spawn_storm(url: str, n: int, concurrency: int, seed: int) -> subprocess.Popen[str]:
+    """A storm client process, started now (its start-up then falls outside the storm); it storms
+    when :func:`storm` lets it."""
+    argv = ["storm", url, str(n), str(concurrency), str(seed), "--on-go"]
+    return subprocess.Popen([sys.executable, "-m", "benchmarks.abort_storm", *argv], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def storm(proc: subprocess.Popen[str]) -> dict[str, int]:
+    """Run the storm of a client process from :func:`spawn_storm`; how each client ended (``closed``,
+    ``reset``, errors)."""
+    out, _ = proc.communicate("go\n", timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"storm client failed with status {proc.returncode}")
+    return json.loads(out)  # type: ignore[no-any-return]
 
 
 # ---- measuring a server ----------------------------------------------------------------
@@ -178,13 +187,14 @@ def _quiet_fds(pid: int, floor: int | None = None, patience: float = 5.0, steady
     return count
 
 
-def _whole_stream(url: str, chunks: int) -> bool:
-    [result] = run_client([stream_job(url, keep_times=False)])
+def _whole_stream(url: str, chunks: int, clients: Clients) -> bool:
+    [result] = clients.run([stream_job(url, keep_times=False)])
     stream = result["streams"][0]
     return bool(stream["ok"]) and len(stream["sizes"]) == chunks
 
 
-def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: str | None) -> dict[str, Any]:
+def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: str | None,
+             clients: Clients) -> dict[str, Any]:
     """Warm up, measure, storm, settle, measure: the server process ``pid`` serving ``url``."""
     import httpx
 
@@ -202,15 +212,23 @@ def _measure(pid: int, url: str, n: int, concurrency: int, chunks: int, admin: s
         counted = {"tasks": tasks(), "rss": rss_kb(pid)}
         return {**counted, "fds": _quiet_fds(pid, floor)}  # after the requests above are closed
 
-    assert _whole_stream(url, chunks)
-    idle = _quiet_fds(pid)  # no connection open
-    storm(url, n, concurrency, seed=1)
-    _settle(pid, idle, health)
-    before = measured(idle)
-    ended = storm(url, n, concurrency, seed=2)
-    _settle(pid, before["fds"], health)
-    after = measured(before["fds"])
-    return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks)}
+    storms = [spawn_storm(url, n, concurrency, seed) for seed in (1, 2)]  # their start-ups: while warming up
+    try:
+        opened = _fds(pid)  # listening, no connection yet
+        assert _whole_stream(url, chunks, clients)
+        idle = _quiet_fds(pid, opened)  # no connection open (as many as before, or unchanged for a while)
+        storm(storms[0])
+        _settle(pid, idle, health)
+        before = measured(idle)
+        ended = storm(storms[1])
+        _settle(pid, before["fds"], health)
+        after = measured(before["fds"])
+        return {"before": before, "after": after, "ended": ended, "answers": _whole_stream(url, chunks, clients)}
+    finally:
+        for proc in storms:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
 
 
 def _start_bare(pickled: Path) -> subprocess.Popen[str]:
@@ -278,20 +296,22 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         cassette.save(workdir / "cassettes" / "timed.yaml")
         (workdir / "scenarios").mkdir()
         (workdir / "scenarios" / "long-stall.yaml").write_text(STALL)
-        bare_proc = _start_bare(pickled)  # both servers start side by side
+        bare_proc = _start_bare(pickled)  # both servers start side by side, and the clients of their whole streams
+        clients = Clients(4)
         proc, base, log = _serve(workdir)
         try:
             bare_url = _bare_url(bare_proc)
             # Ours and the baseline are stormed at the same time: what is measured is counted
             # (memory, descriptors, tasks, lines), not timed, and each has a core's share.
             with ThreadPoolExecutor(2) as pool:
-                theirs_f = pool.submit(_measure, bare_proc.pid, bare_url, n, concurrency, chunks, None)
-                ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, admin=base)
+                theirs_f = pool.submit(_measure, bare_proc.pid, bare_url, n, concurrency, chunks, None, clients)
+                ours = _measure(proc.pid, base + STREAM_PATH, n, concurrency, chunks, base, clients)
                 theirs = theirs_f.result()
             bare_proc.kill()
             bare_proc.wait()
             stop = _stop_seconds(proc, base, stalled)  # timed: alone
         finally:
+            clients.close()
             for p in (proc, bare_proc):
                 if p.poll() is None:
                     p.kill()
@@ -330,6 +350,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["storm"]:
         raise_open_files_limit()
+        if sys.argv[6:7] == ["--on-go"]:
+            sys.stdin.readline()
         print(json.dumps(asyncio.run(_storm(sys.argv[2], *map(int, sys.argv[3:6])))))
     else:
         standalone(run)

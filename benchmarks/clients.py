@@ -43,6 +43,7 @@ class StreamProtocol(asyncio.Protocol):
         self.leave_after = leave_after
         self.transport: asyncio.BaseTransport | None = None
         self.buf = bytearray()
+        self.received = 0
         self.head: bytes | None = None
         self.sizes: list[int] = []
         self.times: list[float] = []
@@ -56,7 +57,8 @@ class StreamProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
-        if self.leave_after is not None and len(self.buf) >= self.leave_after and self.transport is not None:
+        self.received += len(data)
+        if self.leave_after is not None and self.received >= self.leave_after and self.transport is not None:
             self.transport.close()
             return
         if self.keep_times or self.head is None:

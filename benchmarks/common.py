@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copyreg
 import json
 import pickle
 import random
@@ -19,9 +20,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from ssemock.cassette import Cassette, Chunk
 
 ROOT = Path(__file__).resolve().parent.parent
+ServerT = TypeVar("ServerT", "ServerProcess", "WorkersProcess")
 
 # The real recording every benchmark replays: an Anthropic Messages stream with extended
 # thinking (118 chunks, 16.6 KB), recorded by a public project and bundled in cassettes/.
@@ -135,11 +139,17 @@ def bulk_cassette(size: int, *, timed: bool = False) -> Cassette:
 def handed_over(cassette: Cassette) -> Iterator[Path]:
     """``cassette`` pickled to a temporary file for the server processes, removed afterwards.
 
-    Pickle, not YAML: handing a 20 MB cassette over is not what is measured here.
+    Pickle, not YAML: handing a 20 MB cassette over is not what is measured here. Each chunk is
+    pickled as a call ``Chunk(t, data)``, which loads in a third of the time of its dataclass state.
     """
+    from ssemock.cassette import Chunk
+
     with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
         path = Path(tmp) / f"{cassette.name}.pickle"
-        path.write_bytes(pickle.dumps(cassette, protocol=pickle.HIGHEST_PROTOCOL))
+        with path.open("wb") as out:
+            pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+            pickler.dispatch_table = {**copyreg.dispatch_table, Chunk: lambda chunk: (Chunk, (chunk.t, chunk.data))}
+            pickler.dump(cassette)
         yield path
 
 
@@ -219,21 +229,30 @@ class WorkersProcess:
     """``ssemock serve --workers N`` (gunicorn, N worker processes) serving ``cassette_dir``.
 
     ``pid`` is the master's; :meth:`rss_kb` adds up the master's and every worker's memory.
-    Stops (SIGTERM) when closed.
+    Starts at once; :attr:`url` waits until it listens (as :class:`ServerProcess`). Stops
+    (SIGTERM) when closed.
     """
 
     def __init__(self, cassette_dir: Path, workers: str, timing_scale: float) -> None:
+        self.workers = workers
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ssemock", "serve", "--workers", workers, "--cassettes", str(cassette_dir),
              "--port", "0", "--timing-scale", str(timing_scale), "--quiet", "--backlog", "16384"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("ssemock serving on "):
-            self.close()
-            raise RuntimeError(f"ssemock serve --workers {workers} did not start: {line!r}")
-        self.url = line.split()[3] + STREAM_PATH
+        self._url: str | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT/v1/messages``, once the server listens (raises if it did not start)."""
+        if self._url is None:
+            assert self.proc.stdout is not None
+            line = self.proc.stdout.readline()
+            if not line.startswith("ssemock serving on "):
+                self.close()
+                raise RuntimeError(f"ssemock serve --workers {self.workers} did not start: {line!r}")
+            self._url = line.split()[3] + STREAM_PATH
+        return self._url
 
     @property
     def pid(self) -> int:
@@ -252,6 +271,23 @@ class WorkersProcess:
         self.close()
 
 
+@contextlib.contextmanager
+def together(*servers: ServerT) -> Iterator[tuple[ServerT, ...]]:
+    """``servers`` (started side by side), closed together at the end of the block."""
+    try:
+        yield servers
+    finally:
+        close_together(servers)
+
+
+def close_together(servers: Iterable[ServerProcess | WorkersProcess]) -> None:
+    """Close every server of ``servers`` at the same time (each ``close`` waits for its process to end)."""
+    servers = list(servers)
+    if servers:
+        with ThreadPoolExecutor(len(servers)) as pool:
+            list(pool.map(lambda server: server.close(), servers))
+
+
 def stop_processes(procs: list[subprocess.Popen[str]], *, timeout: float) -> None:
     """SIGTERM every process of ``procs``, then wait for each up to ``timeout`` seconds (killed past it),
     and close its output pipe."""
@@ -268,16 +304,43 @@ def stop_processes(procs: list[subprocess.Popen[str]], *, timeout: float) -> Non
             proc.stdout.close()
 
 
-def start_client(jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:
-    """Start a client process running ``jobs`` one after the other (see ``benchmarks.clients``)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.clients"], cwd=ROOT,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )
+CLIENT = [sys.executable, "-c", "import benchmarks.clients as c; print('ready', flush=True); c.main()"]
+"""A client process (:mod:`benchmarks.clients`) that says ``ready`` once it has imported what it needs."""
+
+
+def spawn_client() -> subprocess.Popen[str]:
+    """A client process, started now, waiting for its jobs (:func:`give_jobs`)."""
+    return subprocess.Popen(CLIENT, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+_READY: weakref.WeakSet[subprocess.Popen[str]] = weakref.WeakSet()
+
+
+def client_ready(proc: subprocess.Popen[str]) -> subprocess.Popen[str]:
+    """Wait until a client from :func:`spawn_client` has started (raises if it did not); returns it."""
+    if proc not in _READY:
+        assert proc.stdout is not None
+        if proc.stdout.readline() != "ready\n":
+            raise RuntimeError(f"benchmark client did not start (status {proc.wait()})")
+        _READY.add(proc)
+    return proc
+
+
+def give_jobs(proc: subprocess.Popen[str], jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:
+    """Hand ``jobs`` (run one after the other) to a client from :func:`spawn_client`, once it is
+    ready; returns it, for :func:`finish_client`."""
+    client_ready(proc)
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(jobs))
     proc.stdin.close()
     return proc
+
+
+def start_client(jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:
+    """Start a client process running ``jobs`` one after the other (see ``benchmarks.clients``): a
+    spare one of the innermost :class:`Clients` block that has one left, else a new one."""
+    pool = next((clients for clients in reversed(Clients.blocks) if clients.spare), None)
+    return pool.start(jobs) if pool is not None else give_jobs(spawn_client(), jobs)
 
 
 def finish_client(proc: subprocess.Popen[str], timeout: float = 300) -> list[dict[str, Any]]:
@@ -292,6 +355,53 @@ def finish_client(proc: subprocess.Popen[str], timeout: float = 300) -> list[dic
 def run_client(jobs: list[dict[str, Any]], timeout: float = 300) -> list[dict[str, Any]]:
     """Run ``jobs`` in a client process and return its results, one per job."""
     return finish_client(start_client(jobs), timeout)
+
+
+class Clients:
+    """Client processes started ahead (``count`` of them, side by side), so that a measured run
+    does not wait for its client's start-up (imports, about 0.1 s of CPU): make them while the
+    servers start or warm up, and call :meth:`ready` before the first measured run, so that none
+    is still starting during one. A run beyond ``count`` starts its own client. Within a
+    ``with Clients(…)`` block, :func:`start_client` and :func:`run_client` use its spare clients
+    too. Those left are ended on closing."""
+
+    blocks: ClassVar[list[Clients]] = []
+    """The ``with`` blocks open, innermost last."""
+
+    def __init__(self, count: int) -> None:
+        self.spare: list[subprocess.Popen[str]] = []
+        self.spawn(count)
+
+    def spawn(self, count: int) -> None:
+        """Start ``count`` more spare clients."""
+        self.spare += [spawn_client() for _ in range(count)]
+
+    def ready(self) -> None:
+        """Wait until every spare client has started."""
+        for proc in self.spare:
+            client_ready(proc)
+
+    def start(self, jobs: list[dict[str, Any]]) -> subprocess.Popen[str]:
+        """A client running ``jobs`` (a spare one if any is left), for :func:`finish_client`."""
+        return give_jobs(self.spare.pop(0) if self.spare else spawn_client(), jobs)
+
+    def run(self, jobs: list[dict[str, Any]], timeout: float = 300) -> list[dict[str, Any]]:
+        """Run ``jobs`` in a client process; its results, one per job."""
+        return finish_client(self.start(jobs), timeout)
+
+    def close(self) -> None:
+        """End the spare clients left (each given no job)."""
+        spare, self.spare = self.spare, []
+        for proc in spare:
+            finish_client(give_jobs(proc, []))
+
+    def __enter__(self) -> Clients:
+        Clients.blocks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Clients.blocks.remove(self)
+        self.close()
 
 
 def stream_job(url: str, *, n: int = 1, keep_times: bool = True, timeout: float = 60) -> dict[str, Any]:

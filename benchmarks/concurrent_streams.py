@@ -8,9 +8,10 @@ process (a minimal asyncio HTTP/1.1 client, ``benchmarks.clients``).
 
 Ours (ssemock's replay server, ``timing_scale=1``) against a bare aiohttp handler doing the
 same timing work: sleeping (``asyncio.sleep``) until each chunk's absolute deadline, then
-writing the same chunks (``benchmarks.servers``); neither spins. Each round starts both
-servers in fresh processes and runs ours and bare one after the other (which goes first
-alternates); figures are medians over rounds, with the min–max over rounds in the unit:
+writing the same chunks (``benchmarks.servers``); neither spins. Each round starts every
+server in a fresh process, all side by side, warms each up with one stream (all at once), then
+runs them one after the other (which goes first alternates); figures are medians over rounds,
+with the min–max over rounds in the unit:
 
 * ``concurrent_streams.completed``: share of streams complete with every chunk (goal 100 %);
 * ``concurrent_streams.gap_error_p99``: p99 of ``|replayed gap - recorded gap|`` over every
@@ -67,14 +68,18 @@ from typing import Any
 
 from . import figure
 from .common import (
+    Clients,
     ServerProcess,
     WorkersProcess,
+    close_together,
+    finish_client,
     handed_over,
     master_and_workers,
     median,
     percentile,
     run_client,
     standalone,
+    start_client,
     stream_job,
     timed_cassette,
     tree_rss_kb,
@@ -122,7 +127,8 @@ def _noting_writes(file: Path | None) -> Iterator[None]:
         del os.environ[WRITES_ENV]
 
 
-def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path, *,
+def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Path,
+              started: ServerProcess | WorkersProcess | None = None, *,
               stagger: float = 0.0, writes: Path | None = None) -> dict[str, Any]:
     """Run ``n`` concurrent streams against a fresh ``kind`` server; its completion, errors, memory, throughput.
 
@@ -130,11 +136,13 @@ def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Pat
     ``writes``: a file where the server (``ours`` or ``bare``) notes the time of each of its writes;
     the result then has ``server_errors``, the gap errors of the writes themselves (ms), and
     ``behind``, how late each write was on its stream's first write plus the recorded gap (ms).
+    ``started``: that server, started and warmed up (see :func:`side_by_side`).
     """
     with _noting_writes(writes):
-        server = _server(kind, path, yaml_dir)
-    with server:
-        run_client([stream_job(server.url)])  # warm-up: imports, first request
+        server = _server(kind, path, yaml_dir) if started is None else started
+    with server if started is None else contextlib.nullcontext(server):
+        if started is None:
+            run_client([stream_job(server.url)])  # warm-up: imports, first request
         idle = server.rss_kb()
         samples = [idle]
         done = threading.Event()
@@ -174,6 +182,23 @@ def one_round(kind: str, path: Any, n: int, recorded: list[float], yaml_dir: Pat
             "client_cpu_share": result["cpu"] / result["elapsed"] if result.get("elapsed") else 0.0}
 
 
+@contextlib.contextmanager
+def side_by_side(kinds: tuple[str, ...], path: Any, yaml_dir: Path) -> Iterator[dict[str, Any]]:
+    """A fresh server of each kind, all started side by side and warmed up at once (one stream each:
+    imports, first request), with a client started ahead for each; closed together at the end."""
+    servers = {kind: _server(kind, path, yaml_dir) for kind in kinds}
+    try:
+        with Clients(len(kinds)) as clients:
+            warming = [start_client([stream_job(server.url)]) for server in servers.values()]
+            clients.spawn(len(kinds))  # the measuring clients start during the warm-up
+            for client in warming:
+                finish_client(client)
+            clients.ready()
+            yield servers
+    finally:
+        close_together(servers.values())
+
+
 KINDS = ("ours", "bare", "workers-1", "workers-auto", "bare-workers")
 COLLAPSED = 0.001
 """A replayed gap shorter than this (seconds; every recorded gap is 20 ms or more) is collapsed: its two
@@ -192,8 +217,10 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             rounds = 1 if n > 2000 or quick else 3
             runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
             for index in range(rounds):  # interleaved; which kind goes first alternates
-                for kind in KINDS if index % 2 == 0 else tuple(reversed(KINDS)):
-                    runs[kind].append(one_round(kind, path, n, recorded, yaml_dir))
+                order = KINDS if index % 2 == 0 else tuple(reversed(KINDS))
+                with side_by_side(order, path, yaml_dir) as started:
+                    for kind in order:
+                        runs[kind].append(one_round(kind, path, n, recorded, yaml_dir, started[kind]))
             figures.extend(_figures(runs, n, rounds, quick))
             if n == DECOMPOSED:
                 figures.extend(_decomposition(path, n, recorded, yaml_dir, runs))

@@ -46,7 +46,7 @@ from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Respons
 from ssemock.matching import DEFAULT_MATCH_ON, IndexCache, find_interaction, prepare_indexes
 
 from . import figure
-from .common import STREAM_PATH, ServerProcess, handed_over, median, standalone
+from .common import STREAM_PATH, ServerProcess, handed_over, median, standalone, together
 
 GOAL_MS = 5.0
 HEADERS = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
@@ -93,8 +93,8 @@ class Client:
 def servers(*cassettes: Cassette) -> Iterator[list[Client]]:
     """Each cassette served by ssemock in its own process (started side by side); a client for each."""
     with ExitStack() as stack:
-        started = [stack.enter_context(ServerProcess("ours", stack.enter_context(handed_over(one)), 0))
-                   for one in cassettes]
+        started = stack.enter_context(together(
+            *(ServerProcess("ours", stack.enter_context(handed_over(one)), 0) for one in cassettes)))
         clients = [Client(server.url) for server in started]
         yield clients
         for client in clients:

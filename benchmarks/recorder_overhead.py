@@ -102,7 +102,7 @@ def _bare_relay(target: str) -> tuple[list[str], str]:
 @contextmanager
 def _relays(*commands: tuple[list[str], str]) -> Iterator[list[tuple[str, int]]]:
     """Run each ``(command, started)`` in its own process, all started side by side, until the
-    block ends; yields their URLs and pids (a first stdout line is ``started`` then the URL)."""
+    block ends (then killed); yields their URLs and pids (a first stdout line is ``started`` then the URL)."""
     procs = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
              for command, _ in commands]
     try:
@@ -114,7 +114,9 @@ def _relays(*commands: tuple[list[str], str]) -> Iterator[list[tuple[str, int]]]
                 raise RuntimeError(f"{command[2]} did not start: {line!r}")
             found.append((line.removeprefix(started).split(" ")[0], proc.pid))
         yield found
-    finally:
+    finally:  # killed: what they would still do (the recorder writing its last cassette) is not measured
+        for proc in procs:
+            proc.kill()
         stop_processes(procs, timeout=30)
 
 

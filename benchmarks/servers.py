@@ -134,6 +134,10 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
             self.sockets = [KeptBacklog(sock, self.cfg.backlog) for sock in self.sockets]
             super().init_process()
 
+        def handle_exit(self, sig: int, frame: Any) -> None:  # woken at once, as ssemock's workers are
+            super().handle_exit(sig, frame)
+            self._notify_waiter_done()
+
     class Bare(BaseApplication):  # type: ignore[misc]
         def load_config(self) -> None:
             settings = {"bind": ["127.0.0.1:0"], "workers": len(os.sched_getaffinity(0)),

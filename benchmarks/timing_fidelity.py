@@ -31,12 +31,15 @@ from typing import Any
 
 from . import figure
 from .common import (
+    Clients,
     ServerProcess,
+    finish_client,
     handed_over,
     median,
     percentile,
     run_client,
     standalone,
+    start_client,
     stream_job,
     timed_cassette,
 )
@@ -87,10 +90,15 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     p50: dict[str, list[float]] = {"ours": [], "bare": []}
     cpu: dict[str, list[float]] = {"ours": [], "bare": []}
     with handed_over(cassette) as path, ServerProcess("ours", path, 1) as ours, \
-            ServerProcess("bare", path, 1, drop_stderr=True) as bare:  # the bare one prints the warm-up's leaving
+            ServerProcess("bare", path, 1, drop_stderr=True) as bare, \
+            Clients(2 + 2 * runs) as clients:  # the bare one prints the warm-up's leaving; clients ahead
         servers = {"ours": ours, "bare": bare}
-        # warm-up: both at once, each client leaving after its first 4 KB
-        run_client([{**stream_job(server.url), "leave_after": 4096} for server in servers.values()])
+        # warm-up: both at once (a client each: a client runs its jobs one after the other), each leaving
+        # after its first 4 KB
+        warming = [start_client([{**stream_job(server.url), "leave_after": 4096}]) for server in servers.values()]
+        for client in warming:
+            finish_client(client)
+        clients.ready()
         for index in range(runs):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 before = cpu_seconds(servers[kind].pid)
