@@ -60,3 +60,23 @@ def test_the_recorders_413_ends_the_connection_at_once(tmp_path: Path) -> None:
     assert answer.startswith(b"HTTP/1.1 413 ") and b"ssemock_body_too_large" in answer
     assert seconds < PROMPT
     assert up.received == []
+
+
+def test_a_client_gone_before_its_413_leaves_no_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """A client that announces a body over the limit and resets at once: its 413 has nowhere to go; the
+    server says nothing of it ("Error handling request" with a traceback was logged every time) and goes on."""
+    caplog.set_level(logging.ERROR)
+    with MockServer(timing_scale=0) as server:
+        port = httpx.URL(server.url).port
+        assert port is not None
+        for _ in range(20):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 41943040\r\n\r\n" + b"x" * 65536)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, (1).to_bytes(4, "little") + (0).to_bytes(4, "little"))
+            sock.close()  # linger 0: a reset, not a FIN
+        assert httpx.get(server.url + "/_ssemock/health", timeout=30).status_code == 200
+        deadline = time.monotonic() + 10
+        while sum(e["outcome"] == "refused" for e in server.requests) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    assert not [r for r in caplog.records if "Error handling request" in r.getMessage()]

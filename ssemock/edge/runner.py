@@ -161,13 +161,16 @@ async def _answer_then_half_close(request: web.Request, response: web.StreamResp
     before the client has read it (RFC 9112 §9.6). The client used to see the end only after those
     10 s. A stop cuts that reading short (:attr:`Edge.closing`).
     """
-    await response.prepare(request)
-    await response.write_eof()
-    transport = request.transport
-    if transport is not None and transport.can_write_eof():
-        transport.write_eof()  # FIN once the answer has left
-        edge.closing.add(request.task)
-        request.task.add_done_callback(edge.closing.discard)
+    try:
+        await response.prepare(request)
+        await response.write_eof()
+        transport = request.transport
+        if transport is not None and transport.can_write_eof():
+            transport.write_eof()  # FIN once the answer has left
+            edge.closing.add(request.task)
+            request.task.add_done_callback(edge.closing.discard)
+    except OSError:  # the client left without reading the answer (ConnectionResetError, ENOTCONN): nothing to end
+        pass
 
 
 def activity(app: web.Application) -> dict[str, int]:
