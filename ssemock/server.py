@@ -317,7 +317,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         entry["resumed"] = resume(plan, last_id, stream=earlier, now=arrived)
         return send_plan(request, plan, entry, arrived, own_cors=True)
 
-    scenario, problem = _scenario(state, scenario_names)
+    scenario, problem, private = _scenario(state, scenario_names)
+    if problem is not None and private:  # the scenarios served are the user's: not told to other origins
+        return _refuse_foreign(request, entry, problem, "which scenario is not served; the scenarios served")
     if problem is not None:
         return _refuse(entry, problem)
     try:
@@ -425,23 +427,24 @@ async def _close_off_loop(app: web.Application) -> None:
     app[OFF_LOOP].close()
 
 
-def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None]:
+def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None, bool]:
+    """The scenario composed of ``names`` (comma-separated), or the 400 refusing them; the flag says
+    whether the refusal lists the scenarios served (``known``: not for pages of other origins)."""
     if not names:
-        return None, None
+        return None, None, False
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     if len(wanted) > MAX_SCENARIOS:
         return None, error_response(
             400, "ssemock_too_many_scenarios",
             f"{len(wanted)} scenarios named; at most {MAX_SCENARIOS} are composed for one request",
             limit=MAX_SCENARIOS,
-        )
+        ), False
     unknown = [n for n in wanted if n not in state.scenarios]
-    if unknown:
-        return None, error_response(
-            400, "ssemock_unknown_scenario", f"no scenario named {unknown[0]!r}",
-            known=sorted(state.scenarios),
-        )
-    return Scenario.compose(state.scenarios[n] for n in wanted), None
+    if unknown or not wanted:
+        named = f"no scenario named {unknown[0]!r}" if unknown else \
+            f"no scenario named in {names[:80]!r}: expected scenario names, comma-separated"
+        return None, error_response(400, "ssemock_unknown_scenario", named, known=sorted(state.scenarios)), True
+    return Scenario.compose(state.scenarios[n] for n in wanted), None, False
 
 
 def _refuse_foreign(request: web.Request, entry: JournalEntry, response: web.Response, shown: str) -> web.Response:

@@ -178,3 +178,23 @@ def test_a_stub_servers_no_match_to_another_origin_tells_no_stub() -> None:
     assert local.status_code == foreign.status_code == 404
     assert "closest_stub" in local.json()["error"] and "launch code" in local.text
     assert "closest_stub" not in foreign.json()["error"] and "launch code" not in foreign.text
+
+
+def test_an_unknown_scenario_to_another_origin_lists_no_scenario_names() -> None:
+    """The scenarios a user serves are named after their own work: a page of another origin naming one that
+    is not served learns which are (``known``) no more than the cassettes; curl does; the journal keeps it."""
+    from ssemock import Scenario
+
+    own = Scenario.from_dict({"ssemock_scenario": 1, "name": "acme-billing-outage", "steps": [{"bom": {}}]})
+    with MockServer([_cassette()], scenarios=[own], timing_scale=0) as server, httpx.Client(timeout=30) as client:
+        url = f"{server.url}/_ssemock/s/nope{PATH}"
+        page = {"Origin": "https://evil.example", "Content-Type": "text/plain"}
+        foreign = client.post(url, content=b"{}", headers=page)
+        assert foreign.status_code == 400 and foreign.json()["error"]["type"] == "ssemock_unknown_scenario"
+        assert "acme-billing-outage" not in foreign.text and "known" not in foreign.json()["error"]
+        assert server.requests[-1]["error"]["known"] == ["acme-billing-outage"]
+        told = client.post(url, content=b"{}")
+        assert told.status_code == 400 and told.json()["error"]["known"] == ["acme-billing-outage"]
+        # A list of no names at all (",") is no scenario either: refused, not served as recorded.
+        empty = client.post(f"{server.url}/_ssemock/s/,{PATH}", content=json.dumps(PROMPT).encode())
+        assert empty.status_code == 400 and empty.json()["error"]["type"] == "ssemock_unknown_scenario"
