@@ -100,9 +100,9 @@ async def send_plan(
     entry["framing"] = framing
     entry["chunks_sent"] = entry["bytes_sent"] = 0
     entry["injected"] = plan.notes  # the plan is this request's own: its list of notes goes on in the journal
-    if dropped:  # a note of this answer's own: the plan's list may be shared
-        entry["injected"] = [*plan.notes, f"no content: a {request.method} answered {resp_rec.status} has no body "
-                                 f"(RFC 9110 section 15); {dropped} bytes not sent"]
+    if dropped:
+        plan.notes.append(f"no content: a {request.method} answered {resp_rec.status} has no body "
+                          f"(RFC 9110 section 15); {dropped} bytes not sent")
     stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
