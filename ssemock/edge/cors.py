@@ -99,11 +99,14 @@ class AllowedOrigins(Mapping[str, Any]):
         self.options = options
 
     def __getitem__(self, origin: str) -> Any:
-        if origin in self.extra or loopback_origin(origin):
+        if self._allows(origin):
             return self.options
         raise KeyError(origin)
 
     def __contains__(self, origin: object) -> bool:
+        return self._allows(origin)
+
+    def _allows(self, origin: object) -> bool:
         return isinstance(origin, str) and (origin in self.extra or loopback_origin(origin))
 
     def __iter__(self) -> Iterator[str]:
