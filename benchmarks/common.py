@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -178,12 +178,8 @@ class ServerProcess:
     def url(self) -> str:
         """``http://127.0.0.1:PORT/v1/messages``, once the server listens (raises if it did not start)."""
         if self._url is None:
-            assert self.proc.stdout is not None
-            line = self.proc.stdout.readline()
-            if not line.strip().isdigit():
-                self.close()
-                raise RuntimeError(f"{self.kind} server did not start: {line!r}")
-            self._url = f"http://127.0.0.1:{int(line)}{STREAM_PATH}"
+            self._url = _listening(self, lambda line: f"http://127.0.0.1:{int(line)}" if line.strip().isdigit()
+                                   else None, f"{self.kind} server")
         return self._url
 
     @property
@@ -208,6 +204,19 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _listening(server: ServerProcess | WorkersProcess, base: Callable[[str], str | None], what: str) -> str:
+    """The stream URL of ``server``, read from the first line its process prints (``base(line)``: the
+    ``http://HOST:PORT`` it names, None when the process did not start: then it is closed and
+    RuntimeError raised naming ``what``)."""
+    assert server.proc.stdout is not None
+    line = server.proc.stdout.readline()
+    url = base(line)
+    if url is None:
+        server.close()
+        raise RuntimeError(f"{what} did not start: {line!r}")
+    return url + STREAM_PATH
 
 
 def master_and_workers(server: Any) -> list[int]:
@@ -246,12 +255,8 @@ class WorkersProcess:
     def url(self) -> str:
         """``http://127.0.0.1:PORT/v1/messages``, once the server listens (raises if it did not start)."""
         if self._url is None:
-            assert self.proc.stdout is not None
-            line = self.proc.stdout.readline()
-            if not line.startswith("ssemock serving on "):
-                self.close()
-                raise RuntimeError(f"ssemock serve --workers {self.workers} did not start: {line!r}")
-            self._url = line.split()[3] + STREAM_PATH
+            self._url = _listening(self, lambda line: line.split()[3] if line.startswith("ssemock serving on ")
+                                   else None, f"ssemock serve --workers {self.workers}")
         return self._url
 
     @property
