@@ -154,13 +154,15 @@ FIELD_LIMIT = 120
 def shown_field(field: str, limit: int = FIELD_LIMIT) -> str:
     """A field path as a message shows it: on one line (control characters escaped as in
     ``repr``), at most ``limit`` characters (its middle cut), secrets ``REDACTED``."""
-    if len(field) > limit:
-        field = field[: limit // 2] + "..." + field[-(limit - limit // 2 - 3):]
+    field = _middle_cut(field, limit)
     if not field.isprintable():
-        field = "".join(c if c.isprintable() else repr(c)[1:-1] for c in field)
-        if len(field) > limit:
-            field = field[: limit // 2] + "..." + field[-(limit - limit // 2 - 3):]
+        field = _middle_cut("".join(c if c.isprintable() else repr(c)[1:-1] for c in field), limit)
     return redacted(field)
+
+
+def _middle_cut(text: str, limit: int) -> str:
+    """``text``, or its two ends around ``...`` in ``limit`` characters when it is longer."""
+    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-(limit - limit // 2 - 3):]
 
 
 class Described:
