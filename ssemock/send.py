@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .cassette import Chunk
+from .cassette import Chunk, no_content
 from .edge import abort_connection, set_framing, stopping
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
@@ -77,7 +77,7 @@ async def send_plan(
     """
     resp_rec = plan.response
     chunks = plan.wire_chunks()
-    empty = _no_content(request, resp_rec.status)
+    empty = no_content(request.method, resp_rec.status)
     dropped = sum(len(c.data) for c in chunks) if empty else 0
     if empty:  # bytes after such a head would be read as the next response on the connection
         chunks = []
@@ -132,11 +132,6 @@ async def send_plan(
     return response
 
 
-def _no_content(request: web.Request, status: int) -> bool:
-    """An answer that has no content: to a HEAD, or with status 1xx, 204 or 304 (RFC 9110 section 15)."""
-    return request.method == "HEAD" or status < 200 or status in (204, 304)
-
-
 @dataclass
 class _Stream:
     """The sending state of one response: its chunks, the time of its last write, its keep-alives."""
@@ -159,7 +154,7 @@ class _Stream:
         """Turn keep-alive comments on where they cannot change the body's meaning or framing."""
         plan = self.plan
         coded = plan.content_encoding or (plan.response.header("content-encoding") or "identity").strip().lower()
-        why = ("the answer has no content" if _no_content(self.request, plan.response.status)
+        why = ("the answer has no content" if no_content(self.request.method, plan.response.status)
                else "the body is not text/event-stream" if not plan.is_event_stream
                else "the body is compressed on the wire" if coded != "identity"
                else "the body is framed by Content-Length" if framing == "length" else "")

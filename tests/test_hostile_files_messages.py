@@ -208,6 +208,8 @@ def test_a_response_that_cannot_have_content_is_refused_naming_the_field(
     assert main(["inspect", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ssemock: error: {path}: {field}: expected {expected}") and err.count("\n") == 1
+    if expected.startswith("no body"):  # the message names what to remove: the field holding the body
+        assert f"remove the {field.rsplit('.', 1)[1]} or change the status" in err
 
 
 @pytest.mark.parametrize("response", [Response(204, chunks=[]), Response(101)])

@@ -42,6 +42,7 @@ from .model import (
     END_HOWS,
     FORMAT_KEY,
     FORMAT_VERSION,
+    NO_CONTENT_STATUSES,
     Cassette,
     Chunk,
     End,
@@ -51,6 +52,7 @@ from .model import (
     atomic_write,
     body_digest,
     load_cassettes,
+    no_content,
     reason_phrase,
 )
 
@@ -58,6 +60,7 @@ __all__ = [
     "END_HOWS",
     "FORMAT_KEY",
     "FORMAT_VERSION",
+    "NO_CONTENT_STATUSES",
     "Cassette",
     "Chunk",
     "End",
@@ -67,5 +70,6 @@ __all__ = [
     "atomic_write",
     "body_digest",
     "load_cassettes",
+    "no_content",
     "reason_phrase",
 ]

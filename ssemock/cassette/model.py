@@ -27,6 +27,17 @@ before the body was complete), ``reset`` (TCP reset), ``timeout`` (the recorder 
 
 MAX_REASON = 512
 """Characters a response's reason phrase may hold."""
+
+NO_CONTENT_STATUSES = frozenset({204, 304})
+"""Final statuses whose responses have no content (RFC 9110 sections 15.3.5 and 15.4.5, RFC 9112
+section 6.3): a body after them would be read as the start of the next response."""
+
+
+def no_content(method: str, status: int) -> bool:
+    """Whether an answer has no content: to a HEAD, or with status 1xx, 204 or 304 (RFC 9110 section 15)."""
+    return method == "HEAD" or status < 200 or status in NO_CONTENT_STATUSES
+
+
 _REASON = re.compile(r"[\t\x20-\x7e]*")
 
 

@@ -31,6 +31,7 @@ from .model import (
     FORMAT_KEY,
     FORMAT_VERSION,
     MAX_REASON,
+    NO_CONTENT_STATUSES,
     Cassette,
     Chunk,
     End,
@@ -450,9 +451,6 @@ def _digest(v: _Validator, digest: Any, size: Any, where: str) -> tuple[str, int
 
 
 _STATUS = "an HTTP status code 200-599 (a 1xx answer is interim, RFC 9110 section 15.2)"
-NO_CONTENT_STATUSES = frozenset({204, 304})
-"""Final statuses whose responses have no content (RFC 9110 sections 15.3.5 and 15.4.5, RFC 9112
-section 6.3): a body after them would be read as the start of the next response."""
 
 
 def _status(v: _Validator, value: Any, where: str) -> int:
@@ -466,7 +464,7 @@ def _no_content(v: _Validator, resp: Response, where: str, field: str) -> None:
     """A 204 or 304 response has no body: refused when it has one (``field`` names where it is)."""
     if resp.status in NO_CONTENT_STATUSES and any(c.data for c in resp.chunks):
         raise v.fail(f"{where}.{field}", f"no body after status {resp.status}: a {resp.status} response has no "
-                     "content (RFC 9110 section 15, RFC 9112 section 6.3); remove the {field} or change the status",
+                     f"content (RFC 9110 section 15, RFC 9112 section 6.3); remove the {field} or change the status",
                      Described(None, f"{sum(len(c.data) for c in resp.chunks)} bytes"))
 
 

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from ..cassette import End, Request, Response, body_digest, reason_phrase
+from ..cassette import End, Request, Response, body_digest, no_content, reason_phrase
 from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
@@ -70,7 +70,6 @@ _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
      "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
 )
-_NO_BODY_STATUS = frozenset({204, 304})
 _BODY_OPTION = "Recorder(max_request_body=BYTES) or ssemock record --max-request-body BYTES"
 _DEPTH_OPTION = "Recorder(max_json_depth=N) or ssemock record --max-json-depth N"
 _DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
@@ -232,7 +231,7 @@ async def _stream(
     for k, v in raw_headers:
         if k.lower() not in _HOP_BY_HOP:
             response.headers.add(k, v)
-    no_body = request.method == "HEAD" or upstream.status in _NO_BODY_STATUS
+    no_body = no_content(request.method, upstream.status)
     if upstream.headers.get("Content-Length") is not None and "chunked" not in upstream.headers.get(
         "Transfer-Encoding", ""
     ):
