@@ -237,3 +237,32 @@ def test_the_journal_drops_provider_headers(tmp_path: Path) -> None:
     assert entry["cassette"] == name
     assert entry["headers"]["X-Request-Tag"] == "kept"
     assert not {"OpenAI-Organization", "OpenAI-Project", "X-Goog-Api-Key"} & set(entry["headers"])
+
+
+def test_the_model_classes_keep_their_dataclass_behaviour() -> None:
+    """The cassette and scenario classes write their methods out (none is generated from text at import),
+    and still behave as the dataclasses they are: the same fields, equality, repr and ``replace``."""
+    import dataclasses
+
+    from ssemock import Chunk, End, Interaction, Request, Response
+
+    request = Request("POST", "/v1/chat/completions", body=b"{}")
+    response = Response(200, headers=[("content-type", "text/event-stream")], chunks=[Chunk(0.5, b"data: x\n\n")],
+                        end=End(0.75))
+    assert [f.name for f in dataclasses.fields(Request)] == [
+        "method", "path", "query", "headers", "body", "body_sha256", "body_size", "_parsed", "_body_key"]
+    assert request.json_view() == {} and request == Request("POST", "/v1/chat/completions", body=b"{}")  # parsed: equal
+    assert request != Request("POST", "/v1/chat/completions", body=b"[]") and request != ("POST",)
+    assert dataclasses.replace(response, status=201) == Response(
+        201, None, [("content-type", "text/event-stream")], [Chunk(0.5, b"data: x\n\n")], 0.0, End(0.75, "clean"))
+    assert dataclasses.replace(response, status=201) != response
+    assert repr(Interaction(request, response)) == (
+        "Interaction(request=Request(method='POST', path='/v1/chat/completions', query=[], headers=[], body=b'{}', "
+        "body_sha256=None, body_size=None), response=Response(status=200, reason=None, headers=[('content-type', "
+        "'text/event-stream')], chunks=[Chunk(t=0.5, data=b'data: x\\n\\n')], start=0.0, end=End(t=0.75, how='clean'), "
+        "timed=True))")
+    assert dataclasses.asdict(Interaction(request, response))["response"]["end"] == {"t": 0.75, "how": "clean"}
+    scenario = Scenario("a", [], "one", "events", source="a.yaml")
+    assert scenario == Scenario("a", [], "one", "events") and repr(scenario) == (
+        "Scenario(name='a', steps=[], description='one', preserves='events')")
+    assert dataclasses.replace(scenario, name="b").name == "b"
