@@ -60,8 +60,8 @@ NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "sse
               "tomllib", "gunicorn", "matplotlib")
 # Modules only some requests need, imported by the first of them: the SSE codec (a scenario applied, a
 # Last-Event-ID reconnect, keep-alive comments), the step base (a scenario applied), the journal's reader
-# (GET /_ssemock/requests).
-ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "ssemock.journal")
+# (GET /_ssemock/requests), the plan threads' queue (a long computation).
+ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "ssemock.journal", "queue")
 
 
 def probe(*scenarios: Path) -> str:
