@@ -165,7 +165,7 @@ class Scenario:
         A file whose bytes were validated before (:mod:`.validated`) is not parsed again: the
         result is a :class:`DeferredScenario`, whose steps are built on first use.
         """
-        p = Path(path)
+        p = path if isinstance(path, Path) else Path(path)  # a directory's files: not parsed again
         try:
             data = read_file(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
         except FileNotFoundError as exc:
