@@ -24,7 +24,7 @@ __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "DeferredScenario", "Scenario
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
 _KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # compiled on first use (re's cache), not at every start
 NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit "
              "(no comma, slash or space: names are listed in X-SSEMock-Scenario and /_ssemock/s/NAME/)")
 
@@ -205,7 +205,7 @@ class Scenario:
 
 def _name(name: str, source: str) -> str:
     """``name`` if it can be selected (``X-SSEMock-Scenario: A,B``, ``/_ssemock/s/A,B/``). Raises ScenarioError."""
-    if _NAME.fullmatch(name) is None:
+    if re.fullmatch(_NAME, name) is None:
         raise ScenarioError(source, "name", NAME_RULE, name)
     return name
 
