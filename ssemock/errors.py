@@ -96,15 +96,16 @@ _MAX_INT_BITS = 14_000
 """Integers up to this many bits (about 4,214 digits) are written out; Python refuses to write
 an integer of more than 4,300 digits as text."""
 # Text that cannot hold a key shape nor a ``name=value`` credential: the common case skips the scanner.
-_PLAIN = re.compile(r"[A-Za-z0-9_\-\[\]. ()]*\Z")
-_LONG_RUN = re.compile(r"[A-Za-z0-9]{16}")
+# The patterns are compiled on first use (re's cache): most processes write no error message.
+_PLAIN = r"[A-Za-z0-9_\-\[\]. ()]*\Z"
+_LONG_RUN = r"[A-Za-z0-9]{16}"
 
 
 def redacted(text: str) -> str:
     """``text`` with what the recorder's scanner calls secret replaced by ``REDACTED``: key
     shapes, values after a credential name (``password=…``, ``"api_key": "…"``) — see
     :mod:`ssemock.redact`. Imported only when a message may quote a secret."""
-    if len(text) < 8 or (_PLAIN.match(text) and not _LONG_RUN.search(text)):
+    if len(text) < 8 or (re.match(_PLAIN, text) and not re.search(_LONG_RUN, text)):
         return text
     try:
         from .redact import scrub_text

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -26,16 +25,20 @@ from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
 __all__ = ["READ_SLICE", "THREAD_PARSE", "Refusal", "check_json", "journal_body", "read_body"]
 
 
-@dataclass  # not frozen: never changed, and a frozen class costs more to create at start
 class Refusal:
     """An input refused before matching: HTTP ``status``, error ``kind`` (``ssemock_…``), ``message``,
     ``extra`` fields of the JSON error, and whether the connection must close (body left unread)."""
 
-    status: int
-    kind: str
-    message: str
-    extra: dict[str, Any] = field(default_factory=dict)
-    close: bool = False
+    __slots__ = ("close", "extra", "kind", "message", "status")
+
+    def __init__(
+        self, status: int, kind: str, message: str, extra: dict[str, Any] | None = None, close: bool = False
+    ) -> None:
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.close = close
 
     def response(self, build: Callable[..., web.Response]) -> web.Response:
         """The answer, made by ``build(status, kind, message, **extra)`` (the server's ``error_response``)."""

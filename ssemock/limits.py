@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
@@ -118,7 +117,6 @@ LINE_COST = 128
 one) while the steps run, so that many short lines are bounded as well as a few long ones."""
 
 
-@dataclass(frozen=True)
 class Field:
     """How to check one value read from a file or given as an option.
 
@@ -127,8 +125,11 @@ class Field:
         check: returns True for a valid value.
     """
 
-    expected: str
-    check: Callable[[Any], bool]
+    __slots__ = ("check", "expected")
+
+    def __init__(self, expected: str, check: Callable[[Any], bool]) -> None:
+        self.expected = expected
+        self.check = check
 
 
 def is_number(value: Any) -> bool:

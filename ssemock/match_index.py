@@ -33,7 +33,6 @@ import json
 import re
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .cassette import Cassette, Request, body_digest
@@ -174,7 +173,6 @@ def _pieces(value: Any, out: list[str]) -> None:
 _INTEGRAL_FLOAT = re.compile(r"[0-9](?:\.0|e\+[0-9]+)(?=$|[,\]}])")
 
 
-@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Route:
     """The interactions (indexes into the cassette) of one route, each list in cassette order.
 
@@ -186,11 +184,14 @@ class Route:
         loose: JSON bodies holding ``"REDACTED"`` (or too deep to key): compared one by one.
     """
 
-    bodied: list[int] = field(default_factory=list)
-    wildcard: list[int] = field(default_factory=list)
-    by_key: dict[bytes, list[int]] = field(default_factory=dict)
-    by_sha: dict[str, list[int]] = field(default_factory=dict)
-    loose: list[int] = field(default_factory=list)
+    __slots__ = ("bodied", "by_key", "by_sha", "loose", "wildcard")
+
+    def __init__(self) -> None:
+        self.bodied: list[int] = []
+        self.wildcard: list[int] = []
+        self.by_key: dict[bytes, list[int]] = {}
+        self.by_sha: dict[str, list[int]] = {}
+        self.loose: list[int] = []
 
 
 class CassetteIndex:
@@ -308,14 +309,16 @@ def best_of(groups: Iterable[Group], name: str, played: dict[tuple[str, int], in
     return None if first is None else (1, first)
 
 
-@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Received:
     """What the index needs from a received request, computed once for all cassettes, and only
     when a route holds interactions filed by body (a route of wildcards never parses the body)."""
 
-    request: Request
-    _key: tuple[bytes | None] | None = None
-    _sha: str | None = None
+    __slots__ = ("_key", "_sha", "request")
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self._key: tuple[bytes | None] | None = None
+        self._sha: str | None = None
 
     @property
     def key(self) -> bytes | None:

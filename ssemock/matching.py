@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
@@ -154,13 +153,15 @@ def json_difference(got: Any, want: Any, where: str) -> str | None:
     return f"{where or 'value'}: {_short(got)} != recorded {_short(want)}"
 
 
-@dataclass  # not frozen: never changed, and a frozen class costs more to create at start
 class Match:
     """A chosen interaction: the cassette, the index in it and the interaction."""
 
-    cassette: Cassette
-    index: int
-    interaction: Interaction
+    __slots__ = ("cassette", "index", "interaction")
+
+    def __init__(self, cassette: Cassette, index: int, interaction: Interaction) -> None:
+        self.cassette = cassette
+        self.index = index
+        self.interaction = interaction
 
 
 def _failures(received: Request, recorded: Request, match_on: Sequence[str]) -> list[str]:

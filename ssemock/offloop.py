@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import queue
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import queue
 
 __all__ = ["PLAN_THREADS", "OffLoop"]
 
@@ -78,7 +80,7 @@ class OffLoop:
             raise ValueError(f"threads must be >= 1, got {threads}")
         self.threads = threads
         self.name = name
-        self._queue: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Job[Any] | None] | None = None  # made on first use, as the threads
         self._running: list[threading.Thread] = []
 
     async def run(self, work: Callable[[threading.Event], _T]) -> _T:
@@ -93,28 +95,36 @@ class OffLoop:
         """
         loop = asyncio.get_running_loop()
         job: _Job[_T] = _Job(work, loop, loop.create_future())
-        if len(self._running) < self.threads:
-            self._start()
-        self._queue.put(job)
+        self._started().put(job)
         try:
             return await job.done
         finally:
             job.cancelled.set()
 
-    def _start(self) -> None:
-        """Start the missing threads (on first use: a server that never needs them starts none)."""
+    def _started(self) -> queue.SimpleQueue[_Job[Any] | None]:
+        """The queue, its missing threads started (on first use: a server that never needs them
+        makes neither, nor imports :mod:`queue`)."""
+        jobs = self._queue
+        if jobs is None:
+            import queue
+
+            jobs = self._queue = queue.SimpleQueue()
         while len(self._running) < self.threads:
-            thread = threading.Thread(target=self._serve, name=f"{self.name}-{len(self._running)}", daemon=True)
+            thread = threading.Thread(target=self._serve, args=(jobs,), name=f"{self.name}-{len(self._running)}",
+                                      daemon=True)
             thread.start()
             self._running.append(thread)
+        return jobs
 
-    def _serve(self) -> None:
-        while (job := self._queue.get()) is not None:
+    @staticmethod
+    def _serve(jobs: queue.SimpleQueue[_Job[Any] | None]) -> None:
+        while (job := jobs.get()) is not None:
             job.run()
             del job  # its result may be large: not kept while waiting for the next
 
     def close(self) -> None:
         """Let the threads end once the work queued before has been run or skipped (not waiting for them)."""
-        for _ in self._running:
-            self._queue.put(None)
+        if self._queue is not None:  # else no thread was started
+            for _ in self._running:
+                self._queue.put(None)
         self._running.clear()

@@ -32,7 +32,6 @@ from __future__ import annotations
 import operator
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TypedDict
 
 from .cassette import Chunk, End, Response
@@ -64,7 +63,6 @@ MAX_ID_LENGTH = 1024
 """A longer ``Last-Event-ID`` (characters) matches no event: no stream sends such ids."""
 
 
-@dataclass(frozen=True, slots=True)
 class EventMark:
     """One dispatched event of a body: the id it set, where it ends and the retry then in force.
 
@@ -75,22 +73,22 @@ class EventMark:
         retry_ms: the last ``retry`` value (milliseconds) sent up to and including this event, or None.
     """
 
-    index: int
-    event_id: str
-    offset: int
-    retry_ms: int | None
+    __slots__ = ("event_id", "index", "offset", "retry_ms")
+
+    def __init__(self, index: int, event_id: str, offset: int, retry_ms: int | None) -> None:
+        self.index = index
+        self.event_id = event_id
+        self.offset = offset
+        self.retry_ms = retry_ms
 
 
-class Resumed(TypedDict):
-    """The journal's ``resumed`` note (see the module docstring)."""
-
-    after: str
-    events_skipped: int
-    retry_ms: int | None
-    waited: float | None
+# The functional form takes the types themselves: the class form's annotations, text under
+# ``from __future__ import annotations``, would each be compiled at import.
+Resumed = TypedDict(  # noqa: UP013
+    "Resumed", {"after": str, "events_skipped": int, "retry_ms": int | None, "waited": float | None})
+"""The journal's ``resumed`` note (see the module docstring)."""
 
 
-@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Stream:
     """A stream sent with event ids (or maybe: a compressed one), kept so that a reconnect can resume it.
 
@@ -102,13 +100,16 @@ class Stream:
         ended: loop time (seconds) when its sending ended, or None while it is sent.
     """
 
-    path: str
-    cassette: str | None
-    interaction: int | None
-    response: Response
-    ended: float | None = None
-    _plain: Response | None = field(default=None, repr=False)
-    _marks: dict[str, EventMark] | None = field(default=None, repr=False)
+    def __init__(
+        self, path: str, cassette: str | None, interaction: int | None, response: Response, ended: float | None = None
+    ) -> None:
+        self.path = path
+        self.cassette = cassette
+        self.interaction = interaction
+        self.response = response
+        self.ended = ended
+        self._plain: Response | None = None
+        self._marks: dict[str, EventMark] | None = None
 
     @property
     def plain(self) -> Response:
@@ -130,7 +131,6 @@ class Stream:
         return sum(len(c.data) for c in self.response.chunks)
 
 
-@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class ResumeBook:
     """The last streams sent with event ids, for ``Last-Event-ID`` reconnects.
 
@@ -141,10 +141,11 @@ class ResumeBook:
     events are decoded only when a reconnect asks for one.
     """
 
-    capacity: int = MAX_STREAMS
-    max_bytes: int = MAX_BOOK_BYTES
-    streams: deque[Stream] = field(default_factory=deque)
-    held: int = 0
+    def __init__(self, capacity: int = MAX_STREAMS, max_bytes: int = MAX_BOOK_BYTES) -> None:
+        self.capacity = capacity
+        self.max_bytes = max_bytes
+        self.streams: deque[Stream] = deque()
+        self.held = 0
 
     def register(
         self, plan: Plan, path: str, cassette: str | None, interaction: int | None, ended: float | None = None

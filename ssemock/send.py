@@ -13,7 +13,6 @@ import asyncio
 import socket
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -132,23 +131,26 @@ async def send_plan(
     return response
 
 
-@dataclass
 class _Stream:
     """The sending state of one response: its chunks, the time of its last write, its keep-alives."""
 
-    request: web.Request
-    response: web.StreamResponse
-    plan: Plan
-    entry: JournalEntry
-    chunks: list[Chunk]
-    loop: asyncio.AbstractEventLoop
-    last: float = -1.0
-    """Loop time of the last write (seconds)."""
-    keepalive: bool = False
-    boundaries: frozenset[int] = frozenset()
-    """Chunk indices before which a comment may go (``len(chunks)``: after the last chunk)."""
-    comments: int = 0
-    heartbeat_end: str = ""
+    def __init__(
+        self, request: web.Request, response: web.StreamResponse, plan: Plan, entry: JournalEntry,
+        chunks: list[Chunk], loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.request = request
+        self.response = response
+        self.plan = plan
+        self.entry = entry
+        self.chunks = chunks
+        self.loop = loop
+        self.last = -1.0
+        """Loop time of the last write (seconds)."""
+        self.keepalive = False
+        self.boundaries: frozenset[int] = frozenset()
+        """Chunk indices before which a comment may go (``len(chunks)``: after the last chunk)."""
+        self.comments = 0
+        self.heartbeat_end = ""
 
     def allow_keepalives(self, framing: str) -> None:
         """Turn keep-alive comments on where they cannot change the body's meaning or framing."""

@@ -30,7 +30,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
@@ -82,7 +81,6 @@ _DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth 
 _GROWTH_OPTION = "MockServer(max_scenario_growth=BYTES) or ssemock serve --max-scenario-growth BYTES"
 
 
-@dataclass
 class ServerState:
     """Everything one replay server knows: cassettes, scenarios, options, journal.
 
@@ -111,25 +109,47 @@ class ServerState:
             (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
     """
 
-    cassettes: dict[str, Cassette] = field(default_factory=dict)
-    scenarios: dict[str, Scenario] = field(default_factory=dict)
-    scenario: str | None = None
-    cassette: str | None = None
-    match_on: Sequence[str] = DEFAULT_MATCH_ON
-    strict: bool = False
-    timing_scale: float = 1.0
-    journal: deque[JournalEntry] = field(default_factory=lambda: deque(maxlen=JOURNAL_CAPACITY))
-    played: dict[tuple[str, int], int] = field(default_factory=PlayCounts)
-    indexes: IndexCache = field(default_factory=IndexCache, repr=False)
-    seed: int = 0
-    journal_body_limit: int = JOURNAL_BODY
-    max_request_body: int = MAX_REQUEST_BODY
-    max_json_depth: int = MAX_JSON_DEPTH
-    max_scenario_growth: int = MAX_SCENARIO_GROWTH
-    received: int = 0
-    stubs: StubBook = field(default_factory=StubBook)
-    streams: ResumeBook = field(default_factory=ResumeBook, repr=False)
-    cors_origins: tuple[str, ...] = ()
+    def __init__(
+        self,
+        cassettes: dict[str, Cassette] | None = None,
+        scenarios: dict[str, Scenario] | None = None,
+        scenario: str | None = None,
+        cassette: str | None = None,
+        match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        strict: bool = False,
+        timing_scale: float = 1.0,
+        journal: deque[JournalEntry] | None = None,
+        played: dict[tuple[str, int], int] | None = None,
+        indexes: IndexCache | None = None,
+        seed: int = 0,
+        journal_body_limit: int = JOURNAL_BODY,
+        max_request_body: int = MAX_REQUEST_BODY,
+        max_json_depth: int = MAX_JSON_DEPTH,
+        max_scenario_growth: int = MAX_SCENARIO_GROWTH,
+        received: int = 0,
+        stubs: StubBook | None = None,
+        streams: ResumeBook | None = None,
+        cors_origins: tuple[str, ...] = (),
+    ) -> None:
+        self.cassettes = {} if cassettes is None else cassettes
+        self.scenarios = {} if scenarios is None else scenarios
+        self.scenario = scenario
+        self.cassette = cassette
+        self.match_on = match_on
+        self.strict = strict
+        self.timing_scale = timing_scale
+        self.journal = deque(maxlen=JOURNAL_CAPACITY) if journal is None else journal
+        self.played = PlayCounts() if played is None else played
+        self.indexes = IndexCache() if indexes is None else indexes
+        self.seed = seed
+        self.journal_body_limit = journal_body_limit
+        self.max_request_body = max_request_body
+        self.max_json_depth = max_json_depth
+        self.max_scenario_growth = max_scenario_growth
+        self.received = received
+        self.stubs = StubBook() if stubs is None else stubs
+        self.streams = ResumeBook() if streams is None else streams
+        self.cors_origins = cors_origins
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""

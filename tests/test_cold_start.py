@@ -60,8 +60,8 @@ NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "sse
               "tomllib", "gunicorn", "matplotlib")
 # Modules only some requests need, imported by the first of them: the SSE codec (a scenario applied, a
 # Last-Event-ID reconnect, keep-alive comments), the step base (a scenario applied), the journal's reader
-# (GET /_ssemock/requests).
-ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "ssemock.journal")
+# (GET /_ssemock/requests), the plan threads' queue (a long computation).
+ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "ssemock.journal", "queue")
 
 
 def probe(*scenarios: Path) -> str:
@@ -211,6 +211,49 @@ def test_serve_collects_garbage_again_once_listening(cache: Path, tmp_path: Path
     assert collector == "collector True True"
 
 
+# ``serve`` until it listens, counting the code compiled from source text for ssemock's own modules (a
+# dataclass's generated methods, a namedtuple's, an eval): none, all of it is in the compiled bytecode.
+GENERATED = """import os, sys
+import ssemock.background
+
+generated = []
+STDLIB = os.path.dirname(os.__file__)
+
+def audit(event, args):  # text compiled (not a module's file) for the innermost caller outside the standard
+    if event == "compile" and isinstance(args[0], (str, bytes)) and str(args[1]).startswith("<"):  # library,
+        frame = sys._getframe(1)  # unless it is for a module of the standard library being imported
+        while frame is not None and frame.f_code.co_filename.startswith((STDLIB, "<")):
+            if frame.f_code.co_name == "<module>" and frame.f_code.co_filename.startswith(STDLIB):
+                return
+            frame = frame.f_back
+        if frame is not None and "/ssemock/" in frame.f_code.co_filename:
+            generated.append(f"{frame.f_code.co_filename}:{frame.f_lineno}")
+
+class Stop:
+    async def wait(self):
+        print("generated", generated, flush=True)
+
+sys.addaudithook(audit)
+ssemock.background.stop_on_signals = Stop
+sys.argv = ["ssemock", "serve", "--port", "0"]
+from ssemock.cli import console
+console()
+"""
+
+
+def test_serve_generates_no_code_before_listening(cache: Path, tmp_path: Path) -> None:
+    """No class a server makes at start has its methods generated from text at import (each generated method
+    is parsed and compiled at every start: 23 dataclasses were a tenth of the instructions to the first answer)."""
+    probe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", GENERATED], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    serving, generated = done.stdout.splitlines()
+    assert serving.startswith("ssemock serving on http://127.0.0.1:")
+    assert generated == "generated []"
+
+
 def test_the_redaction_names_every_providers_own_headers() -> None:
     """The header names the redaction writes out (so that serving needs no provider module) are every
     provider's, and the generic ones."""
@@ -237,3 +280,32 @@ def test_the_journal_drops_provider_headers(tmp_path: Path) -> None:
     assert entry["cassette"] == name
     assert entry["headers"]["X-Request-Tag"] == "kept"
     assert not {"OpenAI-Organization", "OpenAI-Project", "X-Goog-Api-Key"} & set(entry["headers"])
+
+
+def test_the_model_classes_keep_their_dataclass_behaviour() -> None:
+    """The cassette and scenario classes write their methods out (none is generated from text at import),
+    and still behave as the dataclasses they are: the same fields, equality, repr and ``replace``."""
+    import dataclasses
+
+    from ssemock import Chunk, End, Interaction, Request, Response
+
+    request = Request("POST", "/v1/chat/completions", body=b"{}")
+    response = Response(200, headers=[("content-type", "text/event-stream")], chunks=[Chunk(0.5, b"data: x\n\n")],
+                        end=End(0.75))
+    assert [f.name for f in dataclasses.fields(Request)] == [
+        "method", "path", "query", "headers", "body", "body_sha256", "body_size", "_parsed", "_body_key"]
+    assert request.json_view() == {} and request == Request("POST", "/v1/chat/completions", body=b"{}")  # parsed: equal
+    assert request != Request("POST", "/v1/chat/completions", body=b"[]") and request != ("POST",)
+    assert dataclasses.replace(response, status=201) == Response(
+        201, None, [("content-type", "text/event-stream")], [Chunk(0.5, b"data: x\n\n")], 0.0, End(0.75, "clean"))
+    assert dataclasses.replace(response, status=201) != response
+    assert repr(Interaction(request, response)) == (
+        "Interaction(request=Request(method='POST', path='/v1/chat/completions', query=[], headers=[], body=b'{}', "
+        "body_sha256=None, body_size=None), response=Response(status=200, reason=None, headers=[('content-type', "
+        "'text/event-stream')], chunks=[Chunk(t=0.5, data=b'data: x\\n\\n')], start=0.0, end=End(t=0.75, how='clean'), "
+        "timed=True))")
+    assert dataclasses.asdict(Interaction(request, response))["response"]["end"] == {"t": 0.75, "how": "clean"}
+    scenario = Scenario("a", [], "one", "events", source="a.yaml")
+    assert scenario == Scenario("a", [], "one", "events") and repr(scenario) == (
+        "Scenario(name='a', steps=[], description='one', preserves='events')")
+    assert dataclasses.replace(scenario, name="b").name == "b"

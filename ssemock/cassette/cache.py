@@ -74,7 +74,7 @@ _DIGEST = 16  # bytes of the BLAKE2b checksum of the payload
 SUBDIR = "ssemock-cassettes-v1"
 """The subdirectory of ``SSEMOCK_CACHE_DIR`` holding the entries, and nothing but them."""
 _SUFFIX = ".msgpack"
-_ENTRY_NAME = re.compile(r"(set-)?[0-9a-f]{64}\.msgpack\Z")
+_ENTRY_NAME = r"(set-)?[0-9a-f]{64}\.msgpack\Z"  # compiled on first use (re's cache), not at every start
 
 
 def cache_dir() -> Path | None:
@@ -282,7 +282,7 @@ def _prune(directory: Path, limit: int, keep: Path) -> None:
     entries = []
     with os.scandir(directory) as found:
         for item in found:
-            if _ENTRY_NAME.match(item.name) and item.is_file(follow_symlinks=False):
+            if re.match(_ENTRY_NAME, item.name) and item.is_file(follow_symlinks=False):
                 info = item.stat(follow_symlinks=False)
                 entries.append((info.st_mtime, info.st_size, item.path))
     total = sum(size for _, size, _ in entries)

@@ -75,7 +75,7 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
         raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
 
 
-_TAG = re.compile(r"constructor for the tag '([^']*)'")
+_TAG = r"constructor for the tag '([^']*)'"  # compiled on first use (re's cache), not at every start
 
 
 def _yaml_error(exc: Exception, source: str, error: FileError) -> CassetteError | ScenarioError | StubError:
@@ -88,7 +88,7 @@ def _yaml_error(exc: Exception, source: str, error: FileError) -> CassetteError 
     context = getattr(exc, "context", None)
     if context == "while increasing flow level":  # libyaml's own bound, before ours could count
         return error(source, where, f"YAML nested at most {MAX_NESTING} deep", None)
-    tag = _TAG.search(problem)
+    tag = re.search(_TAG, problem)
     if tag is not None:
         return error(source, where, "plain YAML data (no application-specific tag such as !!python/...)",
                      tag.group(1).replace("tag:yaml.org,2002:", "!!", 1))

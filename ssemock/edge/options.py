@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..errors import ConfigError
 
@@ -25,7 +24,6 @@ DEFAULT_BACKLOG = 2048  # connections
 DEFAULT_GRACE = 0.1  # seconds
 
 
-@dataclass(frozen=True)
 class NetworkOptions:
     """How a server (replay server or recorder) meets its connections.
 
@@ -50,19 +48,26 @@ class NetworkOptions:
             host name that is empty or holds a port, a path or spaces.
     """
 
-    header_timeout: float = DEFAULT_HEADER_TIMEOUT
-    body_timeout: float = DEFAULT_BODY_TIMEOUT
-    backlog: int = DEFAULT_BACKLOG
-    grace: float = DEFAULT_GRACE
-    allowed_hosts: frozenset[str] = frozenset()
+    __slots__ = ("allowed_hosts", "backlog", "body_timeout", "grace", "header_timeout")
 
-    def __post_init__(self) -> None:
-        _seconds("header timeout", self.header_timeout, positive=True)
-        _seconds("body timeout", self.body_timeout, positive=True)
-        _seconds("grace", self.grace, positive=False)
-        if isinstance(self.backlog, bool) or not isinstance(self.backlog, int) or not 1 <= self.backlog <= 65535:
-            raise ConfigError(f"backlog must be an integer 1-65535 (connections), got {self.backlog!r}")
-        object.__setattr__(self, "allowed_hosts", frozenset(host_names(self.allowed_hosts)))
+    def __init__(
+        self,
+        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        backlog: int = DEFAULT_BACKLOG,
+        grace: float = DEFAULT_GRACE,
+        allowed_hosts: Iterable[str] = frozenset(),
+    ) -> None:
+        _seconds("header timeout", header_timeout, positive=True)
+        _seconds("body timeout", body_timeout, positive=True)
+        _seconds("grace", grace, positive=False)
+        if isinstance(backlog, bool) or not isinstance(backlog, int) or not 1 <= backlog <= 65535:
+            raise ConfigError(f"backlog must be an integer 1-65535 (connections), got {backlog!r}")
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.backlog = backlog
+        self.grace = grace
+        self.allowed_hosts = frozenset(host_names(allowed_hosts))
 
 
 def host_names(names: Iterable[str]) -> list[str]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -45,7 +44,6 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _LOG = logging.getLogger("ssemock.edge")
 
 
-@dataclass(eq=False)  # state, compared by identity (no field-wise __eq__ to make at start)
 class Edge:
     """What the middleware of one server knows: its options, its address, who logs for itself.
 
@@ -59,13 +57,17 @@ class Edge:
         closing: the connections reading and dropping a body after their answer (their tasks).
     """
 
-    options: NetworkOptions
-    host: str
-    self_reporting: tuple[Handler, ...] = ()
-    guard_every_path: bool = False
-    handlers: set[asyncio.Task[Any]] = field(default_factory=set)
-    closing: set[asyncio.Task[Any]] = field(default_factory=set)
-    stopping: bool = False
+    def __init__(
+        self, options: NetworkOptions, host: str, self_reporting: tuple[Handler, ...] = (),
+        guard_every_path: bool = False,
+    ) -> None:
+        self.options = options
+        self.host = host
+        self.self_reporting = self_reporting
+        self.guard_every_path = guard_every_path
+        self.handlers: set[asyncio.Task[Any]] = set()
+        self.closing: set[asyncio.Task[Any]] = set()
+        self.stopping = False
 
     async def stop(self, app: web.Application) -> None:
         """``on_shutdown``: let the requests in flight finish for ``grace`` seconds, then cancel them.

@@ -24,12 +24,12 @@ __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "DeferredScenario", "Scenario
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
 _KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # compiled on first use (re's cache), not at every start
 NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit "
              "(no comma, slash or space: names are listed in X-SSEMock-Scenario and /_ssemock/s/NAME/)")
 
 
-@dataclass
+@dataclass(init=False, repr=False, eq=False)  # methods written out: none generated at import
 class Scenario:
     """A named list of steps.
 
@@ -52,6 +52,32 @@ class Scenario:
     preserves: str = "nothing"
     source: str | None = field(default=None, compare=False, repr=False)
     parts: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
+
+    def __init__(
+        self,
+        name: str,
+        steps: list[Step] | None = None,
+        description: str = "",
+        preserves: str = "nothing",
+        source: str | None = None,
+        parts: tuple[tuple[str, int], ...] = (),
+    ) -> None:
+        self.name = name
+        self.steps = [] if steps is None else steps
+        self.description = description
+        self.preserves = preserves
+        self.source = source
+        self.parts = parts
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Scenario) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.steps, self.description, self.preserves) == (
+            other.name, other.steps, other.description, other.preserves)
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(name={self.name!r}, steps={self.steps!r}, "
+                f"description={self.description!r}, preserves={self.preserves!r})")
 
     def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
@@ -139,7 +165,7 @@ class Scenario:
         A file whose bytes were validated before (:mod:`.validated`) is not parsed again: the
         result is a :class:`DeferredScenario`, whose steps are built on first use.
         """
-        p = Path(path)
+        p = path if isinstance(path, Path) else Path(path)  # a directory's files: not parsed again
         try:
             data = read_file(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
         except FileNotFoundError as exc:
@@ -179,7 +205,7 @@ class Scenario:
 
 def _name(name: str, source: str) -> str:
     """``name`` if it can be selected (``X-SSEMock-Scenario: A,B``, ``/_ssemock/s/A,B/``). Raises ScenarioError."""
-    if _NAME.fullmatch(name) is None:
+    if re.fullmatch(_NAME, name) is None:
         raise ScenarioError(source, "name", NAME_RULE, name)
     return name
 

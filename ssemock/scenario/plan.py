@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import random
 import zlib
-from dataclasses import dataclass, field
 
 from ..cassette import Chunk, End, Request, Response
 from ..errors import ScenarioTooLargeError
@@ -38,7 +37,6 @@ _PIECE = 1024 * 1024
 """Most bytes decompressed at a time by :meth:`Plan.decode_content` before they are counted."""
 
 
-@dataclass
 class Plan:
     """What the server will send for one request; steps edit it in place.
 
@@ -71,24 +69,45 @@ class Plan:
         running: the scenario name and the step (``steps[0].edit``) being applied, for errors.
     """
 
-    response: Response
-    framing: str = "chunked"
-    seed: int = 0
-    timing_scale: float = 1.0
-    request: Request | None = None
-    first_byte_delay: float = 0.0
-    pauses: dict[int, float] = field(default_factory=dict)
-    pace: float = 0.0
-    content_encoding: str | None = None
-    keepalive_every: float = 0.0
-    keepalive_comment: bytes = b": ping\n\n"
-    heartbeat: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    step_index: int = 0
-    resume_body: Response | None = None
-    growth_limit: int = MAX_SCENARIO_GROWTH
-    grown: int = 0
-    running: tuple[str, str] = ("scenario", "step")
+    def __init__(
+        self,
+        response: Response,
+        framing: str = "chunked",
+        seed: int = 0,
+        timing_scale: float = 1.0,
+        request: Request | None = None,
+        first_byte_delay: float = 0.0,
+        pauses: dict[int, float] | None = None,
+        pace: float = 0.0,
+        content_encoding: str | None = None,
+        keepalive_every: float = 0.0,
+        keepalive_comment: bytes = b": ping\n\n",
+        heartbeat: float = 0.0,
+        notes: list[str] | None = None,
+        step_index: int = 0,
+        resume_body: Response | None = None,
+        growth_limit: int = MAX_SCENARIO_GROWTH,
+        grown: int = 0,
+        running: tuple[str, str] = ("scenario", "step"),
+    ) -> None:
+        self.response = response
+        self.framing = framing
+        self.seed = seed
+        self.timing_scale = timing_scale
+        self.request = request
+        self.first_byte_delay = first_byte_delay
+        self.pauses: dict[int, float] = {} if pauses is None else pauses
+        self.pace = pace
+        self.content_encoding = content_encoding
+        self.keepalive_every = keepalive_every
+        self.keepalive_comment = keepalive_comment
+        self.heartbeat = heartbeat
+        self.notes: list[str] = [] if notes is None else notes
+        self.step_index = step_index
+        self.resume_body = resume_body
+        self.growth_limit = growth_limit
+        self.grown = grown
+        self.running = running
 
     @classmethod
     def of(

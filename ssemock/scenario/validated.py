@@ -34,13 +34,10 @@ _FILE = "validated-scenarios.bin"
 _RULES = ("scenario", "providers")  # packages whose modules define what a valid step is
 
 
-class Known(TypedDict):
-    """A validated scenario file: its scenario's fields, steps as plain YAML data."""
-
-    name: str
-    description: str
-    preserves: str
-    steps: list[Any]
+# The functional form takes the types themselves: the class form's annotations, text under
+# ``from __future__ import annotations``, would each be compiled at import.
+Known = TypedDict("Known", {"name": str, "description": str, "preserves": str, "steps": list[Any]})  # noqa: UP013
+"""A validated scenario file: its scenario's fields, steps as plain YAML data."""
 
 
 _memo: dict[str, Any] = {}

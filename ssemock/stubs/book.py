@@ -30,7 +30,7 @@ QUICK_REPLY = 256
 are synthesized in well under a millisecond (see :meth:`StubBook.quick`)."""
 QUICK_STUBS = 64
 """Books of up to this many stubs are searched quickly (see :meth:`StubBook.quick`)."""
-_RESPONSE_ID = re.compile(rb"resp_[0-9a-f]{50}")
+_RESPONSE_ID = rb"resp_[0-9a-f]{50}"  # compiled on first use (re's cache), not at every start
 
 
 def _short(text: str | None, limit: int = 60) -> str:
@@ -117,7 +117,7 @@ class StubBook:
         naming it in ``previous_response_id``."""
         if conv.provider != "openai-responses" or not response.chunks:
             return
-        found = _RESPONSE_ID.search(response.chunks[0].data[:4096])
+        found = re.search(_RESPONSE_ID, response.chunks[0].data[:4096])
         if found is None:
             return
         step = {"type": "function_call"} if tools else {"role": "assistant", "content": ""}
