@@ -8,7 +8,9 @@ process (a minimal asyncio HTTP/1.1 client, ``benchmarks.clients``).
 
 Ours (ssemock's replay server, ``timing_scale=1``) against a bare aiohttp handler doing the
 same timing work: sleeping (``asyncio.sleep``) until each chunk's absolute deadline, then
-writing the same chunks (``benchmarks.servers``); neither spins. Each round starts every
+writing the same chunks (``benchmarks.servers``), as one would write it with aiohttp. Ours writes
+the same chunks at the same deadlines, from one loop timer for all its streams
+(:mod:`ssemock.timeline`); neither spins. Each round starts every
 server in a fresh process, all side by side, warms each up with one stream (all at once), then
 runs them one after the other (which goes first alternates); figures are medians over rounds,
 with the min–max over rounds in the unit:

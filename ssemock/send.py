@@ -16,21 +16,27 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
 
 from .cassette import Chunk, no_content
 from .edge import abort_connection, set_framing, stopping
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
+from .timeline import Timeline
 
 if TYPE_CHECKING:
     from .journal import JournalEntry
 
-__all__ = ["comment_points", "drop_default_content_type", "end_body", "send_plan", "sleep_until"]
+__all__ = ["TIMELINE", "comment_points", "drop_default_content_type", "end_body", "send_plan"]
 
 # Hop-by-hop and framing headers: the sending layer frames the body itself.
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
 _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # responses sent without one
 
+
+TIMELINE = web.AppKey("ssemock_timeline", Timeline)
+"""The application's :class:`~ssemock.timeline.Timeline`, shared by all its timed streams (an
+application without one gives each response its own)."""
 
 YIELD_EVERY = 256
 """Chunks written back to back before a sender gives the loop to the other requests (a write
@@ -102,14 +108,14 @@ async def send_plan(
     if dropped:
         plan.notes.append(f"no content: a {request.method} answered {resp_rec.status} has no body "
                           f"(RFC 9110 section 15); {dropped} bytes not sent")
-    stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop())
+    clock = request.app.get(TIMELINE) or Timeline()
+    stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop(), clock)
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
     outcome = None
     try:
         if timed and stream.plain:
-            # In a task of its own: each timer then wakes one coroutine, not the handler's ten.
-            await stream.loop.create_task(stream.send_plain(arrived))
+            await stream.send_plain(arrived)
         elif timed:
             await stream.send_timed(arrived)
         else:
@@ -136,7 +142,7 @@ class _Stream:
 
     def __init__(
         self, request: web.Request, response: web.StreamResponse, plan: Plan, entry: JournalEntry,
-        chunks: list[Chunk], loop: asyncio.AbstractEventLoop,
+        chunks: list[Chunk], loop: asyncio.AbstractEventLoop, clock: Timeline,
     ) -> None:
         self.request = request
         self.response = response
@@ -144,6 +150,8 @@ class _Stream:
         self.entry = entry
         self.chunks = chunks
         self.loop = loop
+        self.clock = clock
+        """Every deadline is waited for on the server's timeline."""
         self.last = -1.0
         """Loop time of the last write (seconds)."""
         self.keepalive = False
@@ -171,7 +179,7 @@ class _Stream:
 
         The journal's counts are written once, when the body ends or the client leaves.
         """
-        await sleep_until(self.loop, arrived + self.plan.first_byte_delay)
+        await self.clock.sleep_until(self.loop, arrived + self.plan.first_byte_delay)
         await self.response.prepare(self.request)
         write = self.response.write
         sent = 0
@@ -196,6 +204,7 @@ class _Stream:
         start = plan.response.start * scale
         shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
         early = self.keepalive and plan.first_byte_delay > 0  # headers first, comments until the first chunk
+        sleep_until = self.clock.sleep_until
         await sleep_until(loop, (arrived if early else shift) + start)
         await self.response.prepare(self.request)
         self.last = loop.time()
@@ -229,30 +238,27 @@ class _Stream:
         return bool(plan.timing_scale) and not (plan.pauses or plan.pace or plan.heartbeat or self.keepalive)
 
     async def send_plain(self, arrived: float) -> None:
-        """:meth:`send_timed` when the stream is :attr:`plain`: per chunk, one timer at its deadline
-        (``loop.call_at``) and one write."""
-        plan, loop, entry, response, chunks = self.plan, self.loop, self.entry, self.response, self.chunks
-        scale = plan.timing_scale
-        shift = arrived + plan.first_byte_delay
-        await sleep_until(loop, shift + plan.response.start * scale)
-        await response.prepare(self.request)
-        for index in range(len(chunks)):  # a range's iterator is no object for the garbage collector to visit
-            chunk = chunks[index]
-            deadline = shift + chunk.t * scale
-            if deadline > loop.time():
-                waiter = loop.create_future()
-                timer = loop.call_at(deadline, _wake, waiter)
-                try:
-                    await waiter
-                except BaseException:  # cancelled before its time (a fired timer needs no cancel)
-                    timer.cancel()
-                    raise
-            elif index % YIELD_EVERY == YIELD_EVERY - 1:  # deadlines passed (at once, or catching up): a burst
-                await asyncio.sleep(0)
-            await response.write(chunk.data)
-            entry["chunks_sent"] += 1
-            entry["bytes_sent"] += len(chunk.data)
-        await sleep_until(loop, shift + plan.response.end.t * scale)
+        """:meth:`send_timed` when the stream is :attr:`plain`: each chunk is written by the
+        server's timeline at its deadline (:class:`_Paced`), with no task switch per chunk; this
+        coroutine wakes up only at the end, or when the client reads too slowly (then it waits
+        for the client, and the chunks after go on from their own deadlines)."""
+        plan, loop, clock = self.plan, self.loop, self.clock
+        paced = _Paced(self, arrived + plan.first_byte_delay)
+        await clock.sleep_until(loop, paced.shift + plan.response.start * paced.scale)
+        await self.response.prepare(self.request)
+        writer = self.request.writer
+        while paced.index < len(self.chunks):
+            paced.done = loop.create_future()
+            clock.at(loop, paced.deadline(), paced)
+            try:
+                await paced.done
+            except BaseException:
+                if paced.done.cancelled():  # given up while in the timeline: not to be kept there
+                    clock.forget()
+                raise
+            if paced.index < len(self.chunks):  # the client's socket buffer is full
+                await writer.drain()
+        await clock.sleep_until(loop, paced.shift + plan.response.end.t * paced.scale)
 
     async def pause(self, index: int) -> float:
         """Wait the injected pause before chunk ``index`` (a stall), from now; returns its length."""
@@ -267,9 +273,9 @@ class _Stream:
         if self.keepalive and index in self.boundaries:
             every = self.plan.keepalive_every
             while self.last + every < deadline:
-                await sleep_until(self.loop, self.last + every)
+                await self.clock.sleep_until(self.loop, self.last + every)
                 await self.comment()
-        await sleep_until(self.loop, deadline)
+        await self.clock.sleep_until(self.loop, deadline)
 
     async def comment(self) -> None:
         await self.response.write(self.plan.keepalive_comment)
@@ -292,6 +298,79 @@ class _Stream:
             notes.append(f"keep-alive: {self.comments} comment(s) sent, {len(self.plan.keepalive_comment)} bytes each")
         if self.heartbeat_end:
             notes.append(f"heartbeat: {self.heartbeat_end}")
+
+
+class _Paced:
+    """A :attr:`_Stream.plain` stream's chunks as a :class:`~ssemock.timeline.Sleeper`: each is
+    written when the timeline calls :meth:`due` at its deadline, then the next deadline is set.
+
+    :attr:`done` gets its result once every chunk is written, or when the client's socket buffer
+    is full (aiohttp's protocol has paused writing: the stream's coroutine then waits for the
+    client), and the write's error when one fails (``ConnectionResetError`` once the client left).
+    """
+
+    __slots__ = ("chunks", "clock", "done", "entry", "index", "loop", "protocol", "scale", "shift", "writer")
+
+    done: asyncio.Future[None]
+    """Set by the stream's coroutine before each turn on the timeline."""
+
+    def __init__(self, stream: _Stream, shift: float) -> None:
+        self.chunks = stream.chunks
+        self.entry = stream.entry
+        self.scale = stream.plan.timing_scale
+        self.shift = shift
+        """Loop time (seconds) that the recorded times count from."""
+        self.writer = stream.request.writer
+        self.protocol = stream.request.protocol
+        self.clock = stream.clock
+        self.loop = stream.loop
+        self.index = 0
+        """The next chunk to write."""
+
+    def deadline(self) -> float:
+        """Loop time (seconds) the next chunk is due."""
+        return self.shift + self.chunks[self.index].t * self.scale
+
+    @property
+    def gone(self) -> bool:
+        return self.done.done()
+
+    def due(self) -> None:
+        data = self.chunks[self.index].data
+        try:
+            _write_at_once(self.writer, data)
+        except Exception as exc:  # the client left; kept for the stream's coroutine to raise
+            self.done.set_exception(exc)
+            return
+        self.index += 1
+        entry = self.entry
+        entry["chunks_sent"] += 1
+        entry["bytes_sent"] += len(data)
+        if self.index == len(self.chunks) or self.protocol.writing_paused:
+            self.done.set_result(None)
+        else:  # a deadline passed already is called in the same firing (up to its batch)
+            self.clock.at(self.loop, self.deadline(), self)
+
+
+def _write_at_once(writer: AbstractStreamWriter, data: bytes) -> None:
+    """Write ``data`` as one body chunk of an uncompressed response, now, from a plain function.
+
+    aiohttp's ``StreamWriter.write(data, drain=False)`` writes to the transport without awaiting
+    anything when the response is not compressed (ssemock sends recorded bytes as they are) and
+    the writer has no chunk-sent hook (a server's has none): its coroutine ends at its first step.
+    Running that step here spares a task switch per chunk.
+
+    Raises:
+        ConnectionResetError: the connection is closing (aiohttp's ``ClientConnectionResetError``).
+        RuntimeError: the write would have had to wait (it is abandoned: nothing more is written).
+    """
+    step = writer.write(data, drain=False)  # type: ignore[call-arg]
+    try:
+        step.send(None)
+    except StopIteration:
+        return
+    step.close()
+    raise RuntimeError("aiohttp's StreamWriter.write(drain=False) waited: the response cannot be paced")
 
 
 async def end_body(request: web.Request, response: web.StreamResponse, how: str) -> str:
@@ -340,22 +419,3 @@ def _cork(request: web.Request, on: bool) -> bool:
     except OSError:
         return False
     return True
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
-
-
-async def sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
-    """Sleep until ``deadline`` (loop time, seconds); returns at once when it has passed.
-
-    A plain timer, no busy wait: asyncio's timers wake up to about 1 ms late (epoll waits in
-    whole milliseconds), and since every deadline counts from the request's arrival, a late
-    wake-up never accumulates over a stream. Spinning through the last millisecond cost 2×
-    the CPU per timed stream of a bare aiohttp handler without better gap errors under load
-    (``python -m benchmarks.concurrent_streams``).
-    """
-    delay = deadline - loop.time()
-    if delay > 0:
-        await asyncio.sleep(delay)

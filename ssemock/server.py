@@ -62,8 +62,9 @@ from .offloop import OffLoop
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .resume import ResumeBook, requested_id, resume, unknown_id_message
 from .scenario import Plan, Scenario
-from .send import drop_default_content_type, send_plan
+from .send import TIMELINE, drop_default_content_type, send_plan
 from .stubs import StubBook
+from .timeline import Timeline
 
 if TYPE_CHECKING:
     from .journal import JournalEntry
@@ -170,6 +171,7 @@ def create_app(state: ServerState) -> web.Application:
     app = web.Application(client_max_size=state.max_request_body)
     app[STATE] = state
     app[OFF_LOOP] = OffLoop()
+    app[TIMELINE] = Timeline()
     app.on_cleanup.append(_close_off_loop)
     app.router.add_get("/_ssemock/health", _health)
     app.router.add_get("/_ssemock/cassettes", _cassettes)

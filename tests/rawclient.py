@@ -33,9 +33,10 @@ class RawResponse:
 
 def raw_request(
     base_url: str, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float = 30.0, slow: float = 0.0,
 ) -> RawResponse:
-    """Send one request and read the whole response, keeping HTTP chunk boundaries."""
+    """Send one request and read the whole response, keeping HTTP chunk boundaries (``slow``: seconds
+    to wait before each read of at most 64 KiB, a client that reads slowly)."""
     url = urlsplit(base_url)
     conn = h11.Connection(h11.CLIENT)
     hdrs = [("Host", url.netloc), ("Content-Length", str(len(body))), *(headers or {}).items()]
@@ -52,6 +53,8 @@ def raw_request(
                 out.ending = "cut"
                 return out
             if event is h11.NEED_DATA:
+                if slow:
+                    time.sleep(slow)
                 try:
                     data = sock.recv(1 << 16)
                 except ConnectionResetError:

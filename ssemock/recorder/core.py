@@ -26,6 +26,8 @@ from ..errors import ConfigError, RecorderConfigError, RecorderError
 from ..limits import JSON_DEPTH_CEILING, MAX_JSON_DEPTH, MAX_REQUEST_BODY, check_option, integer
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
+from ..send import TIMELINE
+from ..timeline import Timeline
 from .modes import RecordMode, record_mode
 from .progress import Progress
 from .proxy import handle, health
@@ -312,6 +314,7 @@ class Recorder:
         )
         app = web.Application(client_max_size=state.max_request_body)
         app[STATE] = state
+        app[TIMELINE] = Timeline()  # for the replays of recorded answers
         app.router.add_get("/_ssemock/health", health)
         app.router.add_route("*", "/{tail:.*}", handle)
         stale = await asyncio.to_thread(remove_stale_temporaries, state.directory)
