@@ -361,12 +361,11 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         return _refuse_foreign(request, entry, _no_match(exc, stub),
                                f"no recorded interaction matches {exc.request}; which ones come closest")
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
-    plan = Plan.of(
-        match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
-        request=match.interaction.request, shared=scenario is None and last_id is None,  # sent as recorded
-    )
+    recorded = scenario is None and last_id is None  # sent as recorded: the plan shares the cassette's response
+    plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
+                   request=match.interaction.request, shared=recorded)
     return _serve(request, entry, arrived, scenario, plan, last_id=last_id,
-                        remember=(path, match.cassette.name, match.index))
+                  remember=(path, match.cassette.name, match.index), recorded=recorded)
 
 
 def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
@@ -379,11 +378,12 @@ def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
 
 async def _serve(
     request: web.Request, entry: JournalEntry, arrived: float, scenario: Scenario | None, plan: Plan,
-    *, last_id: str | None = None, remember: tuple[str, str, int] | None = None,
+    *, last_id: str | None = None, remember: tuple[str, str, int] | None = None, recorded: bool = False,
 ) -> web.StreamResponse:
     """Apply ``scenario`` to ``plan``, then send it: after the event ``last_id`` when given (a reconnect,
     404 ``ssemock_unknown_event_id`` when no event set it), and kept for reconnects when ``remember``
-    (path, cassette name, interaction index) is given."""
+    (path, cassette name, interaction index) is given; ``recorded``: the plan sends a cassette's own
+    response as it is (see :meth:`~ssemock.resume.ResumeBook.register`)."""
     if scenario is not None:
         plan.growth_limit = request.app[STATE].max_scenario_growth
         try:
@@ -405,7 +405,8 @@ async def _serve(
     finally:  # also when the client left: it may come back with Last-Event-ID
         if remember is not None:
             path, cassette, index = remember
-            request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time())
+            request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time(),
+                                                recorded=recorded)
 
 
 async def _build(app: web.Application, scenario: Scenario, plan: Plan) -> None:
