@@ -244,7 +244,7 @@ class PlayCounts(dict[tuple[str, int], int]):
     def __setitem__(self, key: tuple[str, int], value: int) -> None:
         if value <= 0:
             self.hints.clear()
-        super().__setitem__(key, value)
+        dict.__setitem__(self, key, value)  # not super(): one count per replayed request
 
     def __delitem__(self, key: tuple[str, int]) -> None:
         self.hints.clear()
@@ -337,27 +337,30 @@ class Received:
 
 
 def choose(
-    index: CassetteIndex, name: str, received: Received, *, body: bool, body_required: bool,
-    played: dict[tuple[str, int], int], body_matches: Callable[[int], bool],
+    index: CassetteIndex, cassette: Cassette, received: Received, *, body: bool, body_required: bool,
+    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request], bool],
 ) -> tuple[Tier, int] | None:
     """The best candidate of one cassette as ``(tier, index)``, or None.
 
     Args:
-        index: the cassette's index; ``name``: the cassette's name (play counts).
+        index: the index of ``cassette`` (its name keys the play counts).
         received: the request.
         body: ``body`` is a matcher in use; ``body_required``: a differing body excludes.
         played: play counts.
-        body_matches: runs the ``body`` matcher on interaction ``i`` (for loose bodies).
+        body_matches: runs the ``body`` matcher on the received and a recorded request (for loose bodies).
     """
     route = index.routes.get(route_key(received.request, index.fields))
     if route is None:
         return None
+    name = cassette.name
     if body:
         groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)] if route.by_key else []
         if route.by_sha:
             groups.append((route.by_sha.get(received.sha256, []), True))
         if route.loose:
-            groups.append(([i for i in route.loose if body_matches(i)], False))
+            interactions = cassette.interactions
+            groups.append(([i for i in route.loose if body_matches(received.request, interactions[i].request)],
+                           False))
         ladder: Sequence[tuple[int, int, Iterable[Group]]] = (
             (0, 0, groups), (0, 1, [(route.wildcard, True)]),
             (1, 0, [] if body_required else [(route.bodied, True)]),
