@@ -261,10 +261,16 @@ def _route_fields(required: Sequence[str]) -> frozenset[str]:
 
 def indexes_ready(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> bool:
     """Whether :func:`find_interaction` has every index it needs for ``cassettes`` (or needs none)."""
-    if not set(match_on) <= INDEXED_MATCHERS:
+    indexed, fields, bodies = _index_kind(tuple(match_on))
+    if not indexed:
         return True
-    fields, bodies = _route_fields(match_on), "body" in match_on
-    return all(indexes.current(c, fields, bodies) is not None for c in cassettes)
+    return all(indexes.current(cassette, fields, bodies) is not None for cassette in cassettes)
+
+
+@functools.lru_cache(maxsize=64)
+def _index_kind(match_on: tuple[str, ...]) -> tuple[bool, frozenset[str], bool]:
+    """Whether ``match_on`` is indexed, and the route fields and bodies flag of its indexes."""
+    return set(match_on) <= INDEXED_MATCHERS, _route_fields(match_on), "body" in match_on
 
 
 def prepare_indexes(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> None:
