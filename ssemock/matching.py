@@ -264,7 +264,10 @@ def indexes_ready(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: 
     indexed, fields, bodies = _index_kind(tuple(match_on))
     if not indexed:
         return True
-    return all(indexes.current(cassette, fields, bodies) is not None for cassette in cassettes)
+    for cassette in cassettes:  # noqa: SIM110 - a loop: no generator per request
+        if indexes.current(cassette, fields, bodies) is None:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=64)
