@@ -237,6 +237,8 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     Works on the raw (still percent-encoded) path, so a cassette in a subdirectory is
     reachable as ``/_ssemock/c/openai%2Fchat/...``; returns the decoded provider path.
     """
+    if not raw_path.startswith("/_ssemock/"):  # no prefix (the usual case): no pattern to try
+        return unquote(raw_path), None, None
     cassette = scenario = None
     path = raw_path
     while (m := _PREFIX.match(path)) is not None:
@@ -263,13 +265,14 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         # Requests that arrived together all note their arrival before any is answered: recorded
         # times count from it, and replaying one would otherwise delay the others' schedules.
         await asyncio.sleep(0)
-    path, cassette_name, scenario_names = _split_prefixes(request.rel_url.raw_path)
+    url, headers, method = request.rel_url, request.headers, request.method
+    path, cassette_name, scenario_names = _split_prefixes(url.raw_path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
-    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name)
+    cassette_name = headers.get("X-SSEMock-Cassette", cassette_name)
     named = bool(cassette_name)  # a request naming its cassette is answered from it, never by a stub
     cassette_name = cassette_name or state.cassette
-    scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
+    scenario_names = headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     try:
         body = await read_body(request, state.max_request_body, _BODY_OPTION)
     except web.HTTPException:
@@ -280,11 +283,11 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         request.content.feed_eof()  # nothing more to drain after the answer
         body = Refusal(400, "ssemock_bad_request", f"cannot read the request body: {exc}", close=True)
     received = Request(
-        method=request.method,
+        method=method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
-        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if request.query else [],
-        headers=list(request.headers.items()),
+        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if url.raw_query_string else [],
+        headers=list(headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
     refusal = body if isinstance(body, Refusal) else await check_json(received, state.max_json_depth, _DEPTH_OPTION)
@@ -293,9 +296,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     entry: JournalEntry = {
         "seq": state.received,
         "time": time.time(),
-        "method": request.method,
+        "method": method,
         "path": path,
-        "query": dict(received.query),
+        "query": dict(received.query) if received.query else {},
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": journaled,
         "cassette": None,
@@ -310,7 +313,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
-    last_id = requested_id(request.method, request.headers)
+    last_id = requested_id(method, headers)
     if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
         entry["cassette"], entry["interaction"] = earlier.cassette, earlier.interaction
