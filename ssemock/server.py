@@ -77,7 +77,9 @@ STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 OFF_LOOP: web.AppKey[OffLoop] = web.AppKey("ssemock_off_loop", OffLoop)
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
-ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
+# Every other /_ssemock path but the replay prefixes: /_ssemock itself, and below it. Routed apart from the
+# replay paths (under /_ssemock, not /), so that resolving a replay path never tries this pattern.
+ADMIN_ELSE = ("/_ssemock", r"/_ssemock/{tail:(?![cs]/).*}")
 _DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth N"
 _GROWTH_OPTION = "MockServer(max_scenario_growth=BYTES) or ssemock serve --max-scenario-growth BYTES"
 
@@ -156,16 +158,46 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
-    app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
+    for admin in ADMIN_ELSE:
+        app.router.add_route("*", admin, _unknown_admin_path)  # no CORS on any admin path
+    every_path = _EveryPath()
+    app.router.register_resource(every_path)
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
-    replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
+    replay = [every_path.add_route(method, _replay) for method in REPLAY_METHODS]
     allow_cors(app, replay, state.cors_origins)
     # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
     # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
-    app.router.add_route("*", "/{tail:.*}", _replay)
+    every_path.add_route("*", _replay)
     app.on_response_prepare.append(drop_default_content_type)
     app.on_startup.append(_prepare_indexes)
     return app
+
+
+class _EveryPath(web.Resource):
+    """The replay routes' resource: every path (what ``/{tail:.*}`` matched), found without a pattern to try
+    nor a ``tail`` to decode for each request (the replay handler reads the raw path)."""
+
+    @property
+    def canonical(self) -> str:
+        return "/"
+
+    def _match(self, path: str) -> dict[str, str] | None:
+        return _NO_PARTS if path.startswith("/") else None
+
+    def raw_match(self, path: str) -> bool:
+        return False  # routes are added to it directly, never found by their path
+
+    def get_info(self) -> Any:  # aiohttp's _InfoDict
+        return {"path": "/"}
+
+    def url_for(self) -> Any:  # type: ignore[override]
+        raise NotImplementedError("no URL names every path")
+
+    def add_prefix(self, prefix: str) -> None:
+        raise NotImplementedError("the replay routes serve an application of their own, never a sub-application")
+
+
+_NO_PARTS: dict[str, str] = {}  # the match info of every replay request: no part of the path is named
 
 
 async def _prepare_indexes(app: web.Application) -> None:
