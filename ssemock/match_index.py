@@ -32,7 +32,7 @@ import hashlib
 import json
 import re
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -276,15 +276,19 @@ def first_unplayed(
     :class:`PlayCounts`, the search starts where the previous one on ``group`` ended."""
     hints = played.hints if remember and isinstance(played, PlayCounts) else None
     start = 0
+    hint = None
     if hints is not None:
         hint = hints.get(id(group))
         if hint is not None and hint[0] is group:
             start = hint[1]
-    while start < len(group) and played.get((name, group[start]), 0) > 0:
-        start += 1
-    if hints is not None:
-        hints[id(group)] = (group, start)
-    return group[start] if start < len(group) else None
+        else:
+            hint = None
+    found = start
+    while found < len(group) and played.get((name, group[found]), 0) > 0:
+        found += 1
+    if hints is not None and (hint is None or found != start):  # a hint unchanged is not written again
+        hints[id(group)] = (group, found)
+    return group[found] if found < len(group) else None
 
 
 Group = tuple[list[int], bool]
@@ -353,7 +357,7 @@ def choose(
     if route is None:
         return None
     name = cassette.name
-    if body:
+    if body and (route.by_key or route.by_sha or route.loose):
         groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)] if route.by_key else []
         if route.by_sha:
             groups.append((route.by_sha.get(received.sha256, []), True))
@@ -361,16 +365,21 @@ def choose(
             interactions = cassette.interactions
             groups.append(([i for i in route.loose if body_matches(received.request, interactions[i].request)],
                            False))
-        ladder: Sequence[tuple[int, int, Iterable[Group]]] = (
-            (0, 0, groups), (0, 1, [(route.wildcard, True)]),
-            (1, 0, [] if body_required else [(route.bodied, True)]),
-        )
-    else:
-        ladder = ((0, 0, [(route.bodied, True)]), (0, 1, [(route.wildcard, True)]))
-    for differs, wildcard, candidates in ladder:
-        found = best_of(candidates, name, played)
+        found = best_of(groups, name, played)
         if found is not None:
-            return (differs, wildcard, found[0]), found[1]
+            return (0, 0, found[0]), found[1]
+    elif not body and route.bodied:
+        found = best_of(((route.bodied, True),), name, played)
+        if found is not None:
+            return (0, 0, found[0]), found[1]
+    if route.wildcard:
+        found = best_of(((route.wildcard, True),), name, played)
+        if found is not None:
+            return (0, 1, found[0]), found[1]
+    if body and not body_required and route.bodied:
+        found = best_of(((route.bodied, True),), name, played)
+        if found is not None:
+            return (1, 0, found[0]), found[1]
     return None
 
 
