@@ -196,6 +196,9 @@ class _EveryPath(web.Resource):
     def add_prefix(self, prefix: str) -> None:
         raise NotImplementedError("the replay routes serve an application of their own, never a sub-application")
 
+    def __repr__(self) -> str:
+        return "<EveryPath /{any path}>"
+
 
 _NO_PARTS: dict[str, str] = {}  # the match info of every replay request: no part of the path is named
 
