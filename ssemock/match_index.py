@@ -369,18 +369,21 @@ def choose(
         if found is not None:
             return (0, 0, found[0]), found[1]
     elif not body and route.bodied:
-        found = best_of(((route.bodied, True),), name, played)
-        if found is not None:
-            return (0, 0, found[0]), found[1]
+        played_, index_ = _best_in(route.bodied, name, played)
+        return (0, 0, played_), index_
     if route.wildcard:
-        found = best_of(((route.wildcard, True),), name, played)
-        if found is not None:
-            return (0, 1, found[0]), found[1]
+        played_, index_ = _best_in(route.wildcard, name, played)
+        return (0, 1, played_), index_
     if body and not body_required and route.bodied:
-        found = best_of(((route.bodied, True),), name, played)
-        if found is not None:
-            return (1, 0, found[0]), found[1]
+        played_, index_ = _best_in(route.bodied, name, played)
+        return (1, 0, played_), index_
     return None
+
+
+def _best_in(group: list[int], name: str, played: dict[tuple[str, int], int]) -> tuple[int, int]:
+    """:func:`best_of` of one group kept by an index, not empty."""
+    found = first_unplayed(group, name, played)
+    return (0, found) if found is not None else (1, group[0])
 
 
 class IndexCache:
