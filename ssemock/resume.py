@@ -149,7 +149,8 @@ class ResumeBook:
     _scanned: dict[int, tuple[Response, list[Chunk], int, list[tuple[str, str]], bool]] = field(
         default_factory=dict, repr=False)
     """What :meth:`register` found of recorded responses, by ``id(response)``: the response (kept, so
-    that its id is not reused), its chunk list, that list's length and its header list then, the verdict."""
+    that its id is not reused), its chunk list, that list's length and its header list then, the verdict;
+    at most ``capacity`` responses (the oldest found is forgotten first), all forgotten by :meth:`clear`."""
 
     def register(
         self, plan: Plan, path: str, cassette: str | None, interaction: int | None, ended: float | None = None,
