@@ -64,15 +64,19 @@ async def read_body(request: web.Request, limit: int, option: str) -> bytes | Re
     Raises:
         Exception: whatever reading raises otherwise (e.g. a body labelled gzip that is not gzip).
     """
-    if request.content_length is not None and request.content_length > limit:
+    declared = request.content_length
+    if declared is not None and declared > limit:
         return _too_large(limit, option)
+    content = request.content
     pieces: list[bytes] = []
     size = since_yield = 0
-    while chunk := await request.content.readany():
+    while chunk := await content.readany():
         size += len(chunk)
         if size > limit:
             return _too_large(limit, option)
         pieces.append(chunk)
+        if content.at_eof():  # the next read would say so: not awaited (a body that came whole, the usual case)
+            break
         since_yield += len(chunk)
         if since_yield >= READ_SLICE:
             since_yield = 0

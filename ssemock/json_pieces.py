@@ -29,6 +29,7 @@ PIECE = 32 * 1024
 LEVELS = 4
 """Nesting levels walked piece by piece; values nested deeper are parsed by one call each."""
 
+_OPENERS = (b"{", b"[")
 _SHORTEST = 512  # a run is tried at PIECE characters, then an eighth as long, not shorter than this
 _WS = re.compile(r"[ \t\n\r]*").match  # JSON's whitespace, as json.decoder skips it
 _SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
@@ -42,6 +43,17 @@ def loads_in_pieces(data: bytes | str) -> Any:
         RecursionError: nested too deep for the parser.
     """
     if len(data) <= WHOLE:
+        if isinstance(data, bytes) and data[:1] in _OPENERS and data[1:2] != b"\x00":
+            # What json.loads does with it: detect_encoding says UTF-8 when the text starts with a
+            # byte other than a BOM's or 0, then a byte other than 0; no whitespace to skip before it.
+            text = data.decode("utf-8", "surrogatepass")
+            try:
+                value, end = _SCAN(text, 0)  # json.JSONDecoder.decode's steps, without whitespace before
+            except StopIteration as exc:
+                raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+            if end != len(text) and (end := _skip(text, end)) != len(text):
+                raise json.JSONDecodeError("Extra data", text, end)
+            return value
         return json.loads(data)
     text = data.decode(json.detect_encoding(data), "surrogatepass") if isinstance(data, bytes) else data
     if text.startswith("\ufeff"):

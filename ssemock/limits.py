@@ -283,6 +283,17 @@ def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: 
         raise JSONTooDeepError(max_depth) from None
     except (ValueError, UnicodeDecodeError):
         return NOT_JSON
-    if json_depth_exceeds(value, max_depth):
+    if _may_nest_deeper(body, max_depth) and json_depth_exceeds(value, max_depth):
         raise JSONTooDeepError(max_depth)
     return value
+
+
+_COUNTED = 64 * 1024
+"""Bodies of up to this many bytes have their brackets counted before their depth is walked."""
+
+
+def _may_nest_deeper(body: bytes, limit: int) -> bool:
+    """False when JSON text ``body`` cannot nest more than ``limit`` deep: each level opens with its own
+    ``[`` or ``{``, and in every encoding JSON may use (UTF-8, -16, -32) each of them holds its byte
+    (a bracket in a string only counts one more). Counted for small bodies only (two passes in C)."""
+    return len(body) > limit and (len(body) > _COUNTED or body.count(b"[") + body.count(b"{") > limit)

@@ -32,7 +32,7 @@ import hashlib
 import json
 import re
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .cassette import Cassette, Request, body_digest
@@ -245,7 +245,7 @@ class PlayCounts(dict[tuple[str, int], int]):
     def __setitem__(self, key: tuple[str, int], value: int) -> None:
         if value <= 0:
             self.hints.clear()
-        super().__setitem__(key, value)
+        dict.__setitem__(self, key, value)  # not super(): one count per replayed request
 
     def __delitem__(self, key: tuple[str, int]) -> None:
         self.hints.clear()
@@ -277,15 +277,19 @@ def first_unplayed(
     :class:`PlayCounts`, the search starts where the previous one on ``group`` ended."""
     hints = played.hints if remember and isinstance(played, PlayCounts) else None
     start = 0
+    hint = None
     if hints is not None:
         hint = hints.get(id(group))
         if hint is not None and hint[0] is group:
             start = hint[1]
-    while start < len(group) and played.get((name, group[start]), 0) > 0:
-        start += 1
-    if hints is not None:
-        hints[id(group)] = (group, start)
-    return group[start] if start < len(group) else None
+        else:
+            hint = None
+    found = start
+    while found < len(group) and played.get((name, group[found]), 0) > 0:
+        found += 1
+    if hints is not None and (hint is None or found != start):  # a hint unchanged is not written again
+        hints[id(group)] = (group, found)
+    return group[found] if found < len(group) else None
 
 
 Group = tuple[list[int], bool]
@@ -340,38 +344,49 @@ class Received:
 
 
 def choose(
-    index: CassetteIndex, name: str, received: Received, *, body: bool, body_required: bool,
-    played: dict[tuple[str, int], int], body_matches: Callable[[int], bool],
+    index: CassetteIndex, cassette: Cassette, received: Received, *, body: bool, body_required: bool,
+    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request], bool],
 ) -> tuple[Tier, int] | None:
     """The best candidate of one cassette as ``(tier, index)``, or None.
 
     Args:
-        index: the cassette's index; ``name``: the cassette's name (play counts).
+        index: the index of ``cassette`` (its name keys the play counts).
         received: the request.
         body: ``body`` is a matcher in use; ``body_required``: a differing body excludes.
         played: play counts.
-        body_matches: runs the ``body`` matcher on interaction ``i`` (for loose bodies).
+        body_matches: runs the ``body`` matcher on the received and a recorded request (for loose bodies).
     """
     route = index.routes.get(route_key(received.request, index.fields))
     if route is None:
         return None
-    if body:
+    name = cassette.name
+    if body and (route.by_key or route.by_sha or route.loose):
         groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)] if route.by_key else []
         if route.by_sha:
             groups.append((route.by_sha.get(received.sha256, []), True))
         if route.loose:
-            groups.append(([i for i in route.loose if body_matches(i)], False))
-        ladder: Sequence[tuple[int, int, Iterable[Group]]] = (
-            (0, 0, groups), (0, 1, [(route.wildcard, True)]),
-            (1, 0, [] if body_required else [(route.bodied, True)]),
-        )
-    else:
-        ladder = ((0, 0, [(route.bodied, True)]), (0, 1, [(route.wildcard, True)]))
-    for differs, wildcard, candidates in ladder:
-        found = best_of(candidates, name, played)
+            interactions = cassette.interactions
+            groups.append(([i for i in route.loose if body_matches(received.request, interactions[i].request)],
+                           False))
+        found = best_of(groups, name, played)
         if found is not None:
-            return (differs, wildcard, found[0]), found[1]
+            return (0, 0, found[0]), found[1]
+    elif not body and route.bodied:
+        played_, index_ = _best_in(route.bodied, name, played)
+        return (0, 0, played_), index_
+    if route.wildcard:
+        played_, index_ = _best_in(route.wildcard, name, played)
+        return (0, 1, played_), index_
+    if body and not body_required and route.bodied:
+        played_, index_ = _best_in(route.bodied, name, played)
+        return (1, 0, played_), index_
     return None
+
+
+def _best_in(group: list[int], name: str, played: dict[tuple[str, int], int]) -> tuple[int, int]:
+    """:func:`best_of` of one group kept by an index, not empty."""
+    found = first_unplayed(group, name, played)
+    return (0, found) if found is not None else (1, group[0])
 
 
 class IndexCache:

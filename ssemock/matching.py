@@ -18,6 +18,7 @@ most :data:`REPORT_BUDGET` interactions to name the closest.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -208,22 +209,53 @@ def find_interaction(
         NoMatchError: nothing matches; lists the closest interactions and their
             differences (at most :data:`REPORT_BUDGET` interactions are compared).
     """
-    unknown = [m for m in match_on if m not in MATCHERS]
-    if unknown:
-        raise KeyError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
-    required = [m for m in match_on if not (explicit and m == "body")]
+    rule = _rule(tuple(match_on), explicit)
     played = played if played is not None else {}
     pool = list(cassettes)
     decided, found = False, None
-    if indexes is not None and set(match_on) <= INDEXED_MATCHERS:
-        decided, found = _indexed(pool, received, match_on, required, played, indexes)
+    if indexes is not None and rule.indexed:
+        decided, found = _indexed(pool, received, rule, played, indexes)
     if not decided:
-        found = _linear(pool, received, match_on, required, played)
+        found = _linear(pool, received, rule.match_on, rule.required, played)
     if found is not None:
         key = (found.cassette.name, found.index)
         played[key] = played.get(key, 0) + 1
         return found
-    raise _no_match(pool, received, match_on, required, indexes)
+    raise _no_match(pool, received, rule.match_on, rule.required, indexes)
+
+
+class _Rule:  # written out: no method generated from text at import
+    """What :func:`find_interaction` derives from ``match_on`` and ``explicit`` (the same for every request).
+
+    Attributes:
+        match_on: the matcher names.
+        required: those a candidate must pass (``body`` ranks only, when ``explicit``).
+        indexed: every matcher is one the indexes understand.
+        fields: the required matchers an index files interactions by (:func:`_route_fields`).
+        body: ``body`` is a matcher in use; ``body_required``: and a required one.
+    """
+
+    __slots__ = ("body", "body_required", "fields", "indexed", "match_on", "required")
+
+    def __init__(self, match_on: tuple[str, ...], required: tuple[str, ...], indexed: bool,
+                 fields: frozenset[str], body: bool, body_required: bool) -> None:
+        self.match_on = match_on
+        self.required = required
+        self.indexed = indexed
+        self.fields = fields
+        self.body = body
+        self.body_required = body_required
+
+
+@functools.lru_cache(maxsize=64)
+def _rule(match_on: tuple[str, ...], explicit: bool) -> _Rule:
+    """The :class:`_Rule` of ``match_on`` (a KeyError names an unknown matcher; it is not remembered)."""
+    unknown = [m for m in match_on if m not in MATCHERS]
+    if unknown:
+        raise KeyError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+    required = tuple(m for m in match_on if not (explicit and m == "body"))
+    return _Rule(match_on, required, set(match_on) <= INDEXED_MATCHERS, _route_fields(required), "body" in match_on,
+                 "body" in required)
 
 
 def _route_fields(required: Sequence[str]) -> frozenset[str]:
@@ -233,10 +265,19 @@ def _route_fields(required: Sequence[str]) -> frozenset[str]:
 
 def indexes_ready(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> bool:
     """Whether :func:`find_interaction` has every index it needs for ``cassettes`` (or needs none)."""
-    if not set(match_on) <= INDEXED_MATCHERS:
+    indexed, fields, bodies = _index_kind(tuple(match_on))
+    if not indexed:
         return True
-    fields, bodies = _route_fields(match_on), "body" in match_on
-    return all(indexes.current(c, fields, bodies) is not None for c in cassettes)
+    for cassette in cassettes:  # noqa: SIM110 - a loop: no generator per request
+        if indexes.current(cassette, fields, bodies) is None:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _index_kind(match_on: tuple[str, ...]) -> tuple[bool, frozenset[str], bool]:
+    """Whether ``match_on`` is indexed, and the route fields and bodies flag of its indexes."""
+    return set(match_on) <= INDEXED_MATCHERS, _route_fields(match_on), "body" in match_on
 
 
 def prepare_indexes(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> None:
@@ -255,27 +296,39 @@ def key_request(received: Request, match_on: Sequence[str]) -> None:
         body_key(received, keep=True)
 
 
+def _body_passes(received: Request, recorded: Request) -> bool:
+    """Whether the ``body`` matcher passes."""
+    try:
+        MATCHERS["body"](received, recorded)
+    except AssertionError:
+        return False
+    return True
+
+
+def _passes(received: Request, recorded: Request, match_on: Sequence[str]) -> bool:
+    """Whether every matcher of ``match_on`` passes (:func:`_failures` is empty)."""
+    try:
+        for name in match_on:
+            MATCHERS[name](received, recorded)
+    except AssertionError:
+        return False
+    return True
+
+
 def _indexed(
-    pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
-    played: dict[tuple[str, int], int], indexes: IndexCache,
+    pool: list[Cassette], received: Request, rule: _Rule, played: dict[tuple[str, int], int], indexes: IndexCache,
 ) -> tuple[bool, Match | None]:
     """``(decided, match)``: the choice of :func:`_linear` (None: no match), through the
     indexes; ``decided`` is False when they cannot tell and the caller must scan: a body
     too deep to key, or a chosen interaction the matchers refuse (a digest collision)."""
-    body = "body" in match_on
     if not pool:
         return True, None
-    fields = _route_fields(required)
     want = Received(received)
     best: tuple[Tier, int, int] | None = None
     for order, cassette in enumerate(pool):
-        index = indexes.get(cassette, fields, body)
-
-        def body_matches(i: int, cassette: Cassette = cassette) -> bool:
-            return not _failures(received, cassette.interactions[i].request, ("body",))
-
-        found = choose(index, cassette.name, want, body=body, body_required="body" in required, played=played,
-                       body_matches=body_matches)
+        index = indexes.get(cassette, rule.fields, rule.body)
+        found = choose(index, cassette, want, body=rule.body, body_required=rule.body_required, played=played,
+                       body_matches=_body_passes)
         if found is not None and (best is None or (found[0], order, found[1]) < best):
             best = (found[0], order, found[1])
     if want.unkeyable:  # a body too deep to key: the scan decides
@@ -284,14 +337,19 @@ def _indexed(
         return True, None
     tier, order, position = best
     cassette = pool[order]
-    fails = _failures(received, cassette.interactions[position].request, match_on)
-    if len(fails) != tier[0] or any(f.split(":", 1)[0] in required for f in fails):
-        return False, None
+    recorded = cassette.interactions[position].request
+    if tier[0] == 0:  # the matchers must all pass (the common case: no message is written)
+        if not _passes(received, recorded, rule.match_on):
+            return False, None
+    else:
+        fails = _failures(received, recorded, rule.match_on)
+        if len(fails) != tier[0] or any(f.split(":", 1)[0] in rule.required for f in fails):
+            return False, None
     return True, Match(cassette, position, cassette.interactions[position])
 
 
 def _linear(
-    pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
+    pool: list[Cassette], received: Request, match_on: Sequence[str], required: Sequence[str],
     played: dict[tuple[str, int], int],
 ) -> Match | None:
     """Compare ``received`` with every interaction; the best by (differing matchers,
@@ -321,7 +379,7 @@ comparisons, whatever the size of the cassettes."""
 
 
 def _report_sample(
-    pool: list[Cassette], received: Request, required: list[str], indexes: IndexCache | None,
+    pool: list[Cassette], received: Request, required: Sequence[str], indexes: IndexCache | None,
 ) -> list[tuple[int, Cassette, int]]:
     """Up to :data:`REPORT_BUDGET` ``(position, cassette, index)`` to compare for the report."""
     chosen: dict[tuple[int, int], tuple[int, Cassette, int]] = {}
@@ -356,7 +414,7 @@ def _report_sample(
 
 
 def _no_match(
-    pool: list[Cassette], received: Request, match_on: Sequence[str], required: list[str],
+    pool: list[Cassette], received: Request, match_on: Sequence[str], required: Sequence[str],
     indexes: IndexCache | None,
 ) -> NoMatchError:
     """The error for a request that matched nothing, naming the closest interactions."""

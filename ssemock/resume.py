@@ -137,8 +137,9 @@ class ResumeBook:
     At most ``capacity`` streams (default :data:`MAX_STREAMS`, 256) and ``max_bytes`` of their
     bodies (default :data:`MAX_BOOK_BYTES`, 64 MiB; bodies shared with a cassette count too):
     the oldest are forgotten first. Each event stream costs one scan of its body for ``id:``
-    once it is sent (measured 0.5 s for 15 MB in 200,000 chunks on a loaded 2-core machine); its
-    events are decoded only when a reconnect asks for one.
+    once it is sent (measured 0.5 s for 15 MB in 200,000 chunks on a loaded 2-core machine), once
+    per recorded response for streams sent as recorded (see :meth:`register`); its events are
+    decoded only when a reconnect asks for one.
     """
 
     def __init__(self, capacity: int = MAX_STREAMS, max_bytes: int = MAX_BOOK_BYTES) -> None:
@@ -146,21 +147,29 @@ class ResumeBook:
         self.max_bytes = max_bytes
         self.streams: deque[Stream] = deque()
         self.held = 0
+        self._scanned: dict[int, tuple[Response, list[Chunk], int, list[tuple[str, str]], bool]] = {}
+        """What :meth:`register` found of recorded responses, by ``id(response)``: the response (kept, so
+        that its id is not reused), its chunk list, that list's length and its header list then, the verdict;
+        at most ``capacity`` responses (the oldest found is forgotten first), all forgotten by :meth:`clear`."""
 
     def register(
-        self, plan: Plan, path: str, cassette: str | None, interaction: int | None, ended: float | None = None
+        self, plan: Plan, path: str, cassette: str | None, interaction: int | None, ended: float | None = None,
+        *, recorded: bool = False,
     ) -> Stream | None:
         """Remember the stream of ``plan`` (sent, or ended at loop time ``ended``) if it may set ids.
 
-        Called once the stream is sent, so that the scan never delays its first byte.
+        Called once the stream is sent, so that the scan never delays its first byte. ``recorded``:
+        ``plan.response`` is a cassette's own response, sent as recorded (no step applied): whether it
+        may set ids is then found once and remembered for the next streams of that response, as long
+        as its chunk and header lists are the same objects and the chunks as many (like the match
+        index, an edit in place of one chunk or header is not seen; assign a new list instead).
 
         Returns:
             The remembered :class:`Stream`, or None.
         """
-        if not plan.is_event_stream:
-            return None
         response = plan.resume_body if plan.resume_body is not None else plan.response
-        if response.header("content-encoding") is None and not _may_set_ids(response.chunks):
+        if not (self._recorded_may_resume(plan) if recorded and response is plan.response
+                else _may_resume(plan, response)):
             return None
         stream = Stream(path, cassette, interaction, response, ended)
         if stream.size > self.max_bytes:
@@ -181,9 +190,32 @@ class ResumeBook:
         return None
 
     def clear(self) -> None:
-        """Forget every stream."""
+        """Forget every stream (and what was found of recorded responses)."""
         self.streams.clear()
+        self._scanned.clear()
         self.held = 0
+
+    def _recorded_may_resume(self, plan: Plan) -> bool:
+        """:func:`_may_resume` of a plan sending a recorded response as it is, found once per
+        response (see :meth:`register`)."""
+        response = plan.response
+        key = id(response)
+        seen = self._scanned.get(key)
+        chunks, headers = response.chunks, response.headers
+        if seen is not None and seen[1] is chunks and seen[2] == len(chunks) and seen[3] is headers:
+            return seen[4]
+        verdict = _may_resume(plan, response)
+        if seen is None and len(self._scanned) >= self.capacity:
+            del self._scanned[next(iter(self._scanned))]  # the oldest found
+        self._scanned[key] = (response, chunks, len(chunks), headers, verdict)
+        return verdict
+
+
+def _may_resume(plan: Plan, response: Response) -> bool:
+    """Whether the stream of ``plan``, whose whole body is ``response``'s, may be resumed: an event
+    stream that may set ids (a compressed body is not scanned: it may)."""
+    return plan.is_event_stream and (response.header("content-encoding") is not None
+                                     or _may_set_ids(response.chunks))
 
 
 def _may_set_ids(chunks: list[Chunk]) -> bool:

@@ -77,7 +77,9 @@ STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 OFF_LOOP: web.AppKey[OffLoop] = web.AppKey("ssemock_off_loop", OffLoop)
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 _BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
-ADMIN_ELSE = r"/_ssemock{tail:(?:/(?![cs]/).*)?}"  # every other /_ssemock path but the replay prefixes
+# Every other /_ssemock path but the replay prefixes: /_ssemock itself, and below it. Routed apart from the
+# replay paths (under /_ssemock, not /), so that resolving a replay path never tries this pattern.
+ADMIN_ELSE = ("/_ssemock", r"/_ssemock/{tail:(?![cs]/).*}")
 _DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth N"
 _GROWTH_OPTION = "MockServer(max_scenario_growth=BYTES) or ssemock serve --max-scenario-growth BYTES"
 
@@ -178,16 +180,49 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
-    app.router.add_route("*", ADMIN_ELSE, _unknown_admin_path)  # no CORS on any admin path
+    for admin in ADMIN_ELSE:
+        app.router.add_route("*", admin, _unknown_admin_path)  # no CORS on any admin path
+    every_path = _EveryPath()
+    app.router.register_resource(every_path)
     # One route per method (not "*"), so that aiohttp-cors can answer OPTIONS preflights.
-    replay = [app.router.add_route(method, "/{tail:.*}", _replay) for method in REPLAY_METHODS]
+    replay = [every_path.add_route(method, _replay) for method in REPLAY_METHODS]
     allow_cors(app, replay, state.cors_origins)
     # Any other method that is an RFC 9110 token (PROPFIND, QUERY, …; the HTTP parser refuses
     # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
-    app.router.add_route("*", "/{tail:.*}", _replay)
+    every_path.add_route("*", _replay)
     app.on_response_prepare.append(drop_default_content_type)
     app.on_startup.append(_prepare_indexes)
     return app
+
+
+class _EveryPath(web.Resource):
+    """The replay routes' resource: every path (what ``/{tail:.*}`` matched), found without a pattern to try
+    nor a ``tail`` to decode for each request (the replay handler reads the raw path)."""
+
+    @property
+    def canonical(self) -> str:
+        return "/"
+
+    def _match(self, path: str) -> dict[str, str] | None:
+        return _NO_PARTS if path.startswith("/") else None
+
+    def raw_match(self, path: str) -> bool:
+        return False  # routes are added to it directly, never found by their path
+
+    def get_info(self) -> Any:  # aiohttp's _InfoDict
+        return {"path": "/"}
+
+    def url_for(self) -> Any:  # type: ignore[override]
+        raise NotImplementedError("no URL names every path")
+
+    def add_prefix(self, prefix: str) -> None:
+        raise NotImplementedError("the replay routes serve an application of their own, never a sub-application")
+
+    def __repr__(self) -> str:
+        return "<EveryPath /{any path}>"
+
+
+_NO_PARTS: dict[str, str] = {}  # the match info of every replay request: no part of the path is named
 
 
 async def _prepare_indexes(app: web.Application) -> None:
@@ -259,6 +294,8 @@ def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     Works on the raw (still percent-encoded) path, so a cassette in a subdirectory is
     reachable as ``/_ssemock/c/openai%2Fchat/...``; returns the decoded provider path.
     """
+    if not raw_path.startswith("/_ssemock/"):  # no prefix (the usual case): no pattern to try
+        return unquote(raw_path), None, None
     cassette = scenario = None
     path = raw_path
     while (m := _PREFIX.match(path)) is not None:
@@ -285,13 +322,14 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         # Requests that arrived together all note their arrival before any is answered: recorded
         # times count from it, and replaying one would otherwise delay the others' schedules.
         await asyncio.sleep(0)
-    path, cassette_name, scenario_names = _split_prefixes(request.rel_url.raw_path)
+    url, headers, method = request.rel_url, request.headers, request.method
+    path, cassette_name, scenario_names = _split_prefixes(url.raw_path)
     if path.startswith("/_ssemock/"):
         return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
-    cassette_name = request.headers.get("X-SSEMock-Cassette", cassette_name)
+    cassette_name = headers.get("X-SSEMock-Cassette", cassette_name)
     named = bool(cassette_name)  # a request naming its cassette is answered from it, never by a stub
     cassette_name = cassette_name or state.cassette
-    scenario_names = request.headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
+    scenario_names = headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     try:
         body = await read_body(request, state.max_request_body, _BODY_OPTION)
     except web.HTTPException:
@@ -302,11 +340,11 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         request.content.feed_eof()  # nothing more to drain after the answer
         body = Refusal(400, "ssemock_bad_request", f"cannot read the request body: {exc}", close=True)
     received = Request(
-        method=request.method,
+        method=method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
-        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if request.query else [],
-        headers=list(request.headers.items()),
+        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if url.raw_query_string else [],
+        headers=list(headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
     refusal = body if isinstance(body, Refusal) else await check_json(received, state.max_json_depth, _DEPTH_OPTION)
@@ -315,9 +353,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     entry: JournalEntry = {
         "seq": state.received,
         "time": time.time(),
-        "method": request.method,
+        "method": method,
         "path": path,
-        "query": dict(received.query),
+        "query": dict(received.query) if received.query else {},
         "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
         "body": journaled,
         "cassette": None,
@@ -332,7 +370,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
-    last_id = requested_id(request.method, request.headers)
+    last_id = requested_id(method, headers)
     if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
         entry["cassette"], entry["interaction"] = earlier.cassette, earlier.interaction
@@ -383,12 +421,11 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         return _refuse_foreign(request, entry, _no_match(exc, stub),
                                f"no recorded interaction matches {exc.request}; which ones come closest")
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
-    plan = Plan.of(
-        match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
-        request=match.interaction.request, shared=scenario is None and last_id is None,  # sent as recorded
-    )
+    recorded = scenario is None and last_id is None  # sent as recorded: the plan shares the cassette's response
+    plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
+                   request=match.interaction.request, shared=recorded)
     return _serve(request, entry, arrived, scenario, plan, last_id=last_id,
-                        remember=(path, match.cassette.name, match.index))
+                  remember=(path, match.cassette.name, match.index), recorded=recorded)
 
 
 def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
@@ -401,11 +438,12 @@ def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
 
 async def _serve(
     request: web.Request, entry: JournalEntry, arrived: float, scenario: Scenario | None, plan: Plan,
-    *, last_id: str | None = None, remember: tuple[str, str, int] | None = None,
+    *, last_id: str | None = None, remember: tuple[str, str, int] | None = None, recorded: bool = False,
 ) -> web.StreamResponse:
     """Apply ``scenario`` to ``plan``, then send it: after the event ``last_id`` when given (a reconnect,
     404 ``ssemock_unknown_event_id`` when no event set it), and kept for reconnects when ``remember``
-    (path, cassette name, interaction index) is given."""
+    (path, cassette name, interaction index) is given; ``recorded``: the plan sends a cassette's own
+    response as it is (see :meth:`~ssemock.resume.ResumeBook.register`)."""
     if scenario is not None:
         plan.growth_limit = request.app[STATE].max_scenario_growth
         try:
@@ -427,7 +465,8 @@ async def _serve(
     finally:  # also when the client left: it may come back with Last-Event-ID
         if remember is not None:
             path, cassette, index = remember
-            request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time())
+            request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time(),
+                                                recorded=recorded)
 
 
 async def _build(app: web.Application, scenario: Scenario, plan: Plan) -> None:

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ssemock.limits
 import ssemock.match_index
@@ -132,6 +134,42 @@ def test_a_request_parsed_with_a_deeper_bound_reads_as_too_deep_for_the_default(
     with pytest.raises(ssemock.JSONTooDeepError):
         request.json_view(strict=True)
     assert request.json_view(max_depth=150) is not None
+
+
+def test_the_depth_is_walked_when_the_brackets_could_nest_past_the_bound() -> None:
+    from ssemock.limits import load_json
+
+    in_a_string = {"text": "[" * 300 + "{" * 300}  # 600 brackets, 1 level deep
+    assert load_json(json.dumps(in_a_string).encode(), max_depth=3) == in_a_string
+    assert load_json(json.dumps([[{"a": "[[[[{{{{"}]]).encode(), max_depth=3) == [[{"a": "[[[[{{{{"}]]
+    with pytest.raises(ssemock.JSONTooDeepError):
+        load_json(json.dumps([[{"a": ["[[[["]}]]).encode(), max_depth=3)
+    assert load_json(nested(3), max_depth=3) == json.loads(nested(3))
+    for encoding in ("utf-8-sig", "utf-16-le", "utf-16-be", "utf-16", "utf-32-le", "utf-32"):  # json.loads reads them
+        assert load_json(nested(3).decode().encode(encoding), max_depth=3) == json.loads(nested(3))
+        with pytest.raises(ssemock.JSONTooDeepError):
+            load_json(nested(4).decode().encode(encoding), max_depth=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.binary(max_size=40),
+    st.builds(lambda head, tail: head + tail, st.sampled_from([b"{", b"[", b"{\x00", b"[\x00"]),
+              st.binary(max_size=40)),
+    st.builds(lambda value, encoding: json.dumps(value, ensure_ascii=False).encode(encoding, "surrogatepass"),
+              st.recursive(st.none() | st.booleans() | st.floats() | st.text(max_size=5),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                         max_size=3), max_leaves=8),
+              st.sampled_from(["utf-8", "utf-16-le", "utf-16", "utf-32-be"])),
+))
+def test_a_small_text_parses_as_json_loads_parses_it(data: bytes) -> None:
+    def parse(loads: Any) -> tuple[str, str]:
+        try:
+            return "value", repr(loads(data))  # repr: NaN is not equal to itself
+        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+            return type(exc).__name__, str(exc)
+
+    assert parse(json_pieces.loads_in_pieces) == parse(json.loads)
 
 
 # ---- parsing in pieces: the same value as json.loads, each call of the C parser short ----------

@@ -215,3 +215,34 @@ def test_the_book_of_streams_is_bounded_in_count_and_bytes_and_skips_streams_wit
     assert [s.path for s in book.streams] == ["/p1", "/p2"] and book.held <= size * 2  # bytes bound first
     assert book.find("b", "/p0") is None and book.find("b", "/p2") is not None
     assert book.find("x" * 1025, "/p2") is None
+
+
+def test_the_book_scans_a_recorded_response_once_and_again_when_its_lists_change() -> None:
+    from ssemock.resume import ResumeBook
+    from ssemock.scenario import Plan
+
+    book = ResumeBook()
+    without = Response(headers=SSE, chunks=[Chunk(0.0, b"data: a\n\n"), Chunk(0.0, b"data: b\n\n")])
+    for _ in range(2):  # found once, remembered: the same answer
+        assert book.register(Plan.of(without, shared=True), "/e", "x", 0, recorded=True) is None
+    without.chunks.append(Chunk(0.0, b"id: 7\ndata: c\n\n"))  # one more chunk: scanned again
+    assert book.register(Plan.of(without, shared=True), "/e", "x", 0, recorded=True) is not None
+    assert book.find("7", "/e") is not None
+    without.chunks = [Chunk(0.0, b"data: a\n\n")]  # a new list: scanned again
+    assert book.register(Plan.of(without, shared=True), "/e", "x", 0, recorded=True) is None
+    without.headers = [("content-type", "application/json")]  # a new header list: not a stream
+    without.chunks = [Chunk(0.0, b"id: 8\n\n")]
+    assert book.register(Plan.of(without, shared=True), "/e", "x", 0, recorded=True) is None
+    # a recorded response whose plan was cut (a step's resume_body): the body sent is scanned, not remembered
+    cut = Plan.of(Response(headers=SSE, chunks=[Chunk(0.0, b"data: a\n\n")]))
+    cut.resume_body = Response(headers=SSE, chunks=[Chunk(0.0, b"id: 9\ndata: a\n\n")])
+    assert book.register(cut, "/c", "x", 0, recorded=True) is not None
+    book.clear()
+    assert not book.streams and book.find("9", "/c") is None
+    # at most `capacity` responses are remembered, the oldest forgotten first
+    small = ResumeBook(capacity=2)
+    responses = [Response(headers=SSE, chunks=[Chunk(0.0, b"data: %d\n\n" % n)]) for n in range(3)]
+    for response in responses:
+        assert small.register(Plan.of(response, shared=True), "/s", "x", 0, recorded=True) is None
+    responses[0].chunks.append(Chunk(0.0, b"id: 1\n\n"))  # forgotten, so scanned again (its list is the same)
+    assert small.register(Plan.of(responses[0], shared=True), "/s", "x", 0, recorded=True) is not None

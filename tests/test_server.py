@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -139,6 +140,41 @@ def test_bad_requests_get_json_errors_and_the_server_keeps_serving() -> None:
         health = client.get("/_ssemock/health").json()
         assert health.pop("tasks") >= 2  # at least this request's handler and its connection's
         assert health == {"status": "ok", "cassettes": 1, "scenarios": 0, "in_flight": 0}
+
+
+@pytest.mark.parametrize(("method", "path", "kind"), [
+    ("GET", "/_ssemock", "ssemock_unknown_admin_path"),
+    ("GET", "/_ssemock/", "ssemock_unknown_admin_path"),
+    ("POST", "/_ssemock/c", "ssemock_unknown_admin_path"),  # no cassette name: not the replay prefix
+    ("POST", "/_ssemock/health", "ssemock_unknown_admin_path"),  # health answers GET only
+    ("PROPFIND", "/_ssemock/x/y", "ssemock_unknown_admin_path"),
+    ("POST", "/_ssemock/%63/turns/v1/chat/completions", "ssemock_unknown_admin_path"),  # an escaped "c"
+    ("POST", "/_ssemockx/v1/chat/completions", "ssemock_no_match"),  # not under /_ssemock/: replayed
+    ("POST", "/_ssemock/c/nope/v1/chat/completions", "ssemock_unknown_cassette"),
+    ("PROPFIND", "/v1/%2F/x", "ssemock_no_match"),
+])
+def test_admin_paths_and_replay_paths_are_told_apart(method: str, path: str, kind: str) -> None:
+    with MockServer([_two_turns()], scenarios=[]) as server:
+        answer = raw_request(server.url, method, path, b"{}")
+    assert answer.status == 404 and json.loads(answer.body)["error"]["type"] == kind
+
+
+def test_replay_paths_answer_preflights_and_admin_paths_do_not() -> None:
+    preflight = {"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"}
+    with MockServer([_two_turns()], scenarios=[]) as server, httpx.Client(base_url=server.url) as client:
+        for path in ("/v1/chat/completions", "/_ssemock/c/turns/v1/chat/completions", "/"):
+            allowed = client.options(path, headers=preflight)
+            assert allowed.status_code == 200, path
+            assert allowed.headers["access-control-allow-origin"] == "http://localhost:3000"
+        for path in ("/_ssemock", "/_ssemock/requests", "/_ssemock/x"):
+            refused = client.options(path, headers=preflight)
+            assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers, path
+        hello = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+        answered = client.post("/v1/chat/completions", json=hello, headers={"Origin": "http://localhost:3000"})
+        assert answered.text == "data: first\n\n"
+        assert answered.headers["access-control-allow-origin"] == "http://localhost:3000"
+        without = client.post("/v1/chat/completions", json=hello)  # no Origin: no CORS header
+        assert without.text == "data: first\n\n" and "access-control-allow-origin" not in without.headers
 
 
 def test_admin_endpoints_list_cassettes_and_manage_the_journal(bundled: dict[str, Cassette]) -> None:

@@ -126,7 +126,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
         if refused is not None:
             return refused
     deadline = None if request.content.is_eof() else _BodyDeadline(request, edge.options.body_timeout)
-    if request.match_info.handler in edge.self_reporting:
+    if edge.self_reporting and request.match_info.handler in edge.self_reporting:  # the replay server has none
         request[SELF_REPORTED] = True
     loop = asyncio.get_running_loop()
     started = loop.time()

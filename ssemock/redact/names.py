@@ -127,16 +127,37 @@ def redact_pairs(pairs: Iterable[tuple[str, str]], secret: Iterable[str]) -> lis
     """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential; keep order.
 
     The verdicts are remembered per name and per ``secret`` set (the same header and parameter names
-    arrive with every request; at most 4,096 names are remembered)."""
-    names = _lowered(secret) if isinstance(secret, frozenset) else frozenset(s.lower() for s in secret)
-    return [(k, v) for k, v in pairs if not (k.lower() in names or _credential(k))]
+    arrive with every request; at most :data:`_VERDICTS` names per set, for 16 sets)."""
+    dropped = _verdicts(secret if isinstance(secret, frozenset) else frozenset(secret))
+    kept = []
+    for pair in pairs:
+        verdict = dropped.get(pair[0])
+        if verdict is None:
+            verdict = _judge(dropped, pair[0])
+        if not verdict:
+            kept.append(pair)
+    return kept
 
 
-@functools.lru_cache(maxsize=4096)
-def _credential(name: str) -> bool:
-    return is_credential_name(name)
+_VERDICTS = 4096
+
+
+class _Verdicts(dict[str, bool]):
+    """Whether each name seen is dropped, for one set of secret names (``names``, lower case)."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        super().__init__()
+        self.names = names
 
 
 @functools.lru_cache(maxsize=16)
-def _lowered(secret: frozenset[str]) -> frozenset[str]:
-    return frozenset(s.lower() for s in secret)
+def _verdicts(secret: frozenset[str]) -> _Verdicts:
+    return _Verdicts(frozenset(s.lower() for s in secret))
+
+
+def _judge(verdicts: _Verdicts, name: str) -> bool:
+    """Whether ``name`` is dropped (remembered in ``verdicts`` while it holds fewer than :data:`_VERDICTS`)."""
+    verdict = name.lower() in verdicts.names or is_credential_name(name)
+    if len(verdicts) < _VERDICTS:
+        verdicts[name] = verdict
+    return verdict
