@@ -108,7 +108,9 @@ async def send_plan(
     if dropped:
         plan.notes.append(f"no content: a {request.method} answered {resp_rec.status} has no body "
                           f"(RFC 9110 section 15); {dropped} bytes not sent")
-    clock = request.app.get(TIMELINE) or Timeline()
+    clock = request.app.get(TIMELINE)
+    if clock is None:  # (not `or`: an empty timeline is falsy)
+        clock = Timeline()
     stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop(), clock)
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
@@ -249,7 +251,10 @@ class _Stream:
         writer = self.request.writer
         while paced.index < len(self.chunks):
             paced.done = loop.create_future()
-            clock.at(loop, paced.deadline(), paced)
+            if paced.deadline() <= loop.time():
+                paced.due()  # due already (a chunk at the headers' time): written at once
+            else:
+                clock.at(loop, paced.deadline(), paced)
             try:
                 await paced.done
             except BaseException:

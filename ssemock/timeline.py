@@ -85,6 +85,8 @@ class Timeline:
         self._next = math.inf
         """The loop time the timer is set for (``inf``: no timer)."""
         self._gone = 0
+        """forget() calls less the gone sleepers dropped (by compaction, or popped): the gone sleepers
+        in the heap once every forget() due has come."""
         self._firing = False
 
     def __len__(self) -> int:
@@ -103,9 +105,12 @@ class Timeline:
         self._gone += 1
         heap = self._heap
         if self._gone >= len(heap) or (self._gone > _COMPACT_AT and 2 * self._gone > len(heap)):
-            heap[:] = [entry for entry in heap if not entry[2].gone]
+            kept = [entry for entry in heap if not entry[2].gone]
+            # Sleepers dropped here whose forget() is still to come (cancelled in the same loop turn)
+            # bring the count back up to 0 when it comes.
+            self._gone -= len(heap) - len(kept)
+            heap[:] = kept
             heapq.heapify(heap)
-            self._gone = 0
             if not heap and self._timer is not None:
                 self._timer.cancel()
                 self._timer, self._next = None, math.inf
@@ -140,7 +145,7 @@ class Timeline:
                     break
                 sleeper = heapq.heappop(heap)[2]
                 if sleeper.gone:
-                    self._gone = max(0, self._gone - 1)
+                    self._gone -= 1  # (below 0 until its forget() comes)
                 else:
                     sleeper.due()
         finally:

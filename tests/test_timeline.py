@@ -159,3 +159,23 @@ def test_clients_leaving_during_long_recorded_gaps_leave_the_timeline_empty(leav
         sizes = [len(t) for t in _live_timelines()]
     assert outcomes == ["client_gone"] * 50
     assert sizes and not any(sizes)
+
+
+def test_the_streams_of_a_server_wait_on_its_one_timeline() -> None:
+    cassette = _timed([b"data: 1\n\n", b"data: 2\n\n"], [0.0, 3600.0])
+    with MockServer([cassette], scenarios=[], timing_scale=1) as server:
+        socks = []
+        for _ in range(30):
+            sock = socket.create_connection((server.host, server.port))
+            sock.sendall(b"POST /timed HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+            socks.append(sock)
+        for sock in socks:  # each has its first chunk: its second is in the timeline
+            sock.settimeout(10)
+            got = b""
+            while b"data: 1" not in got:
+                got += sock.recv(4096)
+        gc.collect()
+        sizes = sorted(len(t) for t in _live_timelines())
+        for sock in socks:
+            sock.close()
+    assert sizes[-1] == 30
