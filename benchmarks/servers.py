@@ -76,19 +76,23 @@ WRITES_ENV = "SSEMOCK_BENCH_WRITES"
 
 
 def note_writes() -> list[list[float]]:
-    """From now on, note the loop time of each ``StreamResponse.write`` of this process, per response."""
-    written: list[list[float]] = []
-    write = web.StreamResponse.write
+    """From now on, note the loop time of each body write of this process, per response: each call of
+    aiohttp's ``StreamWriter.write``, which ours and the bare handler both write every chunk with
+    (the bare one through ``StreamResponse.write``)."""
+    from aiohttp.http_writer import StreamWriter
 
-    async def noted(self: web.StreamResponse, data: Any) -> None:
+    written: list[list[float]] = []
+    write = StreamWriter.write
+
+    async def noted(self: StreamWriter, chunk: Any, **options: Any) -> None:
         times = getattr(self, "_bench_writes", None)
         if times is None:
             times = self._bench_writes = []  # type: ignore[attr-defined]
             written.append(times)
         times.append(asyncio.get_running_loop().time())
-        await write(self, data)
+        await write(self, chunk, **options)
 
-    web.StreamResponse.write = noted  # type: ignore[method-assign]
+    StreamWriter.write = noted  # type: ignore[method-assign]
     return written
 
 

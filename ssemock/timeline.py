@@ -6,7 +6,7 @@ ordered by a comparison written in Python, and each wakes its own task, which th
 chunk. A :class:`Timeline` keeps the deadlines as ``(seconds, order, sleeper)`` tuples in a heap of
 its own (compared in C) and holds one loop timer, at the earliest deadline. When it fires, every
 sleeper whose deadline has come is called (:meth:`Sleeper.due`) from that one callback, in
-deadline order (equal deadlines in the order they were set): a sleeper may write its chunk there
+deadline order (equal deadlines in the order they were set; see :data:`BATCH`): a sleeper may write its chunk there
 and then, with no task switch (:class:`ssemock.send` does for plain timed replays).
 
 Never early: a sleeper is called no sooner than asyncio would wake an ``asyncio.sleep`` to the
@@ -34,9 +34,11 @@ _COMPACT_AT = 64
 """Sleepers gone from the heap's middle before it may be rebuilt without them (when they are most of it)."""
 
 BATCH = 256
-"""Sleepers called by one firing of the timer at most; the rest are called after the loop has served
-its I/O once (deadlines that all passed, such as a burst at ``timing_scale`` near 0, would
-otherwise hold the loop)."""
+"""Calls one firing of the timer may make beyond one per sleeper that was waiting when it fired: a
+sleeper whose next deadline has passed too (a stream catching up, or a burst at ``timing_scale``
+near 0) is called again in the same firing, up to this many extra calls in all; the rest come
+after the loop has served its I/O once. Every sleeper due when the timer fires is called in that
+firing, as asyncio runs every timer due in one turn of its loop."""
 
 
 class Sleeper(Protocol):
@@ -140,7 +142,7 @@ class Timeline:
         now = loop.time() + _RESOLUTION
         self._firing = True
         try:
-            for _ in range(BATCH):
+            for _ in range(len(heap) + BATCH):
                 if not heap or heap[0][0] >= now:
                     break
                 sleeper = heapq.heappop(heap)[2]

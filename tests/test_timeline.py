@@ -59,24 +59,43 @@ def test_sleepers_are_called_in_deadline_order_ties_in_setting_order_and_never_e
     assert all(t > deadlines[name] - RESOLUTION for name, t in calls)
 
 
-def test_one_firing_calls_at_most_a_batch_and_the_loop_runs_its_callbacks_between() -> None:
-    async def run() -> tuple[int, int]:
+def test_one_firing_calls_every_sleeper_due_and_a_batch_more_then_the_loop_runs_its_callbacks() -> None:
+    async def run() -> tuple[list[int], int, int]:
         loop = asyncio.get_running_loop()
         timeline: Timeline = Timeline()
         calls: list[tuple[object, float]] = []
         seen_by_callback: list[int] = []
         past = loop.time() - 1
+        chain = _Chain(timeline, loop, past, 5 * BATCH)  # a stream behind schedule: its next deadline has passed too
         # the first sleeper schedules a callback: it runs once the first firing is over
-        timeline.at(loop, past, _Call(lambda: loop.call_soon(lambda: seen_by_callback.append(len(calls)))))
+        timeline.at(loop, past, _Call(lambda: loop.call_soon(
+            lambda: seen_by_callback.append(len(calls) + chain.calls))))
+        timeline.at(loop, past, chain)
         for i in range(3 * BATCH):
             timeline.at(loop, past, Noting(i, calls, loop))
-        while len(calls) < 3 * BATCH:
+        while len(calls) < 3 * BATCH or chain.calls < 5 * BATCH:
             await asyncio.sleep(0.001)
-        return seen_by_callback[0], len(calls)
+        return seen_by_callback, len(calls), chain.calls
 
-    seen, total = asyncio.run(run())
-    assert total == 3 * BATCH
-    assert seen == BATCH - 1  # the first firing called BATCH sleepers: the one above, then BATCH - 1
+    seen, waiting, chained = asyncio.run(run())
+    assert (waiting, chained) == (3 * BATCH, 5 * BATCH)
+    # the first firing: all 3 * BATCH + 2 sleepers waiting when it fired (the one counting not counted),
+    # and BATCH more calls of the chain
+    assert seen[0] == (3 * BATCH + 1) + BATCH
+
+
+class _Chain:
+    """A sleeper that sets its next deadline (passed already) until it has been called ``times`` times."""
+
+    def __init__(self, timeline: Timeline, loop: asyncio.AbstractEventLoop, deadline: float, times: int) -> None:
+        self.timeline, self.loop, self.deadline, self.times = timeline, loop, deadline, times
+        self.calls = 0
+        self.gone = False
+
+    def due(self) -> None:
+        self.calls += 1
+        if self.calls < self.times:
+            self.timeline.at(self.loop, self.deadline, self)
 
 
 class _Call:
