@@ -341,20 +341,26 @@ class _Paced:
         return self.done.done()
 
     def due(self) -> None:
-        data = self.chunks[self.index].data
-        try:
-            _write_at_once(self.writer, data)
-        except Exception as exc:  # the client left; kept for the stream's coroutine to raise
-            self.done.set_exception(exc)
-            return
-        self.index += 1
-        entry = self.entry
-        entry["chunks_sent"] += 1
-        entry["bytes_sent"] += len(data)
-        if self.index == len(self.chunks) or self.protocol.writing_paused:
-            self.done.set_result(None)
-        else:  # a deadline passed already is called in the same firing (up to its batch)
-            self.clock.at(self.loop, self.deadline(), self)
+        """Write the chunk due, and the ones after it whose deadlines have passed too (a stream
+        behind its schedule catches up at once, as a handler writing in a loop would; at most
+        :data:`YIELD_EVERY`), then set the next deadline."""
+        chunks, entry, now = self.chunks, self.entry, self.loop.time()
+        for _ in range(YIELD_EVERY):
+            data = chunks[self.index].data
+            try:
+                _write_at_once(self.writer, data)
+            except Exception as exc:  # the client left; kept for the stream's coroutine to raise
+                self.done.set_exception(exc)
+                return
+            self.index += 1
+            entry["chunks_sent"] += 1
+            entry["bytes_sent"] += len(data)
+            if self.index == len(chunks) or self.protocol.writing_paused:
+                self.done.set_result(None)
+                return
+            if self.deadline() > now:
+                break
+        self.clock.at(self.loop, self.deadline(), self)
 
 
 def _write_at_once(writer: AbstractStreamWriter, data: bytes) -> None:
