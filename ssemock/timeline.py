@@ -6,7 +6,10 @@ ordered by a comparison written in Python, and each wakes its own task, which th
 chunk. A :class:`Timeline` keeps the deadlines as ``(seconds, order, sleeper)`` tuples in a heap of
 its own (compared in C) and holds one loop timer, at the earliest deadline. When it fires, every
 sleeper whose deadline has come is called (:meth:`Sleeper.due`) from that one callback, in
-deadline order (equal deadlines in the order they were set; see :data:`BATCH`): a sleeper may write its chunk there
+deadline order (equal deadlines in the order they were set), each once: a sleeper that sets its
+next deadline during a firing is called at the next one, after the loop has served its I/O once,
+even when that deadline has passed (a stream behind its schedule does its catching up in its own
+call, boundedly): a sleeper may write its chunk there
 and then, with no task switch (:class:`ssemock.send` does for plain timed replays).
 
 Never early: a sleeper is called no sooner than asyncio would wake an ``asyncio.sleep`` to the
@@ -25,21 +28,13 @@ import math
 import time
 from typing import Protocol
 
-__all__ = ["BATCH", "Sleeper", "Timeline"]
+__all__ = ["Sleeper", "Timeline"]
 
 _RESOLUTION = time.get_clock_info("monotonic").resolution
 """asyncio runs a timer when its time is less than this far ahead (``BaseEventLoop._clock_resolution``)."""
 
 _COMPACT_AT = 64
 """Sleepers gone from the heap's middle before it may be rebuilt without them (when they are most of it)."""
-
-BATCH = 256
-"""Calls one firing of the timer may make beyond one per sleeper that was waiting when it fired: a
-sleeper whose next deadline has passed too (a stream catching up, or a burst at ``timing_scale``
-near 0) is called again in the same firing, up to this many extra calls in all; the rest come
-after the loop has served its I/O once. Every sleeper due when the timer fires is called in that
-firing, as asyncio runs every timer due in one turn of its loop."""
-
 
 class Sleeper(Protocol):
     """What waits on a :class:`Timeline`."""
@@ -78,7 +73,7 @@ class Timeline:
     (clients who leave during long pauses leave nothing behind).
     """
 
-    __slots__ = ("_firing", "_gone", "_heap", "_next", "_order", "_timer")
+    __slots__ = ("_firing", "_gone", "_heap", "_later", "_next", "_order", "_timer")
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, Sleeper]] = []
@@ -90,15 +85,20 @@ class Timeline:
         """forget() calls less the gone sleepers dropped (by compaction, or popped): the gone sleepers
         in the heap once every forget() due has come."""
         self._firing = False
+        self._later: list[tuple[float, int, Sleeper]] = []
+        """Sleepers set during a firing: into the heap once it is over."""
 
     def __len__(self) -> int:
-        """Sleepers in the heap (gone ones not yet dropped included)."""
-        return len(self._heap)
+        """Sleepers waiting (gone ones not yet dropped included)."""
+        return len(self._heap) + len(self._later)
 
     def at(self, loop: asyncio.AbstractEventLoop, deadline: float, sleeper: Sleeper) -> None:
         """Call ``sleeper.due()`` at ``deadline`` (loop time, seconds), unless it is gone by then."""
+        if self._firing:
+            self._later.append((deadline, next(self._order), sleeper))
+            return
         heapq.heappush(self._heap, (deadline, next(self._order), sleeper))
-        if deadline < self._next and not self._firing:
+        if deadline < self._next:
             self._arm(loop, deadline)
 
     def forget(self) -> None:
@@ -142,9 +142,7 @@ class Timeline:
         now = loop.time() + _RESOLUTION
         self._firing = True
         try:
-            for _ in range(len(heap) + BATCH):
-                if not heap or heap[0][0] >= now:
-                    break
+            while heap and heap[0][0] < now:
                 sleeper = heapq.heappop(heap)[2]
                 if sleeper.gone:
                     self._gone -= 1  # (below 0 until its forget() comes)
@@ -152,5 +150,8 @@ class Timeline:
                     sleeper.due()
         finally:
             self._firing = False
+            for entry in self._later:
+                heapq.heappush(heap, entry)
+            self._later.clear()
             if heap:
                 self._arm(loop, heap[0][0])

@@ -1,8 +1,8 @@
 """The timeline (``ssemock.timeline``): one loop timer for every deadline of a server's timed writes.
 
 What it promises: sleepers are called in deadline order (equal deadlines in the order they were
-set), never before asyncio would wake an ``asyncio.sleep`` to the same deadline; one firing calls at
-most ``BATCH`` of them, so that the loop serves its I/O between; sleepers that give up leave
+set), never before asyncio would wake an ``asyncio.sleep`` to the same deadline; one firing calls each
+sleeper waiting at most once, so that the loop serves its I/O between; sleepers that give up leave
 nothing behind. Then, through the replay server: timed chunks to a client that reads slowly all
 arrive, in order, one HTTP chunk each; clients that leave during long recorded gaps leave the
 server's timeline empty.
@@ -20,11 +20,12 @@ import pytest
 
 from ssemock import Cassette, MockServer
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
-from ssemock.timeline import BATCH, Timeline
+from ssemock.timeline import Timeline
 
 from .rawclient import raw_request
 
 RESOLUTION = time.get_clock_info("monotonic").resolution
+MANY = 300
 
 
 class Noting:
@@ -59,29 +60,28 @@ def test_sleepers_are_called_in_deadline_order_ties_in_setting_order_and_never_e
     assert all(t > deadlines[name] - RESOLUTION for name, t in calls)
 
 
-def test_one_firing_calls_every_sleeper_due_and_a_batch_more_then_the_loop_runs_its_callbacks() -> None:
+def test_one_firing_calls_every_sleeper_due_once_then_the_loop_runs_its_callbacks() -> None:
     async def run() -> tuple[list[int], int, int]:
         loop = asyncio.get_running_loop()
         timeline: Timeline = Timeline()
         calls: list[tuple[object, float]] = []
         seen_by_callback: list[int] = []
         past = loop.time() - 1
-        chain = _Chain(timeline, loop, past, 5 * BATCH)  # a stream behind schedule: its next deadline has passed too
+        chain = _Chain(timeline, loop, past, 50)  # a stream behind schedule: its next deadline has passed too
         # the first sleeper schedules a callback: it runs once the first firing is over
         timeline.at(loop, past, _Call(lambda: loop.call_soon(
             lambda: seen_by_callback.append(len(calls) + chain.calls))))
         timeline.at(loop, past, chain)
-        for i in range(3 * BATCH):
+        for i in range(MANY):
             timeline.at(loop, past, Noting(i, calls, loop))
-        while len(calls) < 3 * BATCH or chain.calls < 5 * BATCH:
+        while len(calls) < MANY or chain.calls < 50:
             await asyncio.sleep(0.001)
         return seen_by_callback, len(calls), chain.calls
 
     seen, waiting, chained = asyncio.run(run())
-    assert (waiting, chained) == (3 * BATCH, 5 * BATCH)
-    # the first firing: all 3 * BATCH + 2 sleepers waiting when it fired (the one counting not counted),
-    # and BATCH more calls of the chain
-    assert seen[0] == (3 * BATCH + 1) + BATCH
+    assert (waiting, chained) == (MANY, 50)
+    # the first firing called every sleeper waiting when it fired, the chain once (not the one counting)
+    assert seen[0] == MANY + 1
 
 
 class _Chain:
