@@ -154,21 +154,26 @@ def _live_timelines() -> list[Timeline]:
     return [o for o in gc.get_objects() if isinstance(o, Timeline)]
 
 
+def _waiting_clients(server: MockServer, count: int, until: bytes) -> list[socket.socket]:
+    """``count`` clients of ``POST /timed``, each once it has read ``until`` of the answer."""
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection((server.host, server.port))
+        sock.sendall(b"POST /timed HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+        socks.append(sock)
+    for sock in socks:
+        sock.settimeout(10)
+        got = b""
+        while until not in got:
+            got += sock.recv(4096)
+    return socks
+
+
 @pytest.mark.parametrize("leave_after", [0, 1], ids=["before-the-first-chunk", "after-the-first-chunk"])
 def test_clients_leaving_during_long_recorded_gaps_leave_the_timeline_empty(leave_after: int) -> None:
     cassette = _timed([b"data: 1\n\n", b"data: 2\n\n"], [0.05 if leave_after else 3600.0, 3600.0])
     with MockServer([cassette], scenarios=[], timing_scale=1) as server:
-        socks = []
-        for _ in range(50):
-            sock = socket.create_connection((server.host, server.port))
-            sock.sendall(b"POST /timed HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
-            socks.append(sock)
-        for sock in socks:
-            sock.settimeout(10)
-            got = b""
-            while b"\r\n\r\n" not in got or (leave_after and b"data: 1" not in got):
-                got += sock.recv(4096)
-        for sock in socks:
+        for sock in _waiting_clients(server, 50, b"data: 1" if leave_after else b"\r\n\r\n"):
             sock.close()
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(e["outcome"] is None for e in server.requests):
@@ -183,16 +188,7 @@ def test_clients_leaving_during_long_recorded_gaps_leave_the_timeline_empty(leav
 def test_the_streams_of_a_server_wait_on_its_one_timeline() -> None:
     cassette = _timed([b"data: 1\n\n", b"data: 2\n\n"], [0.0, 3600.0])
     with MockServer([cassette], scenarios=[], timing_scale=1) as server:
-        socks = []
-        for _ in range(30):
-            sock = socket.create_connection((server.host, server.port))
-            sock.sendall(b"POST /timed HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
-            socks.append(sock)
-        for sock in socks:  # each has its first chunk: its second is in the timeline
-            sock.settimeout(10)
-            got = b""
-            while b"data: 1" not in got:
-                got += sock.recv(4096)
+        socks = _waiting_clients(server, 30, b"data: 1")  # each has its first chunk: its second is in the timeline
         gc.collect()
         sizes = sorted(len(t) for t in _live_timelines())
         for sock in socks:
