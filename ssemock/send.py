@@ -255,12 +255,7 @@ class _Stream:
                 paced.due()  # due already (a chunk at the headers' time): written at once
             else:
                 clock.at(loop, paced.deadline(), paced)
-            try:
-                await paced.done
-            except BaseException:
-                if paced.done.cancelled():  # given up while in the timeline: not to be kept there
-                    clock.forget()
-                raise
+            await clock.wait(paced.done)
             if paced.index < len(self.chunks):  # the client's socket buffer is full
                 await writer.drain()
         await clock.sleep_until(loop, paced.shift + plan.response.end.t * paced.scale)

@@ -123,10 +123,15 @@ class Timeline:
             return
         waiter = _Waiter(loop.create_future())
         self.at(loop, deadline, waiter)
+        await self.wait(waiter.future)
+
+    async def wait(self, done: asyncio.Future[None]) -> None:
+        """Await ``done``, the future of a sleeper set on this timeline; when the wait is given up
+        (cancelled) before the sleeper was called, :meth:`forget` it."""
         try:
-            await waiter.future
+            await done
         except BaseException:
-            if waiter.future.cancelled():  # given up before its time: still in the heap
+            if done.cancelled():  # given up before its time: still in the heap
                 self.forget()
             raise
 
