@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..background import stop_on_signals
+from ..cli import byte_count, integer, seconds
 from ..edge import configure_logging
 from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from ..edge.options import DEFAULT_GRACE
@@ -47,7 +48,7 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
     rec.add_argument("--cassettes", type=Path, default=Path("cassettes"), metavar="DIR",
                      help="directory the cassettes are written to (default ./cassettes)")
     rec.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    rec.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free port)")
+    rec.add_argument("--port", type=integer, default=8080, help="port (default 8080; 0 picks a free port)")
     rec.add_argument("--record-mode", default="once", metavar="MODE",
                      help=f"one of {', '.join(m.value for m in RecordMode)} (default once)")
     rec.add_argument("--cassette", metavar="NAME",
@@ -66,18 +67,18 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
     rec.add_argument("--allow-name", action="append", default=[], metavar="NAME",
                      help="keep this header, query or JSON field name although a word of it names a credential "
                           "(repeatable)")
-    rec.add_argument("--credential-min-length", type=int, default=8, metavar="N",
+    rec.add_argument("--credential-min-length", type=integer, default=8, metavar="N",
                      help="replace a credential sent wherever it appears when it has at least N characters "
                           "(default 8)")
-    rec.add_argument("--max-body-size", type=int, default=1 << 20, metavar="BYTES",
+    rec.add_argument("--max-body-size", type=integer, default=1 << 20, metavar="BYTES",
                      help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
-    rec.add_argument("--max-request-body", type=int, default=MAX_REQUEST_BODY, metavar="BYTES",
+    rec.add_argument("--max-request-body", type=byte_count, default=MAX_REQUEST_BODY, metavar="BYTES",
                      help=f"answer larger request bodies with 413, not forwarded (default {MAX_REQUEST_BODY}: 32 MiB)")
-    rec.add_argument("--max-json-depth", type=int, default=MAX_JSON_DEPTH, metavar="N",
+    rec.add_argument("--max-json-depth", type=byte_count, default=MAX_JSON_DEPTH, metavar="N",
                      help=f"answer JSON bodies nested deeper with 400, not forwarded (default {MAX_JSON_DEPTH})")
     rec.add_argument("--keep-encoding", action="store_true",
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
-    rec.add_argument("--read-timeout", type=float, default=600.0, metavar="SECONDS",
+    rec.add_argument("--read-timeout", type=seconds, default=600.0, metavar="SECONDS",
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
