@@ -16,6 +16,7 @@ import gc
 import logging
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,37 +46,56 @@ class UsageError(ConfigError):
     """Bad command-line input."""
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+_DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def option_number(text: str, expected: str, *, integer: bool, low: float | None = None, high: float | None = None,
+                  above: bool = False) -> float:
+    """The one check of every number option's text: ASCII digits (an optional leading ``-``; a decimal point and
+    an exponent when not ``integer``), nothing around them, finite, within ``low`` (exclusive when ``above``) and
+    ``high`` when given.
+
+    Python's ``int``/``float`` (argparse's usual types) also take spaces around the digits, a ``+``, ``_``
+    between digits and the digits of any script (``"٢"``): none of which is a number one types on purpose.
+
+    Raises:
+        argparse.ArgumentTypeError: ``expected EXPECTED, got 'TEXT'`` (argparse names the option before it).
+    """
+    if (_INTEGER if integer else _DECIMAL).fullmatch(text):
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:  # more digits than int() converts
+            value = math.nan
+        if (math.isfinite(value) and (low is None or value > low or (value == low and not above))
+                and (high is None or value <= high)):
+            return value
+    raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+
+
+def integer(text: str) -> int:
+    """argparse type: an integer (its bounds checked where it is used)."""
+    return int(option_number(text, "an integer", integer=True))
+
+
+def seconds(text: str) -> float:
+    """argparse type: a number of seconds (its bounds checked where it is used)."""
+    return option_number(text, "a number of seconds", integer=False)
+
+
 def port_number(text: str) -> int:
     """argparse type: a TCP port 0-65535."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {port}")
-    return port
+    return int(option_number(text, "a port number 0-65535", integer=True, low=0, high=65535))
 
 
 def scale_factor(text: str) -> float:
     """argparse type: a finite number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return value
+    return option_number(text, "a finite number >= 0", integer=False, low=0)
 
 
 def byte_count(text: str) -> int:
     """argparse type: an integer >= 0 (a size in bytes or a count)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return value
+    return int(option_number(text, "an integer >= 0", integer=True, low=0))
 
 
 MAX_WORKERS = 256
@@ -84,23 +104,15 @@ MAX_WORKERS = 256
 
 def worker_count(text: str) -> int:
     """argparse type: ``--workers N|auto``, an integer 1-:data:`MAX_WORKERS` or the cores this process may use."""
-    if text.strip().lower() == "auto":
+    if text == "auto":
         return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if not 1 <= count <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"expected a number of processes 1-{MAX_WORKERS} or 'auto', got {text!r}")
-    return count
+    return int(option_number(text, f"a number of processes 1-{MAX_WORKERS} or 'auto'", integer=True, low=1,
+                             high=MAX_WORKERS))
 
 
 def positive_count(text: str) -> int:
     """argparse type: an integer >= 1 (a count or a size in bytes)."""
-    value = byte_count(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+    return int(option_number(text, "an integer >= 1", integer=True, low=1))
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -135,7 +147,7 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="port (default 8080; 0 picks a free port)")
     serve.add_argument("--timing-scale", type=scale_factor, default=1.0, metavar="FACTOR",
                        help="multiply recorded delays (1 = as recorded, 0 = no delays, 0.5 = twice as fast)")
-    serve.add_argument("--seed", type=int, default=0,
+    serve.add_argument("--seed", type=integer, default=0,
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
     serve.add_argument("--match-on", default="method,path,body",
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
@@ -169,7 +181,7 @@ def _add_inspect_arguments(ins: argparse.ArgumentParser) -> None:
                           "gemini, openrouter; default openai-chat)")
     ins.add_argument("--plot", type=Path, metavar="FILE.svg|FILE.png",
                      help="draw one interaction's chunks, gaps and events over time (needs ssemock[plot])")
-    ins.add_argument("--interaction", type=int, metavar="N",
+    ins.add_argument("--interaction", type=integer, metavar="N",
                      help="the interaction drawn (default: the first event stream)")
     ins.add_argument("--scenario", metavar="NAME[,NAME…]|FILE",
                      help="draw the stream as sent under these scenarios (bundled names or a scenario file)")
@@ -233,13 +245,7 @@ def _add_check_parser(check: argparse.ArgumentParser) -> None:
 
 def age_days(text: str) -> float:
     """argparse type: a number of days > 0, as seconds."""
-    try:
-        days = float(text)
-    except ValueError:
-        days = -1.0
-    if not (math.isfinite(days) and days > 0):
-        raise argparse.ArgumentTypeError(f"expected a number of days > 0, got {text!r}")
-    return days * 86_400.0
+    return option_number(text, "a number of days > 0", integer=False, low=0, above=True) * 86_400.0
 
 
 _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {

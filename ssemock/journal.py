@@ -5,7 +5,8 @@ received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
 ``interaction``, ``stub`` (the stub that answered, when one did), ``scenario``, ``seed``,
 ``status``, ``outcome`` (``complete``,
-``cut``, ``reset``, ``client_gone`` or ``refused``), ``chunks_sent``,
+``cut``, ``reset``, ``client_gone`` or ``refused``; ``complete`` too for a client that had the whole
+answer and left before its recorded end), ``chunks_sent``,
 ``bytes_sent`` and, for a refused request, ``error``. A body over the server's
 ``journal_body_limit`` (64 KiB by default) is ``{"sha256": HEX, "size": BYTES,
 "prefix": TEXT}``; the server keeps the latest ``journal_capacity`` entries (1,000).

@@ -14,6 +14,11 @@ its *body key*:
 * a JSON body holding the filter's ``"REDACTED"`` (which matches any value): no key; such
   interactions are compared one by one with the ``body`` matcher.
 
+A recorded path segment or query value holding the filter's placeholder ``REDACTED`` (a secret
+the recorder removed, e.g. a bot token in ``/botREDACTED/sendMessage``) stands for any non-empty
+text there (:func:`path_fits`, :func:`query_fits`); such interactions are filed apart, under their
+recorded route, which each request is compared with (:meth:`CassetteIndex.routes_for`).
+
 Equal keys are necessary for a match, not sufficient (a digest could collide, ``NaN`` is
 not equal to itself): :mod:`ssemock.matching` runs the matchers on the interaction chosen.
 
@@ -28,6 +33,7 @@ seen (assign a new list after editing one).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -39,7 +45,8 @@ from .cassette import Cassette, Request, body_digest
 from .cassette.model import parse_json
 from .redact import REDACTED
 
-__all__ = ["INDEXED_MATCHERS", "CassetteIndex", "IndexCache", "PlayCounts", "Route", "body_key", "route_key"]
+__all__ = ["INDEXED_MATCHERS", "CassetteIndex", "IndexCache", "PlayCounts", "Route", "aligned_path", "body_key",
+           "path_fits", "query_fits", "route_key"]
 
 INDEXED_MATCHERS = frozenset({"method", "path", "query", "body"})
 """The matchers an index understands; any other matcher in ``match_on`` means a linear scan."""
@@ -58,6 +65,62 @@ def route_key(request: Request, fields: frozenset[str]) -> RouteKey:
         request.path if "path" in fields else None,
         tuple(sorted((str(k), str(v)) for k, v in request.query)) if "query" in fields else None,
     )
+
+
+def redacted_fits(received: str, recorded: str) -> bool:
+    """Whether ``received`` is ``recorded`` with each ``REDACTED`` in it standing for a non-empty text
+    (the rest of ``recorded`` compared character for character)."""
+    return _placeholder(recorded).fullmatch(received) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _placeholder(recorded: str) -> re.Pattern[str]:
+    return re.compile("(?s)" + ".+".join(map(re.escape, recorded.split(REDACTED))))
+
+
+def path_fits(received: str, recorded: str) -> bool:
+    """Whether the path ``received`` matches ``recorded``: equal, segment by segment, except that a
+    recorded segment holding ``REDACTED`` matches a segment with any non-empty text in its place."""
+    if received == recorded:
+        return True
+    if REDACTED not in recorded:
+        return False
+    got, want = received.split("/"), recorded.split("/")
+    return len(got) == len(want) and all(
+        a == b or (REDACTED in b and redacted_fits(a, b)) for a, b in zip(got, want))
+
+
+def aligned_path(received: str, recorded: str) -> str:
+    """``received`` with each segment that a recorded ``REDACTED`` segment matches written as recorded
+    (a message then shows where the paths differ, not the secret)."""
+    if REDACTED not in recorded:
+        return received
+    got, want = received.split("/"), recorded.split("/")
+    return "/".join(b if REDACTED in b and redacted_fits(a, b) else a for a, b in zip(got, want)) + "".join(
+        "/" + a for a in got[len(want):])
+
+
+def query_fits(received: Iterable[tuple[str, str]], recorded: Iterable[tuple[str, str]]) -> bool:
+    """Whether the query parameters ``received`` match ``recorded``, order ignored: the same names as
+    often, with equal values, except that a recorded value holding ``REDACTED`` matches any non-empty
+    value in its place."""
+    got, want = sorted(received), sorted(recorded)
+    if got == want:
+        return True
+    if len(got) != len(want) or not any(REDACTED in v for _, v in want):
+        return False
+    left = []  # the received pairs no recorded pair equals
+    for pair in got:
+        if pair in want:
+            want.remove(pair)
+        else:
+            left.append(pair)
+    for name, value in want:  # the recorded pairs left: each must hold the placeholder and fit one received
+        fit = next((i for i, (k, v) in enumerate(left) if k == name and redacted_fits(v, value)), None)
+        if fit is None:
+            return False
+        del left[fit]
+    return True
 
 
 def _canonical_float(text: str) -> float | int:
@@ -204,17 +267,22 @@ class CassetteIndex:
 
     Attributes:
         routes: :class:`Route` by route key.
+        patterned: :class:`Route` by recorded route key, for the routes whose path or a query value
+            holds ``REDACTED`` (compared with each request: :meth:`routes_for`), in cassette order.
         sites: interaction indexes by ``(method, path)``, in cassette order (for reports).
     """
 
     def __init__(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> None:
         self.fields = fields
         self.routes: dict[RouteKey, Route] = {}
+        self.patterned: dict[RouteKey, Route] = {}
         self.sites: dict[tuple[str, str], list[int]] = {}
         for index, interaction in enumerate(cassette.interactions):
             request = interaction.request
             self.sites.setdefault((request.method, request.path), []).append(index)
-            route = self.routes.setdefault(route_key(request, fields), Route())
+            place = route_key(request, fields)
+            routes = self.patterned if _holds_placeholder(place) else self.routes
+            route = routes.setdefault(place, Route())
             if request.body is None and request.body_sha256 is None:
                 route.wildcard.append(index)
                 continue
@@ -229,6 +297,19 @@ class CassetteIndex:
                 route.loose.append(index)
             else:
                 route.by_key.setdefault(key, []).append(index)
+
+    def routes_for(self, request: Request) -> list[Route]:
+        """The routes of :attr:`patterned` that ``request`` matches, in cassette order."""
+        method, path, query = route_key(request, self.fields)
+        return [route for (m, p, q), route in self.patterned.items()
+                if m == method and (p is None or path_fits(path or "", p))
+                and (q is None or query_fits(query or (), q))]
+
+
+def _holds_placeholder(key: RouteKey) -> bool:
+    """Whether the recorded path or a recorded query value of a route key holds ``REDACTED``."""
+    return (key[1] is not None and REDACTED in key[1]) or (
+        key[2] is not None and any(REDACTED in value for _, value in key[2]))
 
 
 class PlayCounts(dict[tuple[str, int], int]):
@@ -357,8 +438,22 @@ def choose(
         body_matches: runs the ``body`` matcher on the received and a recorded request (for loose bodies).
     """
     route = index.routes.get(route_key(received.request, index.fields))
-    if route is None:
-        return None
+    found = None if route is None else _choose_in(route, cassette, received, body=body, body_required=body_required,
+                                                  played=played, body_matches=body_matches)
+    if index.patterned:  # routes recorded with a secret removed: the best of those the request matches too
+        for other in index.routes_for(received.request):
+            more = _choose_in(other, cassette, received, body=body, body_required=body_required, played=played,
+                              body_matches=body_matches)
+            if more is not None and (found is None or more < found):
+                found = more
+    return found
+
+
+def _choose_in(
+    route: Route, cassette: Cassette, received: Received, *, body: bool, body_required: bool,
+    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request], bool],
+) -> tuple[Tier, int] | None:
+    """:func:`choose` within one route."""
     name = cassette.name
     if body and (route.by_key or route.by_sha or route.loose):
         groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)] if route.by_key else []

@@ -25,7 +25,19 @@ from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
 from .errors import ConfigError, NoMatchError
-from .match_index import INDEXED_MATCHERS, IndexCache, PlayCounts, Received, Tier, body_key, choose, route_key
+from .match_index import (
+    INDEXED_MATCHERS,
+    IndexCache,
+    PlayCounts,
+    Received,
+    Tier,
+    aligned_path,
+    body_key,
+    choose,
+    path_fits,
+    query_fits,
+    route_key,
+)
 from .redact import REDACTED
 
 __all__ = [
@@ -82,17 +94,21 @@ def method(received: Request, recorded: Request) -> None:
 
 
 def path(received: Request, recorded: Request) -> None:
-    """The URL paths are equal (after any ``/_ssemock/`` prefix is removed)."""
-    if received.path != recorded.path:
-        raise AssertionError(f"{received.path} != recorded {recorded.path}")
+    """The URL paths are equal (after any ``/_ssemock/`` prefix is removed); a recorded segment holding
+    the filter's ``REDACTED`` (a secret the recorder removed, ``/botREDACTED/sendMessage``) matches any
+    non-empty text in its place."""
+    if received.path != recorded.path and not path_fits(received.path, recorded.path):
+        raise AssertionError(f"{aligned_path(received.path, recorded.path)} != recorded {recorded.path}")
 
 
 def query(received: Request, recorded: Request) -> None:
-    """The query parameters are equal, order ignored."""
+    """The query parameters are equal, order ignored; a recorded value holding ``REDACTED`` matches any
+    non-empty value in its place. (Parameters named like credentials never reach a cassette; the
+    replay server drops them from the requests it receives too.)"""
     if not (received.query or recorded.query):
         return
-    got, want = sorted(received.query), sorted(recorded.query)
-    if got != want:
+    if not query_fits(received.query, recorded.query):
+        got, want = sorted(received.query), sorted(recorded.query)
         raise AssertionError(f"{_qs(got) or '(none)'} != recorded {_qs(want) or '(none)'}")
 
 
@@ -403,6 +419,8 @@ def _report_sample(
             if route is not None:
                 take(order, route.bodied[:3] + route.wildcard[:3])
             take(order, index.sites.get((received.method, received.path), [])[:3])
+            for other in index.routes_for(received):
+                take(order, other.bodied[:3] + other.wildcard[:3])
         for order, cassette in enumerate(pool):
             index = indexes.get(cassette, fields, False)
             for (method, path), members in index.sites.items():
@@ -427,7 +445,7 @@ def _no_match(
         hard = [f for f in _failures(received, inter.request, match_on) if f.split(":", 1)[0] in required]
         path = inter.request.path
         if path not in likeness:
-            likeness[path] = SequenceMatcher(None, received.path, path).ratio()
+            likeness[path] = SequenceMatcher(None, aligned_path(received.path, path), path).ratio()
         near.append((len(hard), -likeness[path], position, Match(cassette, index, inter), hard))
     near.sort(key=lambda n: n[:3])
     closest: list[dict[str, Any]] = [

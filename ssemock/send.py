@@ -78,7 +78,8 @@ async def send_plan(
     ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
     ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
     (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
-    stopped first; ``error`` with status 500 if the response could not be sent).
+    stopped first; ``error`` with status 500 if the response could not be sent). A client that had
+    the whole answer (:meth:`_Stream.delivered`) and left before its recorded end is ``complete``.
     """
     resp_rec = plan.response
     chunks = plan.wire_chunks()
@@ -124,9 +125,9 @@ async def send_plan(
             await stream.burst(arrived, size)
         outcome = await end_body(request, response, resp_rec.end.how)
     except ConnectionError:
-        outcome = "client_gone"
+        outcome = "complete" if stream.delivered() else "client_gone"
     except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
-        outcome = "stopped" if stopping(request) else "client_gone"
+        outcome = "complete" if stream.delivered() else "stopped" if stopping(request) else "client_gone"
         raise
     except Exception:
         if not response.prepared:  # aiohttp answers 500
@@ -290,6 +291,16 @@ class _Stream:
         self.heartbeat_end = "stopped early: the client left or the server stopped"
         await self.wait(len(self.chunks), self.loop.time() + self.plan.heartbeat)
         self.heartbeat_end = f"ended after its max_seconds ({self.plan.heartbeat:g} s)"
+
+    def delivered(self) -> bool:
+        """Whether the client has had the whole answer although its recorded end has not come yet: the
+        head of an answer without content (HEAD, 1xx, 204, 304), or every byte of a ``Content-Length``
+        body. Such a client may leave during the recorded end delay; its answer was complete."""
+        if not self.response.prepared:
+            return False
+        if no_content(self.request.method, self.plan.response.status):
+            return True
+        return self.entry.get("framing") == "length" and self.entry["chunks_sent"] == len(self.chunks)
 
     def report(self) -> None:
         """Add what the sending layer injected to the journal's ``injected``."""

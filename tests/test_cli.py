@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock.cli import main
+from ssemock.cli import build_parser, main
 from ssemock.sse import decode
 
 from .processes import reap
@@ -110,3 +111,71 @@ def test_inspect_decodes_gzip_bodies(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["inspect", "anthropic-messages-tool-use-gzip"]) == 0
     out = capsys.readouterr().out
     assert "7 event(s)" in out and "message_stop:" in out
+
+
+def number_options() -> list[tuple[str, ...]]:
+    """Every option of every command whose value is a number: (command words…, option)."""
+    found: list[tuple[str, ...]] = []
+
+    def walk(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    walk(child, (*words, name))
+            elif action.type is not None and action.option_strings and action.type not in (str, Path):
+                found.append((*words, action.option_strings[-1]))
+
+    walk(build_parser(), ())
+    return found
+
+
+NUMBER_OPTIONS = number_options()
+
+
+def test_the_number_options_are_all_found_and_none_reads_its_text_with_int_or_float() -> None:
+    parser = build_parser()
+    for words in NUMBER_OPTIONS:
+        *command, option = words
+        sub = parser
+        for word in command:
+            sub = next(a for a in sub._actions if isinstance(a, argparse._SubParsersAction)).choices[word]
+        action = next(a for a in sub._actions if option in a.option_strings)
+        assert action.type not in (int, float), words
+    assert {("serve", "--workers"), ("serve", "--port"), ("serve", "--seed"), ("serve", "--backlog"),
+            ("record", "--port"), ("record", "--read-timeout"), ("check", "--max-size"),
+            ("diff", "--tolerance"), ("inspect", "--interaction")} <= set(NUMBER_OPTIONS)
+
+
+@pytest.mark.parametrize("text", [" 2", "+2", "2 ", "\u0662", "1_0", "\uff12", "0x10", ""])
+@pytest.mark.parametrize("words", NUMBER_OPTIONS, ids=" ".join)
+def test_a_number_option_takes_ascii_digits_only(
+    words: tuple[str, ...], text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python's int() and float() take spaces, '+', '_' and the digits of any script ('\u0662' is 2): the
+    options do not, and say which option and what it expected."""
+    *command, option = words
+    with pytest.raises(SystemExit) as exc:
+        build_parser(command[0]).parse_args([*command, option, text])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert err.count("\n") == 1 and f"argument {option}: expected " in err and repr(text) in err
+
+
+@pytest.mark.parametrize(
+    ("option", "text", "value"),
+    [("--workers", "2", 2), ("--workers", "256", 256), ("--port", "0", 0), ("--port", "65535", 65535),
+     ("--seed", "-3", -3), ("--seed", "0", 0), ("--timing-scale", "0.5", 0.5), ("--timing-scale", "1e-3", 0.001),
+     ("--timing-scale", ".5", 0.5), ("--timing-scale", "2.", 2.0), ("--grace", "0", 0.0),
+     ("--header-timeout", "1.5", 1.5), ("--backlog", "128", 128), ("--max-json-depth", "0", 0)],
+)
+def test_a_number_option_keeps_its_valid_values(option: str, text: str, value: float) -> None:
+    args = build_parser("serve").parse_args(["serve", option, text])
+    assert getattr(args, option[2:].replace("-", "_")) == value
+
+
+def test_workers_auto_and_its_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    assert build_parser("serve").parse_args(["serve", "--workers", "auto"]).workers == min(256, len(
+        os.sched_getaffinity(0)))
+    with pytest.raises(SystemExit):
+        build_parser("serve").parse_args(["serve", "--workers", "257"])
+    assert "argument --workers: expected a number of processes 1-256 or 'auto', got '257'" in capsys.readouterr().err

@@ -3,6 +3,7 @@ reported at start."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -329,3 +330,37 @@ def test_written_out_methods_cover_every_field(cls: str) -> None:
     assert [f.name for f in fields if f.compare and f"self.{f.name}" not in compared] == []
     shown = inspect.getsource(klass.__repr__)
     assert [f.name for f in fields if f.repr and f"{f.name}=" not in shown] == []
+
+
+def test_a_file_loaded_cold_and_warm_gives_equal_interchangeable_scenarios(cache: Path, tmp_path: Path) -> None:
+    """The first load parses the file, the next ones (this process or another) build the steps on first use:
+    the two are equal, shown alike, and ``dataclasses`` copies either with a change."""
+    from ssemock.scenario import validated
+
+    path = tmp_path / "split-lines.yaml"
+    path.write_text(SPLIT)
+    cold = Scenario.load(path)
+    warm_here = Scenario.load(path)  # remembered in this process
+    validated.forget()  # as a new process would
+    warm = Scenario.load(path)
+    assert isinstance(warm, DeferredScenario) and isinstance(warm_here, DeferredScenario)
+    assert warm.pending is not None  # nothing built yet
+    assert cold == warm and warm == cold and warm_here == cold
+    assert repr(warm) == repr(cold) and repr(cold).startswith("Scenario(name='split-lines', steps=[")
+    assert [f.name for f in dataclasses.fields(warm)] == [f.name for f in dataclasses.fields(cold)]
+    assert dataclasses.asdict(warm) == dataclasses.asdict(cold)
+    changed_cold = dataclasses.replace(cold, name="split-again", description="again")
+    changed_warm = dataclasses.replace(warm, name="split-again", description="again")
+    assert changed_cold == changed_warm and changed_warm.source == changed_cold.source == str(path)
+    assert (changed_warm.name, changed_warm.description, changed_warm.preserves) == (
+        "split-again", "again", "events")
+    assert changed_warm != cold and changed_warm.steps == cold.steps
+    assert warm.describe() == cold.describe()
+    # Either one served by a real server gives the same bytes: the recording, with CRLF line ends.
+    name = "openai-chat-finish-length-usage"
+    real = (REALWORLD / f"{name}.sse.bin").read_bytes().replace(b"\n", b"\r\n")
+    for scenario in (changed_cold, changed_warm):
+        with MockServer(scenarios=[scenario], scenario="split-again") as server:
+            body = httpx.post(f"{server.url}/v1/chat/completions", headers={"X-SSEMock-Cassette": name},
+                              json={}).content
+        assert body == real

@@ -7,6 +7,7 @@ duration is measured by the ``abort_storm`` benchmark.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import re
 import signal
@@ -242,7 +243,7 @@ def test_record_writes_one_line_per_request_and_quiet_silences_them(tmp_path: Pa
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["serve", "--header-timeout", "0"], "header timeout must be a number of seconds > 0"),
-    (["serve", "--body-timeout", "nan"], "body timeout"),
+    (["serve", "--body-timeout", "nan"], "argument --body-timeout: expected a number of seconds, got 'nan'"),
     (["serve", "--backlog", "0"], "backlog must be an integer 1-65535"),
     (["serve", "--grace", "-1"], "grace"),
     (["serve", "--allow-host", "a:80"], "allowed host"),
@@ -254,7 +255,71 @@ def test_bad_network_options_are_one_line_and_exit_2(
 ) -> None:
     from ssemock.cli import main
 
-    assert main([*argv, "--port", "0"]) == 2
+    try:
+        status = main([*argv, "--port", "0"])
+    except SystemExit as exc:  # argparse's own errors: text that is not a number
+        status = int(exc.code or 0)
+    assert status == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+PASSWORD = "pw-Zq8mW3pL0x"  # made up
+
+
+def _record_through(rec: Command, up: Upstream, tmp_path: Path) -> None:
+    """One request through the recorder; upstream gets the target's user info as basic auth, and neither the
+    process list nor the cassette holds the password."""
+    answer = httpx.post(rec.url + "/json", json={"q": 1})
+    assert answer.json()["choices"][0]["message"]["content"] == "Hi"
+    token = base64.b64encode(f"alice:{PASSWORD}".encode()).decode()
+    assert up.received[0]["headers"]["Authorization"] == f"Basic {token}"
+    assert rec.stop()[0] == 0
+    assert PASSWORD not in "".join(p.read_text() for p in (tmp_path / "cassettes").glob("*.yaml"))
+
+
+def test_record_takes_its_target_from_ssemock_target_keeping_the_password_out_of_the_process_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Upstream() as up:
+        target = up.url.replace("http://", f"http://alice:{PASSWORD}@")
+        monkeypatch.setenv("SSEMOCK_TARGET", target)
+        with command(tmp_path, "record", "--cassettes", "cassettes", "--cassette", "c") as rec:
+            assert PASSWORD not in Path(f"/proc/{rec.proc.pid}/cmdline").read_text()
+            _record_through(rec, up, tmp_path)
+            assert PASSWORD not in rec.stderr() and "warning" not in rec.stderr()
+
+
+def test_a_password_given_in_target_is_warned_about_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SSEMOCK_TARGET", raising=False)
+    with Upstream() as up:
+        target = up.url.replace("http://", f"http://alice:{PASSWORD}@")
+        with command(tmp_path, "record", "--target", target, "--cassettes", "cassettes", "--cassette", "c") as rec:
+            _record_through(rec, up, tmp_path)
+            assert rec.lines("warning") == [
+                "ssemock record: warning: the password in --target is visible to other local users (ps, "
+                "/proc/PID/cmdline); give the URL in the SSEMOCK_TARGET environment variable instead"]
+            assert PASSWORD not in rec.stderr()
+        with command(tmp_path, "record", "--target", up.url.replace("http://", "http://alice@"), "--cassettes",
+                     "cassettes") as rec:
+            assert rec.stop()[0] == 0
+            assert rec.lines("warning") == []
+
+
+def test_record_without_a_target_says_where_to_give_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ssemock.cli import main
+
+    monkeypatch.delenv("SSEMOCK_TARGET", raising=False)
+    assert main(["record", "--port", "0", "--cassettes", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("ssemock: error: record needs --target URL, --stubs PATH or the SSEMOCK_TARGET environment "
+                   "variable (e.g. https://api.openai.com)\n")
+    monkeypatch.setenv("SSEMOCK_TARGET", "ftp://example.com")
+    assert main(["record", "--port", "0", "--cassettes", str(tmp_path)]) == 2
+    assert "must be an http(s) URL" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []

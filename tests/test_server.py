@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -278,3 +279,64 @@ def test_a_single_directory_or_file_is_accepted_as_cassettes(tmp_path: Path) -> 
     path = _two_turns().save(tmp_path / "turns.yaml")
     for source in (str(tmp_path), tmp_path, path, str(path)):
         assert list(MockServer(source, scenarios=[]).state.cassettes) == ["turns"]
+
+
+ANSWERED_THEN_SILENT = """ssemock_cassette: 1
+name: answered-then-silent
+interactions:
+- request: {method: POST, path: /v1/ack}
+  response:
+    status: 204
+    headers: {}
+    start: 0.01
+    chunks: []
+    end: {t: 30.0, how: clean}
+- request: {method: GET, path: /v1/doc}
+  response:
+    status: 200
+    headers: {content-type: application/json}
+    start: 0.01
+    chunks:
+    - {t: 0.02, text: '{"ok": true}'}
+    end: {t: 30.0, how: clean}
+"""
+
+
+def _outcomes(server: MockServer, count: int) -> list[tuple[str, int | None, str | None]]:
+    """The journal's (path, status, outcome) once ``count`` entries have an outcome (at most 20 s)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        entries = server.requests
+        if len(entries) >= count and all(e["outcome"] is not None for e in entries):
+            break
+        time.sleep(0.02)
+    return [(e["path"], e["status"], e["outcome"]) for e in server.requests]
+
+
+@pytest.mark.parametrize("framing", ["length", None])
+def test_a_client_leaving_after_a_whole_answer_during_the_recorded_end_is_journaled_complete(
+    tmp_path: Path, framing: str | None
+) -> None:
+    """The recorded end comes 30 s after the answer: a client that read a whole answer (a 204's head, a
+    Content-Length body) and closed its connection meanwhile had all of it; one still waiting for the end of
+    a chunked body had not."""
+    (tmp_path / "answered-then-silent.yaml").write_text(ANSWERED_THEN_SILENT)
+    scenarios = []
+    if framing:
+        (tmp_path / "length.yaml").write_text(
+            f"ssemock_scenario: 1\nname: framed\nsteps:\n- framing: {{mode: {framing}}}\n")
+        scenarios = [tmp_path / "length.yaml"]
+    with MockServer(tmp_path / "answered-then-silent.yaml", scenarios=scenarios,
+                    scenario="framed" if framing else None) as server:
+        with httpx.Client(timeout=10) as client:
+            ack = client.post(f"{server.url}/v1/ack")
+            assert (ack.status_code, ack.content) == (204, b"")
+        if framing:
+            with httpx.Client(timeout=10) as client:
+                doc = client.get(f"{server.url}/v1/doc")
+                assert (doc.status_code, doc.json()) == (200, {"ok": True})
+        else:  # chunked: the body ends with the recorded end; a client leaving before has not had it all
+            with httpx.Client(timeout=10) as client, client.stream("GET", f"{server.url}/v1/doc") as doc:
+                assert next(doc.iter_raw()) == b'{"ok": true}'
+        assert _outcomes(server, 2) == [("/v1/ack", 204, "complete"),
+                                        ("/v1/doc", 200, "complete" if framing else "client_gone")]

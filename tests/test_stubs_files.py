@@ -170,7 +170,9 @@ def test_serve_stubs_and_inspect(stub_dir: Path, capsys: pytest.CaptureFixture[s
     assert capsys.readouterr().err.startswith(f"ssemock: error: inspect: {bad}: stubs[0].reply.usage.input_tokens: ")
 
 
-def test_record_stubs_refuses_bad_input_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_record_stubs_refuses_bad_input_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("ssemock_stubs: 2\n")
     record = ["record", "--cassettes", str(tmp_path / "out"), "--port", "0"]
@@ -183,7 +185,8 @@ def test_record_stubs_refuses_bad_input_in_one_line(tmp_path: Path, capsys: pyte
         main([*record, "--stubs", str(bad), "--target", "http://127.0.0.1:9"])
     assert exited.value.code == 2
     assert "argument --target: not allowed with argument --stubs" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["record"])
-    assert "one of the arguments --target --stubs is required" in capsys.readouterr().err
+    monkeypatch.delenv("SSEMOCK_TARGET", raising=False)
+    assert main(["record"]) == 2
+    assert "record needs --target URL, --stubs PATH or the SSEMOCK_TARGET environment variable" in (
+        capsys.readouterr().err)
     assert not (tmp_path / "out").exists()

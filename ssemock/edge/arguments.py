@@ -7,6 +7,7 @@ import contextlib
 import resource
 from typing import Any
 
+from ..cli import integer, seconds
 from .options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT
 
 __all__ = ["add_network_arguments", "network_kwargs", "raise_open_files_limit"]
@@ -19,15 +20,15 @@ def add_network_arguments(parser: argparse.ArgumentParser, *, grace: float, grac
     command line and Python).
     """
     group = parser.add_argument_group("network limits and logging")
-    group.add_argument("--header-timeout", type=float, default=DEFAULT_HEADER_TIMEOUT, metavar="SECONDS",
+    group.add_argument("--header-timeout", type=seconds, default=DEFAULT_HEADER_TIMEOUT, metavar="SECONDS",
                        help="close a connection that has not sent a whole request line and headers this long "
                             f"after it opened or its previous answer ended (default {DEFAULT_HEADER_TIMEOUT:g})")
-    group.add_argument("--body-timeout", type=float, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
+    group.add_argument("--body-timeout", type=seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
                        help="answer 408 when a request body has not fully arrived this long after its headers "
                             f"(default {DEFAULT_BODY_TIMEOUT:g})")
-    group.add_argument("--backlog", type=int, default=DEFAULT_BACKLOG, metavar="N",
+    group.add_argument("--backlog", type=integer, default=DEFAULT_BACKLOG, metavar="N",
                        help=f"listen backlog: connections queued until accepted (default {DEFAULT_BACKLOG})")
-    group.add_argument("--grace", type=float, default=grace, metavar="SECONDS", help=grace_help)
+    group.add_argument("--grace", type=seconds, default=grace, metavar="SECONDS", help=grace_help)
     group.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                        help="a Host name the admin API answers under, besides localhost and the bound address "
                             "(repeatable; e.g. a container name)")

@@ -7,7 +7,10 @@ at exit. ``--stubs PATH`` (instead of ``--target``) records what stubs answer: a
 server with those stubs only (no cassette stands in) runs in the same process as the
 upstream, so each stub hit is written as a cassette, like any recording (redacted, written
 atomically, replayable by ``ssemock serve``); the first line then ends ``-> stubs PATH``.
-SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds (default
+Without ``--target`` nor ``--stubs``, the target is the environment variable ``SSEMOCK_TARGET``
+(:data:`TARGET_VARIABLE`): user info in it (``https://user:password@proxy``) then stays out of the
+process list, where any local user reads a command line; a ``--target`` holding a password gets a
+warning on stderr saying so. SIGINT/SIGTERM stop it: streams in progress get ``--grace`` seconds (default
 0.1), every cassette is written, then it exits with status 0 (1 if a cassette could
 not be written); a second signal exits at once.
 """
@@ -16,16 +19,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..background import stop_on_signals
+from ..cli import byte_count, integer, seconds
 from ..edge import configure_logging
 from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from ..edge.options import DEFAULT_GRACE
-from ..errors import RecorderError
+from ..errors import RecorderConfigError, RecorderError
 from ..limits import MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from ..matching import MATCHERS
 from .modes import RecordMode
@@ -34,20 +40,26 @@ if TYPE_CHECKING:
     from ..mockserver import MockServer
     from .core import Recorder
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["TARGET_VARIABLE", "add_arguments", "run", "target_of"]
+
+TARGET_VARIABLE = "SSEMOCK_TARGET"
+"""The environment variable holding the target when ``--target`` is not given (nor ``--stubs``)."""
 
 
 def add_arguments(rec: argparse.ArgumentParser) -> None:
     """Add the options of the ``record`` subcommand to its parser ``rec``."""
-    upstream = rec.add_mutually_exclusive_group(required=True)
-    upstream.add_argument("--target", metavar="URL", help="provider base URL, e.g. https://api.openai.com")
+    upstream = rec.add_mutually_exclusive_group()
+    upstream.add_argument("--target", metavar="URL",
+                          help=f"provider base URL, e.g. https://api.openai.com (default: ${TARGET_VARIABLE}, "
+                               "where user info such as https://user:password@proxy stays out of the process list, "
+                               "which any local user can read)")
     upstream.add_argument("--stubs", action="append", type=Path, metavar="PATH",
                           help="instead of a provider, stub files or directories (repeatable): each stub's answer "
                                "is recorded, e.g. to review it as a cassette")
     rec.add_argument("--cassettes", type=Path, default=Path("cassettes"), metavar="DIR",
                      help="directory the cassettes are written to (default ./cassettes)")
     rec.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    rec.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free port)")
+    rec.add_argument("--port", type=integer, default=8080, help="port (default 8080; 0 picks a free port)")
     rec.add_argument("--record-mode", default="once", metavar="MODE",
                      help=f"one of {', '.join(m.value for m in RecordMode)} (default once)")
     rec.add_argument("--cassette", metavar="NAME",
@@ -66,18 +78,18 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
     rec.add_argument("--allow-name", action="append", default=[], metavar="NAME",
                      help="keep this header, query or JSON field name although a word of it names a credential "
                           "(repeatable)")
-    rec.add_argument("--credential-min-length", type=int, default=8, metavar="N",
+    rec.add_argument("--credential-min-length", type=integer, default=8, metavar="N",
                      help="replace a credential sent wherever it appears when it has at least N characters "
                           "(default 8)")
-    rec.add_argument("--max-body-size", type=int, default=1 << 20, metavar="BYTES",
+    rec.add_argument("--max-body-size", type=integer, default=1 << 20, metavar="BYTES",
                      help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
-    rec.add_argument("--max-request-body", type=int, default=MAX_REQUEST_BODY, metavar="BYTES",
+    rec.add_argument("--max-request-body", type=byte_count, default=MAX_REQUEST_BODY, metavar="BYTES",
                      help=f"answer larger request bodies with 413, not forwarded (default {MAX_REQUEST_BODY}: 32 MiB)")
-    rec.add_argument("--max-json-depth", type=int, default=MAX_JSON_DEPTH, metavar="N",
+    rec.add_argument("--max-json-depth", type=byte_count, default=MAX_JSON_DEPTH, metavar="N",
                      help=f"answer JSON bodies nested deeper with 400, not forwarded (default {MAX_JSON_DEPTH})")
     rec.add_argument("--keep-encoding", action="store_true",
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
-    rec.add_argument("--read-timeout", type=float, default=600.0, metavar="SECONDS",
+    rec.add_argument("--read-timeout", type=seconds, default=600.0, metavar="SECONDS",
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
@@ -115,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         )
 
     if args.stubs is None:
-        recorder = make(args.target)  # checks every option
+        recorder = make(target_of(args.target, os.environ))  # checks every option
         return _run(lambda: _until_signal(recorder), quiet=args.quiet)
     from ..mockserver import MockServer
 
@@ -123,6 +135,35 @@ def run(args: argparse.Namespace) -> int:
     stubs = MockServer(cassettes=[], scenarios=[], stubs=args.stubs)  # the stub files too
     return _run(lambda: _stubs_until_signal(stubs, make, "stubs " + ", ".join(map(str, args.stubs))),
                 quiet=args.quiet)
+
+
+def target_of(option: str | None, environ: Mapping[str, str]) -> str:
+    """The target URL: ``--target`` (``option``), else ``environ[SSEMOCK_TARGET]``. A ``--target`` holding a
+    password gets one warning line on stderr: the command line is visible to other local users.
+
+    Raises:
+        RecorderConfigError: neither is given (or the variable is empty).
+    """
+    if option is None:
+        target = environ.get(TARGET_VARIABLE, "").strip()
+        if not target:
+            raise RecorderConfigError(f"record needs --target URL, --stubs PATH or the {TARGET_VARIABLE} environment "
+                                      "variable (e.g. https://api.openai.com)")
+        return target
+    if _has_password(option):
+        print(f"ssemock record: warning: the password in --target is visible to other local users (ps, "
+              f"/proc/PID/cmdline); give the URL in the {TARGET_VARIABLE} environment variable instead",
+              file=sys.stderr, flush=True)
+    return option
+
+
+def _has_password(url: str) -> bool:
+    """Whether ``url``'s user info holds a password (``user:password@``)."""
+    try:
+        userinfo, at, _ = urlsplit(url).netloc.rpartition("@")
+    except ValueError:  # not a URL: the recorder says so
+        return False
+    return bool(at) and ":" in userinfo
 
 
 def _run(main: Callable[[], Coroutine[Any, Any, int]], *, quiet: bool) -> int:

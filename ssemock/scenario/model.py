@@ -70,13 +70,13 @@ class Scenario:
         self.parts = parts
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Scenario) or other.__class__ is not self.__class__:
+        if not isinstance(other, Scenario) or _compared_as(other) is not _compared_as(self):
             return NotImplemented
         return (self.name, self.steps, self.description, self.preserves) == (
             other.name, other.steps, other.description, other.preserves)
 
     def __repr__(self) -> str:
-        return (f"{type(self).__qualname__}(name={self.name!r}, steps={self.steps!r}, "
+        return (f"{_compared_as(self).__qualname__}(name={self.name!r}, steps={self.steps!r}, "
                 f"description={self.description!r}, preserves={self.preserves!r})")
 
     def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
@@ -163,7 +163,8 @@ class Scenario:
         aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line).
 
         A file whose bytes were validated before (:mod:`.validated`) is not parsed again: the
-        result is a :class:`DeferredScenario`, whose steps are built on first use.
+        result is a :class:`DeferredScenario`, whose steps are built on first use, and which is
+        equal to (and shown, compared and replaced as) the :class:`Scenario` parsing the file gives.
         """
         p = path if isinstance(path, Path) else Path(path)  # a directory's files: not parsed again
         try:
@@ -172,7 +173,8 @@ class Scenario:
             raise ScenarioError(p, "", "a readable YAML scenario file", str(exc)) from None
         known = validated.lookup(data, p.stem)
         if known is not None:
-            return DeferredScenario(known["name"], known["steps"], known["description"], known["preserves"], str(p))
+            return DeferredScenario.of_validated(known["name"], known["steps"], known["description"],
+                                                 known["preserves"], str(p))
         doc = load_yaml(utf8_text(data, str(p), ScenarioError), str(p), ScenarioError)
         scenario = cls.from_dict(doc, name=p.stem, source=str(p))
         scenario.source = str(p)
@@ -212,16 +214,24 @@ def _name(name: str, source: str) -> str:
 
 class DeferredScenario(Scenario):
     """A scenario from a file validated before: its ``steps`` are built from their YAML data (and the
-    step modules imported) on first use. Otherwise a :class:`Scenario`.
+    step modules imported) on first use. Otherwise a :class:`Scenario`: equal to the :class:`Scenario`
+    of the same file, shown as one (``repr``), the same fields for :mod:`dataclasses` (``fields``,
+    ``replace``, ``asdict``) and the same constructor (with built steps).
 
     Raises:
         ScenarioError: on first use of ``steps``, only if the step definitions changed in a way the
             record of validated files (:mod:`.validated`) did not notice.
     """
 
-    def __init__(self, name: str, steps: list[Any], description: str, preserves: str, source: str) -> None:
-        super().__init__(name, [], description, preserves, source)
-        self.pending: list[Any] | None = steps
+    pending: list[Any] | None
+
+    @classmethod
+    def of_validated(cls, name: str, steps: list[Any], description: str, preserves: str,
+                     source: str) -> DeferredScenario:
+        """The scenario of a validated file, ``steps`` its YAML data (built on first use)."""
+        scenario = cls(name, [], description, preserves, source)
+        scenario.pending = steps
+        return scenario
 
     @property
     def steps(self) -> list[Step]:
@@ -236,6 +246,11 @@ class DeferredScenario(Scenario):
     def steps(self, value: list[Step]) -> None:
         self.__dict__["built"] = value
         self.pending = None
+
+
+def _compared_as(scenario: Scenario) -> type[Scenario]:
+    """The class ``scenario`` is compared and shown as: a :class:`DeferredScenario` as a :class:`Scenario`."""
+    return Scenario if type(scenario) is DeferredScenario else type(scenario)
 
 
 STEP_MODULES = ("byte_steps", "chunk_steps", "edit_steps", "ending_steps", "event_steps", "field_steps",
