@@ -31,6 +31,13 @@ backlog), with its ``server_cpu`` reported; and the scaling ratio: streams compl
 of the run with ``--workers auto`` over the same with ``--workers 1``. Both loads run: 2,000 and
 10,000 streams (200 in one round with ``--quick``).
 
+Beside them, a floor: ``floor-workers`` (:func:`benchmarks.servers.serve_floor`), the same answers
+from a raw asyncio protocol in as many processes, with no HTTP framework (the request's head
+scanned for its end, every chunk framed in advance, one loop timer per chunk set when the request
+arrived). It is the least work a Python asyncio server can do for these streams, so its
+``floor_gap_error_p99`` is the timing this machine allows under this load: when the floor itself is
+over the goal, the goal is bound by the machine, not by the server.
+
 Physical bound: on 2 cores the client process shares the cores with the servers, so ``auto``
 cannot double the throughput; and every stream has the same recorded times and starts at
 once, so each chunk is due in all streams at the same instant: a burst of N writes for the
@@ -101,10 +108,10 @@ def _sample(rss: Callable[[], int], samples: list[int], done: threading.Event) -
 
 
 class BareWorkers(ServerProcess):
-    """``bare-workers`` (see :mod:`benchmarks.servers`): gunicorn's master and its workers."""
+    """``bare-workers`` or ``floor-workers`` (see :mod:`benchmarks.servers`): a master and its workers."""
 
-    def __init__(self, cassette: Path, timing_scale: float) -> None:
-        super().__init__("bare-workers", cassette, timing_scale)
+    def __init__(self, cassette: Path, timing_scale: float, kind: str = "bare-workers") -> None:
+        super().__init__(kind, cassette, timing_scale)
 
     pids = master_and_workers
     rss_kb = tree_rss_kb
@@ -113,8 +120,8 @@ class BareWorkers(ServerProcess):
 def _server(kind: str, path: Any, yaml_dir: Path) -> ServerProcess | WorkersProcess:
     if kind.startswith("workers-"):
         return WorkersProcess(yaml_dir, kind.removeprefix("workers-"), 1)
-    if kind == "bare-workers":
-        return BareWorkers(path, 1)
+    if kind in ("bare-workers", "floor-workers"):
+        return BareWorkers(path, 1, kind)
     return ServerProcess(kind, path, 1)
 
 
@@ -204,7 +211,7 @@ def side_by_side(kinds: tuple[str, ...], path: Any, yaml_dir: Path) -> Iterator[
         close_together(servers.values())
 
 
-KINDS = ("ours", "bare", "workers-1", "workers-auto", "bare-workers")
+KINDS = ("ours", "bare", "workers-1", "workers-auto", "bare-workers", "floor-workers")
 COLLAPSED = 0.001
 """A replayed gap shorter than this (seconds; every recorded gap is 20 ms or more) is collapsed: its two
 chunks arrived together (the server wrote them late back to back) or were read together (the client read
@@ -319,6 +326,15 @@ def _figures(runs: dict[str, list[dict[str, Any]]], n: int, rounds: int, quick: 
                               f"ms CPU per stream, all processes, vs {bare} "
                               f"({spread({kind: cpu[kind], bare: cpu[bare]}, rounds)})",
                               baseline=mid["cpu"][bare], goal="reported", met=True))
+            floor = "floor-workers"
+            out.append(figure(f"{name}.floor_gap_error_p99", mid["p99"][floor],
+                              f"ms: the same streams from {floor}, a raw asyncio protocol in as many processes "
+                              f"(no HTTP framework, chunks framed in advance, a loop timer per chunk set when the "
+                              f"request arrived): the least a Python asyncio server does, the timing this machine "
+                              f"allows; its CPU {mid['cpu'][floor]:.3f} ms per stream; the client read p99 "
+                              f"{mid['read_late'][floor]:.1f} ms after arrival "
+                              f"({spread({floor: p99s[floor]}, rounds)})",
+                              baseline=None, goal="reported", met=True))
     out.append(figure(f"concurrent_streams [{n:,} streams].server_cpu", mid["cpu"]["ours"],
                       f"ms CPU per stream ({spread({'ours': cpu['ours'], 'bare': cpu['bare']}, rounds)})",
                       baseline=mid["cpu"]["bare"], goal="ratio <= 1.2",

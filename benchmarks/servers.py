@@ -28,6 +28,7 @@ import json
 import os
 import pickle
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -37,6 +38,7 @@ from aiohttp import web
 
 from ssemock import Cassette, MockServer
 from ssemock.edge.options import DEFAULT_BACKLOG
+from ssemock.workers import KeptBacklog
 
 from .common import STREAM_PATH, raise_open_files_limit
 
@@ -128,8 +130,6 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
     from aiohttp.worker import GunicornWebWorker
     from gunicorn.app.base import BaseApplication
 
-    from ssemock.workers import KeptBacklog
-
     cassette = pickle.loads(Path(cassette_file).read_bytes())
     master = os.getpid()
 
@@ -165,14 +165,98 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
             os._exit(0)
 
 
+class _FloorStream(asyncio.Protocol):
+    """``floor-workers``' answer to one request: the least work a Python asyncio server can do for it."""
+
+    def __init__(self, head: bytes, start: float, chunks: list[tuple[float, bytes]]) -> None:
+        self.head = head
+        self.start = start
+        self.chunks = chunks
+        self.buf = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.buf is None:
+            return
+        self.buf += data
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        lines = self.buf[:end].lower().split(b"\r\n")
+        length = next((int(line[15:]) for line in lines if line.startswith(b"content-length:")), 0)
+        if len(self.buf) < end + 4 + length:
+            return
+        self.buf = None  # type: ignore[assignment]
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()
+        assert self.transport is not None
+        write = self.transport.write
+        if self.start > 0:
+            loop.call_at(arrived + self.start, write, self.head)
+        else:
+            write(self.head)
+        for t, framed in self.chunks:
+            loop.call_at(arrived + t, write, framed)
+        loop.call_at(arrived + self.chunks[-1][0], self._end)
+
+    def _end(self) -> None:
+        assert self.transport is not None
+        self.transport.write(b"0\r\n\r\n")
+        self.transport.close()
+
+
+def serve_floor(cassette_file: str, timing_scale: float) -> None:
+    """``floor-workers``: the same answers from a raw asyncio protocol (no HTTP framework: the request's
+    head scanned for its end and ``Content-Length``, every chunk framed in advance, each written by a
+    loop timer set when the request arrived), in one process per core sharing the listening socket
+    (forked), until stdin is closed. The least a Python asyncio server does for a timed stream: how
+    good the timing can be on this machine."""
+    cassette = pickle.loads(Path(cassette_file).read_bytes())
+    recorded = cassette.interactions[0].response
+    head = (f"HTTP/1.1 {recorded.status} OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in recorded.headers
+            if k.lower() not in ("content-length", "transfer-encoding", "connection"))
+            + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
+    chunks = [(c.t * timing_scale, b"%x\r\n%s\r\n" % (len(c.data), c.data)) for c in recorded.chunks]
+    start = recorded.start * timing_scale
+    sock = socket.create_server(("127.0.0.1", 0), backlog=DEFAULT_FLOOR_BACKLOG)
+    kept = KeptBacklog(sock, DEFAULT_FLOOR_BACKLOG)  # asyncio listens again with its own backlog
+    children = []
+    for _ in range(len(os.sched_getaffinity(0))):
+        pid = os.fork()
+        if pid == 0:
+            async def run() -> None:
+                loop = asyncio.get_running_loop()
+                await loop.create_server(lambda: _FloorStream(head, start, chunks), sock=kept,  # type: ignore[call-overload]
+                                         backlog=128)
+                await asyncio.Event().wait()
+            signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+            asyncio.run(run())
+        children.append(pid)
+    print(sock.getsockname()[1], flush=True)
+    sys.stdin.read()
+    for pid in children:
+        os.kill(pid, signal.SIGTERM)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
+DEFAULT_FLOOR_BACKLOG = 16384
+"""``floor-workers``' listen queue: the one the benchmark gives ``ssemock serve --workers``."""
+
+
 def main() -> None:
     raise_open_files_limit()
     kind, cassette_file, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    if kind not in ("ours", "bare", "bare-workers"):
-        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers CASSETTE TIMING_SCALE "
-                         f"(got {kind!r})")
+    if kind not in ("ours", "bare", "bare-workers", "floor-workers"):
+        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers|floor-workers CASSETTE "
+                         f"TIMING_SCALE (got {kind!r})")
     if kind == "bare-workers":
         serve_workers(cassette_file, scale)
+    elif kind == "floor-workers":
+        serve_floor(cassette_file, scale)
     else:
         asyncio.run(serve(kind, cassette_file, scale))
 
