@@ -31,6 +31,7 @@ import signal
 import socket
 import sys
 import threading
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -166,13 +167,15 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
 
 
 class _FloorStream(asyncio.Protocol):
-    """``floor-workers``' answer to one request: the least work a Python asyncio server can do for it."""
+    """``floor-workers``' answer to one request: the least work a Python asyncio server can do for it.
 
-    def __init__(self, head: bytes, start: float, chunks: list[tuple[float, bytes]]) -> None:
-        self.head = head
-        self.start = start
-        self.chunks = chunks
-        self.buf = b""
+    ``schedule``: (seconds after the request, bytes) of each write: the head, then the chunks framed
+    in advance (chunks due at the same time in one write, since asyncio does not order timers of the
+    same time), the last one ending the body."""
+
+    def __init__(self, schedule: list[tuple[float, bytes]]) -> None:
+        self.schedule = schedule
+        self.buf: bytes | None = b""
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -189,22 +192,23 @@ class _FloorStream(asyncio.Protocol):
         length = next((int(line[15:]) for line in lines if line.startswith(b"content-length:")), 0)
         if len(self.buf) < end + 4 + length:
             return
-        self.buf = None  # type: ignore[assignment]
+        self.buf = None
         loop = asyncio.get_running_loop()
         arrived = loop.time()
         assert self.transport is not None
         write = self.transport.write
-        if self.start > 0:
-            loop.call_at(arrived + self.start, write, self.head)
-        else:
-            write(self.head)
-        for t, framed in self.chunks:
-            loop.call_at(arrived + t, write, framed)
-        loop.call_at(arrived + self.chunks[-1][0], self._end)
+        last = len(self.schedule) - 1
+        for index, (t, data) in enumerate(self.schedule):
+            if index == last:
+                loop.call_at(arrived + t, self._end, data)
+            elif t > 0:
+                loop.call_at(arrived + t, write, data)
+            else:
+                write(data)
 
-    def _end(self) -> None:
+    def _end(self, data: bytes) -> None:
         assert self.transport is not None
-        self.transport.write(b"0\r\n\r\n")
+        self.transport.write(data)
         self.transport.close()
 
 
@@ -216,11 +220,16 @@ def serve_floor(cassette_file: str, timing_scale: float) -> None:
     good the timing can be on this machine."""
     cassette = pickle.loads(Path(cassette_file).read_bytes())
     recorded = cassette.interactions[0].response
-    head = (f"HTTP/1.1 {recorded.status} OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in recorded.headers
-            if k.lower() not in ("content-length", "transfer-encoding", "connection"))
+    head = (f"HTTP/1.1 {recorded.status} {HTTPStatus(recorded.status).phrase}\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in recorded.headers
+                      if k.lower() not in ("content-length", "transfer-encoding", "connection"))
             + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
-    chunks = [(c.t * timing_scale, b"%x\r\n%s\r\n" % (len(c.data), c.data)) for c in recorded.chunks]
-    start = recorded.start * timing_scale
+    writes: dict[float, bytes] = {recorded.start * timing_scale: head}
+    for chunk in recorded.chunks:
+        t = max(chunk.t, recorded.start) * timing_scale
+        writes[t] = writes.get(t, b"") + b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data)
+    schedule = sorted(writes.items())
+    schedule[-1] = (schedule[-1][0], schedule[-1][1] + b"0\r\n\r\n")  # the body ends with the last chunk
     sock = socket.create_server(("127.0.0.1", 0), backlog=DEFAULT_FLOOR_BACKLOG)
     kept = KeptBacklog(sock, DEFAULT_FLOOR_BACKLOG)  # asyncio listens again with its own backlog
     children = []
@@ -229,7 +238,7 @@ def serve_floor(cassette_file: str, timing_scale: float) -> None:
         if pid == 0:
             async def run() -> None:
                 loop = asyncio.get_running_loop()
-                await loop.create_server(lambda: _FloorStream(head, start, chunks), sock=kept,  # type: ignore[call-overload]
+                await loop.create_server(lambda: _FloorStream(schedule), sock=kept,  # type: ignore[call-overload]
                                          backlog=128)
                 await asyncio.Event().wait()
             signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
