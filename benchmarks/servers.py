@@ -1,6 +1,7 @@
-"""A benchmark server process: ``python -m benchmarks.servers ours|bare|bare-workers PICKLE TIMING_SCALE``.
+"""A benchmark server: ``python -m benchmarks.servers ours|bare|bare-workers|floor-workers PICKLE SCALE``.
 
-PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`).
+PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`); SCALE the
+timing scale.
 
 ``ours`` is ssemock's replay server (:class:`ssemock.MockServer`, no scenario) serving
 the cassette. ``bare`` is the baseline: a bare aiohttp handler that writes the same
@@ -11,6 +12,8 @@ same listen backlog as ours (2,048 connections).
 in gunicorn with aiohttp's worker class, one worker per core, the listening socket shared by
 fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as ssemock's
 workers keep it (:class:`ssemock.workers.KeptBacklog`), and the same worker timeout (120 s).
+``floor-workers`` is no HTTP framework at all: a raw asyncio protocol in as many processes writing
+the same bytes at the same times (:func:`serve_floor`), the least a Python server does for them.
 
 Prints the port on the first line of stdout, then serves until stdin is closed.
 
