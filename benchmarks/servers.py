@@ -1,6 +1,7 @@
-"""A benchmark server process: ``python -m benchmarks.servers ours|bare|bare-workers PICKLE TIMING_SCALE``.
+"""A benchmark server: ``python -m benchmarks.servers ours|bare|bare-workers|floor-workers PICKLE SCALE``.
 
-PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`).
+PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`); SCALE the
+timing scale.
 
 ``ours`` is ssemock's replay server (:class:`ssemock.MockServer`, no scenario) serving
 the cassette. ``bare`` is the baseline: a bare aiohttp handler that writes the same
@@ -11,6 +12,8 @@ same listen backlog as ours (2,048 connections).
 in gunicorn with aiohttp's worker class, one worker per core, the listening socket shared by
 fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as ssemock's
 workers keep it (:class:`ssemock.workers.KeptBacklog`), and the same worker timeout (120 s).
+``floor-workers`` is no HTTP framework at all: a raw asyncio protocol in as many processes writing
+the same bytes at the same times (:func:`serve_floor`), the least a Python server does for them.
 
 Prints the port on the first line of stdout, then serves until stdin is closed.
 
@@ -28,8 +31,10 @@ import json
 import os
 import pickle
 import signal
+import socket
 import sys
 import threading
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +42,7 @@ from aiohttp import web
 
 from ssemock import Cassette, MockServer
 from ssemock.edge.options import DEFAULT_BACKLOG
+from ssemock.workers import KeptBacklog
 
 from .common import STREAM_PATH, raise_open_files_limit
 
@@ -128,8 +134,6 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
     from aiohttp.worker import GunicornWebWorker
     from gunicorn.app.base import BaseApplication
 
-    from ssemock.workers import KeptBacklog
-
     cassette = pickle.loads(Path(cassette_file).read_bytes())
     master = os.getpid()
 
@@ -165,14 +169,106 @@ def serve_workers(cassette_file: str, timing_scale: float) -> None:
             os._exit(0)
 
 
+class _FloorStream(asyncio.Protocol):
+    """``floor-workers``' answer to one request: the least work a Python asyncio server can do for it.
+
+    ``schedule``: (seconds after the request, bytes) of each write: the head, then the chunks framed
+    in advance (chunks due at the same time in one write, since asyncio does not order timers of the
+    same time), the last one ending the body."""
+
+    def __init__(self, schedule: list[tuple[float, bytes]]) -> None:
+        self.schedule = schedule
+        self.buf: bytes | None = b""
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.buf is None:
+            return
+        self.buf += data
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            return
+        lines = self.buf[:end].lower().split(b"\r\n")
+        length = next((int(line[15:]) for line in lines if line.startswith(b"content-length:")), 0)
+        if len(self.buf) < end + 4 + length:
+            return
+        self.buf = None
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()
+        assert self.transport is not None
+        write = self.transport.write
+        last = len(self.schedule) - 1
+        for index, (t, data) in enumerate(self.schedule):
+            if index == last:
+                loop.call_at(arrived + t, self._end, data)
+            elif t > 0:
+                loop.call_at(arrived + t, write, data)
+            else:
+                write(data)
+
+    def _end(self, data: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(data)
+        self.transport.close()
+
+
+def serve_floor(cassette_file: str, timing_scale: float) -> None:
+    """``floor-workers``: the same answers from a raw asyncio protocol (no HTTP framework: the request's
+    head scanned for its end and ``Content-Length``, every chunk framed in advance, each written by a
+    loop timer set when the request arrived), in one process per core sharing the listening socket
+    (forked), until stdin is closed. The least a Python asyncio server does for a timed stream: how
+    good the timing can be on this machine."""
+    cassette = pickle.loads(Path(cassette_file).read_bytes())
+    recorded = cassette.interactions[0].response
+    head = (f"HTTP/1.1 {recorded.status} {HTTPStatus(recorded.status).phrase}\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in recorded.headers
+                      if k.lower() not in ("content-length", "transfer-encoding", "connection"))
+            + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n").encode()
+    writes: dict[float, bytes] = {recorded.start * timing_scale: head}
+    for chunk in recorded.chunks:
+        t = max(chunk.t, recorded.start) * timing_scale
+        writes[t] = writes.get(t, b"") + b"%x\r\n%s\r\n" % (len(chunk.data), chunk.data)
+    schedule = sorted(writes.items())
+    schedule[-1] = (schedule[-1][0], schedule[-1][1] + b"0\r\n\r\n")  # the body ends with the last chunk
+    sock = socket.create_server(("127.0.0.1", 0), backlog=DEFAULT_FLOOR_BACKLOG)
+    kept = KeptBacklog(sock, DEFAULT_FLOOR_BACKLOG)  # asyncio listens again with its own backlog
+    children = []
+    for _ in range(len(os.sched_getaffinity(0))):
+        pid = os.fork()
+        if pid == 0:
+            async def run() -> None:
+                loop = asyncio.get_running_loop()
+                await loop.create_server(lambda: _FloorStream(schedule), sock=kept,  # type: ignore[call-overload]
+                                         backlog=128)
+                await asyncio.Event().wait()
+            signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+            asyncio.run(run())
+        children.append(pid)
+    print(sock.getsockname()[1], flush=True)
+    sys.stdin.read()
+    for pid in children:
+        os.kill(pid, signal.SIGTERM)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
+DEFAULT_FLOOR_BACKLOG = 16384
+"""``floor-workers``' listen queue: the one the benchmark gives ``ssemock serve --workers``."""
+
+
 def main() -> None:
     raise_open_files_limit()
     kind, cassette_file, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    if kind not in ("ours", "bare", "bare-workers"):
-        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers CASSETTE TIMING_SCALE "
-                         f"(got {kind!r})")
+    if kind not in ("ours", "bare", "bare-workers", "floor-workers"):
+        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers|floor-workers CASSETTE "
+                         f"TIMING_SCALE (got {kind!r})")
     if kind == "bare-workers":
         serve_workers(cassette_file, scale)
+    elif kind == "floor-workers":
+        serve_floor(cassette_file, scale)
     else:
         asyncio.run(serve(kind, cassette_file, scale))
 

@@ -3,7 +3,8 @@
 The stream is the bundled real Anthropic recording (118 chunks) with made-up recorded
 times (the bundled recordings keep none): first chunk at 0.4 s, then gaps of 10-50 ms
 (see :func:`benchmarks.common.timed_cassette`). The client, in its own process, notes
-when each HTTP chunk (one server write) is complete; the error of gap ``i`` is
+when each HTTP chunk (one server write) arrived complete in its socket (the kernel's receive
+time, see :mod:`benchmarks.clients`); the error of gap ``i`` is
 ``|(arrival[i] - arrival[i-1]) - (t[i] - t[i-1])|``.
 
 Ours: ssemock's replay server at ``timing_scale=1``. Baseline: a bare aiohttp handler doing

@@ -16,6 +16,7 @@ interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per
 HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import har --max-entries``)
 cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
+steps in one scenario      100              :data:`MAX_STEPS`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
 added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per response (each added line
                                             counts :data:`LINE_COST` more); 500 ``ssemock_scenario_too_large``
@@ -54,6 +55,7 @@ __all__ = [
     "MAX_SCENARIOS",
     "MAX_SCENARIO_FILE",
     "MAX_SCENARIO_GROWTH",
+    "MAX_STEPS",
     "NOT_JSON",
     "Field",
     "bounds_text",
@@ -100,6 +102,10 @@ MAX_HAR_ENTRIES = 10_000
 """Most entries in one HAR file imported (``ssemock import har --max-entries``)."""
 MAX_SCENARIO_FILE = 1024 * 1024
 """Largest scenario file read, in bytes (1 MiB)."""
+MAX_STEPS = 100
+"""Most steps in one scenario (file or mapping): each step is a pass over the whole response, so with
+:data:`MAX_SCENARIOS` composed one answer takes at most 800 passes (30,000 steps of a 1 MiB file,
+each changing nothing, took 26 s of a plan thread for a 10 KB stream)."""
 MAX_SCENARIOS = 8
 """Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
 each may multiply the work of building the answer."""

@@ -7,15 +7,21 @@ the others are only loaded (their figure function found).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks import FIGURE_KEYS
 from benchmarks.__main__ import MODULES, entry_point
+from benchmarks.common import stream_job
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = "fragment_delivery"
@@ -79,3 +85,50 @@ def test_a_peer_that_is_not_installed_gives_figures_without_values(monkeypatch: 
         assert fig["value"] is None and fig["baseline"] is None and fig["ratio"] is None, fig
         assert fig["goal"] == "not installed: npm ci --prefix benchmarks/node", fig
     assert "aimock_peer.cold_start " in table(figures)
+
+
+def _two_chunks_apart(listener: socket.socket, first: float, second: float) -> None:
+    """Answer one request on ``listener`` with two HTTP chunks, ``first`` and ``second`` seconds after it."""
+    connection, _ = listener.accept()
+    with connection:
+        request = b""
+        while b"\r\n\r\n" not in request:
+            request += connection.recv(4096)
+        asked = time.monotonic()
+        connection.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        time.sleep(first)
+        connection.sendall(b"5\r\nfirst\r\n")
+        time.sleep(max(0.0, asked + second - time.monotonic()))
+        connection.sendall(b"6\r\nsecond\r\n0\r\n\r\n")
+
+
+def test_the_benchmark_client_times_chunks_when_they_arrive_not_when_its_busy_loop_reads_them() -> None:
+    """The first chunk arrives while the client's loop is blocked for 0.55 s; the gap measured is the
+    one between the arrivals (about 0.6 s), not between the reads (about 0.1 s)."""
+    from benchmarks import clients
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = threading.Thread(target=_two_chunks_apart, args=(listener, 0.05, 0.65), daemon=True)
+    server.start()
+
+    async def busy_client() -> dict[str, Any]:
+        async def block() -> None:
+            await asyncio.sleep(0.02)
+            time.sleep(0.55)  # the loop is held: the first chunk arrives meanwhile
+
+        blocker = asyncio.ensure_future(block())
+        result = await clients.run_job(stream_job(f"http://127.0.0.1:{listener.getsockname()[1]}/s"))
+        await blocker
+        return result
+
+    try:
+        result = asyncio.run(busy_client())
+    finally:
+        server.join(5)
+        listener.close()
+    [stream] = result["streams"]
+    assert stream["ok"] and stream["sizes"] == [5, 6]
+    first, second = stream["times"]
+    assert first < 0.3  # arrived at about 0.05 s, read at about 0.57 s
+    assert second - first > 0.4  # about 0.6 s between the arrivals; the reads were about 0.1 s apart
+    assert max(result["read_late"]) > 0.3  # the first read came about 0.5 s after its arrival

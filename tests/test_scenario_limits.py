@@ -84,6 +84,25 @@ def test_the_bounds_themselves_load(tmp_path: Path) -> None:
     assert len(load(tmp_path, {"steps": steps}).steps) == len(steps)
 
 
+def test_a_scenario_has_at_most_100_steps(tmp_path: Path) -> None:
+    """README "Limits": at most 100 steps in one scenario (each is a pass over the response)."""
+    def steps(n: int) -> list[dict[str, object]]:
+        return [{"line-endings": {"eol": "lf"}} for _ in range(n)]  # (no shared objects: no YAML aliases)
+
+    assert len(load(tmp_path, {"steps": steps(100)}).steps) == 100
+    refused(tmp_path, {"steps": steps(101)}, "steps", "at most 100 steps")
+    with pytest.raises(ScenarioError, match="101 steps"):
+        Scenario.from_dict({"name": "many", "steps": steps(101)})
+
+
+def test_a_directory_with_a_scenario_of_too_many_steps_is_refused_at_start_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "many.yaml").write_text(
+        "ssemock_scenario: 1\nsteps:\n" + "- line-endings: {eol: lf}\n" * 30_000, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught, MockServer(scenarios=[tmp_path]):
+        pass
+    assert caught.value.file == str(tmp_path / "many.yaml") and caught.value.field == "steps"
+
+
 def test_the_server_answers_while_a_large_plan_is_built(tmp_path: Path) -> None:
     heavy = Scenario.from_dict({"name": "heavy", "steps": [
         {"keepalive": {"leading": 100_000, "text": "x" * 256}},

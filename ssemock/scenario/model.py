@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..cassette.read import load_yaml, read_file, utf8_text
 from ..errors import Described, ScenarioError
-from ..limits import MAX_SCENARIO_FILE, claim_name
+from ..limits import MAX_SCENARIO_FILE, MAX_STEPS, claim_name
 from . import validated
 from .plan import Plan
 
@@ -201,6 +201,9 @@ class Scenario:
         steps_doc = doc.get("steps", [])
         if not isinstance(steps_doc, list):
             raise ScenarioError(source, "steps", "a list of steps", steps_doc)
+        if len(steps_doc) > MAX_STEPS:
+            raise ScenarioError(source, "steps", f"at most {MAX_STEPS} steps (each is a pass over the response)",
+                                f"{len(steps_doc)} steps")
         steps = [_step(item, f"steps[{i}]", source) for i, item in enumerate(steps_doc)]
         return cls(_name(doc.get("name", name), source), steps, doc.get("description", ""), preserves)
 
