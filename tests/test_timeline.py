@@ -188,9 +188,15 @@ def test_clients_leaving_during_long_recorded_gaps_leave_the_timeline_empty(leav
 def test_the_streams_of_a_server_wait_on_its_one_timeline() -> None:
     cassette = _timed([b"data: 1\n\n", b"data: 2\n\n"], [0.0, 3600.0])
     with MockServer([cassette], scenarios=[], timing_scale=1) as server:
-        socks = _waiting_clients(server, 30, b"data: 1")  # each has its first chunk: its second is in the timeline
-        gc.collect()
-        sizes = sorted(len(t) for t in _live_timelines())
+        socks = _waiting_clients(server, 30, b"data: 1")  # each has its first chunk: its second goes in the timeline
+        # (right after the first is written, in the server's thread, which this one may hold up for a moment)
+        deadline = time.monotonic() + 10
+        while True:
+            gc.collect()
+            sizes = sorted(len(t) for t in _live_timelines())
+            if sizes[-1] >= 30 or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
         for sock in socks:
             sock.close()
     assert sizes[-1] == 30
