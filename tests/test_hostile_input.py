@@ -256,7 +256,7 @@ def test_duplicate_keys_are_refused_with_the_line(tmp_path: Path, kind: str, tex
 
 
 def test_an_error_message_never_renders_a_huge_value(tmp_path: Path) -> None:
-    huge = "[" + ", ".join(["[" + ", ".join(["x"] * 300) + "]"] * 300) + "]"  # 90,000 items, under 1 MiB
+    huge = "[" + ", ".join(["[" + ", ".join(["x"] * 1000) + "]"] * 90) + "]"  # 90,000 items, under 1 MiB, 90 steps
     (tmp_path / "s.yaml").write_text(f"ssemock_scenario: 1\nname: s\nsteps: {huge}\n", encoding="utf-8")
     with pytest.raises(ScenarioError) as caught:
         MockServer(scenarios=tmp_path)
