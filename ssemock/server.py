@@ -15,7 +15,9 @@ HTTP contract (design §4):
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
   ``max_json_depth``), 400 ``ssemock_bad_request``, 404 ``ssemock_unknown_event_id`` (a
   ``Last-Event-ID`` that no stream sent), 500 ``ssemock_scenario_too_large`` (the scenario's
-  steps would add more than ``max_scenario_growth`` bytes to the response; nothing is sent);
+  steps would add more than ``max_scenario_growth`` bytes to the response; nothing is sent),
+  403 ``ssemock_cross_origin`` (a web page that reached the server through DNS rebinding:
+  :func:`ssemock.edge.cors.rebound_page`);
 * a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
@@ -37,7 +39,7 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
-from .edge.cors import allow_cors, cross_origin
+from .edge.cors import allow_cors, cross_origin, rebound_page
 from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
 from .limits import (
@@ -370,6 +372,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
+    if rebound_page(request, state.cors_origins):  # CORS cannot keep the answer from this page
+        return _refuse(entry, _rebound(request))
     last_id = requested_id(method, headers)
     if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
@@ -426,6 +430,17 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
                    request=match.interaction.request, shared=recorded)
     return _serve(request, entry, arrived, scenario, plan, last_id=last_id,
                   remember=(path, match.cassette.name, match.index), recorded=recorded)
+
+
+def _rebound(request: web.Request) -> web.Response:
+    """The 403 to a page that reached the server through DNS rebinding (:func:`~ssemock.edge.cors.rebound_page`)."""
+    origin = request.headers.get("Origin", "")
+    return error_response(
+        403, "ssemock_cross_origin",
+        f"Origin {origin[:200]!r} names a host this server does not answer web pages under (not localhost, a "
+        "loopback address, the address it is bound to nor an --allow-host name): a web page reaching it through "
+        "DNS rebinding sends its own name, and may read no replay; use http://127.0.0.1:PORT, or allow the name "
+        "with --allow-host / allowed_hosts")
 
 
 def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
