@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ssemock import MockServer, Scenario, ScenarioError
+from ssemock.limits import integer, number
 from ssemock.scenario.chunk_steps import MAX_CHUNKS
 from ssemock.sse import Event, decode
 
@@ -69,6 +70,19 @@ def test_values_past_their_bound_are_refused_with_the_range(
     tmp_path: Path, step: dict[str, object], field: str, expected: str
 ) -> None:
     refused(tmp_path, {"steps": [{"bom": {}}, step]}, f"steps[1].{field}", expected)
+
+
+def test_only_sizes_in_bytes_are_shown_in_kib_or_mib(tmp_path: Path) -> None:
+    """A bound in milliseconds or a count that happens to be a multiple of 1024 is a plain number;
+    sizes in bytes (``fragment``, ``disconnect.from_end``, ``long-lines.sizes``) also name MiB or KiB."""
+    assert integer(0, 86_400_000, optional=True).expected == "an integer from 0 to 86400000 or null"
+    assert integer(1, 2048).expected == "an integer from 1 to 2048"
+    assert number(0, 1024).expected == "a number from 0 to 1024"
+    assert integer(1, 65536, in_bytes=True).expected == "an integer from 1 to 65536 (64 KiB)"
+    refused(tmp_path, {"steps": [{"disconnect": {"from_end": 64 * MIB + 1}}]}, "steps[0].disconnect.from_end",
+            "an integer from 0 to 67108864 (64 MiB) or null")
+    refused(tmp_path, {"steps": [{"fragment": {"mode": "random", "min": 0}}]}, "steps[0].fragment.min",
+            "an integer from 1 to 67108864 (64 MiB)")
 
 
 def test_the_bounds_themselves_load(tmp_path: Path) -> None:

@@ -118,10 +118,14 @@ def flag() -> Field:
     return Field("true or false", lambda v: isinstance(v, bool))
 
 
-def integers(minimum: int = 0, maximum: int = MAX_BYTES, *, nonempty: bool = True, items: int = MAX_COUNT) -> Field:
-    """A list of at most ``items`` integers from ``minimum`` to ``maximum``."""
+def integers(
+    minimum: int = 0, maximum: int = MAX_BYTES, *, nonempty: bool = True, items: int = MAX_COUNT, in_bytes: bool = True,
+) -> Field:
+    """A list of at most ``items`` integers from ``minimum`` to ``maximum``; ``in_bytes`` (default): sizes
+    or offsets in bytes (bounds shown in MiB or KiB too)."""
+    shown = bounds_text(minimum, maximum, in_bytes=in_bytes)
     return Field(
-        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{bounds_text(minimum, maximum)}",
+        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{shown}",
         lambda v: isinstance(v, list) and (bool(v) or not nonempty) and len(v) <= items
         and all(is_integer(x) and within(x, minimum, maximum) for x in v),
     )
