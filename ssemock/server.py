@@ -383,7 +383,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
 
     scenario, problem, private = _scenario(state, scenario_names)
     if problem is not None and private:  # the scenarios served are the user's: not told to other origins
-        return _refuse_foreign(request, entry, problem, "which scenario is not served; the scenarios served")
+        return _refuse_foreign(request, entry, problem, "a scenario named is not served",
+                               "which one, nor the scenarios served")
     if problem is not None:
         return _refuse(entry, problem)
     try:
@@ -408,7 +409,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         return _refuse_foreign(request, entry, error_response(
             404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
             known=sorted(state.cassettes),
-        ), f"no cassette named {cassette_name!r}; the cassettes served")
+        ), f"no cassette named {cassette_name!r}", "the cassettes served")
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     if not indexes_ready(state.indexes, pool, state.match_on):
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
@@ -423,7 +424,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         # scoring thousands of stubs takes a while: off the loop
         stub = await _off_loop(request.app, lambda _: state.stubs.closest(received)) if len(state.stubs) else None
         return _refuse_foreign(request, entry, _no_match(exc, stub),
-                               f"no recorded interaction matches {exc.request}; which ones come closest")
+                               f"no recorded interaction matches {exc.request}",
+                               "which ones come closest nor how they differ")
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     recorded = scenario is None and last_id is None  # sent as recorded: the plan shares the cassette's response
     plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
@@ -523,16 +525,18 @@ def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, w
     return Scenario.compose(state.scenarios[n] for n in wanted), None, False
 
 
-def _refuse_foreign(request: web.Request, entry: JournalEntry, response: web.Response, shown: str) -> web.Response:
+def _refuse_foreign(
+    request: web.Request, entry: JournalEntry, response: web.Response, failed: str, withheld: str,
+) -> web.Response:
     """:func:`_refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`, allowed
-    by CORS or not) gets the error's type and ``shown`` (``WHAT FAILED; WHAT IS WITHHELD``) naming the
-    journal, not the cassette names, the closest interactions nor how the request differs from them
-    (recorded prompts)."""
+    by CORS or not) gets the error's type and a message saying what ``failed`` and what is ``withheld``,
+    naming the journal, not the cassette names, the closest interactions nor how the request differs
+    from them (recorded prompts)."""
     _refuse(entry, response)  # the journal keeps the whole error
     if not cross_origin(request):
         return response
     return error_response(
-        response.status, entry["error"]["type"], f"{shown} is not told to a web page of another origin: "
+        response.status, entry["error"]["type"], f"{failed}; a web page of another origin is not told {withheld}: "
         "see the journal (GET /_ssemock/requests from curl or the server's own origin, MockServer.requests), "
         "which holds the whole error")
 

@@ -143,6 +143,8 @@ def test_errors_to_pages_of_other_origins_keep_the_cassettes_and_prompts_private
     error = unknown.json()["error"]
     assert error["type"] == "ssemock_unknown_cassette" and "known" not in error
     assert "launch-plans" not in unknown.text and "/_ssemock/requests" in error["message"]
+    assert error["message"].startswith("no cassette named 'nope'; a web page of another origin is not told the "
+                                       "cassettes served: see the journal")
     assert server.requests[-1]["error"]["known"] == ["launch-plans"]
 
     missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=headers)
@@ -151,6 +153,8 @@ def test_errors_to_pages_of_other_origins_keep_the_cassettes_and_prompts_private
     assert error["type"] == "ssemock_no_match" and not {"closest", "closest_stub", "differences"} & set(error)
     assert "secret launch date" not in missed.text and "launch-plans" not in missed.text
     assert error["message"].startswith("no recorded interaction matches POST /v1/chat/completions")
+    told = "; a web page of another origin is not told which ones come closest nor how they differ: "
+    assert told in error["message"]
     assert "journal" in error["message"] and "/_ssemock/requests" in error["message"]
     kept = server.requests[-1]["error"]
     assert kept["closest"][0]["cassette"] == "launch-plans"
@@ -192,6 +196,9 @@ def test_an_unknown_scenario_to_another_origin_lists_no_scenario_names() -> None
         foreign = client.post(url, content=b"{}", headers=page)
         assert foreign.status_code == 400 and foreign.json()["error"]["type"] == "ssemock_unknown_scenario"
         assert "acme-billing-outage" not in foreign.text and "known" not in foreign.json()["error"]
+        assert foreign.json()["error"]["message"].startswith(
+            "a scenario named is not served; a web page of another origin is not told which one, nor the scenarios "
+            "served: see the journal")
         assert server.requests[-1]["error"]["known"] == ["acme-billing-outage"]
         told = client.post(url, content=b"{}")
         assert told.status_code == 400 and told.json()["error"]["known"] == ["acme-billing-outage"]
