@@ -244,6 +244,27 @@ def test_a_page_reaching_the_server_through_dns_rebinding_reads_no_replay_and_no
         assert "access-control-allow-origin" not in elsewhere.headers
 
 
+def test_a_rebound_pages_same_origin_get_without_origin_is_refused_by_its_fetch_metadata(client: httpx.Client) -> None:
+    """A same-origin ``GET`` (``EventSource``, ``fetch``) carries no ``Origin``; browsers say
+    ``Sec-Fetch-Site: same-origin`` instead. Under a rebound name: refused; under the server's own
+    name, or without the header (curl, SDKs), answered in full."""
+    with MockServer([_cassette()], scenarios=[], timing_scale=0, match_on=["path"]) as server:
+        fetch = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Accept": "text/event-stream"}
+        rebound = {**fetch, "Host": f"evil.example:{server.port}"}
+        for url in (server.url + PATH, f"{server.url}/_ssemock/c/nope{PATH}", server.url + "/v1/other"):
+            _nothing_told(client.get(url, headers=rebound))
+        own = {**fetch, "Host": f"localhost:{server.port}"}
+        replay = client.get(server.url + PATH, headers=own)
+        assert (replay.status_code, replay.content) == (200, ANSWER)
+        assert client.get(f"{server.url}/_ssemock/c/nope{PATH}", headers=own).json()["error"]["known"] == [
+            "launch-plans"]
+        for headers in ({"Host": f"evil.example:{server.port}"},  # curl, an SDK: no page
+                        {**rebound, "Sec-Fetch-Site": "none"}):  # the address typed in the browser
+            assert client.get(server.url + PATH, headers=headers).content == ANSWER
+            missed = client.get(server.url + "/v1/other", headers=headers)
+            assert missed.json()["error"]["closest"][0]["cassette"] == "launch-plans"
+
+
 @pytest.mark.parametrize("host", ["localhost:{port}", "127.0.0.1:{port}", "app.localhost:{port}", "ssemock:{port}"])
 def test_a_page_under_a_name_the_server_answers_under_is_of_its_own_origin(client: httpx.Client, host: str) -> None:
     with MockServer([_cassette()], scenarios=[], timing_scale=0, allowed_hosts=["ssemock"]) as server:

@@ -22,8 +22,10 @@ and ``Origin: http://evil.example:PORT`` and, the two being one origin, gives th
 Only the server can tell: the ``Origin``'s host is none the server answers under (the admin
 API's ``Host`` check, :func:`~ssemock.edge.guard.origin_host_allowed`: loopback names and
 addresses, the address bound, ``--allow-host`` names). Such a request is a page of another origin
-(:func:`cross_origin`), and one naming the ``Host`` is refused (:func:`rebound_page`). A request
-without ``Origin`` (curl, SDKs, a Docker Compose service name in ``Host``) is not a page's.
+(:func:`cross_origin`), and one naming the ``Host`` is refused (:func:`rebound_page`); so is a
+same-origin ``GET`` (sent without ``Origin``) that says ``Sec-Fetch-Site: same-origin`` under such a
+``Host`` (browsers that send no ``Sec-Fetch-Site``, Safari before 16.4, are not told apart from
+curl). A request with neither (curl, SDKs, a Docker Compose service name in ``Host``) is not a page's.
 """
 
 from __future__ import annotations
@@ -175,11 +177,21 @@ def _same_as_host(request: web.BaseRequest, origin: str) -> bool:
     return normal is not None and normal == _origin(own)
 
 
+def _page_origin(request: web.BaseRequest) -> str | None:
+    """The origin of the page that sent ``request``: its ``Origin``; for a same-origin ``GET`` or
+    ``HEAD``, which browsers send without one (``fetch``, ``EventSource``), ``http://`` + its ``Host``
+    when ``Sec-Fetch-Site: same-origin`` says so; None for a request of no page (curl, SDKs)."""
+    origin = request.headers.get("Origin")
+    if origin is None and request.headers.get("Sec-Fetch-Site", "").lower() == "same-origin":
+        return f"http://{request.host}"
+    return origin
+
+
 def cross_origin(request: web.BaseRequest) -> bool:
     """Whether ``request`` comes from a page of another origin (allowed by CORS or not): an
-    ``Origin`` other than ``http://`` + its ``Host``, or one whose host is no name the server
-    answers under (DNS rebinding, see the module docstring)."""
-    origin = request.headers.get("Origin")
+    ``Origin`` other than ``http://`` + its ``Host``, or a page's origin whose host is no name the
+    server answers under (DNS rebinding, see the module docstring)."""
+    origin = _page_origin(request)
     if origin is None:
         return False
     return not _same_as_host(request, origin) or not _own_name(request, origin)
@@ -187,10 +199,11 @@ def cross_origin(request: web.BaseRequest) -> bool:
 
 def rebound_page(request: web.BaseRequest, origins: Iterable[str]) -> bool:
     """Whether ``request`` comes from a page that reached the server through DNS rebinding and that
-    CORS does not allow: its ``Origin`` is ``http://`` + its ``Host``, so the browser gives the page
-    any answer, but names a host the server does not answer under, and neither ``origins`` (the
-    ``--cors-origin`` ones) nor ``*`` among them allow it. Such a request must be refused."""
-    origin = request.headers.get("Origin")
+    CORS does not allow: the page's origin (``Origin``, or ``Sec-Fetch-Site: same-origin``) is
+    ``http://`` + its ``Host``, so the browser gives the page any answer, but names a host the server
+    does not answer under, and neither ``origins`` (the ``--cors-origin`` ones) nor ``*`` among them
+    allow it. Such a request must be refused."""
+    origin = _page_origin(request)
     if origin is None or not _same_as_host(request, origin) or _own_name(request, origin):
         return False
     allowed = AllowedOrigins(origins, None)
