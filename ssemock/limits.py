@@ -149,7 +149,8 @@ def is_integer(value: Any) -> bool:
 
 
 def show_size(value: float) -> str:
-    """``3600``, ``0.5``, ``67108864 (64 MiB)``, ``65536 (64 KiB)``."""
+    """A size in bytes as messages show it: ``3600``, ``67108864 (64 MiB)``, ``65536 (64 KiB)``
+    (a whole number of MiB or KiB is named so)."""
     if isinstance(value, int):
         for unit, size in (("MiB", 1024 * 1024), ("KiB", 1024)):
             if value >= size and value % size == 0:
@@ -158,13 +159,21 @@ def show_size(value: float) -> str:
     return f"{value:g}"
 
 
-def bounds_text(minimum: float | None, maximum: float | None) -> str:
-    """`` from 0 to 3600``, `` >= 1``, `` <= 5`` or ``""``."""
+def _show(value: float, in_bytes: bool) -> str:
+    if in_bytes:
+        return show_size(value)
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def bounds_text(minimum: float | None, maximum: float | None, *, in_bytes: bool = False) -> str:
+    """`` from 0 to 3600``, `` >= 1``, `` <= 5`` or ``""``; ``in_bytes``: the bounds are sizes in
+    bytes (:func:`show_size`: `` from 1 to 67108864 (64 MiB)``), else plain numbers (milliseconds,
+    counts: `` from 0 to 86400000``)."""
     if minimum is not None and maximum is not None:
-        return f" from {show_size(minimum)} to {show_size(maximum)}"
+        return f" from {_show(minimum, in_bytes)} to {_show(maximum, in_bytes)}"
     if minimum is not None:
-        return f" >= {show_size(minimum)}"
-    return "" if maximum is None else f" <= {show_size(maximum)}"
+        return f" >= {_show(minimum, in_bytes)}"
+    return "" if maximum is None else f" <= {_show(maximum, in_bytes)}"
 
 
 def within(value: float, minimum: float | None, maximum: float | None) -> bool:
@@ -182,11 +191,14 @@ def number(minimum: float = 0.0, maximum: float = 3600.0, *, optional: bool = Fa
     )
 
 
-def integer(minimum: int | None = 0, maximum: int | None = None, *, optional: bool = False) -> Field:
-    """An integer from ``minimum`` (None: any, negative ones counting from the end) to ``maximum`` (None: any)."""
+def integer(
+    minimum: int | None = 0, maximum: int | None = None, *, optional: bool = False, in_bytes: bool = False,
+) -> Field:
+    """An integer from ``minimum`` (None: any, negative ones counting from the end) to ``maximum`` (None: any);
+    ``in_bytes``: a size in bytes (its bounds shown in MiB or KiB too, :func:`show_size`)."""
     suffix = " or null" if optional else ""
     return Field(
-        f"an integer{bounds_text(minimum, maximum)}{suffix}",
+        f"an integer{bounds_text(minimum, maximum, in_bytes=in_bytes)}{suffix}",
         lambda v: (optional and v is None) or (is_integer(v) and within(v, minimum, maximum)),
     )
 

@@ -206,7 +206,9 @@ class MockServer:
         grace: seconds :meth:`stop` lets requests in progress finish before cutting
             them (journal outcome ``stopped``); default 0.1.
         allowed_hosts: ``Host`` names the admin API answers under besides
-            ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`).
+            ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`); a
+            replay request from a page whose ``Origin`` names another host and equals its ``Host``
+            (DNS rebinding) is refused (see :mod:`ssemock.edge.cors`).
         stubs: stub files or directories, :class:`~ssemock.stubs.Stub` objects or chains, or a
             list of them (see :func:`collect_stubs`); consulted before the cassettes.
         cors_origins: origins (``https://app.example:8443``) whose web pages may read replay

@@ -15,7 +15,9 @@ HTTP contract (design §4):
   ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
   ``max_json_depth``), 400 ``ssemock_bad_request``, 404 ``ssemock_unknown_event_id`` (a
   ``Last-Event-ID`` that no stream sent), 500 ``ssemock_scenario_too_large`` (the scenario's
-  steps would add more than ``max_scenario_growth`` bytes to the response; nothing is sent);
+  steps would add more than ``max_scenario_growth`` bytes to the response; nothing is sent),
+  403 ``ssemock_cross_origin`` (a web page that reached the server through DNS rebinding:
+  :func:`ssemock.edge.cors.rebound_page`);
 * a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
@@ -37,7 +39,7 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .edge import ACCESS_NOTE, activity, error_response, stopping
-from .edge.cors import allow_cors, cross_origin
+from .edge.cors import allow_cors, cross_origin, rebound_page
 from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
 from .limits import (
@@ -370,6 +372,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     request[ACCESS_NOTE] = entry
     if refusal is not None:
         return _refuse(entry, refusal.response(error_response))
+    if rebound_page(request, state.cors_origins):  # CORS cannot keep the answer from this page
+        return _refuse(entry, _rebound(request))
     last_id = requested_id(method, headers)
     if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
@@ -379,7 +383,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
 
     scenario, problem, private = _scenario(state, scenario_names)
     if problem is not None and private:  # the scenarios served are the user's: not told to other origins
-        return _refuse_foreign(request, entry, problem, "which scenario is not served; the scenarios served")
+        return _refuse_foreign(request, entry, problem, "a scenario named is not served",
+                               "which one, nor the scenarios served")
     if problem is not None:
         return _refuse(entry, problem)
     try:
@@ -404,7 +409,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         return _refuse_foreign(request, entry, error_response(
             404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
             known=sorted(state.cassettes),
-        ), f"no cassette named {cassette_name!r}; the cassettes served")
+        ), f"no cassette named {cassette_name!r}", "the cassettes served")
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     if not indexes_ready(state.indexes, pool, state.match_on):
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
@@ -419,13 +424,25 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         # scoring thousands of stubs takes a while: off the loop
         stub = await _off_loop(request.app, lambda _: state.stubs.closest(received)) if len(state.stubs) else None
         return _refuse_foreign(request, entry, _no_match(exc, stub),
-                               f"no recorded interaction matches {exc.request}; which ones come closest")
+                               f"no recorded interaction matches {exc.request}",
+                               "which ones come closest nor how they differ")
     entry["cassette"], entry["interaction"] = match.cassette.name, match.index
     recorded = scenario is None and last_id is None  # sent as recorded: the plan shares the cassette's response
     plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
                    request=match.interaction.request, shared=recorded)
     return _serve(request, entry, arrived, scenario, plan, last_id=last_id,
                   remember=(path, match.cassette.name, match.index), recorded=recorded)
+
+
+def _rebound(request: web.Request) -> web.Response:
+    """The 403 to a page that reached the server through DNS rebinding (:func:`~ssemock.edge.cors.rebound_page`)."""
+    origin = request.headers.get("Origin", "")
+    return error_response(
+        403, "ssemock_cross_origin",
+        f"Origin {origin[:200]!r} names a host this server does not answer web pages under (not localhost, a "
+        "loopback address, the address it is bound to nor an --allow-host name): a web page reaching it through "
+        "DNS rebinding sends its own name, and may read no replay; use http://127.0.0.1:PORT, or allow the name "
+        "with --allow-host / allowed_hosts")
 
 
 def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
@@ -508,16 +525,18 @@ def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, w
     return Scenario.compose(state.scenarios[n] for n in wanted), None, False
 
 
-def _refuse_foreign(request: web.Request, entry: JournalEntry, response: web.Response, shown: str) -> web.Response:
+def _refuse_foreign(
+    request: web.Request, entry: JournalEntry, response: web.Response, failed: str, withheld: str,
+) -> web.Response:
     """:func:`_refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`, allowed
-    by CORS or not) gets the error's type and ``shown`` (``WHAT FAILED; WHAT IS WITHHELD``) naming the
-    journal, not the cassette names, the closest interactions nor how the request differs from them
-    (recorded prompts)."""
+    by CORS or not) gets the error's type and a message saying what ``failed`` and what is ``withheld``,
+    naming the journal, not the cassette names, the closest interactions nor how the request differs
+    from them (recorded prompts)."""
     _refuse(entry, response)  # the journal keeps the whole error
     if not cross_origin(request):
         return response
     return error_response(
-        response.status, entry["error"]["type"], f"{shown} is not told to a web page of another origin: "
+        response.status, entry["error"]["type"], f"{failed}; a web page of another origin is not told {withheld}: "
         "see the journal (GET /_ssemock/requests from curl or the server's own origin, MockServer.requests), "
         "which holds the whole error")
 

@@ -143,6 +143,8 @@ def test_errors_to_pages_of_other_origins_keep_the_cassettes_and_prompts_private
     error = unknown.json()["error"]
     assert error["type"] == "ssemock_unknown_cassette" and "known" not in error
     assert "launch-plans" not in unknown.text and "/_ssemock/requests" in error["message"]
+    assert error["message"].startswith("no cassette named 'nope'; a web page of another origin is not told the "
+                                       "cassettes served: see the journal")
     assert server.requests[-1]["error"]["known"] == ["launch-plans"]
 
     missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=headers)
@@ -151,6 +153,8 @@ def test_errors_to_pages_of_other_origins_keep_the_cassettes_and_prompts_private
     assert error["type"] == "ssemock_no_match" and not {"closest", "closest_stub", "differences"} & set(error)
     assert "secret launch date" not in missed.text and "launch-plans" not in missed.text
     assert error["message"].startswith("no recorded interaction matches POST /v1/chat/completions")
+    told = "; a web page of another origin is not told which ones come closest nor how they differ: "
+    assert told in error["message"]
     assert "journal" in error["message"] and "/_ssemock/requests" in error["message"]
     kept = server.requests[-1]["error"]
     assert kept["closest"][0]["cassette"] == "launch-plans"
@@ -192,9 +196,135 @@ def test_an_unknown_scenario_to_another_origin_lists_no_scenario_names() -> None
         foreign = client.post(url, content=b"{}", headers=page)
         assert foreign.status_code == 400 and foreign.json()["error"]["type"] == "ssemock_unknown_scenario"
         assert "acme-billing-outage" not in foreign.text and "known" not in foreign.json()["error"]
+        assert foreign.json()["error"]["message"].startswith(
+            "a scenario named is not served; a web page of another origin is not told which one, nor the scenarios "
+            "served: see the journal")
         assert server.requests[-1]["error"]["known"] == ["acme-billing-outage"]
         told = client.post(url, content=b"{}")
         assert told.status_code == 400 and told.json()["error"]["known"] == ["acme-billing-outage"]
         # A list of no names at all (",") is no scenario either: refused, not served as recorded.
         empty = client.post(f"{server.url}/_ssemock/s/,{PATH}", content=json.dumps(PROMPT).encode())
         assert empty.status_code == 400 and empty.json()["error"]["type"] == "ssemock_unknown_scenario"
+
+
+# ---- pages reaching the server through DNS rebinding ------------------------------------------------
+def _rebound(server: MockServer, name: str = "evil.example") -> dict[str, str]:
+    """The headers of a page on ``name`` whose name now resolves to 127.0.0.1: a simple request (no
+    preflight) to its own origin, which the browser lets the page read whatever the CORS headers."""
+    host = f"{name}:{server.port}"
+    return {"Host": host, "Origin": f"http://{host}", "Content-Type": "text/plain"}
+
+
+def _nothing_told(answer: httpx.Response) -> None:
+    assert answer.status_code == 403 and answer.json()["error"]["type"] == "ssemock_cross_origin"
+    assert "DNS rebinding" in answer.json()["error"]["message"]
+    for private in ("March 3", "launch-plans", "secret launch date", "acme-billing-outage", "known", "closest"):
+        assert private not in answer.text
+    assert not [h for h in answer.headers if h.lower().startswith("access-control-")]
+
+
+def test_a_page_reaching_the_server_through_dns_rebinding_reads_no_replay_and_no_error() -> None:
+    """Its ``Origin`` equals ``http://`` + its ``Host`` (the browser sees one origin, CORS withholds
+    nothing): the server refuses it, since the name is none it answers under; the journal keeps it."""
+    from ssemock import Scenario
+
+    own = Scenario.from_dict({"ssemock_scenario": 1, "name": "acme-billing-outage", "steps": [{"bom": {}}]})
+    with MockServer([_cassette()], scenarios=[own], timing_scale=0) as server, httpx.Client(timeout=30) as client:
+        page = _rebound(server)
+        for url, body in ((server.url + PATH, json.dumps(PROMPT)),  # a match
+                          (server.url + PATH, json.dumps(ASKED)),  # no match: closest
+                          (f"{server.url}/_ssemock/c/nope{PATH}", "{}"),  # known cassettes
+                          (f"{server.url}/_ssemock/s/nope{PATH}", "{}")):  # known scenarios
+            _nothing_told(client.post(url, content=body.encode(), headers=page))
+            assert server.requests[-1]["outcome"] == "refused" and server.requests[-1]["status"] == 403
+        # The same name with a port of its own is cross-origin to the browser: CORS withholds it.
+        elsewhere = client.post(server.url + PATH, content=json.dumps(ASKED).encode(),
+                                headers={**page, "Origin": "http://evil.example"})
+        assert elsewhere.status_code == 404 and "closest" not in elsewhere.json()["error"]
+        assert "access-control-allow-origin" not in elsewhere.headers
+
+
+def test_a_rebound_pages_same_origin_get_without_origin_is_refused_by_its_fetch_metadata(client: httpx.Client) -> None:
+    """A same-origin ``GET`` (``EventSource``, ``fetch``) carries no ``Origin``; browsers say
+    ``Sec-Fetch-Site: same-origin`` instead. Under a rebound name: refused; under the server's own
+    name, or without the header (curl, SDKs), answered in full."""
+    with MockServer([_cassette()], scenarios=[], timing_scale=0, match_on=["path"]) as server:
+        fetch = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Accept": "text/event-stream"}
+        rebound = {**fetch, "Host": f"evil.example:{server.port}"}
+        for url in (server.url + PATH, f"{server.url}/_ssemock/c/nope{PATH}", server.url + "/v1/other"):
+            _nothing_told(client.get(url, headers=rebound))
+        own = {**fetch, "Host": f"localhost:{server.port}"}
+        replay = client.get(server.url + PATH, headers=own)
+        assert (replay.status_code, replay.content) == (200, ANSWER)
+        assert client.get(f"{server.url}/_ssemock/c/nope{PATH}", headers=own).json()["error"]["known"] == [
+            "launch-plans"]
+        for headers in ({"Host": f"evil.example:{server.port}"},  # curl, an SDK: no page
+                        {**rebound, "Sec-Fetch-Site": "none"}):  # the address typed in the browser
+            assert client.get(server.url + PATH, headers=headers).content == ANSWER
+            missed = client.get(server.url + "/v1/other", headers=headers)
+            assert missed.json()["error"]["closest"][0]["cassette"] == "launch-plans"
+
+
+@pytest.mark.parametrize("host", ["localhost:{port}", "127.0.0.1:{port}", "app.localhost:{port}", "ssemock:{port}"])
+def test_a_page_under_a_name_the_server_answers_under_is_of_its_own_origin(client: httpx.Client, host: str) -> None:
+    with MockServer([_cassette()], scenarios=[], timing_scale=0, allowed_hosts=["ssemock"]) as server:
+        own = host.format(port=server.port)
+        page = {"Host": own, "Origin": f"http://{own}", "Content-Type": "text/plain"}
+        replay = client.post(server.url + PATH, content=json.dumps(PROMPT).encode(), headers=page)
+        assert (replay.status_code, replay.content) == (200, ANSWER)
+        unknown = client.post(f"{server.url}/_ssemock/c/nope{PATH}", content=b"{}", headers=page)
+        assert unknown.json()["error"]["known"] == ["launch-plans"]
+        missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=page)
+        assert missed.json()["error"]["closest"][0]["cassette"] == "launch-plans"
+
+
+@pytest.mark.parametrize("host", ["ssemock:8080", "evil.example:{port}", "10.0.0.7"])
+def test_requests_without_origin_are_answered_under_any_host(
+    server: MockServer, client: httpx.Client, host: str,
+) -> None:
+    """curl, SDKs, a Docker Compose service name: no ``Origin``, no page, everything told."""
+    headers = {"Host": host.format(port=server.port)}
+    replay = client.post(server.url + PATH, json=PROMPT, headers=headers)
+    assert (replay.status_code, replay.content) == (200, ANSWER)
+    unknown = client.post(f"{server.url}/_ssemock/c/nope{PATH}", content=b"{}", headers=headers)
+    assert unknown.json()["error"]["known"] == ["launch-plans"]
+    missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=headers)
+    assert missed.json()["error"]["closest"][0]["cassette"] == "launch-plans"
+
+
+def test_every_origin_allowed_lets_a_rebound_page_read_replays_but_not_errors(client: httpx.Client) -> None:
+    """``--cors-origin '*'``: every page may read replays (through CORS, rebinding or not); errors to
+    pages of other origins still leave out the cassettes and the recorded prompts."""
+    with MockServer([_cassette()], scenarios=[], timing_scale=0, cors_origins=["*"]) as server:
+        page = _rebound(server)
+        replay = client.post(server.url + PATH, content=json.dumps(PROMPT).encode(), headers=page)
+        assert (replay.status_code, replay.content) == (200, ANSWER)
+        unknown = client.post(f"{server.url}/_ssemock/c/nope{PATH}", content=b"{}", headers=page)
+        assert unknown.status_code == 404 and "launch-plans" not in unknown.text
+        missed = client.post(server.url + PATH, content=json.dumps(ASKED).encode(), headers=page)
+        assert missed.status_code == 404 and "closest" not in missed.json()["error"]
+        assert "secret launch date" not in missed.text
+
+
+def test_serve_with_workers_refuses_a_rebound_page_too() -> None:
+    """``ssemock serve --workers 2``: the workers' servers are the same application on the same edge."""
+    with subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0", "--workers", "2"],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().split()[-1]
+            port = int(url.rsplit(":", 1)[1])
+            bundled = f"{url}/_ssemock/c/openai-chat-finish-length-usage{PATH}"
+            for target in (bundled, f"{url}/_ssemock/c/nope{PATH}", url + PATH):
+                page = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}",
+                        "Content-Type": "text/plain"}
+                refused = httpx.post(target, content=b'{"model":"x"}', headers=page, timeout=30)
+                assert (refused.status_code, refused.json()["error"]["type"]) == (403, "ssemock_cross_origin")
+                assert "known" not in refused.text and "closest" not in refused.text
+            plain = httpx.post(bundled, json={}, headers={"Host": "ssemock:8080"}, timeout=30)
+            assert plain.status_code == 200 and plain.text.startswith("data: ")
+            told = httpx.post(f"{url}/_ssemock/c/nope{PATH}", json={}, headers={"Host": "ssemock:8080"}, timeout=30)
+            assert "openai-chat-finish-length-usage" in told.json()["error"]["known"]
+        finally:
+            proc.terminate()
+            proc.wait(30)

@@ -7,12 +7,14 @@ from __future__ import annotations
 import argparse
 import base64
 import gzip
+import hashlib
 import io
 import json
 import re
 import signal
 from pathlib import Path
 
+import httpx
 import pytest
 
 from ssemock import Cassette
@@ -77,6 +79,32 @@ def test_a_key_in_the_path_or_cassette_name_reaches_no_file_name_nor_progress_li
         assert_no_key(text, PATH_KEY, upper)
     assert not any(PATH_KEY in p.read_text() for p in tmp_path.rglob("*.yaml"))
     assert any(n.startswith("get-v1-models-redacted-x-") for n in names)
+
+
+def test_the_automatic_cassette_name_is_the_scrubbed_requests_and_tells_no_secret(tmp_path: Path) -> None:
+    """Requests that differ only in their secrets are one request once scrubbed: one cassette name (a
+    name from the secret would let its 48 bits be checked against guesses offline); the name's digest is
+    that of the request as the cassette holds it; another prompt is another name."""
+    def login(password: str, key: str, prompt: str = "Summarize my inbox") -> dict[str, object]:
+        return {"model": "gpt-4o", "user": "ann", "password": password,
+                "messages": [{"role": "user", "content": f"{prompt} with {key}"}]}
+
+    keys = ("sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4", "sk-proj-" + "z9Y8x7W6v5U4t3S2r1Q0p9O8n7M6")
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
+        for body in (login("hunter2", keys[0]), login("letmein", keys[1]), login("hunter2", keys[0], "Reply to Bob")):
+            assert httpx.post(rec.url + "/json", json=body, timeout=30).status_code == 200
+    assert len(up.received) == 3 and b"hunter2" in up.received[0]["body"]  # the upstream had them all
+    files = sorted(tmp_path.glob("*.yaml"))
+    assert len(files) == 2
+    by_count = {len(Cassette.load(f).interactions): f for f in files}
+    same = Cassette.load(by_count[2])
+    recorded = [json.loads(i.request.body or b"") for i in same.interactions]
+    assert recorded[0] == recorded[1] and recorded[0]["password"] == "REDACTED"
+    digest = hashlib.sha256(b"POST /json\n" + json.dumps(recorded[0], sort_keys=True, separators=(",", ":")).encode())
+    assert by_count[2].stem == f"post-json-{digest.hexdigest()[:12]}"
+    assert by_count[1].stem.startswith("post-json-") and by_count[1] != by_count[2]
+    for text in (by_count[1].read_text(), by_count[2].read_text()):
+        assert_no_key(text, "hunter2", "letmein", *keys)
 
 
 def test_a_credential_sent_in_the_path_of_a_refused_request_reaches_no_progress_line(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from ssemock import MockServer, Scenario, ScenarioError
+from ssemock.limits import integer, number
 from ssemock.scenario.chunk_steps import MAX_CHUNKS
 from ssemock.sse import Event, decode
 
@@ -51,6 +52,7 @@ def post(server: MockServer, scenario: str) -> RawResponse:
     ({"json-separators": {"item": " " * 100 + ","}}, "json-separators.item", "at most 16 characters"),
     ({"line-separators": {"chars": "\u2028" * 65}}, "line-separators.chars", "at most 64 characters"),
     ({"extra-fields": {"retry_ms": 10**12}}, "extra-fields.retry_ms", "an integer from 0 to 3600000"),
+    ({"event-ids": {"retry_ms": 3_600_001}}, "event-ids.retry_ms", "an integer from 0 to 3600000 or null"),
     ({"extra-fields": {"unknown": [f"x{i}" for i in range(33)]}}, "extra-fields.unknown", "at most 32 field names"),
     ({"meta-blocks": {"every_events": 0}}, "meta-blocks.every_events", "an integer from 1 to 100000"),
     ({"meta-blocks": {"id": "7" * 257}}, "meta-blocks.id", "at most 256 characters without CR, LF, NUL"),
@@ -70,12 +72,26 @@ def test_values_past_their_bound_are_refused_with_the_range(
     refused(tmp_path, {"steps": [{"bom": {}}, step]}, f"steps[1].{field}", expected)
 
 
+def test_only_sizes_in_bytes_are_shown_in_kib_or_mib(tmp_path: Path) -> None:
+    """A bound in milliseconds or a count that happens to be a multiple of 1024 is a plain number;
+    sizes in bytes (``fragment``, ``disconnect.from_end``, ``long-lines.sizes``) also name MiB or KiB."""
+    assert integer(0, 86_400_000, optional=True).expected == "an integer from 0 to 86400000 or null"
+    assert integer(1, 2048).expected == "an integer from 1 to 2048"
+    assert number(0, 1024).expected == "a number from 0 to 1024"
+    assert integer(1, 65536, in_bytes=True).expected == "an integer from 1 to 65536 (64 KiB)"
+    refused(tmp_path, {"steps": [{"disconnect": {"from_end": 64 * MIB + 1}}]}, "steps[0].disconnect.from_end",
+            "an integer from 0 to 67108864 (64 MiB) or null")
+    refused(tmp_path, {"steps": [{"fragment": {"mode": "random", "min": 0}}]}, "steps[0].fragment.min",
+            "an integer from 1 to 67108864 (64 MiB)")
+
+
 def test_the_bounds_themselves_load(tmp_path: Path) -> None:
     steps = [
         {"keepalive": {"leading": 100_000, "every_events": 100_000, "text": "x" * 256}},
         {"long-lines": {"sizes": [32 * MIB, 32 * MIB]}},
         {"multiline-data": {"parts": 1000}},
         {"meta-blocks": {"retry_ms": 3_600_000, "id": "7" * 256, "every_events": 100_000}},
+        {"event-ids": {"retry_ms": 3_600_000}},
         {"timing": {"mode": "scale", "factor": 100, "first_byte": 3600}},
         {"fragment": {"mode": "random", "min": 64 * MIB, "max": 64 * MIB, "pace": 60}},
         {"first-byte": {"seconds": 3600}},

@@ -112,7 +112,9 @@ def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_e
     (tmp_path / "stubs").mkdir()
     (tmp_path / "stubs" / "weather.yaml").write_text(text)
     review = tmp_path / "review"
-    argv = [str(tmp_path / a) if a in ("stubs/", "review") else a for a in argv]
+    banner = record.split("#")[1].strip()  # the first line, as README shows it: the paths as typed
+    assert banner.split(" -> ")[1] == "stubs stubs/"
+    argv = [f"{tmp_path}/{a}" if a in ("stubs/", "review") else a for a in argv]
     curl = shlex.split(send)
     path = curl[curl.index("-sN") + 1].removeprefix("http://127.0.0.1:8080")
     body = json.loads(curl[curl.index("-d") + 1])
@@ -120,7 +122,7 @@ def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_e
 
     proc, first = _ssemock(*argv, "--port", "0")
     try:
-        assert first.endswith(f" -> stubs {tmp_path / 'stubs'}")
+        assert first.endswith(f" -> stubs {tmp_path}/stubs/")
         url = first.split()[3]
         with httpx.Client(timeout=30) as client:
             sent = client.post(url + path, json=body, headers={"x-api-key": key})
@@ -142,7 +144,7 @@ def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_e
     saved = (review / "hello.yaml").read_text()
     assert key not in saved
     cassette = Cassette.load(review / "hello.yaml")
-    assert cassette.provenance["target"] == f"stubs {tmp_path / 'stubs'}"
+    assert cassette.provenance["target"] == f"stubs {tmp_path}/stubs/"  # as typed, like the first line
     [interaction] = cassette.interactions
     assert interaction.request.path == path
 

@@ -30,7 +30,8 @@ def add_network_arguments(parser: argparse.ArgumentParser, *, grace: float, grac
                        help=f"listen backlog: connections queued until accepted (default {DEFAULT_BACKLOG})")
     group.add_argument("--grace", type=seconds, default=grace, metavar="SECONDS", help=grace_help)
     group.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                       help="a Host name the admin API answers under, besides localhost and the bound address "
+                       help="a Host name the admin API answers under, besides localhost and the bound address, "
+                            "and whose web pages may send replay requests to it under their own name "
                             "(repeatable; e.g. a container name)")
     group.add_argument("-q", "--quiet", action="store_true", help="no line per request on stderr")
 

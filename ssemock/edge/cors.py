@@ -15,6 +15,17 @@ replay paths allow:
 An answer to any other origin carries no ``Access-Control-Allow-Origin`` (the browser withholds
 it from the page; preflights are refused with 403). aiohttp-cors does the CORS part; this module
 gives it :class:`AllowedOrigins`, the rule it consults.
+
+CORS cannot withhold an answer from a page that reached the server through DNS rebinding: its
+name (``evil.example``) now resolves to 127.0.0.1, so the browser sends ``Host: evil.example:PORT``
+and ``Origin: http://evil.example:PORT`` and, the two being one origin, gives the page any answer.
+Only the server can tell: the ``Origin``'s host is none the server answers under (the admin
+API's ``Host`` check, :func:`~ssemock.edge.guard.origin_host_allowed`: loopback names and
+addresses, the address bound, ``--allow-host`` names). Such a request is a page of another origin
+(:func:`cross_origin`), and one naming the ``Host`` is refused (:func:`rebound_page`); so is a
+same-origin ``GET`` (sent without ``Origin``) that says ``Sec-Fetch-Site: same-origin`` under such a
+``Host`` (browsers that send no ``Sec-Fetch-Site``, Safari before 16.4, are not told apart from
+curl). A request with neither (curl, SDKs, a Docker Compose service name in ``Host``) is not a page's.
 """
 
 from __future__ import annotations
@@ -29,10 +40,12 @@ from aiohttp_cors.urldispatcher_router_adapter import ResourcesUrlDispatcherRout
 
 from ..errors import ConfigError
 from ..limits import Field, check_option
+from .guard import origin_host_allowed
 from .options import is_loopback
+from .runner import EDGE
 
 __all__ = ["ANY_ORIGIN", "ORIGIN", "AllowedOrigins", "allow_cors", "cross_origin", "loopback_origin",
-           "origin_names"]
+           "origin_names", "rebound_page"]
 
 ANY_ORIGIN = "*"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -147,8 +160,51 @@ def allow_cors(app: web.Application, routes: Iterable[web.AbstractRoute], origin
         cors.add(route)
 
 
-def cross_origin(request: web.BaseRequest) -> bool:
-    """Whether ``request`` comes from a page of another origin: an ``Origin`` other than
-    ``http://`` + its ``Host`` (allowed by CORS or not)."""
+def _own_name(request: web.BaseRequest, origin: str) -> bool:
+    """Whether the host of ``origin`` is a name the server serving ``request`` answers under."""
+    edge = request.app.get(EDGE) if isinstance(request, web.Request) else None
+    if edge is None:  # an application not served by start_runner: loopback names only
+        return origin_host_allowed(origin, "127.0.0.1", frozenset())
+    return origin_host_allowed(origin, edge.host, edge.options.allowed_hosts)
+
+
+def _same_as_host(request: web.BaseRequest, origin: str) -> bool:
+    """Whether ``origin`` is ``http://`` + the ``Host`` of ``request`` (as browsers write both)."""
+    own = f"http://{request.host}"
+    if origin.lower() == own.lower():
+        return True
+    normal = _origin(origin)
+    return normal is not None and normal == _origin(own)
+
+
+def _page_origin(request: web.BaseRequest) -> str | None:
+    """The origin of the page that sent ``request``: its ``Origin``; for a same-origin ``GET`` or
+    ``HEAD``, which browsers send without one (``fetch``, ``EventSource``), ``http://`` + its ``Host``
+    when ``Sec-Fetch-Site: same-origin`` says so; None for a request of no page (curl, SDKs)."""
     origin = request.headers.get("Origin")
-    return origin is not None and origin.lower() != f"http://{request.host}".lower()
+    if origin is None and request.headers.get("Sec-Fetch-Site", "").lower() == "same-origin":
+        return f"http://{request.host}"
+    return origin
+
+
+def cross_origin(request: web.BaseRequest) -> bool:
+    """Whether ``request`` comes from a page of another origin (allowed by CORS or not): an
+    ``Origin`` other than ``http://`` + its ``Host``, or a page's origin whose host is no name the
+    server answers under (DNS rebinding, see the module docstring)."""
+    origin = _page_origin(request)
+    if origin is None:
+        return False
+    return not _same_as_host(request, origin) or not _own_name(request, origin)
+
+
+def rebound_page(request: web.BaseRequest, origins: Iterable[str]) -> bool:
+    """Whether ``request`` comes from a page that reached the server through DNS rebinding and that
+    CORS does not allow: the page's origin (``Origin``, or ``Sec-Fetch-Site: same-origin``) is
+    ``http://`` + its ``Host``, so the browser gives the page any answer, but names a host the server
+    does not answer under, and neither ``origins`` (the ``--cors-origin`` ones) nor ``*`` among them
+    allow it. Such a request must be refused."""
+    origin = _page_origin(request)
+    if origin is None or not _same_as_host(request, origin) or _own_name(request, origin):
+        return False
+    allowed = AllowedOrigins(origins, None)
+    return origin not in allowed and ANY_ORIGIN not in allowed

@@ -15,7 +15,10 @@ open in the developer's browser must not reach them:
   ssemock_cross_origin`` (preflights included, so a browser never sends the request).
 
 Replay paths are not guarded this way: pages of this machine (loopback origins) and of the
-origins given with ``--cors-origin`` read streams through CORS (:mod:`.cors`). The
+origins given with ``--cors-origin`` read streams through CORS (:mod:`.cors`), and a request
+without ``Origin`` is answered under any ``Host`` (a Docker Compose service name); but an
+``Origin`` whose host fails the same check (:func:`origin_host_allowed`) is a page of another
+site, even when it names the ``Host`` (:func:`ssemock.edge.cors.rebound_page`). The
 recorder guards every path the same way (``every_path``): it forwards requests with the
 target's credentials, so a page must neither reach it by rebinding a name nor from another
 origin; SDK clients and tools (openai, anthropic, httpx, curl) send no ``Origin`` and the
@@ -31,7 +34,7 @@ from aiohttp import web
 
 from .replies import error_response
 
-__all__ = ["admin_path", "host_allowed", "refusal"]
+__all__ = ["admin_path", "host_allowed", "origin_host_allowed", "refusal"]
 
 _REPLAY_PREFIXES = ("/_ssemock/c/", "/_ssemock/s/")
 _WILDCARD = frozenset({"", "0.0.0.0", "::"})  # noqa: S104 - names of the wildcard binds
@@ -64,6 +67,16 @@ def host_allowed(name: str, bound: str, allowed: frozenset[str]) -> bool:
     except ValueError:
         return False
     return address.is_loopback or bound in _WILDCARD
+
+
+def origin_host_allowed(origin: str, bound: str, allowed: frozenset[str]) -> bool:
+    """Whether the host of ``origin`` (an ``Origin`` header: ``http://name:port``) is one the server
+    answers under (:func:`host_allowed`); False for ``null`` and anything that is no origin."""
+    try:
+        name = urlsplit(origin.strip()).hostname
+    except ValueError:
+        return False
+    return name is not None and host_allowed(name, bound, allowed)
 
 
 _ADMIN = ("the admin API", "web pages may read replay paths (CORS), never the journal or admin paths")

@@ -40,7 +40,8 @@ class NetworkOptions:
             Default 0.1.
         allowed_hosts: host names the admin API answers under besides the loopback names
             and addresses (``localhost``, ``*.localhost``, ``127.0.0.0/8``, ``::1``) and the
-            address the server is bound to; lower case, without port.
+            address the server is bound to; lower case, without port. A replay request whose
+            ``Origin`` names another host is a page of another origin (:mod:`.cors`).
 
     Raises:
         ConfigError: a timeout or the grace not a finite number (``header_timeout`` and

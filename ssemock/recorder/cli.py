@@ -6,7 +6,8 @@ progress line per interaction on stderr (``--quiet``: none), and a summary on st
 at exit. ``--stubs PATH`` (instead of ``--target``) records what stubs answer: a replay
 server with those stubs only (no cassette stands in) runs in the same process as the
 upstream, so each stub hit is written as a cassette, like any recording (redacted, written
-atomically, replayable by ``ssemock serve``); the first line then ends ``-> stubs PATH``.
+atomically, replayable by ``ssemock serve``); the first line then ends ``-> stubs PATH`` (as typed,
+``stubs/`` with its slash).
 Without ``--target`` nor ``--stubs``, the target is the environment variable ``SSEMOCK_TARGET``
 (:data:`TARGET_VARIABLE`): user info in it (``https://user:password@proxy``) then stays out of the
 process list, where any local user reads a command line; a ``--target`` holding a password gets a
@@ -53,7 +54,7 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                           help=f"provider base URL, e.g. https://api.openai.com (default: ${TARGET_VARIABLE}, "
                                "where user info such as https://user:password@proxy stays out of the process list, "
                                "which any local user can read)")
-    upstream.add_argument("--stubs", action="append", type=Path, metavar="PATH",
+    upstream.add_argument("--stubs", action="append", metavar="PATH",  # kept as typed, for the first line
                           help="instead of a provider, stub files or directories (repeatable): each stub's answer "
                                "is recorded, e.g. to review it as a cassette")
     rec.add_argument("--cassettes", type=Path, default=Path("cassettes"), metavar="DIR",
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
     make("http://127.0.0.1")  # every option checked before anything starts
     stubs = MockServer(cassettes=[], scenarios=[], stubs=args.stubs)  # the stub files too
-    return _run(lambda: _stubs_until_signal(stubs, make, "stubs " + ", ".join(map(str, args.stubs))),
+    return _run(lambda: _stubs_until_signal(stubs, make, "stubs " + ", ".join(args.stubs)),
                 quiet=args.quiet)
 
 

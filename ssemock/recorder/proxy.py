@@ -106,7 +106,9 @@ async def handle(request: web.Request) -> web.StreamResponse:
     info["path"] = st.filter.name(redacted.path)
     named = request.headers.get(CASSETTE_HEADER) or st.cassette
     try:
-        fingerprint = Request(received.method, redacted.path, redacted.query, [], received.body)
+        # The body as the cassette holds it (kept by digest: the bytes that digest is of).
+        scrubbed = received.body if redacted.body is None else redacted.body
+        fingerprint = Request(received.method, redacted.path, redacted.query, [], scrubbed)
         name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(fingerprint, st.filter)
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:

@@ -359,8 +359,11 @@ def _name_problem(name: str) -> str:
 def cassette_name_for(request: Request, filter: Filter) -> str:  # noqa: A002 - VCR's word
     """The cassette name of a request by fingerprint: ``<method>-<path words>-<12 hex digits>``.
 
-    Built from the scrubbed request (no key-shaped string in any letter case): the
-    digest covers method, path, the non-secret query and the body: JSON bodies by
+    Built from the scrubbed request, as the cassette holds it (``request``: path, query and
+    body with secrets removed; a body the cassette keeps by digest, over ``max_body_size``,
+    is the one it digests), so that requests differing only in a secret get one name and
+    no name is a hash of a secret; no key-shaped string in any letter case reaches the
+    name. The digest covers method, path, the non-secret query and the body: JSON bodies by
     value (key order and spacing do not matter) up to
     :data:`~ssemock.limits.MAX_JSON_PARSE` (1 MiB) and
     :data:`~ssemock.limits.MAX_JSON_DEPTH` (128 levels); larger, deeper or other bodies

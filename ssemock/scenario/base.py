@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server sta
     from .text import Line
 
 __all__ = [
-    "MAX_BYTES", "MAX_COUNT", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep", "Step", "integer",
-    "number", "register",
+    "MAX_BYTES", "MAX_COUNT", "MAX_RETRY_MS", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep",
+    "Step", "integer", "number", "register",
 ]
 
 STAGES = ("event", "byte", "chunk", "transport")
@@ -38,6 +38,8 @@ MAX_COUNT = 100_000
 """Most comments, parts or repetitions a step may add."""
 MAX_BYTES = 64 * 1024 * 1024
 """Largest size or offset a step may ask for, in bytes (64 MiB)."""
+MAX_RETRY_MS = 3_600_000
+"""Largest ``retry_ms`` a step writes (``event-ids``, ``extra-fields``, ``meta-blocks``), in milliseconds (an hour)."""
 MAX_TEXT = 256
 """Longest text a step repeats in every event (comment text, id, field name), in characters."""
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
@@ -116,10 +118,14 @@ def flag() -> Field:
     return Field("true or false", lambda v: isinstance(v, bool))
 
 
-def integers(minimum: int = 0, maximum: int = MAX_BYTES, *, nonempty: bool = True, items: int = MAX_COUNT) -> Field:
-    """A list of at most ``items`` integers from ``minimum`` to ``maximum``."""
+def integers(
+    minimum: int = 0, maximum: int = MAX_BYTES, *, nonempty: bool = True, items: int = MAX_COUNT, in_bytes: bool = True,
+) -> Field:
+    """A list of at most ``items`` integers from ``minimum`` to ``maximum``; ``in_bytes`` (default): sizes
+    or offsets in bytes (bounds shown in MiB or KiB too)."""
+    shown = bounds_text(minimum, maximum, in_bytes=in_bytes)
     return Field(
-        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{bounds_text(minimum, maximum)}",
+        f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{shown}",
         lambda v: isinstance(v, list) and (bool(v) or not nonempty) and len(v) <= items
         and all(is_integer(x) and within(x, minimum, maximum) for x in v),
     )

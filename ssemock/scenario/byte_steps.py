@@ -16,15 +16,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .base import MAX_COUNT, MAX_TEXT, Field, LineStep, flag, integer, register, short_text
+from .base import MAX_COUNT, MAX_RETRY_MS, MAX_TEXT, Field, LineStep, flag, integer, register, short_text
 from .plan import Plan
 from .text import Block, Line, blocks, is_field_name, lines_size, parse_field, text_size
 
 __all__ = ["MAX_EOLS", "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks"]
 
 EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
-MAX_RETRY_MS = 3_600_000
-"""Largest ``retry:`` value written, in milliseconds (an hour)."""
 MAX_FIELDS = 32
 """Most field names a step takes: unknown fields added to every event, ``by_field``, ``spaces``."""
 BOM = "\ufeff"

@@ -164,9 +164,9 @@ class Fragment(Step):
     stage: ClassVar[str] = "chunk"
     fields: ClassVar[dict[str, Field]] = {
         "mode": choice("bytes", "random", "utf8", "crlf", "lines", "buffer", "offsets", "coalesce"),
-        "size": integer(1, MAX_BYTES),
-        "min": integer(1, MAX_BYTES),
-        "max": integer(1, MAX_BYTES),
+        "size": integer(1, MAX_BYTES, in_bytes=True),
+        "min": integer(1, MAX_BYTES, in_bytes=True),
+        "max": integer(1, MAX_BYTES, in_bytes=True),
         "offsets": integers(1),
         "pace": number(0, MAX_PACE),
         "budget": number(0, MAX_BUDGET),

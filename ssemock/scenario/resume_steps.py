@@ -11,15 +11,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..cassette import End
-from .base import MAX_COUNT, Field, LineStep, Step, choice, integer, register
+from .base import MAX_COUNT, MAX_RETRY_MS, Field, LineStep, Step, choice, integer, register
 from .plan import Plan
 from .text import Block, Line, field_line, map_blocks, parse_field
 
 __all__ = ["DropAndResume", "EventIds"]
-
-MAX_RETRY_MS = 86_400_000
-"""The largest ``retry_ms`` accepted: one day, in milliseconds."""
-
 
 @register
 @dataclass
@@ -31,7 +27,7 @@ class EventIds(LineStep):
         - event-ids: {}                  # id: 1, id: 2, … where an event has no id of its own
         - event-ids: {retry_ms: 200}     # and "retry: 200" in the first event
 
-    Fields: ``retry_ms`` (milliseconds a client waits before reconnecting, 0 to 86,400,000;
+    Fields: ``retry_ms`` (milliseconds a client waits before reconnecting, 0 to 3,600,000;
     default null: no ``retry`` field added). An event that sets its own ``id`` keeps it.
     The field lines go just before the blank line that ends each event, with its line end.
     """

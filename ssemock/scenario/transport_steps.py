@@ -308,7 +308,7 @@ class Disconnect(Step):
         "after_events": integer(None, optional=True),
         "after_bytes": integer(0, optional=True),
         "inside_event": integer(None, optional=True),
-        "from_end": integer(0, MAX_BYTES, optional=True),
+        "from_end": integer(0, MAX_BYTES, optional=True, in_bytes=True),
         "how": choice("clean", "cut", "reset"),
     }
 
