@@ -14,6 +14,7 @@ cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``,
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
 interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response; counted while loading)
 YAML nodes in one file     32,000,000       :data:`MAX_YAML_NODES` (scalars, sequences, mappings)
+YAML nodes, full loader    1,000,000        :data:`MAX_YAML_NODES_FULL` (YAML ssemock never writes)
 HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import har --max-entries``)
 cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
@@ -58,6 +59,7 @@ __all__ = [
     "MAX_SCENARIO_GROWTH",
     "MAX_STEPS",
     "MAX_YAML_NODES",
+    "MAX_YAML_NODES_FULL",
     "NOT_JSON",
     "Field",
     "bounds_text",
@@ -121,6 +123,11 @@ VCR.py file: 32,000,000, counted while it loads. A recorded chunk ``{t: SECONDS,
 when its chunks average 85 bytes of YAML or more (the bundled recordings about 190). Without
 it, ``[{}, {}, ...]`` anywhere (in a header list, a JSON body) would take about 80 bytes of
 memory per 3 bytes of text: 14 GB for a file within the 512 MiB bound."""
+MAX_YAML_NODES_FULL = MAX_ITEMS
+"""Most YAML nodes in a file that holds what ssemock never writes (a tag, a timestamp such as an
+unquoted date, a merge key...): such a file is read by PyYAML's full safe loader, which takes about
+700 bytes of memory per node (690 MB for a million ``{}``), against 75 for ssemock's own. A
+recorded cassette of 35 MB has about a million nodes."""
 MAX_SCENARIO_GROWTH = 256 * 1024 * 1024
 """Most bytes the steps of a request's scenarios may add to its response body, in bytes (256 MiB;
 ``MockServer(max_scenario_growth=)``, ``ssemock serve --max-scenario-growth``). What a step writes

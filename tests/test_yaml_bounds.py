@@ -62,6 +62,16 @@ def test_the_count_goes_on_after_the_fast_path_steps_aside() -> None:
     assert chunks[1:] == [{}] * 9 and len(chunks) == 10
 
 
+def test_what_the_full_loader_reads_has_a_lower_node_bound() -> None:
+    text = "name: x\nwhen: 2001-12-14\nx: [" + "{}," * 60 + "]\n"  # 2 + 2 + 2 + 60 nodes and the top mapping
+    with pytest.raises(TooMany) as caught:
+        strict_load(text, max_full_nodes=66)
+    assert caught.value.line == 2  # the timestamp
+    assert caught.value.expected.startswith("YAML of at most 66 nodes when it holds what ssemock never writes (")
+    assert strict_load(text, max_full_nodes=67)["x"] == [{}] * 60
+    assert strict_load(text.replace("2001-12-14", "'2001-12-14'"), max_full_nodes=10)["when"] == "2001-12-14"
+
+
 def test_empty_mappings_anywhere_are_bounded_by_the_node_count() -> None:
     text = HEAD + "- request: {method: GET, path: /, headers: [" + "{}," * 100 + "]}\n  response: {}\n"
     with pytest.raises(TooMany) as caught:

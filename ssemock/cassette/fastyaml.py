@@ -37,7 +37,7 @@ from yaml.nodes import MappingNode, ScalarNode
 from yaml.resolver import Resolver
 
 from ..errors import Described
-from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_YAML_NODES
+from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_YAML_NODES, MAX_YAML_NODES_FULL
 
 __all__ = [
     "MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "ItemBound", "Refused", "TooMany", "Unsupported", "fast_safe_load",
@@ -186,18 +186,23 @@ class TooMany(Refused):
     """A sequence at an item position, or the whole document, holds more than its bound."""
 
 
-def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES) -> Any:
+def fast_safe_load(
+    text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
+    max_full_nodes: int = MAX_YAML_NODES_FULL,
+) -> Any:
     """The single document in ``text``, as ``yaml.load(text, CSafeLoader)`` would return it.
 
     Counted while it loads, so that memory stays proportionate to the bounds: the YAML nodes
     (scalars, sequences and mappings: at most ``max_nodes``) and, when ``items`` is given,
-    the items of each sequence it names (at most ``items.most``).
+    the items of each sequence it names (at most ``items.most``). A document outside the
+    subset (:class:`Unsupported`, left to the full safe loader, which takes about 700 bytes of
+    memory per node) may hold at most ``max_full_nodes`` nodes.
 
     Raises:
         Refused: an anchor or alias (:class:`AliasFound`), nesting deeper than
             :data:`MAX_NESTING`, more than ``max_nodes`` nodes or too many items
             (:class:`TooMany`, naming the field), anywhere in the text, even after an
-            unsupported node.
+            unsupported node; more than ``max_full_nodes`` nodes in an unsupported document.
         Unsupported: the document is outside the subset (see the module docstring).
         yaml.YAMLError: the text is not valid YAML.
     """
@@ -208,6 +213,7 @@ def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int 
     check = min(_CHECK_EVERY, max_nodes + 1)  # the node count at which to count again
     depths = frozenset(len(path) for path, _ in items.fields) if items is not None else frozenset()
     unsupported: Unsupported | None = None  # once set, the rest is only counted and checked for refusals
+    unsupported_at = 0  # its line
     event: Any
     for event in yaml.parse(text, Loader=_Loader):
         kind = type(event)
@@ -221,7 +227,7 @@ def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int 
                 except Unsupported as exc:
                     if isinstance(exc, Refused):
                         raise
-                    unsupported, value = exc, None
+                    unsupported, value, unsupported_at = exc, None, _line(event)
             else:
                 if event.anchor is not None:
                     raise AliasFound(_line(event))
@@ -238,7 +244,7 @@ def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int 
             counted = items.what(stack) if kind is SequenceStartEvent and len(stack) in depths else None  # type: ignore[union-attr]
             stack.append([kind, [], counted])
             if event.tag is not None and unsupported is None:
-                unsupported = Unsupported("tag on a collection")
+                unsupported, unsupported_at = Unsupported("tag on a collection"), _line(event)
             continue
         elif kind is MappingEndEvent:
             entry = stack.pop()
@@ -247,7 +253,7 @@ def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int 
                 try:
                     value = _mapping(entry[1])
                 except Unsupported as exc:
-                    unsupported = exc
+                    unsupported, unsupported_at = exc, _line(event)
         elif kind is SequenceEndEvent:
             entry = stack.pop()
             value = entry[1] if unsupported is None else None
@@ -258,7 +264,7 @@ def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int 
         elif kind is DocumentStartEvent:
             documents += 1
             if documents > 1 and unsupported is None:
-                unsupported = Unsupported("several documents")
+                unsupported, unsupported_at = Unsupported("several documents"), _line(event)
             continue
         else:
             continue
@@ -267,6 +273,10 @@ def fast_safe_load(text: str, *, items: ItemBound | None = None, max_nodes: int 
         else:
             result = value
     if unsupported is not None:
+        if nodes > max_full_nodes:  # the full loader takes about 700 bytes per node
+            raise TooMany(f"YAML of at most {max_full_nodes:,} nodes when it holds what ssemock never writes "
+                          f"({unsupported}: a tag, a timestamp such as an unquoted date, a merge key, "
+                          f"a duplicate key...; quote it or remove it)", unsupported_at)
         raise unsupported
     return result
 
@@ -323,19 +333,23 @@ class _StrictLoader(_Loader):  # type: ignore[misc]
 _StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_bounded_int)
 
 
-def strict_load(text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES) -> Any:
+def strict_load(
+    text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
+    max_full_nodes: int = MAX_YAML_NODES_FULL,
+) -> Any:
     """The single document in ``text``, safely: the fast path, else the safe (C) loader.
 
     Refused everywhere, whichever loader runs: anchors and aliases, duplicate keys,
     nesting deeper than :data:`MAX_NESTING`, integers of more than :data:`MAX_INT_DIGITS` digits,
-    more than ``max_nodes`` nodes, more items than ``items`` allows (see :func:`fast_safe_load`).
+    more than ``max_nodes`` nodes (``max_full_nodes`` for what the full loader reads), more items
+    than ``items`` allows (see :func:`fast_safe_load`).
 
     Raises:
         Refused: names what and the line.
         yaml.YAMLError: the text is not valid YAML (or uses what the safe loader refuses).
     """
     try:
-        return fast_safe_load(text, items=items, max_nodes=max_nodes)
+        return fast_safe_load(text, items=items, max_nodes=max_nodes, max_full_nodes=max_full_nodes)
     except Refused:
         raise
     except (Unsupported, yaml.YAMLError):
