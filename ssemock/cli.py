@@ -273,6 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SSEMockError as exc:
         print(f"ssemock: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:  # input within every bound, but not within this process's memory
+        print("ssemock: error: out of memory (see the bounds in 'Limits' of the README)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # e.g. "ssemock inspect X | head": the reader left; not an error

@@ -12,7 +12,9 @@ journal entries            1,000            :data:`JOURNAL_CAPACITY` (oldest dro
 journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as sha256 + size + prefix
 cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
-interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response)
+interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response; counted while loading)
+YAML nodes in one file     32,000,000       :data:`MAX_YAML_NODES` (scalars, sequences, mappings)
+YAML nodes, full loader    1,000,000        :data:`MAX_YAML_NODES_FULL` (YAML ssemock never writes)
 HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import har --max-entries``)
 cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
@@ -56,6 +58,8 @@ __all__ = [
     "MAX_SCENARIO_FILE",
     "MAX_SCENARIO_GROWTH",
     "MAX_STEPS",
+    "MAX_YAML_NODES",
+    "MAX_YAML_NODES_FULL",
     "NOT_JSON",
     "Field",
     "bounds_text",
@@ -110,7 +114,20 @@ MAX_SCENARIOS = 8
 """Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
 each may multiply the work of building the answer."""
 MAX_ITEMS = 1_000_000
-"""Most interactions in a cassette, and most chunks or events in one response."""
+"""Most interactions in a cassette, and most chunks or events in one response: counted while the
+YAML loads, so a longer list is refused before the rest of it is built."""
+MAX_YAML_NODES = 32 * MAX_ITEMS
+"""Most YAML nodes (scalars, sequences and mappings) in one cassette, scenario, stub or imported
+VCR.py file: 32,000,000, counted while it loads. A recorded chunk ``{t: SECONDS, text: TEXT}`` is
+5 nodes, so this is room for 6 million chunks with their interactions: a 512 MiB cassette fits
+when its chunks average 85 bytes of YAML or more (the bundled recordings about 190). Without
+it, ``[{}, {}, ...]`` anywhere (in a header list, a JSON body) would take about 80 bytes of
+memory per 3 bytes of text: 14 GB for a file within the 512 MiB bound."""
+MAX_YAML_NODES_FULL = MAX_ITEMS
+"""Most YAML nodes in a file that holds what ssemock never writes (a tag, a timestamp such as an
+unquoted date, a merge key...): such a file is read by PyYAML's full safe loader, which takes about
+700 bytes of memory per node (690 MB for a million ``{}``), against 75 for ssemock's own. A
+recorded cassette of 35 MB has about a million nodes."""
 MAX_SCENARIO_GROWTH = 256 * 1024 * 1024
 """Most bytes the steps of a request's scenarios may add to its response body, in bytes (256 MiB;
 ``MockServer(max_scenario_growth=)``, ``ssemock serve --max-scenario-growth``). What a step writes

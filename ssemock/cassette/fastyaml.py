@@ -9,10 +9,17 @@ Anything outside that subset raises :class:`Unsupported`, and :func:`strict_load
 back to the full safe loader. Whichever loader runs, anchors and aliases (a few nested
 ones expand to gigabytes), duplicate keys, very deep nesting and integers of more than
 :data:`MAX_INT_DIGITS` digits are refused with the line.
+
+Nodes are counted as the events arrive, before the full loader would build anything: a document
+of more than :data:`~ssemock.limits.MAX_YAML_NODES` nodes, or a sequence holding more items than
+an :class:`ItemBound` allows (a cassette's chunks), is refused soon after it passes the bound, so
+a file of ``[{}, {}, ...]`` (3 bytes of text, about 80 bytes of memory per item) stops early
+instead of exhausting memory. The full safe loader runs only on a document that passed them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -30,9 +37,12 @@ from yaml.nodes import MappingNode, ScalarNode
 from yaml.resolver import Resolver
 
 from ..errors import Described
-from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
+from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_YAML_NODES, MAX_YAML_NODES_FULL
 
-__all__ = ["MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "Refused", "Unsupported", "fast_safe_load", "strict_load"]
+__all__ = [
+    "MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "ItemBound", "Refused", "TooMany", "Unsupported", "fast_safe_load",
+    "strict_load",
+]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR = "tag:yaml.org,2002:str"
@@ -57,12 +67,14 @@ class Refused(Exception):
         expected: what would be valid, e.g. ``"unique keys in every mapping"``.
         line: the line of the offending node in the text.
         got: the offending key, if any.
+        field: the field at fault, when known (``interactions[0].response.chunks``).
     """
 
-    def __init__(self, expected: str, line: int, got: Any = None) -> None:
+    def __init__(self, expected: str, line: int, got: Any = None, field: str | None = None) -> None:
         self.expected = expected
         self.line = line
         self.got = got
+        self.field = field
         super().__init__(f"line {line}: expected {expected}")
 
 
@@ -134,58 +146,155 @@ def _scalar(event: ScalarEvent) -> Any:
     return value
 
 
-def fast_safe_load(text: str) -> Any:
+@dataclass(frozen=True)
+class ItemBound:
+    """The sequences whose items are counted while a document loads, and the most each may hold.
+
+    Args:
+        most: the most items in one such sequence (a cassette's: :data:`~ssemock.limits.MAX_ITEMS`).
+        fields: ``(path, what)`` pairs: ``path`` the keys from the top down, ``None`` for any list
+            index (``("interactions", None, "response", "chunks")``), ``what`` the items' name in the
+            error (``"chunks"``).
+    """
+
+    most: int
+    fields: tuple[tuple[tuple[str | None, ...], str], ...]
+
+    def what(self, stack: list[list[Any]]) -> tuple[str, str] | None:
+        """The field (``interactions[0].response.chunks``) and item name of a sequence opening
+        inside the open collections ``stack``, if its items are counted."""
+        path: list[Any] = []
+        for kind, items, _ in stack:
+            if kind is MappingStartEvent:
+                path.append(items[-1] if len(items) % 2 else None)
+            else:
+                path.append(len(items))
+        for pattern, what in self.fields:
+            if len(pattern) == len(path) and all(
+                (key is None and type(got) is int) or (key is not None and got == key)
+                for key, got in zip(pattern, path)
+            ):
+                return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path).lstrip("."), what
+        return None
+
+
+_CHECK_EVERY = 1 << 16
+"""Nodes between two counts of the open bounded sequences' items (each is also counted when it ends)."""
+
+
+class TooMany(Refused):
+    """A sequence at an item position, or the whole document, holds more than its bound."""
+
+
+def fast_safe_load(
+    text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
+    max_full_nodes: int = MAX_YAML_NODES_FULL,
+) -> Any:
     """The single document in ``text``, as ``yaml.load(text, CSafeLoader)`` would return it.
 
+    Counted while it loads, so that memory stays proportionate to the bounds: the YAML nodes
+    (scalars, sequences and mappings: at most ``max_nodes``) and, when ``items`` is given,
+    the items of each sequence it names (at most ``items.most``). A document outside the
+    subset (:class:`Unsupported`, left to the full safe loader, which takes about 700 bytes of
+    memory per node) may hold at most ``max_full_nodes`` nodes.
+
     Raises:
-        Refused: an anchor or alias (:class:`AliasFound`), or nesting deeper than
-            :data:`MAX_NESTING`, anywhere in the text, even after an unsupported node.
+        Refused: an anchor or alias (:class:`AliasFound`), nesting deeper than
+            :data:`MAX_NESTING`, more than ``max_nodes`` nodes or too many items
+            (:class:`TooMany`, naming the field), anywhere in the text, even after an
+            unsupported node; more than ``max_full_nodes`` nodes in an unsupported document.
         Unsupported: the document is outside the subset (see the module docstring).
         yaml.YAMLError: the text is not valid YAML.
     """
-    stack: list[list[Any]] = []  # open containers: [kind, items]
+    stack: list[list[Any]] = []  # open containers: [kind, items, (field, what) if its items are counted]
     result: Any = None
     documents = 0
-    unsupported: Unsupported | None = None  # once set, the rest is only checked for refusals
+    nodes = 0
+    check = min(_CHECK_EVERY, max_nodes + 1)  # the node count at which to count again
+    depths = frozenset(len(path) for path, _ in items.fields) if items is not None else frozenset()
+    unsupported: Unsupported | None = None  # once set, the rest is only counted and checked for refusals
+    unsupported_at = 0  # its line
     event: Any
     for event in yaml.parse(text, Loader=_Loader):
         kind = type(event)
-        if kind is DocumentStartEvent:
+        if kind is ScalarEvent:
+            nodes += 1
+            if nodes >= check:
+                check = _count(event, nodes, max_nodes, stack, items)
+            if unsupported is None:
+                try:
+                    value = _scalar(event)
+                except Unsupported as exc:
+                    if isinstance(exc, Refused):
+                        raise
+                    unsupported, value, unsupported_at = exc, None, _line(event)
+            else:
+                if event.anchor is not None:
+                    raise AliasFound(_line(event))
+                top = stack[-1] if stack else None  # only keys are kept: they name the counted fields
+                value = event.value if top and top[0] is MappingStartEvent and not len(top[1]) % 2 else None
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            nodes += 1
+            if nodes >= check:
+                check = _count(event, nodes, max_nodes, stack, items)
+            if event.anchor is not None:
+                raise AliasFound(_line(event))
+            if len(stack) >= MAX_NESTING:
+                raise Refused(f"sequences and mappings nested at most {MAX_NESTING} deep", _line(event))
+            counted = items.what(stack) if kind is SequenceStartEvent and len(stack) in depths else None  # type: ignore[union-attr]
+            stack.append([kind, [], counted])
+            if event.tag is not None and unsupported is None:
+                unsupported, unsupported_at = Unsupported("tag on a collection"), _line(event)
+            continue
+        elif kind is MappingEndEvent:
+            entry = stack.pop()
+            value = None
+            if unsupported is None:
+                try:
+                    value = _mapping(entry[1])
+                except Unsupported as exc:
+                    unsupported, unsupported_at = exc, _line(event)
+        elif kind is SequenceEndEvent:
+            entry = stack.pop()
+            value = entry[1] if unsupported is None else None
+            if entry[2] is not None and len(entry[1]) > items.most:  # type: ignore[union-attr]
+                raise _too_many(event, entry[2], items)  # type: ignore[arg-type]
+        elif kind is AliasEvent:
+            raise AliasFound(_line(event))
+        elif kind is DocumentStartEvent:
             documents += 1
             if documents > 1 and unsupported is None:
-                unsupported = Unsupported("several documents")
+                unsupported, unsupported_at = Unsupported("several documents"), _line(event)
             continue
-        try:
-            if unsupported is not None:
-                _track(event, kind, stack)
-                continue
-            if kind is ScalarEvent:
-                value = _scalar(event)
-            elif kind is MappingStartEvent or kind is SequenceStartEvent:
-                _track(event, kind, stack)
-                if event.tag is not None:
-                    raise Unsupported("tag on a collection")
-                continue
-            elif kind is MappingEndEvent:
-                value = _mapping(stack.pop()[1])
-            elif kind is SequenceEndEvent:
-                value = stack.pop()[1]
-            elif kind is AliasEvent:
-                raise AliasFound(_line(event))
-            else:
-                continue
-        except Refused:
-            raise
-        except Unsupported as exc:
-            unsupported = exc
+        else:
             continue
         if stack:
             stack[-1][1].append(value)
         else:
             result = value
     if unsupported is not None:
+        if nodes > max_full_nodes:  # the full loader takes about 700 bytes per node
+            raise TooMany(f"YAML of at most {max_full_nodes:,} nodes when it holds what ssemock never writes "
+                          f"({unsupported}: a tag, a timestamp such as an unquoted date, a merge key, "
+                          f"a duplicate key...; quote it or remove it)", unsupported_at)
         raise unsupported
     return result
+
+
+def _too_many(event: Any, counted: tuple[str, str], items: ItemBound) -> TooMany:
+    return TooMany(f"a list of at most {items.most} {counted[1]}", _line(event), field=counted[0])
+
+
+def _count(event: Any, nodes: int, max_nodes: int, stack: list[list[Any]], items: ItemBound | None) -> int:
+    """Refuse more than ``max_nodes`` nodes, or a counted sequence of ``stack`` holding too many
+    items; else the node count at which to count again."""
+    if nodes > max_nodes:
+        raise TooMany(f"YAML of at most {max_nodes:,} nodes (scalars, sequences and mappings)", _line(event))
+    if items is not None:
+        for _, held, counted in stack:
+            if counted is not None and len(held) > items.most:
+                raise _too_many(event, counted, items)
+    return min(nodes + _CHECK_EVERY, max_nodes + 1)
 
 
 def _mapping(items: list[Any]) -> dict[Any, Any]:
@@ -197,18 +306,6 @@ def _mapping(items: list[Any]) -> dict[Any, Any]:
     if 2 * len(value) != len(items):
         raise Unsupported("duplicate key")  # the full loader names it and its line
     return value
-
-
-def _track(event: Any, kind: type, stack: list[list[Any]]) -> None:
-    """Refuse anchors, aliases and nesting past :data:`MAX_NESTING`; push or pop ``stack`` for collections."""
-    if kind is AliasEvent or getattr(event, "anchor", None) is not None:
-        raise AliasFound(_line(event))
-    if kind is MappingStartEvent or kind is SequenceStartEvent:
-        if len(stack) >= MAX_NESTING:
-            raise Refused(f"sequences and mappings nested at most {MAX_NESTING} deep", _line(event))
-        stack.append([kind, []])
-    elif kind is MappingEndEvent or kind is SequenceEndEvent:
-        stack.pop()
 
 
 class _StrictLoader(_Loader):  # type: ignore[misc]
@@ -236,18 +333,23 @@ class _StrictLoader(_Loader):  # type: ignore[misc]
 _StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_bounded_int)
 
 
-def strict_load(text: str) -> Any:
+def strict_load(
+    text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
+    max_full_nodes: int = MAX_YAML_NODES_FULL,
+) -> Any:
     """The single document in ``text``, safely: the fast path, else the safe (C) loader.
 
     Refused everywhere, whichever loader runs: anchors and aliases, duplicate keys,
-    nesting deeper than :data:`MAX_NESTING`, integers of more than :data:`MAX_INT_DIGITS` digits.
+    nesting deeper than :data:`MAX_NESTING`, integers of more than :data:`MAX_INT_DIGITS` digits,
+    more than ``max_nodes`` nodes (``max_full_nodes`` for what the full loader reads), more items
+    than ``items`` allows (see :func:`fast_safe_load`).
 
     Raises:
         Refused: names what and the line.
         yaml.YAMLError: the text is not valid YAML (or uses what the safe loader refuses).
     """
     try:
-        return fast_safe_load(text)
+        return fast_safe_load(text, items=items, max_nodes=max_nodes, max_full_nodes=max_full_nodes)
     except Refused:
         raise
     except (Unsupported, yaml.YAMLError):

@@ -354,9 +354,9 @@ class Cassette:
         (see :mod:`ssemock.cassette.append`).
         """
         from .append import complete_text
-        from .read import load_yaml
+        from .read import cassette_items, load_yaml
 
-        return cls.from_dict(load_yaml(complete_text(text), source), name=name, source=source)
+        return cls.from_dict(load_yaml(complete_text(text), source, items=cassette_items()), name=name, source=source)
 
     @classmethod
     def from_dict(cls, doc: Any, *, name: str = "cassette", source: str = "<memory>") -> Cassette:

@@ -14,7 +14,7 @@ import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteError, CassetteNotFoundError, Described, ScenarioError, StubError
 from ..limits import (
@@ -41,9 +41,12 @@ from .model import (
     reason_phrase,
 )
 
+if TYPE_CHECKING:
+    from .fastyaml import ItemBound
+
 __all__ = [
-    "MIGRATIONS", "NO_CONTENT_STATUSES", "check_cassette", "check_times", "load_file", "load_yaml", "parse_cassette",
-    "read_file", "read_yaml",
+    "MIGRATIONS", "NO_CONTENT_STATUSES", "cassette_items", "check_cassette", "check_times", "load_file", "load_yaml",
+    "parse_cassette", "read_file", "read_yaml",
 ]
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
@@ -54,25 +57,42 @@ version ``n + 1``. Version 1 is the first format, so there is none yet."""
 FileError = type[CassetteError] | type[ScenarioError] | type[StubError]
 
 
-def load_yaml(text: str, source: str, error: FileError = CassetteError) -> Any:
+def cassette_items() -> ItemBound:
+    """The lists of a cassette counted while it loads: interactions, and each response's chunks or
+    events, at most :data:`~ssemock.limits.MAX_ITEMS` each."""
+    from .fastyaml import ItemBound
+
+    return ItemBound(MAX_ITEMS, (
+        (("interactions",), "interactions"),
+        (("interactions", None, "response", "chunks"), "chunks"),
+        (("interactions", None, "response", "events"), "events"),
+    ))
+
+
+def load_yaml(text: str, source: str, error: FileError = CassetteError, *, items: ItemBound | None = None) -> Any:
     """Parse YAML safely (:func:`.fastyaml.strict_load`): anchors, aliases, duplicate keys and
-    nesting past :data:`.fastyaml.MAX_NESTING` are refused with their line.
+    nesting past :data:`.fastyaml.MAX_NESTING` are refused with their line; more than
+    :data:`~ssemock.limits.MAX_YAML_NODES` nodes, or a list named by ``items`` (e.g.
+    :func:`cassette_items`) longer than its bound, as soon as the count passes it.
 
     Raises:
-        CassetteError (or ``error``): names ``source``, the line and what was wrong.
+        CassetteError (or ``error``): names ``source``, the line or field and what was wrong.
     """
     import yaml  # imported when a file is parsed: a start answered from the caches needs no parser
 
     from .fastyaml import MAX_NESTING, Refused, strict_load
 
     try:
-        return strict_load(text)
+        return strict_load(text, items=items)
     except Refused as exc:
-        raise error(source, f"line {exc.line}", exc.expected, exc.got) from None
+        raise error(source, exc.field or f"line {exc.line}", exc.expected, exc.got) from None
+    except MemoryError:  # within the bounds, but not within this process's memory
+        pass  # the data built so far goes with the exception, before the error is made
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, source, error) from None
     except RecursionError:  # the safe loader's constructors on deep flow collections
         raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
+    raise error(source, "", f"YAML whose data fits in memory ({len(text):,} characters did not)", None)
 
 
 _TAG = r"constructor for the tag '([^']*)'"  # compiled on first use (re's cache), not at every start
@@ -153,7 +173,7 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
     cassette = cache.lookup(data, name)
     if cassette is None:
         text = complete_text(utf8_text(data[: torn_start(data)], source, CassetteError))
-        cassette = parse_cassette(load_yaml(text, source), name=name, source=source)
+        cassette = parse_cassette(load_yaml(text, source, items=cassette_items()), name=name, source=source)
         cache.store(data, name, cassette)
     return cassette
 

@@ -10,8 +10,11 @@ it goes (request or answer, whole or streamed):
   (:data:`VALUE_KEYS`: ``value``, ``default``, ``enum``, ``const``, ``example``,
   ``examples``), so OpenAI Realtime's ``client_secret: {"value": …}`` is found and a
   JSON Schema of a ``password`` parameter (``{"type": "string"}``) is not a secret,
-  unless it carries a value. Exempt: Anthropic's thinking ``signature`` (also in a
-  ``signature_delta``) and OpenAI's logprobs ``token`` (a piece of the answer's text).
+  unless it carries a value. A name/value pair (:func:`pair_name`: HAR's
+  ``{"name": "api_key", "value": …}``, Postman's ``{"key": "Authorization", "value": …}``)
+  whose name is a credential name gives up its ``value``; its name stays. Exempt:
+  Anthropic's thinking ``signature`` (also in a ``signature_delta``) and OpenAI's logprobs
+  ``token`` (a piece of the answer's text).
 * **Text that is not JSON** (a broken JSON line, a log line, a path with
   ``;jsessionid=…``): ``"name": "value"`` and ``name=value`` pairs whose name has a
   credential word.
@@ -46,10 +49,13 @@ __all__ = [
     "is_exempt",
     "is_schema",
     "multipart_spans",
+    "pair_name",
     "parse_pairs",
 ]
 
 RULE = "credential name"
+NAME_MEMBERS = ("name", "key")
+"""The members naming the value of a name/value pair object (HAR, Postman): see :func:`pair_name`."""
 VALUE_KEYS = frozenset({"value", "default", "enum", "const", "example", "examples"})
 _SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 # Stems that every credential word contains (the prefilter; the name rule decides).
@@ -85,6 +91,22 @@ def is_exempt(obj: dict[str, Any], key: str) -> bool:
     return key == "token" and "logprob" in obj
 
 
+def pair_name(obj: dict[str, Any], is_name: IsName) -> tuple[str, str] | None:
+    """The member and the credential name of a name/value pair object, else None.
+
+    A pair is an object with a ``value`` member and a string ``name`` or ``key`` member
+    (:data:`NAME_MEMBERS`) that ``is_name`` calls a credential name: HAR's
+    ``{"name": "api_key", "value": "…"}``, Postman's ``{"key": "Authorization", "value": "…"}``.
+    """
+    if "value" not in obj:
+        return None
+    for member in NAME_MEMBERS:
+        name = obj.get(member)
+        if isinstance(name, str) and is_name(name):
+            return member, name
+    return None
+
+
 def credential_values(doc: Any, is_name: IsName) -> list[Any]:
     """The scalars under credential names in a :func:`parse_pairs` document (strings and numbers)."""
     out: list[Any] = []
@@ -95,8 +117,13 @@ def credential_values(doc: Any, is_name: IsName) -> list[Any]:
 def _walk(node: Any, is_name: IsName, out: list[Any]) -> None:
     if isinstance(node, Pairs):
         obj = dict(node)
+        pair = pair_name(obj, is_name)
         for key, value in node:
-            if is_name(key) and not is_exempt(obj, key):
+            if pair is not None and key == "value":
+                _scalars(value, out)
+            elif pair is not None and key == pair[0] and value == pair[1]:
+                continue  # the pair's name: not a secret
+            elif is_name(key) and not is_exempt(obj, key):
                 _secret(value, is_name, out)
             else:
                 _walk(value, is_name, out)
@@ -192,7 +219,10 @@ class FieldFinder:
         stems = sorted({*_STEMS, *(w.lower() for w in extra_words)})
         assert all(any(s in w for s in _STEMS) for w in CREDENTIAL_WORDS)  # the prefilter misses none
         words = b"|".join(re.escape(s).encode("latin-1") for s in stems)
-        self._key = compile_bytes(rb'(?i)"[^"\\\r\n]{0,64}(?:' + words + rb')[^"\\\r\n]{0,64}"\s*:')
+        self._key = compile_bytes(  # a credential-named key, or a pair's credential name ("name": "api_key")
+            rb'(?i)(?:"[^"\\\r\n]{0,64}(?:' + words + rb')[^"\\\r\n]{0,64}"\s*:'
+            rb'|"(?:name|key)"\s*:\s*"[^"\\\r\n]{0,64}(?:' + words + rb'))'
+        )
         self._json_pair = compile_bytes(
             rb'"([^"\\\r\n]{0,64}(?i:' + words + rb')[^"\\\r\n]{0,64})"\s*:\s*"((?:[^"\\\r\n]|\\[^\r\n])+)"'
         )

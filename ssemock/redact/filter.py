@@ -22,6 +22,7 @@ from .fields import (
     is_exempt,
     is_schema,
     multipart_spans,
+    pair_name,
     parse_pairs,
 )
 from .names import (
@@ -392,8 +393,14 @@ class Filter:
         if not isinstance(doc, dict):
             return doc
         out = {}
+        pair = pair_name(doc, self.is_secret_name)  # {"name": "api_key", "value": SECRET}
         for k, v in doc.items():
-            if self.is_secret_name(k) and not is_exempt(doc, k):
+            if pair is not None and k == "value":
+                out[k] = _redact_all(v, found)
+                report.names.append(f"body {path}value ({pair[0]} {pair[1]})")
+            elif pair is not None and k == pair[0] and v == pair[1]:
+                out[k] = v  # the pair's name: not a secret
+            elif self.is_secret_name(k) and not is_exempt(doc, k):
                 if isinstance(v, dict) and is_schema(v):  # a tool's ``password`` parameter: only its values
                     out[k] = {kk: _redact_all(vv, found) if kk in VALUE_KEYS else self._drop_fields(
                         vv, f"{path}{k}.{kk}.", found, report) for kk, vv in v.items()}
