@@ -31,7 +31,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator
 
-from .errors import SSEMockError
+from .errors import ContentCodingError
 
 __all__ = ["CODINGS", "MAX_CODINGS", "PIECE", "ContentCodingError", "Decoder", "decode", "decode_lenient",
            "parse_codings"]
@@ -44,19 +44,6 @@ as each one may multiply the size by about a thousand."""
 PIECE = 1024 * 1024
 """Most bytes :class:`Decoder` gives at a time by default."""
 _GZIP_MAGIC = b"\x1f\x8b"
-
-
-class ContentCodingError(SSEMockError, ValueError):
-    """A body cannot be decoded from its ``Content-Encoding``.
-
-    Attributes:
-        coding: the ``Content-Encoding`` value, as given.
-        reason: why, in a few words (no byte of the body is quoted).
-    """
-
-    def __init__(self, coding: str, reason: str) -> None:
-        self.coding, self.reason = coding, reason
-        super().__init__(f"Content-Encoding {coding!r} does not decode: {reason}")
 
 
 def parse_codings(header: str | None) -> list[str]:
