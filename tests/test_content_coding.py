@@ -10,8 +10,10 @@ Expected bodies are built here from the plain events, never read back from ssemo
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import io
+import random
 import zlib
 from pathlib import Path
 
@@ -98,8 +100,7 @@ def record(tmp_path: Path, bodies: dict[str, tuple[str, bytes]]) -> tuple[dict[s
     with CodedUpstream(bodies) as up, Recorder(up.url, tmp_path, mode="all") as rec:
         for name in bodies:
             got[name] = raw_request(rec.url, "GET", f"/coded/{name}", headers={"X-SSEMock-Cassette": name}).body
-        progress = rec.interactions
-    return got, progress
+    return got, rec.interactions  # complete once stopped (a body over 1 MiB is scanned after its last byte)
 
 
 def stored_body(response: Response) -> bytes:
@@ -306,3 +307,21 @@ def test_a_body_that_does_not_decode_is_sent_as_recorded_and_the_steps_say_so(
         [entry] = server.requests
     assert answer.body == wire  # no step ran over the encoded bytes
     assert any(line.startswith("line-endings: not applied, Content-Encoding") for line in entry["injected"])
+
+
+def test_a_large_coded_body_is_scanned_to_its_last_member(tmp_path: Path) -> None:
+    """Over 1 MiB: scanned in batches in the scan thread, written after the client's last byte."""
+    noise = base64.b64encode(random.Random(7).randbytes(3 << 20))  # compresses to about 3/4
+    events = b"".join(b"data: %s\n\n" % noise[i:i + 1000] for i in range(0, len(noise), 1000))
+    wire = gz(events) + gz(SECRET)
+    bodies = {"large": ("gzip", wire), "large-trailing": ("gzip", gz(events) + SECRET)}
+    got, progress = record(tmp_path, bodies)
+    assert got == {name: body for name, (_, body) in bodies.items()} and len(wire) > 3 << 20
+    for name in bodies:
+        assert KEY not in (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")
+    [interaction] = Cassette.load(tmp_path / "large.yaml").interactions
+    assert interaction.response.body == events + SECRET.replace(KEY.encode(), b"REDACTED")
+    [dropped] = Cassette.load(tmp_path / "large-trailing.yaml").interactions
+    assert dropped.response.body == b""
+    [line] = [p["filtered"] for p in progress if p["cassette"] == "large-trailing"]
+    assert any("response body dropped" in entry for entry in line)  # type: ignore[attr-defined]
