@@ -123,6 +123,9 @@ def test_every_gzip_member_zlib_and_raw_deflate_and_stacked_codings_decode() -> 
     assert decode(b"", "gzip") == decode(b"", "deflate") == b""
     assert decode(FIRST, "identity") == decode(FIRST, None) == FIRST
     assert decode(zlib.compress(gz(FIRST)), "gzip, identity, deflate") == FIRST
+    # Raw deflate whose first bytes look like a zlib header (a stored block of length 0x0001, 78 01).
+    looks_zlib = b"\x78\x01\x00\xfe\xffA\x03\x00"
+    assert zlib.decompress(looks_zlib, -15) == decode(looks_zlib, "deflate") == b"A"
 
 
 @pytest.mark.parametrize(("coding", "body", "reason"), ids=str, argvalues=[
