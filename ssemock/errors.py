@@ -17,7 +17,8 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
     ├── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
-    └── PlotError (ValueError)              a picture cannot be drawn (no matplotlib, bad file type or interaction)
+    ├── PlotError (ValueError)              a picture cannot be drawn (no matplotlib, bad file type or interaction)
+    └── ContentCodingError (ValueError)     a body does not decode from its Content-Encoding (ssemock.coding)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "CassetteError",
     "CassetteNotFoundError",
     "ConfigError",
+    "ContentCodingError",
     "Described",
     "ImportFormatError",
     "JSONTooDeepError",
@@ -301,3 +303,18 @@ class RecorderConfigError(SSEMockError, ValueError):
 
 class PlotError(SSEMockError, ValueError):
     """A timeline picture cannot be drawn: the ``plot`` extra is missing, or a bad file type or interaction."""
+
+
+class ContentCodingError(SSEMockError, ValueError):
+    """A body cannot be decoded from its ``Content-Encoding`` (:mod:`ssemock.coding`): an unknown
+    coding (``br``, ``zstd``), too many stacked, corrupt data, bytes after the last member, or a
+    complete body that ends inside a member.
+
+    Attributes:
+        coding: the ``Content-Encoding`` value, as given.
+        reason: why, in a few words (no byte of the body is quoted).
+    """
+
+    def __init__(self, coding: str, reason: str) -> None:
+        self.coding, self.reason = coding, reason
+        super().__init__(f"Content-Encoding {coding!r} does not decode: {reason}")

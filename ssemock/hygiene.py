@@ -8,7 +8,8 @@ Every cassette file is checked for:
 * **secrets**: no header, query parameter or cookie the recorder drops by name, and nothing
   the recorder's scanner (:meth:`ssemock.redact.Filter.scan`: key shapes, values under
   credential names, ``Bearer`` tokens) finds in the path, query, header values and bodies
-  (compressed answers are read decoded) — the rule that matched is named, never the value;
+  (compressed answers are read decoded by :mod:`ssemock.coding`, and as stored; one that does
+  not decode is a finding) — the rule that matched is named, never the value;
 * **age** (only with ``max_age``): ``provenance.recorded_at`` (ISO 8601, written by the
   recorder and the HAR importer) older than ``max_age`` is a *warning*, as is a cassette
   without it; a ``recorded_at`` that is not a date is a finding.
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from .cassette import Cassette, Interaction
+from .coding import decode_lenient
 from .errors import CassetteError, ConfigError, short_repr
-from .importers import decoded_body
 from .limits import MAX_CHECK_SIZE
 from .redact import Filter
 
@@ -178,8 +179,12 @@ def _secrets(inter: Interaction) -> Iterator[str]:
     places = [("request path", req.path.encode("utf-8", "surrogatepass")), ("request body", req.body or b"")]
     body = resp.body
     encoding = resp.header("content-encoding")
-    if encoding and encoding.lower() != "identity":
-        body = decoded_body(body, encoding) or body
+    if encoding and encoding.strip().lower() not in ("identity", ""):
+        plain, error = decode_lenient(body, encoding, complete=resp.end.how == "clean")
+        if error is not None:
+            yield f"response body: {error} (checked as far as it decodes, and as stored)"
+        places.append(("response body (stored encoded)", body))
+        body = plain
     places.append(("response body", body))
     for place, data in places:
         if rules := _rules(data):

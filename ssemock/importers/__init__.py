@@ -20,15 +20,14 @@ already (unless ``force``).
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Cassette, Chunk, End, Request, Response, reason_phrase
 from ..cassette.read import NO_CONTENT_STATUSES
+from ..coding import ContentCodingError, decode
 from ..errors import CassetteError, ConfigError, ImportFormatError
 from ..redact import Credentials, Filter, Report
 from ..sse import split_blocks
@@ -72,16 +71,16 @@ def untimed_response(
 
     Secrets are removed by the recorder's rules: secret headers (``Set-Cookie``…) dropped,
     key shapes and the request's ``credentials`` replaced. An encoded body (e.g. gzip) stays
-    as it is unless its decoded text holds a secret; it is then stored decoded, scrubbed,
-    without the header.
+    as it is unless its decoded text (or its encoded bytes: a gzip header's file name) holds a
+    secret; it is then stored decoded, scrubbed, without the header.
     """
     kept = _FILTER.response_headers_scrubbed(headers, credentials, Report())
     if status in NO_CONTENT_STATUSES:
         body = b""
     encoding = next((v for k, v in kept if k.lower() == "content-encoding"), "identity").lower()
-    if encoding != "identity":
+    if encoding.strip() not in ("identity", ""):
         plain = decoded_body(body, encoding)
-        if plain is None or not _FILTER.scan(plain, credentials):
+        if plain is None or not (_FILTER.scan(plain, credentials) or _FILTER.scan(body, credentials)):
             pieces = [body]
         else:
             kept = [(k, v) for k, v in kept if k.lower() not in ("content-encoding", "content-length")]
@@ -109,17 +108,13 @@ def _scrubbed(pieces: list[bytes], credentials: Credentials | None) -> list[byte
 
 
 def decoded_body(body: bytes, encoding: str) -> bytes | None:
-    """``body`` decoded from its ``Content-Encoding`` (gzip or deflate; any letter case), or
-    None for other or broken encodings."""
-    encoding = encoding.lower()
+    """``body`` decoded from its ``Content-Encoding`` value by :func:`ssemock.coding.decode` (every
+    gzip member, zlib or raw deflate, stacked codings; any letter case), or None for a coding it
+    does not decode or a body that does not decode."""
     try:
-        if encoding in ("gzip", "x-gzip"):
-            return gzip.decompress(body)
-        if encoding == "deflate":
-            return zlib.decompress(body)
-    except (OSError, zlib.error, EOFError):
+        return decode(body, encoding)
+    except ContentCodingError:
         return None
-    return None
 
 
 def output_paths(sources: Sequence[Path], cassettes: Sequence[Cassette], output: Path) -> list[Path]:

@@ -194,8 +194,9 @@ class Recorder:
             and never forwarded (bytes, default 32 MiB).
         max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
             and never forwarded (levels, default 128, at most 256).
-        keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded
-            bytes; default False asks the upstream for ``identity``.
+        keep_encoding: forward the client's ``Accept-Encoding`` (only its gzip, deflate and
+            identity: the codings the secret scan decodes) and record the encoded bytes;
+            default False asks the upstream for ``identity``.
         read_timeout: seconds without an upstream byte before a stream is ended
             as ``timeout`` (default 600).
         grace: seconds :meth:`stop` lets streams in progress finish; then they are

@@ -23,8 +23,14 @@ so cassettes hold readable text, can be scanned for secrets and keep the
 provider's own chunk timing (a compressor's flushes would blur it). With
 ``keep_encoding=True`` the client's ``Accept-Encoding`` is forwarded and the
 encoded wire bytes are recorded (``Content-Encoding`` kept; replay sends them as
-they were). A gzip or deflate body is then scanned decoded; if it holds a secret
-the interaction is stored decoded and scrubbed instead. A compressed request body
+they were); the ``Accept-Encoding`` forwarded keeps only the codings the recorder decodes
+(gzip, deflate, identity). An encoded body is scanned decoded by :mod:`ssemock.coding`
+(every gzip member, zlib or raw deflate, stacked codings) and as its wire bytes; if either
+holds a secret the interaction is stored decoded and scrubbed instead. A body that does not
+decode (an unknown coding such as ``br``, corrupt data, bytes after the last member) is not
+recorded: the interaction is stored without its body and without ``Content-Encoding``, and its
+progress line and cassette entry say ``response body dropped: ...`` (the client still gets every
+byte as it came). A compressed request body
 is decoded by aiohttp; it is forwarded and recorded decoded, without its
 ``Content-Encoding`` (400 ``ssemock_bad_request_body`` if it does not decode).
 """
@@ -37,7 +43,6 @@ import concurrent.futures
 import contextlib
 import io
 import re
-import zlib
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +50,7 @@ import aiohttp
 from aiohttp import web
 
 from ..cassette import End, Request, Response, body_digest, no_content, reason_phrase
+from ..coding import CODINGS, ContentCodingError, Decoder
 from ..edge import abort_connection, error_response, set_framing
 from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
 from ..intake import Refusal, check_json, read_body
@@ -186,10 +192,18 @@ def _client_headers(request: web.Request) -> list[tuple[str, str]]:
     return [(str(k), v) for k, v in request.headers.items() if not (decoded and k.lower() == "content-encoding")]
 
 
+def _decodable_accept(value: str) -> str:
+    """An ``Accept-Encoding`` value with only the codings :mod:`ssemock.coding` decodes (``identity`` if none)."""
+    kept = [item.strip() for item in value.split(",") if item.split(";")[0].strip().lower() in CODINGS]
+    return ", ".join(kept) or "identity"
+
+
 def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str, str]]:
     headers = [(k, v) for k, v in _client_headers(request) if k.lower() not in _HOP_BY_HOP]
     if not st.keep_encoding:
         headers = [(k, v) for k, v in headers if k.lower() != "accept-encoding"] + [("Accept-Encoding", "identity")]
+    else:  # only codings the scan can read: a body it cannot decode is not recorded
+        headers = [(k, _decodable_accept(v) if k.lower() == "accept-encoding" else v) for k, v in headers]
     if st.credentials and not any(k.lower() == "authorization" for k, _ in headers):
         headers.append(("Authorization", st.credentials))  # user info of the target URL
     return headers
@@ -280,6 +294,7 @@ async def _stream(
     except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
         how, cancelled = "timeout", exc
     end = loop.time() - t0
+    tee.complete = how == "clean"
     report = redacted.report
     resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
     host = upstream.request_info.headers.get("Host", "")
@@ -349,6 +364,8 @@ class _Recording:
         spool, rules, headers = await self.tee.close(headers) if wait else self.tee.close_now(headers)
         self.response.headers = headers
         self.report.add("response body", rules)
+        if self.tee.dropped is not None:
+            self.report.names.append(f"response body dropped: {self.tee.dropped}")
         counter = EventCounter() if self.tee.counts_events(headers) else None
         filtered = self.report.lines()
         entry = Entry(self.request, self.response, spool, filtered=filtered,
@@ -464,18 +481,29 @@ class _Tee:
     1 MiB, then an unnamed temporary file, never a named one) and scanned at :meth:`close`,
     so the relay goes at the speed of the connections, memory stays bounded, and the scan
     costs the relay no CPU from then on. ``size`` and ``count``: bytes and reads received.
-    A gzip or deflate body is scanned decoded: the encoded bytes are kept unless it holds a secret.
+    An encoded body (``Content-Encoding`` other than identity) is scanned decoded, every byte
+    (:class:`ssemock.coding.Decoder`, 1 MiB at a time), and as it came (a gzip header's file name
+    is not in the decoded bytes): the encoded bytes are kept unless either scan finds a secret.
+    One that does not decode is dropped from there on: ``dropped`` then says why.
     """
 
     def __init__(self, st: RecorderState, content_type: str, encoding: str, credentials: Credentials) -> None:
         self.spool = Spool()
         self.first: float | None = None
-        self.encoding = encoding.strip().lower()
-        self._decoded = self.encoding in ("gzip", "x-gzip", "deflate")
-        self._inflate = zlib.decompressobj(47) if self._decoded else None  # 47: gzip or zlib header
+        self.encoding = encoding
+        self.complete = True  # set False before close() for a body cut short (its last member may stop anywhere)
+        self.dropped: str | None = None  # why the body is not recorded (it does not decode)
+        self._decoder: Decoder | None = None
+        try:
+            decoder = Decoder(encoding)
+            self._decoder = None if decoder.identity else decoder
+        except ContentCodingError as exc:  # an unknown coding: never written unscanned
+            self.dropped = str(exc)
         self._credentials = credentials
         self._scrub = st.filter.scrubber(credentials)
-        self._check = st.filter.scrubber(credentials) if self._decoded else None
+        encoded = self._decoder is not None
+        self._check = st.filter.scrubber(credentials) if encoded else None  # the decoded bytes
+        self._check_wire = st.filter.scrubber(credentials) if encoded else None  # the bytes as they came
         self._event_stream = "event-stream" in content_type.lower()
         self._filter = st.filter
         self._raw: list[tuple[float, bytes]] = []
@@ -516,13 +544,16 @@ class _Tee:
     def _consume(self, reads: list[tuple[float, bytes]]) -> None:
         """Scrub reads into the spool (blocking: runs in the scan thread)."""
         for t, data in reads:
-            if self._inflate is not None and self._check is not None:
+            if self.dropped is not None:
+                continue
+            if self._decoder is not None and self._check is not None and self._check_wire is not None:
                 try:
-                    plain = self._inflate.decompress(data)
-                except zlib.error:
-                    self._inflate = None
-                    plain = b""
-                self._check.feed(t, plain)
+                    for plain in self._decoder.feed(data):
+                        self._check.feed(t, plain)
+                except ContentCodingError as exc:
+                    self.dropped = str(exc)
+                    continue
+                self._check_wire.feed(t, data)
                 self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
                 continue
             for piece in self._scrub.feed(t, data):
@@ -570,9 +601,21 @@ class _Tee:
                 self._consume([(chunk.t, chunk.data)])
             self._unscanned.close()
             self._unscanned = None
-        if self._check is not None:
+        if self._decoder is not None and self._check is not None and self._check_wire is not None \
+                and self.dropped is None:
+            try:
+                for plain in self._decoder.close(complete=self.complete):
+                    self._check.feed(0.0, plain)
+            except ContentCodingError as exc:
+                self.dropped = str(exc)
+        if self.dropped is not None:  # fail closed: nothing of a body the scan could not read
+            self.spool.close()
+            self.spool = Spool()
+            return self.spool, Counter(), _without_coding(headers)
+        if self._check is not None and self._check_wire is not None:
             self._check.close()
-            if self._check.hits:  # a secret inside an encoded body: store it decoded and scrubbed
+            self._check_wire.close()
+            if self._check.hits or self._check_wire.hits:  # a secret in an encoded body: stored decoded, scrubbed
                 return self._decode_and_scrub(headers)
             return self.spool, Counter(), headers
         for piece in self._scrub.close():
@@ -580,15 +623,25 @@ class _Tee:
         return self.spool, self._scrub.rules, headers
 
     def _decode_and_scrub(self, headers: list[tuple[str, str]]) -> tuple[Spool, Counter[str], list[tuple[str, str]]]:
-        plain, inflate, scrub = Spool(), zlib.decompressobj(47), self._filter.scrubber(self._credentials)
+        """The kept encoded body decoded (it decoded for the scan) and scrubbed, headers without the coding."""
+        plain, decoder, scrub = Spool(), Decoder(self.encoding), self._filter.scrubber(self._credentials)
+        t = 0.0
         for chunk in self.spool.chunks():
-            for piece in scrub.feed(chunk.t, inflate.decompress(chunk.data)):
+            t = chunk.t
+            for data in decoder.feed(chunk.data):
+                for piece in scrub.feed(t, data):
+                    plain.add(*piece)
+        for data in decoder.close(complete=self.complete):
+            for piece in scrub.feed(t, data):
                 plain.add(*piece)
         for piece in scrub.close():
             plain.add(*piece)
         self.spool.close()
-        kept = [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
-        return plain, scrub.rules, kept
+        return plain, scrub.rules, _without_coding(headers)
+
+
+def _without_coding(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in headers if k.lower() not in ("content-encoding", "content-length")]
 
 
 _IN_FLIGHT = 2  # batches of one body waiting for the scan before the rest waits unscanned (2 MiB)

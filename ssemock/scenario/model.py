@@ -83,8 +83,9 @@ class Scenario:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
 
         A recorded gzip/deflate body is decompressed first when a step edits the
-        body, and compressed again on the wire. Consecutive event and byte steps
-        share one split of the body into lines.
+        body, and compressed again on the wire; if it does not decode, the steps that edit the
+        body are not applied (``NAME: not applied, Content-Encoding ... does not decode: ...``).
+        Consecutive event and byte steps share one split of the body into lines.
 
         Args:
             cancelled: asked before each step; True stops applying (the plan, half built,
@@ -100,7 +101,10 @@ class Scenario:
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
         if any(step.edits_body for step in self.steps):
             plan.running = (self.name, "decoding the recorded Content-Encoding")
-            plan.decode_content()
+            if not plan.decode_content():  # never edited compressed: those steps are left out, and said so
+                plan.notes.extend(f"{step.name}: not applied, {plan.undecodable}"
+                                  for step in self.steps if step.edits_body)
+                ordered = [(index, step) for index, step in ordered if not step.edits_body]
         lines = None
         original = plan.response.chunks
         for index, step in ordered:

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import random
 import zlib
+from collections.abc import Iterator
 
 from ..cassette import Chunk, End, Request, Response
+from ..coding import ContentCodingError, Decoder
 from ..errors import ScenarioTooLargeError
 from ..limits import LINE_COST, MAX_SCENARIO_GROWTH
 
@@ -33,8 +35,6 @@ FRAMINGS = ("chunked", "length", "close")
 ENCODINGS = ("gzip", "deflate")
 _SCAN = 1024
 """Bytes of a line fed to the decoder to tell whether a blank line dispatches an event."""
-_PIECE = 1024 * 1024
-"""Most bytes decompressed at a time by :meth:`Plan.decode_content` before they are counted."""
 
 
 class Plan:
@@ -67,6 +67,7 @@ class Plan:
             :data:`~ssemock.limits.MAX_SCENARIO_GROWTH`, 256 MiB.
         grown: bytes the steps added so far, as counted by :meth:`charge`.
         running: the scenario name and the step (``steps[0].edit``) being applied, for errors.
+        undecodable: why the recorded body does not decode (:meth:`decode_content`), or None.
     """
 
     def __init__(
@@ -108,6 +109,7 @@ class Plan:
         self.growth_limit = growth_limit
         self.grown = grown
         self.running = running
+        self.undecodable: str | None = None
 
     @classmethod
     def of(
@@ -152,44 +154,60 @@ class Plan:
             headers.append((name, value))
         self.response.headers = headers
 
-    def decode_content(self) -> None:
-        """Undo a recorded gzip/deflate ``Content-Encoding`` so steps see the SSE bytes.
+    def decode_content(self) -> bool:
+        """Undo a recorded ``Content-Encoding`` so steps see the SSE bytes; False if it does not decode.
 
-        Each chunk is decompressed on its own, keeping its time; the encoding is
-        then applied again on the wire (``content_encoding``), flushed per chunk.
-        A body that does not decompress is left as it is. What decompressing adds to the
-        recorded size counts against ``growth_limit`` (:meth:`charge`), 1 MiB at a time.
+        The body is decoded by :class:`ssemock.coding.Decoder` (every gzip member, zlib or raw
+        deflate, stacked codings), fed chunk by chunk: each chunk keeps its time and gets what
+        its bytes decode to. The outermost coding (``gzip`` or ``deflate``) is then applied again
+        on the wire (``content_encoding``), flushed per chunk. What decoding adds to the recorded
+        size counts against ``growth_limit`` (:meth:`charge`), 1 MiB at a time. A recording that
+        ended cut short may stop inside a member.
+
+        A body that does not decode (an unknown coding such as ``br``, corrupt data, bytes after
+        the last member) is left as it is, and :attr:`undecodable` says why: the steps that edit
+        the body are then not applied (never to compressed bytes).
+
+        Raises:
+            ScenarioTooLargeError: decoding adds more than what is left of ``growth_limit``.
         """
-        encoding = (self.response.header("content-encoding") or "").strip().lower()
-        if encoding not in ENCODINGS:
-            return
-        inflater = zlib.decompressobj(wbits=47 if encoding == "gzip" else 15)
+        header = self.response.header("content-encoding")
+        try:
+            decoder = Decoder(header)
+        except ContentCodingError as exc:
+            self.undecodable = str(exc)
+            return False
+        if decoder.identity:
+            return True
         plain: list[Chunk] = []
         counted = wire = size = 0
         grown = self.grown
+
+        def counted_pieces(pieces: Iterator[bytes]) -> Iterator[bytes]:
+            nonlocal counted, size
+            for piece in pieces:
+                size += len(piece)
+                if size - wire > counted:  # a small recording may inflate a thousand times
+                    self.charge(size - wire - counted)
+                    counted = size - wire
+                yield piece
+
         try:
             for chunk in self.response.chunks:
                 wire += len(chunk.data)
-                pieces: list[bytes] = []
-                data = chunk.data
-                while data or (pieces and len(pieces[-1]) == _PIECE):  # a full piece: more may be waiting
-                    pieces.append(inflater.decompress(data, _PIECE))
-                    data = inflater.unconsumed_tail
-                    size += len(pieces[-1])
-                    if size - wire > counted:  # a small recording may inflate a thousand times
-                        self.charge(size - wire - counted)
-                        counted = size - wire
-                plain.append(Chunk(chunk.t, b"".join(pieces)))
-            tail = inflater.flush()
-        except zlib.error:
+                plain.append(Chunk(chunk.t, b"".join(counted_pieces(decoder.feed(chunk.data)))))
+            tail = b"".join(counted_pieces(decoder.close(complete=self.response.end.how == "clean")))
+        except ContentCodingError as exc:
             self.grown = grown
-            return
-        self.charge(max(size + len(tail) - wire - counted, 0))
-        if tail and plain:
-            plain[-1] = Chunk(plain[-1].t, plain[-1].data + tail)
+            self.undecodable = str(exc)
+            return False
+        if tail:
+            last = plain[-1] if plain else Chunk(self.response.start, b"")
+            plain[-1:] = [Chunk(last.t, last.data + tail)]
         self.response.chunks = [c for c in plain if c.data]
         self.set_header("Content-Encoding", None)
-        self.content_encoding = encoding
+        self.content_encoding = "deflate" if decoder.codings[-1] == "deflate" else "gzip"
+        return True
 
     def event_offsets(self) -> list[int]:
         """Byte offsets in the body just after each dispatched event (see :func:`dispatch_offsets`)."""
