@@ -18,9 +18,9 @@ from ssemock import MockServer, Scenario
 from ssemock.offloop import PLAN_THREADS
 from ssemock.scenario.base import Step
 
+from .slowplans import SLOW, write_slow_scenarios
+
 CHAT = "/_ssemock/c/openai-chat-finish-length-usage/v1/chat/completions"
-# 2,500 keepalive steps: tens of seconds of Python per request, checked for cancellation between steps.
-SLOW_SCENARIO = "ssemock_scenario: 1\nname: slow\nsteps:\n" + "- keepalive: {leading: 3, every_events: 2}\n" * 2500
 HEALTH_BOUND = 5.0
 """Seconds a health check may take while 40 such requests arrive and are answered. Measured on a
 2-core machine with both cores kept busy by two other processes (../shared/tools/under-load) and
@@ -57,11 +57,11 @@ def _plan_threads() -> list[threading.Thread]:
 
 
 def test_health_is_answered_while_many_more_plans_than_threads_are_built(tmp_path: Path) -> None:
-    (tmp_path / "slow.yaml").write_text(SLOW_SCENARIO)
+    write_slow_scenarios(tmp_path)
     waits: list[float] = []
     with MockServer(scenarios=[tmp_path], timing_scale=0) as server, httpx.Client(timeout=120) as client:
         client.get(server.url + "/_ssemock/health")  # the probes' connection is open before the others arrive
-        heavy = [_send(server.url, "slow") for _ in range(HEAVY)]
+        heavy = [_send(server.url, SLOW) for _ in range(HEAVY)]
         try:
             started = time.monotonic()
             while time.monotonic() - started < 3:  # while the requests arrive, and after

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from ssemock import Cassette, Chunk, ConfigError, End, Interaction, MockServer, Recorder, Request, Response
 
+from .slowplans import SLOW, write_slow_scenarios
 from .upstream import SCRIPTS, Upstream
 
 SSE = [("content-type", "text/event-stream")]
@@ -348,9 +349,6 @@ def test_more_than_eight_scenarios_for_one_request_get_400_naming_the_bound() ->
         assert eight.text.startswith(": OPENROUTER PROCESSING\n\n" * 24 + "data: ")
 
 
-SLOW_SCENARIO = "ssemock_scenario: 1\nname: slow\nsteps:\n" + "- keepalive: {leading: 3, every_events: 2}\n" * 2500
-
-
 def _plan_threads() -> list[threading.Thread]:
     """The server's plan threads running work (an idle one waits for the next in ``OffLoop._serve``)."""
     frames = sys._current_frames()
@@ -359,8 +357,8 @@ def _plan_threads() -> list[threading.Thread]:
 
 
 def test_a_plan_being_built_for_a_client_that_left_is_dropped(tmp_path: Path) -> None:
-    """2,500 steps take tens of seconds to apply; the client gives up after 1 s."""
-    (tmp_path / "slow.yaml").write_text(SLOW_SCENARIO)
+    """800 steps take seconds to apply; the client gives up after 1 s."""
+    write_slow_scenarios(tmp_path)
     with MockServer(scenarios=[tmp_path]) as server:
         seen: list[bool] = []
 
@@ -375,7 +373,7 @@ def test_a_plan_being_built_for_a_client_that_left_is_dropped(tmp_path: Path) ->
         watcher.start()
         with pytest.raises(httpx.ReadTimeout):
             httpx.post(server.url + "/v1/chat/completions", json={}, timeout=1.0,
-                       headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": "slow"})
+                       headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": SLOW})
         watcher.join()
         assert seen
         deadline = time.monotonic() + 10  # each step takes milliseconds; the thread stops before the next
@@ -386,7 +384,7 @@ def test_a_plan_being_built_for_a_client_that_left_is_dropped(tmp_path: Path) ->
 
 
 def test_serve_stops_on_sigint_while_a_plan_is_being_built(tmp_path: Path) -> None:
-    (tmp_path / "slow.yaml").write_text(SLOW_SCENARIO)
+    write_slow_scenarios(tmp_path)
     err = tmp_path / "stderr"
     with err.open("w") as err_file, subprocess.Popen(
         [sys.executable, "-m", "ssemock", "serve", "--port", "0", "--grace", "0.5", "--scenarios", str(tmp_path)],
@@ -410,7 +408,7 @@ def test_serve_stops_on_sigint_while_a_plan_is_being_built(tmp_path: Path) -> No
 def _ask_slow(url: str) -> None:
     with contextlib.suppress(httpx.HTTPError):
         httpx.post(url + "/v1/chat/completions", json={}, timeout=60,
-                   headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": "slow"})
+                   headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": SLOW})
 
 
 def test_a_client_leaving_in_the_middle_of_the_journal_gets_one_client_gone_line(
