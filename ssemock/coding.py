@@ -89,6 +89,19 @@ class _Layer:
             if not data and len(out) < self.piece:
                 return
 
+    def _drain(self, inflater: zlib._Decompress, complete: bool, coding: str, stream: str) -> Iterator[bytes]:
+        """What ``inflater`` still holds at the end of the body; raises :class:`ContentCodingError` when the
+        data is corrupt, or when a ``complete`` body ends inside ``stream`` (the one ``inflater`` reads)."""
+        try:
+            yield from self._inflate(inflater, b"")
+            tail = inflater.flush()
+        except zlib.error as exc:
+            raise ContentCodingError(self.header, f"corrupt {coding} data ({exc})") from None
+        if tail:
+            yield tail
+        if complete and not inflater.eof:
+            raise ContentCodingError(self.header, f"the body ends inside {stream}")
+
 
 class _Gzip(_Layer):
     """``gzip``: every member (RFC 1952 §2.2), NUL padding between members skipped."""
@@ -127,15 +140,7 @@ class _Gzip(_Layer):
         if self._pending and complete:
             raise ContentCodingError(self.header, "the body ends inside a gzip member header")
         if self._inflater is not None:
-            try:
-                yield from self._inflate(self._inflater, b"")
-                tail = self._inflater.flush()
-            except zlib.error as exc:
-                raise ContentCodingError(self.header, f"corrupt gzip data ({exc})") from None
-            if tail:
-                yield tail
-            if complete and not self._inflater.eof:
-                raise ContentCodingError(self.header, "the body ends inside a gzip member")
+            yield from self._drain(self._inflater, complete, "gzip", "a gzip member")
 
 
 class _Deflate(_Layer):
@@ -186,15 +191,7 @@ class _Deflate(_Layer):
             if self._seen and complete:
                 raise ContentCodingError(self.header, "the body ends inside the deflate stream")
             return
-        try:
-            yield from self._inflate(self._inflater, b"")
-            tail = self._inflater.flush()
-        except zlib.error as exc:
-            raise ContentCodingError(self.header, f"corrupt deflate data ({exc})") from None
-        if tail:
-            yield tail
-        if complete and not self._inflater.eof:
-            raise ContentCodingError(self.header, "the body ends inside the deflate stream")
+        yield from self._drain(self._inflater, complete, "deflate", "the deflate stream")
 
 
 def _looks_zlib(data: bytes) -> bool:
