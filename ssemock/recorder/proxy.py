@@ -56,7 +56,7 @@ from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderE
 from ..intake import Refusal, check_json, read_body
 from ..journal import JournalEntry
 from ..matching import find_interaction
-from ..redact import BATCH, Credentials, RedactedRequest, Report
+from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
 from ..scenario import Plan
 from ..send import send_plan
 from .modes import RecordMode
@@ -493,17 +493,15 @@ class _Tee:
         self.encoding = encoding
         self.complete = True  # set False before close() for a body cut short (its last member may stop anywhere)
         self.dropped: str | None = None  # why the body is not recorded (it does not decode)
-        self._decoder: Decoder | None = None
+        self._coded: _CodedScan | None = None  # the scan of an encoded body
         try:
             decoder = Decoder(encoding)
-            self._decoder = None if decoder.identity else decoder
+            if not decoder.identity:
+                self._coded = _CodedScan(decoder, st.filter, credentials)
         except ContentCodingError as exc:  # an unknown coding: never written unscanned
             self.dropped = str(exc)
         self._credentials = credentials
         self._scrub = st.filter.scrubber(credentials)
-        encoded = self._decoder is not None
-        self._check = st.filter.scrubber(credentials) if encoded else None  # the decoded bytes
-        self._check_wire = st.filter.scrubber(credentials) if encoded else None  # the bytes as they came
         self._event_stream = "event-stream" in content_type.lower()
         self._filter = st.filter
         self._raw: list[tuple[float, bytes]] = []
@@ -546,14 +544,12 @@ class _Tee:
         for t, data in reads:
             if self.dropped is not None:
                 continue
-            if self._decoder is not None and self._check is not None and self._check_wire is not None:
+            if self._coded is not None:
                 try:
-                    for plain in self._decoder.feed(data):
-                        self._check.feed(t, plain)
+                    self._coded.feed(t, data)
                 except ContentCodingError as exc:
                     self.dropped = str(exc)
                     continue
-                self._check_wire.feed(t, data)
                 self.spool.add(t, data)  # encoded bytes are kept as they came; see close()
                 continue
             for piece in self._scrub.feed(t, data):
@@ -601,21 +597,18 @@ class _Tee:
                 self._consume([(chunk.t, chunk.data)])
             self._unscanned.close()
             self._unscanned = None
-        if self._decoder is not None and self._check is not None and self._check_wire is not None \
-                and self.dropped is None:
+        found = False
+        if self._coded is not None and self.dropped is None:
             try:
-                for plain in self._decoder.close(complete=self.complete):
-                    self._check.feed(0.0, plain)
+                found = self._coded.close(self.complete)
             except ContentCodingError as exc:
                 self.dropped = str(exc)
         if self.dropped is not None:  # fail closed: nothing of a body the scan could not read
             self.spool.close()
             self.spool = Spool()
             return self.spool, Counter(), _without_coding(headers)
-        if self._check is not None and self._check_wire is not None:
-            self._check.close()
-            self._check_wire.close()
-            if self._check.hits or self._check_wire.hits:  # a secret in an encoded body: stored decoded, scrubbed
+        if self._coded is not None:
+            if found:  # a secret in an encoded body: stored decoded, scrubbed
                 return self._decode_and_scrub(headers)
             return self.spool, Counter(), headers
         for piece in self._scrub.close():
@@ -638,6 +631,35 @@ class _Tee:
             plain.add(*piece)
         self.spool.close()
         return plain, scrub.rules, _without_coding(headers)
+
+
+class _CodedScan:
+    """The scan of an encoded body, read by read: its decoded bytes (``decoder``) and its bytes as they
+    came (a gzip header's file name is not in the decoded ones), each by a scrubber that only counts
+    what it finds (the body is kept encoded unless either finds a secret)."""
+
+    def __init__(self, decoder: Decoder, redaction: Filter, credentials: Credentials) -> None:
+        self.decoder = decoder
+        self.plain = redaction.scrubber(credentials)
+        self.wire = redaction.scrubber(credentials)
+
+    def feed(self, t: float, data: bytes) -> None:
+        """Scan one read that arrived at ``t`` seconds. Raises ContentCodingError: it does not decode."""
+        for piece in self.decoder.feed(data):
+            self.plain.feed(t, piece)
+        self.wire.feed(t, data)
+
+    def close(self, complete: bool) -> bool:
+        """The end of the body (``complete``: see :meth:`Decoder.close`); whether either scan found a secret.
+
+        Raises:
+            ContentCodingError: the rest does not decode.
+        """
+        for piece in self.decoder.close(complete=complete):
+            self.plain.feed(0.0, piece)
+        self.plain.close()
+        self.wire.close()
+        return bool(self.plain.hits or self.wire.hits)
 
 
 def _without_coding(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
