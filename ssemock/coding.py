@@ -253,6 +253,13 @@ class Decoder:
             yield from self._through(index + 1, out)
 
 
+def _decoded(decoder: Decoder, reads: Iterable[bytes | bytearray | memoryview], complete: bool) -> Iterator[bytes]:
+    """Every piece ``decoder`` gives for ``reads``, then for the end of the body."""
+    for read in reads:
+        yield from decoder.feed(bytes(read))
+    yield from decoder.close(complete=complete)
+
+
 def decode(body: bytes | Iterable[bytes], header: str | None, *, limit: int | None = None,
            complete: bool = True) -> bytes:
     """``body`` (bytes or reads) decoded from its ``Content-Encoding`` ``header``.
@@ -267,13 +274,7 @@ def decode(body: bytes | Iterable[bytes], header: str | None, *, limit: int | No
     decoder = Decoder(header)
     out: list[bytes] = []
     size = 0
-    for read in [body] if isinstance(body, bytes | bytearray | memoryview) else body:
-        for piece in decoder.feed(bytes(read)):
-            size += len(piece)
-            if limit is not None and size > limit:
-                raise ContentCodingError(decoder.header, f"it decodes to more than {limit} bytes")
-            out.append(piece)
-    for piece in decoder.close(complete=complete):
+    for piece in _decoded(decoder, [body] if isinstance(body, bytes | bytearray | memoryview) else body, complete):
         size += len(piece)
         if limit is not None and size > limit:
             raise ContentCodingError(decoder.header, f"it decodes to more than {limit} bytes")
@@ -291,11 +292,7 @@ def decode_lenient(
     """
     out: list[bytes] = []
     try:
-        decoder = Decoder(header)
-        for piece in decoder.feed(body):
-            out.append(piece)
-        for piece in decoder.close(complete=complete):
-            out.append(piece)
+        out.extend(_decoded(Decoder(header), [body], complete))
     except ContentCodingError as exc:
         return b"".join(out), exc
     return b"".join(out), None
