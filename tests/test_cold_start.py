@@ -200,16 +200,22 @@ console()
 """
 
 
+def _serve_with(script: str, tmp_path: Path) -> str:
+    """Run ``script`` (which starts ``ssemock serve`` and prints one line once it listens) in a new
+    process; the line it printed after the server's own."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    serving, printed = done.stdout.splitlines()
+    assert serving.startswith("ssemock serving on http://127.0.0.1:")
+    return printed
+
+
 def test_serve_collects_garbage_again_once_listening(cache: Path, tmp_path: Path) -> None:
     """The collector is off while ``serve`` imports and loads (no pass over objects that live as long as
     the server), and on again, those objects frozen, once the server listens."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", COLLECTOR], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    serving, collector = done.stdout.splitlines()
-    assert serving.startswith("ssemock serving on http://127.0.0.1:")
-    assert collector == "collector True True"
+    assert _serve_with(COLLECTOR, tmp_path) == "collector True True"
 
 
 # ``serve`` until it listens, counting the code compiled from source text for ssemock's own modules (a
@@ -246,13 +252,7 @@ def test_serve_generates_no_code_before_listening(cache: Path, tmp_path: Path) -
     """No class a server makes at start has its methods generated from text at import (each generated method
     is parsed and compiled at every start: 23 dataclasses were a tenth of the instructions to the first answer)."""
     probe()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", GENERATED], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    serving, generated = done.stdout.splitlines()
-    assert serving.startswith("ssemock serving on http://127.0.0.1:")
-    assert generated == "generated []"
+    assert _serve_with(GENERATED, tmp_path) == "generated []"
 
 
 def test_the_redaction_names_every_providers_own_headers() -> None:
