@@ -161,10 +161,9 @@ def target_of(option: str | None, environ: Mapping[str, str]) -> str:
 def _has_password(url: str) -> bool:
     """Whether ``url``'s user info holds a password (``user:password@``)."""
     try:
-        userinfo, at, _ = urlsplit(url).netloc.rpartition("@")
+        return urlsplit(url).password is not None
     except ValueError:  # not a URL: the recorder says so
         return False
-    return bool(at) and ":" in userinfo
 
 
 def _run(main: Callable[[], Coroutine[Any, Any, int]], *, quiet: bool) -> int:
