@@ -62,13 +62,14 @@ def option_number(text: str, expected: str, *, integer: bool, low: float | None 
     Raises:
         argparse.ArgumentTypeError: ``expected EXPECTED, got 'TEXT'`` (argparse names the option before it).
     """
+    from .limits import within
+
     if (_INTEGER if integer else _DECIMAL).fullmatch(text):
         try:
             value = int(text) if integer else float(text)
         except ValueError:  # more digits than int() converts
             value = math.nan
-        if (math.isfinite(value) and (low is None or value > low or (value == low and not above))
-                and (high is None or value <= high)):
+        if math.isfinite(value) and within(value, low, high) and not (above and value == low):
             return value
     raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
 
