@@ -12,6 +12,7 @@ journal entries            1,000            :data:`JOURNAL_CAPACITY` (oldest dro
 journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as sha256 + size + prefix
 cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
+recorded body, decoded     256 MiB          :data:`MAX_DECODED_BODY` (an encoded answer decoding to more: not recorded)
 interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response; counted while loading)
 YAML nodes in one file     32,000,000       :data:`MAX_YAML_NODES` (scalars, sequences, mappings)
 YAML nodes, full loader    1,000,000        :data:`MAX_YAML_NODES_FULL` (YAML ssemock never writes)
@@ -48,6 +49,7 @@ __all__ = [
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
     "MAX_CHECK_SIZE",
+    "MAX_DECODED_BODY",
     "MAX_HAR_ENTRIES",
     "MAX_INT_DIGITS",
     "MAX_ITEMS",
@@ -99,6 +101,10 @@ MAX_CASSETTE_SECONDS = 86_400.0
 """Latest time in a cassette (``t``, ``start``, ``end.t``, ``interval`` steps), in seconds (24 h)."""
 MAX_CASSETTE_FILE = 512 * 1024 * 1024
 """Largest cassette file read, in bytes (512 MiB)."""
+MAX_DECODED_BODY = 256 * 1024 * 1024
+"""Most bytes the recorder decodes of an encoded answer (gzip, deflate) to scan it, in bytes (256 MiB): a
+body that decodes to more (a decompression bomb: 1 MB of gzip makes 1 GB) is not recorded, as one that
+does not decode (stored decoded, it would pass the cassette file bound)."""
 MAX_CHECK_SIZE = 10 * 1024 * 1024
 """Largest cassette file ``ssemock check`` passes by default, in bytes (10 MiB: what a repository
 should hold; ``--max-size``)."""

@@ -23,7 +23,7 @@ from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssemock import Cassette, MockServer, SSEMockError
+from ssemock import Cassette, MockServer, SSEMockError, limits
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
 from ssemock.cli import main
 from ssemock.coding import MAX_CODINGS, PIECE, ContentCodingError, Decoder, decode
@@ -328,3 +328,23 @@ def test_a_large_coded_body_is_scanned_to_its_last_member(tmp_path: Path) -> Non
     assert dropped.response.body == b""
     [line] = [p["filtered"] for p in progress if p["cassette"] == "large-trailing"]
     assert any("response body dropped" in entry for entry in line)  # type: ignore[attr-defined]
+
+
+def test_an_answer_decoding_past_the_bound_is_not_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decompression bomb (a few KB of gzip, gigabytes decoded) is not decoded past
+    ``limits.MAX_DECODED_BODY`` (256 MiB; 1 MiB here): it is not recorded, as one that does not
+    decode, and the client still gets every byte as it came."""
+    monkeypatch.setattr(limits, "MAX_DECODED_BODY", 1 << 20)
+    bomb = gz(b"data: " + b"0" * (4 << 20) + b"\n\n" + SECRET)
+    small = gz(b"data: " + b"0" * (512 << 10) + b"\n\n" + SECRET)  # under the bound: decoded, scrubbed
+    got, progress = record(tmp_path, {"bomb": ("gzip", bomb), "small": ("gzip", small)})
+    assert got == {"bomb": bomb, "small": small} and len(bomb) < 16 << 10
+    [dropped] = Cassette.load(tmp_path / "bomb.yaml").interactions
+    assert dropped.response.body == b"" and dropped.response.header("content-encoding") is None
+    [line] = [p["filtered"] for p in progress if p["cassette"] == "bomb"]
+    assert any("response body dropped" in entry and f"more than {1 << 20} bytes" in entry
+               for entry in line)  # type: ignore[attr-defined]
+    [kept] = Cassette.load(tmp_path / "small.yaml").interactions
+    assert kept.response.body.endswith(SECRET.replace(KEY.encode(), b"REDACTED"))
+    for name in ("bomb", "small"):
+        assert KEY not in (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")

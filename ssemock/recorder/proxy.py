@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
+from .. import limits
 from ..cassette import End, Request, Response, body_digest, no_content, reason_phrase
 from ..coding import CODINGS, ContentCodingError, Decoder
 from ..edge import abort_connection, error_response, set_framing
@@ -342,6 +343,7 @@ async def _finish_large(
         except asyncio.CancelledError:  # stopping: scrubbed without the loop, then written at stop
             spool, entry, _ = await recording.entry(False)
             store.submit(entry)
+            st.progress.finish(listed, bytes=spool.size, chunks=spool.count, filtered=entry.filtered)
             raise
         store.submit(entry)
         st.progress.finish(listed, bytes=spool.size, chunks=spool.count, filtered=entry.filtered)
@@ -642,12 +644,21 @@ class _CodedScan:
         self.decoder = decoder
         self.plain = redaction.scrubber(credentials)
         self.wire = redaction.scrubber(credentials)
+        self.decoded = 0
 
     def feed(self, t: float, data: bytes) -> None:
-        """Scan one read that arrived at ``t`` seconds. Raises ContentCodingError: it does not decode."""
+        """Scan one read that arrived at ``t`` seconds. Raises ContentCodingError: it does not decode, or
+        decodes to more than :data:`~ssemock.limits.MAX_DECODED_BODY` bytes."""
         for piece in self.decoder.feed(data):
+            self._count(piece)
             self.plain.feed(t, piece)
         self.wire.feed(t, data)
+
+    def _count(self, piece: bytes) -> None:
+        self.decoded += len(piece)
+        if self.decoded > limits.MAX_DECODED_BODY:  # read at each call: tests lower it
+            raise ContentCodingError(self.decoder.header, f"it decodes to more than {limits.MAX_DECODED_BODY} bytes "
+                                     "(a decompression bomb?)")
 
     def close(self, complete: bool) -> bool:
         """The end of the body (``complete``: see :meth:`Decoder.close`); whether either scan found a secret.
@@ -656,6 +667,7 @@ class _CodedScan:
             ContentCodingError: the rest does not decode.
         """
         for piece in self.decoder.close(complete=complete):
+            self._count(piece)
             self.plain.feed(0.0, piece)
         self.plain.close()
         self.wire.close()
