@@ -6,8 +6,9 @@ timing scale.
 ``ours`` is ssemock's replay server (:class:`ssemock.MockServer`, no scenario) serving
 the cassette. ``bare`` is the baseline: a bare aiohttp handler that writes the same
 chunks, one ``write`` each, at the same times (recorded time × scale, from the moment the
-request arrived), with nothing else: no matching, journal, plan or scenario; served with the
-same listen backlog as ours (2,048 connections).
+request arrived; below scale 1 each boundary kept as ours keeps it, :class:`KeepBoundaries`), with
+nothing else: no matching, journal, plan or scenario; served with the same listen backlog as ours
+(2,048 connections).
 ``bare-workers`` is the baseline of ``ssemock serve --workers auto``: the same bare handler
 in gunicorn with aiohttp's worker class, one worker per core, the listening socket shared by
 fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as ssemock's
@@ -42,6 +43,9 @@ from aiohttp import web
 
 from ssemock import Cassette, MockServer
 from ssemock.edge.options import DEFAULT_BACKLOG
+from ssemock.edge.reads import client_reads
+from ssemock.limits import DEFAULT_BUDGET
+from ssemock.pacing import READ_WAIT
 from ssemock.workers import KeptBacklog
 
 from .common import STREAM_PATH, raise_open_files_limit
@@ -63,11 +67,14 @@ def bare_app(cassette: Cassette, timing_scale: float) -> web.Application:
         if start > 0:
             await asyncio.sleep(max(0.0, arrived + start - loop.time()))
         await response.prepare(request)
+        keep = KeepBoundaries(request) if timing_scale < 1 else None
         for t, data in chunks:
             if timing_scale:
                 delay = arrived + t - loop.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
+            if keep is not None:
+                await keep.wait(loop)
             await response.write(data)
         await response.write_eof()
         return response
@@ -75,6 +82,29 @@ def bare_app(cassette: Cassette, timing_scale: float) -> web.Application:
     app = web.Application()
     app.router.add_post(STREAM_PATH, handler)
     return app
+
+
+class KeepBoundaries:
+    """The baseline's share of ssemock's pacing below timing scale 1 (:mod:`ssemock.pacing`): before
+    each write but the first, wait until the client has read everything (the kernel's count,
+    :func:`ssemock.edge.reads.client_reads`), at most 0.1 s a boundary and 2 s a response, so that
+    every chunk reaches the client as a read of its own, as ours does."""
+
+    def __init__(self, request: web.Request) -> None:
+        transport = request.transport
+        self.reads = client_reads(transport.get_extra_info("socket") if transport is not None else None)
+        self.first = True
+        self.left = DEFAULT_BUDGET
+
+    async def wait(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.first or self.reads is None or self.left <= 0:
+            self.first = False
+            return
+        start = loop.time()
+        until = start + min(self.left, READ_WAIT)
+        while self.reads.unread() and loop.time() < until:
+            await asyncio.sleep(0)
+        self.left -= loop.time() - start
 
 
 WRITES_ENV = "SSEMOCK_BENCH_WRITES"

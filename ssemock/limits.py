@@ -145,6 +145,17 @@ LINE_COST = 128
 :data:`MAX_SCENARIO_GROWTH`: what a line takes in memory (about 190 bytes on CPython 3.11 for a short
 one) while the steps run, so that many short lines are bounded as well as a few long ones."""
 
+DEFAULT_PACE = 0.002
+"""Seconds between two writes of a paced response where the client's reads cannot be seen, by
+default (``fragment.pace``): enough on a loaded 2-core machine for a reader in another process to
+take each chunk in its own read (see :mod:`ssemock.pacing`, ``benchmarks/fragment_delivery.py``)."""
+MAX_PACE = 60.0
+"""Largest ``fragment.pace``, in seconds."""
+DEFAULT_BUDGET = 2.0
+"""Seconds of pacing one response gets at most, by default (``fragment.budget``)."""
+MAX_BUDGET = 600.0
+"""Largest ``fragment.budget``, in seconds (ten minutes)."""
+
 
 class Field:
     """How to check one value read from a file or given as an option.

@@ -10,7 +10,6 @@ stays distinguishable from a clean end.
 from __future__ import annotations
 
 import asyncio
-import socket
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -20,6 +19,8 @@ from aiohttp.abc import AbstractStreamWriter
 
 from .cassette import Chunk, no_content
 from .edge import abort_connection, set_framing, stopping
+from .limits import DEFAULT_BUDGET
+from .pacing import Pacing
 from .scenario import Plan
 from .scenario.plan import dispatch_offsets
 from .timeline import Timeline
@@ -56,15 +57,17 @@ async def send_plan(
 ) -> web.StreamResponse:
     """Send ``plan``: status and headers at ``start``, then one write per chunk at its time.
 
-    Recorded times (and ``plan.pace``) are multiplied by ``plan.timing_scale``;
+    Recorded times are multiplied by ``plan.timing_scale``;
     ``plan.first_byte_delay`` and ``plan.pauses`` are absolute and push every later
     write back. Each chunk is one ``write`` (one HTTP chunk, flushed: aiohttp sets
-    TCP_NODELAY), at least ``pace`` seconds after the previous one. With
+    TCP_NODELAY); a paced plan (:mod:`ssemock.pacing`: a fragmentation step, or a timing scale
+    below 1) also waits before each write until the client has read the chunk before, so that
+    every boundary reaches it as the end of a read, at every timing scale. With
     ``plan.keepalive_every`` the comment ``plan.keepalive_comment`` is written after that many
     seconds of silence, at event boundaries only (with a ``first_byte_delay``, the headers go
     first and comments fill the delay); ``plan.heartbeat`` keeps the stream open that many
     seconds after the last chunk, with comments. When nothing is timed (scale 0, no pause,
-    no keep-alive) the chunks go out back to back with the socket corked (``TCP_CORK``).
+    no keep-alive) the chunks go out as soon as the pacing lets them.
 
     Args:
         request: the request answered.
@@ -162,6 +165,9 @@ class _Stream:
         """Chunk indices before which a comment may go (``len(chunks)``: after the last chunk)."""
         self.comments = 0
         self.heartbeat_end = ""
+        transport = request.transport
+        self.pacing = Pacing(transport.get_extra_info("socket") if transport is not None else None, plan.pace,
+                             plan.timing_scale, DEFAULT_BUDGET if plan.budget is None else plan.budget, loop)
 
     def allow_keepalives(self, framing: str) -> None:
         """Turn keep-alive comments on where they cannot change the body's meaning or framing."""
@@ -178,24 +184,25 @@ class _Stream:
         self.boundaries = comment_points(self.chunks)
 
     async def burst(self, arrived: float, size: int) -> None:
-        """Send every chunk without delay (no per-chunk timing, pause or comment is needed).
+        """Send every chunk without timing (no per-chunk time, pause or comment is needed), each
+        boundary kept by the pacing while its budget lasts.
 
         The journal's counts are written once, when the body ends or the client leaves.
         """
         await self.clock.sleep_until(self.loop, arrived + self.plan.first_byte_delay)
         await self.response.prepare(self.request)
-        write = self.response.write
+        write, pacing, loop = self.response.write, self.pacing, self.loop
         sent = 0
-        corked = _cork(self.request, True)
         try:
             for chunk in self.chunks:
+                if sent and pacing.on:
+                    await pacing.boundary(sent, self.last)
                 await write(chunk.data)
+                self.last = loop.time()
                 sent += 1
                 if not sent % YIELD_EVERY:  # a write awaits only when the socket's buffer is full
                     await asyncio.sleep(0)
         finally:
-            if corked:
-                _cork(self.request, False)
             self.entry["chunks_sent"] = sent
             self.entry["bytes_sent"] = size if sent == len(self.chunks) else sum(
                 len(c.data) for c in self.chunks[:sent])
@@ -218,8 +225,10 @@ class _Stream:
             if plan.pauses:  # no coroutine per chunk on the common path
                 shift += await self.pause(index)
             if scale:
-                deadline = max(shift + chunk.t * scale, self.last + plan.pace * scale)
+                deadline = shift + chunk.t * scale
                 await (self.wait(index, deadline) if self.keepalive else sleep_until(loop, deadline))
+            if index and self.pacing.on:
+                await self.pacing.boundary(index, self.last)
             await write(chunk.data)
             self.last = loop.time()
             entry["chunks_sent"] += 1
@@ -236,9 +245,9 @@ class _Stream:
 
     @property
     def plain(self) -> bool:
-        """Only recorded time to keep: timed, and no pause, pace, keep-alive comment or heartbeat."""
+        """Only recorded time to keep: timed, and no pause, pacing, keep-alive comment or heartbeat."""
         plan = self.plan
-        return bool(plan.timing_scale) and not (plan.pauses or plan.pace or plan.heartbeat or self.keepalive)
+        return bool(plan.timing_scale) and not (plan.pauses or self.pacing.on or plan.heartbeat or self.keepalive)
 
     async def send_plain(self, arrived: float) -> None:
         """:meth:`send_timed` when the stream is :attr:`plain`: each chunk is written by the
@@ -305,6 +314,7 @@ class _Stream:
     def report(self) -> None:
         """Add what the sending layer injected to the journal's ``injected``."""
         notes = self.entry["injected"]
+        notes.extend(self.pacing.notes(len(self.chunks)))
         if self.keepalive:
             notes.append(f"keep-alive: {self.comments} comment(s) sent, {len(self.plan.keepalive_comment)} bytes each")
         if self.heartbeat_end:
@@ -422,17 +432,3 @@ def comment_points(chunks: Sequence[Chunk]) -> frozenset[int]:
     if position in offsets:
         allowed.append(len(chunks))
     return frozenset(allowed)
-
-
-def _cork(request: web.Request, on: bool) -> bool:
-    """Set TCP_CORK (Linux) on the request's socket; returns whether it could."""
-    transport = request.transport
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    option = getattr(socket, "TCP_CORK", None)
-    if sock is None or option is None:
-        return False
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, option, int(on))
-    except OSError:
-        return False
-    return True

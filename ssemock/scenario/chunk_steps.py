@@ -2,7 +2,8 @@
 
 Fragmenting keeps every recorded chunk boundary and adds more (``buffer`` mode
 regroups the body instead). Fragments of one recorded chunk share its time; the
-server paces them ``pace`` seconds apart (scaled by the timing scale) so that each
+server paces them (:mod:`ssemock.pacing`: each write waits until the client has read the one
+before, or ``pace`` seconds where its reads cannot be seen; at every timing scale) so that each
 arrives as its own read, within a pacing budget per response: past it, only the
 boundaries that break readers are made (:mod:`.boundaries`).
 """
@@ -18,19 +19,13 @@ from typing import ClassVar
 
 from ..cassette import Chunk
 from ..errors import ScenarioError
+from ..limits import DEFAULT_BUDGET, DEFAULT_PACE, MAX_BUDGET, MAX_PACE
 from .base import MAX_BYTES, MAX_COUNT, Field, Step, choice, integer, integers, number, register
 from .boundaries import keep_within
 from .plan import Plan, split_at
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_PACE", "MAX_BUDGET", "MAX_CHUNKS", "Fragment", "TimingStep", "regroup"]
 
-DEFAULT_PACE = 0.002
-"""Seconds between two fragments, by default: enough on a loaded 2-core machine for a
-reader in another process to take each one in its own read (see benchmarks/fragment_delivery.py)."""
-DEFAULT_BUDGET = 2.0
-"""Seconds of pacing one response gets at most, by default (at timing scale 1)."""
-MAX_BUDGET = 600.0
-"""Largest ``fragment.budget``, in seconds (ten minutes)."""
 MAX_FACTOR = 100.0
 """Largest ``timing.factor``: recorded gaps at most a hundred times longer."""
 MAX_CHUNKS = MAX_COUNT
@@ -38,8 +33,6 @@ MAX_CHUNKS = MAX_COUNT
 _CONTINUATION = re.compile(rb"[\x80-\xbf]")
 _CRLF = re.compile(rb"\r\n")
 _LINE = re.compile(rb"[^\r\n]+")
-MAX_PACE = 60.0
-"""Largest ``fragment.pace``, in seconds."""
 
 
 @register
@@ -130,9 +123,10 @@ class Fragment(Step):
 
     Fields: ``mode``, ``size`` (bytes, for ``bytes`` and ``buffer``), ``min`` / ``max``
     (bytes, for ``random``), ``offsets`` (at most 100,000 body byte offsets, for
-    ``offsets``), ``pace`` (seconds between two writes, scaled by the timing scale; 0 to
-    60, default 0.002), ``budget`` (the most pacing one response gets, in seconds at
-    timing scale 1; 0 to 600, default 2). Sizes and offsets are 1 to 64 MiB.
+    ``offsets``), ``pace`` (seconds between two writes where the client's reads cannot be
+    seen, at every timing scale; 0 to 60, default 0.002; 0 writes the chunks back to back),
+    ``budget`` (the most pacing one response gets, in seconds; 0 to 600, default 2). Sizes
+    and offsets are 1 to 64 MiB.
 
     Modes: ``lines`` cuts every line of at least two bytes once, at a seeded point
     strictly inside its text, as a re-chunking proxy does; ``buffer`` drops the recorded
@@ -205,6 +199,10 @@ class Fragment(Step):
             else:
                 plan.notes.append(f"fragment: {self.mode}, {len(resp.chunks)} chunks{_SEEDED.get(self.mode, '')}")
         plan.pace = max(plan.pace, self.pace)
+        if self.pace > 0:  # the largest budget of the steps that pace, in any order
+            plan.budget = self.budget if not plan.budget else max(plan.budget, self.budget)
+        elif plan.budget is None:
+            plan.budget = 0.0
 
     def _within_budget(self, body: bytes, cuts: list[int], chunks: list[Chunk], plan: Plan) -> list[int]:
         """``cuts``, or the ones that matter when pacing them all (and the boundaries between

@@ -9,8 +9,8 @@ connection ends (``response.end.how``).
 
 Times: ``Chunk.t`` and ``Response.start`` are recorded times, multiplied by
 ``timing_scale`` when sent; ``first_byte_delay``, ``pauses`` are injected
-faults in absolute seconds (never scaled); ``pace`` is scaled like recorded time;
-``keepalive_every`` and ``heartbeat`` are wall-clock seconds (never scaled).
+faults in absolute seconds (never scaled);
+``keepalive_every``, ``heartbeat`` and ``pace`` are wall-clock seconds (never scaled).
 
 Size: the steps that write into the body count what they add with :meth:`Plan.charge`, as they
 write it (an event or a line at a time, so memory stays within the bound): past ``growth_limit``
@@ -50,8 +50,12 @@ class Plan:
         first_byte_delay: seconds to wait before the status line and headers (not scaled).
         pauses: seconds to wait before chunk ``i`` (key ``len(chunks)``: before the end);
             not scaled, and every later time moves by the pause.
-        pace: minimum seconds between two writes (scaled by ``timing_scale``), so that
-            each chunk reaches the client as its own read.
+        pace: seconds between two writes where the client's reads cannot be seen, set by a
+            fragmentation step so that each chunk reaches the client as its own read (not
+            scaled: see :mod:`ssemock.pacing`, which also paces every plan sent at a timing
+            scale below 1); 0 = no step asked for it.
+        budget: seconds of pacing the response gets at most; None = the default
+            (:data:`~ssemock.limits.DEFAULT_BUDGET`), 0 = none (a fragmentation step with ``pace: 0``).
         content_encoding: ``gzip`` or ``deflate`` to compress on the wire, each chunk
             flushed on its own (``Z_SYNC_FLUSH``); None sends the chunks as they are.
         keepalive_every: seconds of silence after which the sending layer writes the
@@ -90,6 +94,7 @@ class Plan:
         growth_limit: int = MAX_SCENARIO_GROWTH,
         grown: int = 0,
         running: tuple[str, str] = ("scenario", "step"),
+        budget: float | None = None,
     ) -> None:
         self.response = response
         self.framing = framing
@@ -99,6 +104,7 @@ class Plan:
         self.first_byte_delay = first_byte_delay
         self.pauses: dict[int, float] = {} if pauses is None else pauses
         self.pace = pace
+        self.budget = budget
         self.content_encoding = content_encoding
         self.keepalive_every = keepalive_every
         self.keepalive_comment = keepalive_comment
