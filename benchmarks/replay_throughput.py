@@ -3,7 +3,9 @@
 Ours: ssemock's replay server (``timing_scale=0``) serving a cassette made of the real
 recording's chunks repeated (about 140 bytes each, so ~150,000 writes for 20 MB).
 Baseline: a bare aiohttp handler writing the same chunks, one ``write`` each, with the same
-chunked framing (``benchmarks.servers``). Each server runs in its own process, the client in
+chunked framing, and keeping the same boundaries (``benchmarks.servers.KeepBoundaries``: each write
+waits until the client has read the one before, within the same 2 s budget, as timing scale 0
+does in ours: :mod:`ssemock.pacing`), so both do the same work. Each server runs in its own process, the client in
 a third; a warm-up stream each (both at once; with ``--quick`` its first MB only), then runs
 alternate ours / bare (the first of each pair alternating too), one client process per run so
 that each server's CPU time is read around its own stream (``/proc``). ``--quick`` makes 2 runs

@@ -20,6 +20,7 @@ refused) :func:`client_reads` returns None and the sending layer falls back to a
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import os
 import socket
 import struct
@@ -48,18 +49,28 @@ _RECEIVED_AT, _NOTSENT_AT, _SENT_AT, _RETRANS_AT, _INFO_SIZE = 128, 144, 200, 20
 _lock = threading.Lock()
 _netlink: list[tuple[int, socket.socket]] = []
 """The process's netlink socket, with the process id it was opened in (a forked worker opens its own)."""
+_sequence = itertools.count(1)
 
 
 def _ask(query: bytes) -> bytes:
-    """Send one ``sock_diag`` request and return its answer (one socket a process, one question at a time)."""
+    """Send one ``sock_diag`` request and return its answer (one socket a process, one question at a time).
+
+    The kernel answers while ``send`` runs, so the socket never blocks: an answer not there at once
+    raises ``BlockingIOError`` (an ``OSError``), and one left from an earlier question is skipped by its
+    sequence number.
+    """
     with _lock:
         if not _netlink or _netlink[0][0] != os.getpid():
             sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG)
-            sock.settimeout(1.0)
+            sock.setblocking(False)
             _netlink[:] = [(os.getpid(), sock)]
         sock = _netlink[0][1]
-        sock.send(query)
-        return sock.recv(8192)
+        sequence = next(_sequence) & 0xFFFFFFFF
+        sock.send(query[:8] + _U32.pack(sequence) + query[12:])
+        while True:
+            answer = sock.recv(8192)
+            if len(answer) >= _HEADER.size and _HEADER.unpack_from(answer)[3] == sequence:
+                return answer
 
 
 class ClientReads:
