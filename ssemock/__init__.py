@@ -23,6 +23,7 @@ from .errors import (
     SSEMockError,
 )
 from .lazy import lazy_names
+from .version import __version__
 
 if TYPE_CHECKING:
     from .cassette import Cassette, Chunk, End, Interaction, Request, Response
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
     from .redact import Filter
     from .scenario import Scenario, conformance_matrix
     from .sse import Comment, Decoder, Event
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "Cassette": ".cassette", "Chunk": ".cassette", "End": ".cassette", "Interaction": ".cassette",

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from . import __version__
 from .errors import ConfigError, ScenarioError, SSEMockError
+from .version import __version__
 
 if TYPE_CHECKING:
     from .cassette import Cassette

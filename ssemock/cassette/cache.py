@@ -57,6 +57,7 @@ from typing import Any, TypeVar
 import msgpack
 
 from ..errors import CassetteError, ConfigError
+from ..version import __version__
 from .model import Cassette, Chunk, End, Interaction, Request, Response
 from .read import check_cassette, read_file
 
@@ -106,8 +107,6 @@ def max_bytes() -> int:
 
 def cache_key(data: bytes, name: str) -> str:
     """The entry's name for a file of content ``data`` loaded under the fallback ``name``: hex SHA-256."""
-    from .. import __version__
-
     digest = hashlib.sha256(f"ssemock {__version__} cache {CACHE_FORMAT} {name}\0".encode())
     digest.update(data)
     return digest.hexdigest()
@@ -221,8 +220,6 @@ def _write(entry: Path, raw: bytes) -> Path | None:
 
 
 def _set_entry(files: Sequence[tuple[str, str]], *, create: bool) -> Path | None:
-    from .. import __version__
-
     directory = _own_dir(create=create) if files else None
     if directory is None:
         return None

@@ -28,6 +28,7 @@ from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
 from ..send import TIMELINE
 from ..timeline import Timeline
+from ..version import __version__
 from .modes import RecordMode, record_mode
 from .progress import Progress
 from .proxy import handle, health
@@ -64,8 +65,6 @@ class RecorderState:
         """The store of cassette ``name``, opened (and loaded from disk) on first use."""
         async with self._opening:
             if name not in self.stores:
-                from .. import __version__
-
                 provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.shown_target,
                               "recorded_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}
                 store = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)

@@ -45,7 +45,7 @@ _memo: dict[str, Any] = {}
 
 def _fingerprint() -> str:
     """The ssemock version and the size and mtime of each module defining the steps' rules."""
-    from .. import __version__
+    from ..version import __version__
 
     root = Path(__file__).resolve().parent.parent
     parts = [__version__]
