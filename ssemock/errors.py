@@ -106,11 +106,11 @@ _LONG_RUN = r"[A-Za-z0-9]{16}"
 def redacted(text: str) -> str:
     """``text`` with what the recorder's scanner calls secret replaced by ``REDACTED``: key
     shapes, values after a credential name (``password=…``, ``"api_key": "…"``) — see
-    :mod:`ssemock.redact`. Imported only when a message may quote a secret."""
+    :mod:`ssemock.scanner`. Imported only when a message may quote a secret."""
     if len(text) < 8 or (re.match(_PLAIN, text) and not re.search(_LONG_RUN, text)):
         return text
     try:
-        from .redact import scrub_text
+        from .scanner.scrub import scrub_text
     except ImportError:  # pragma: no cover - the scanner is a dependency; never show what was not scanned
         return "(not shown)"
     return scrub_text(text)[0]

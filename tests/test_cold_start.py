@@ -55,7 +55,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 # writer, and their heavy libraries.
 NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "ssemock.diff", "ssemock.plot",
               "ssemock.workers", "ssemock.hygiene", "ssemock.cassette.write", "ssemock.cassette.fastyaml",
-              "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.redact.shapes", "ssemock.redact.fields",
+              "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.scanner.shapes", "ssemock.scanner.fields",
               "ssemock.redact.credentials", "ssemock.redact.stream", "ssemock.stubs.model", "ssemock.stubs.files",
               "ssemock.stubs.synth", "ssemock.stubs.inline", "ssemock.scenario.text", "yaml", "difflib", "re2",
               "tomllib", "gunicorn", "matplotlib")
@@ -179,7 +179,7 @@ def imported_by_serve(tmp_path: Path) -> set[str]:
 def test_serve_imports_none_of_what_replaying_does_not_need(cache: Path, tmp_path: Path) -> None:
     probe()  # the bundled files seen once, as by any start after the first
     modules = imported_by_serve(tmp_path)
-    assert {"aiohttp.web", "ssemock.server", "ssemock.cassette.cache", "ssemock.redact.names"} <= modules
+    assert {"aiohttp.web", "ssemock.server", "ssemock.cassette.cache", "ssemock.scanner.names"} <= modules
     assert sorted(m for m in modules if m.startswith(NOT_SERVED) or m.endswith("_steps")) == []
     assert sorted(m for m in modules if m in ON_FIRST_USE) == []
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ssemock.errors import RecorderConfigError
 from ssemock.redact import GITLEAKS_COMMIT, REDACTED, Credentials, Filter, is_credential_name
-from ssemock.redact.shapes import default_scanner, load_gitleaks
+from ssemock.scanner.shapes import default_scanner, load_gitleaks
 
 # Names the issue saw reach disk, and credential names of the providers' own documentation.
 CREDENTIAL_NAMES = [
@@ -158,7 +158,7 @@ def test_scrubbing_a_json_string_embedding_a_key_gives_valid_json_without_the_ke
 
 
 def test_the_catalogue_is_the_shipped_gitleaks_one_with_its_licence() -> None:
-    here = Path(__import__("ssemock.redact", fromlist=["x"]).__file__).parent
+    here = Path(__import__("ssemock.scanner", fromlist=["x"]).__file__).parent
     config = tomllib.loads((here / "gitleaks.toml").read_text())
     assert "MIT License" in (here / "gitleaks-LICENSE").read_text()
     assert len(GITLEAKS_COMMIT) == 40

@@ -119,7 +119,7 @@ def dump(value: Any) -> str:
 
 @dataclass(frozen=True)
 class KeyShape:
-    """A provider key's shape, turned into a redaction rule by :mod:`ssemock.redact.shapes`.
+    """A provider key's shape, turned into a redaction rule by :mod:`ssemock.scanner.shapes`.
 
     Attributes:
         rule: the rule id reported when it matches, e.g. ``"ssemock-groq-key"``.

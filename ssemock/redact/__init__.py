@@ -4,7 +4,7 @@ Used wherever a request or its answer is written down (cassettes, imports, the
 journal) so that no API key, token, password or cookie is ever kept. Three kinds of
 rule, all on by default:
 
-* **Names** (:mod:`.names`): a header, query parameter or JSON body field whose name
+* **Names** (:mod:`ssemock.scanner.names`): a header, query parameter or JSON body field whose name
   has a credential word in it (``key``, ``apikey``, ``token``, ``secret``, ``auth``,
   ``authorization``, ``signature``, ``sig``, ``password``, ``passwd``, ``cookie``,
   ``session``, ``credential``…, split at separators and camelCase: ``X-Amz-Signature``,
@@ -13,11 +13,11 @@ rule, all on by default:
   in :data:`SECRET_REQUEST_HEADERS`, :data:`SECRET_RESPONSE_HEADERS`,
   :data:`SECRET_QUERY_PARAMS`. ``max_tokens``, ``tokenizer``, ``keywords``, ``monkey``,
   ``session_id``, ``public_key`` are not credentials. The rule also reads the contents
-  of every body, request or answer (:mod:`.fields`): form and multipart fields, JSON
+  of every body, request or answer (:mod:`ssemock.scanner.fields`): form and multipart fields, JSON
   (each duplicate key, each SSE ``data:`` line, each NDJSON line) and ``name=value``
   pairs in text that is not JSON.
-* **Shapes** (:mod:`.shapes`): strings shaped like provider keys, from the gitleaks
-  rule catalogue (MIT, shipped in this package) and our own JSON-escape-aware forms
+* **Shapes** (:mod:`ssemock.scanner.shapes`): strings shaped like provider keys, from the gitleaks
+  rule catalogue (MIT, shipped in :mod:`ssemock.scanner`) and our own JSON-escape-aware forms
   (``sk-…``, ``AIza…``, ``Bearer …``, ``gsk_…``, ``xai-…``, ``hf_…``, ``AKIA…``,
   ``ghp_…``, ``ya29.…``, ``pplx-…``, ``r8_…``, JWTs), replaced by ``REDACTED``
   wherever they appear.
@@ -29,6 +29,9 @@ rule, all on by default:
 Streamed bodies are scrubbed in bulk by :class:`ChunkScrubber` (:mod:`.stream`),
 which also finds a secret split across reads. Scrubbing changes the recorded bytes
 on purpose: a secret is never worth keeping byte-exact.
+
+The default rules (names, shapes, fields) are the secret scanner, :mod:`ssemock.scanner`, which
+error messages use too; this package adds the user's rules, the credentials sent and the streams.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_names
-from .names import (
+from ..scanner.names import (
     REDACTED,
     SECRET_QUERY_PARAMS,
     SECRET_REQUEST_HEADERS,
@@ -46,16 +49,16 @@ from .names import (
 )
 
 if TYPE_CHECKING:
+    from ..scanner.shapes import GITLEAKS_COMMIT
     from .credentials import Credentials
     from .filter import Filter, RedactedRequest, Report
-    from .shapes import GITLEAKS_COMMIT
     from .stream import BATCH, ChunkScrubber
 
 # Imported when first used: the replay server needs the names rule only, not the key-shape scanner
 # nor the providers.
 _LAZY = {
     "Credentials": ".credentials", "Filter": ".filter", "RedactedRequest": ".filter", "Report": ".filter",
-    "GITLEAKS_COMMIT": ".shapes", "BATCH": ".stream", "ChunkScrubber": ".stream",
+    "GITLEAKS_COMMIT": "..scanner.shapes", "BATCH": ".stream", "ChunkScrubber": ".stream",
 }
 
 
@@ -81,11 +84,12 @@ __all__ = [
 
 
 def scrub_text(text: str) -> tuple[str, int]:
-    """Replace key-shaped strings (the default shapes) by ``REDACTED``.
+    """Replace key-shaped strings and values under credential names (the default rules) by ``REDACTED``:
+    :func:`ssemock.scanner.scrub.scrub_text`, imported on first use (a replay server needs the names rule only).
 
     Returns:
         The scrubbed text and the number of replacements.
     """
-    from .filter import default_filter
+    from ..scanner.scrub import scrub_text as scrub
 
-    return default_filter().text(text)
+    return scrub(text)

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from .shapes import Hit, compile_bytes, escape_aware
+from ..scanner.shapes import Hit, compile_bytes, escape_aware
 
 __all__ = ["DEFAULT_MIN_LENGTH", "Credentials", "values_of_header"]
 

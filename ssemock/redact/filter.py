@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -13,8 +12,7 @@ from urllib.parse import urlencode
 import re2  # type: ignore[import-untyped]
 
 from ..errors import RecorderConfigError
-from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
-from .fields import (
+from ..scanner.fields import (
     VALUE_KEYS,
     FieldFinder,
     credential_values,
@@ -25,14 +23,16 @@ from .fields import (
     pair_name,
     parse_pairs,
 )
-from .names import (
+from ..scanner.names import (
     REDACTED,
     SECRET_QUERY_PARAMS,
     SECRET_REQUEST_HEADERS,
     SECRET_RESPONSE_HEADERS,
     is_credential_name,
 )
-from .shapes import Hit, default_scanner, escape_safe
+from ..scanner.scrub import replaced
+from ..scanner.shapes import Hit, default_scanner, disjoint, escape_safe
+from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
 from .stream import ChunkScrubber
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "Filter",
     "RedactedRequest",
     "Report",
-    "default_filter",
 ]
 
 
@@ -186,28 +185,11 @@ class Filter:
             hits += escape_safe(data, credentials.find(data))
         for regex in self._user:
             hits += escape_safe(data, [Hit(m.start(), m.end(), "pattern") for m in regex.finditer(data)])
-        if len(hits) < 2:
-            return hits
-        out: list[Hit] = []
-        for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
-            if out and hit.start < out[-1].end:
-                if hit.end > out[-1].end:
-                    out[-1] = Hit(out[-1].start, hit.end, out[-1].rule)
-                continue
-            out.append(hit)
-        return out
+        return hits if len(hits) < 2 else disjoint(hits)
 
     def scrub(self, data: bytes, credentials: Credentials | None = None) -> tuple[bytes, Counter[str]]:
         """``data`` with every secret replaced by ``REDACTED``; and the count by rule."""
-        hits = self.scan(data, credentials)
-        if not hits:
-            return data, Counter()
-        pieces, pos = [], 0
-        for hit in hits:
-            pieces += [data[pos : hit.start], b"REDACTED"]
-            pos = hit.end
-        pieces.append(data[pos:])
-        return b"".join(pieces), Counter(h.rule for h in hits)
+        return replaced(data, self.scan(data, credentials))
 
     def text(self, text: str, credentials: Credentials | None = None) -> tuple[str, int]:
         """``text`` with every secret replaced; and the number of replacements."""
@@ -487,8 +469,3 @@ def _redact_path(doc: Any, keys: list[str], found: list[str]) -> bool:
             changed = True
     return changed
 
-
-@functools.cache
-def default_filter() -> Filter:
-    """The filter with every default rule (one, shared)."""
-    return Filter()

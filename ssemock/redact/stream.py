@@ -19,7 +19,7 @@ import itertools
 from collections import Counter
 from collections.abc import Callable
 
-from .shapes import Hit
+from ..scanner.shapes import Hit
 
 __all__ = ["BATCH", "ChunkScrubber"]
 

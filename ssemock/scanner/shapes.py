@@ -49,8 +49,8 @@ import re2  # type: ignore[import-untyped]
 from ..providers import KeyShape, key_shapes
 
 __all__ = [
-    "GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "escape_aware", "escape_safe",
-    "json_view",
+    "GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "disjoint", "escape_aware",
+    "escape_safe", "json_view",
 ]
 
 GITLEAKS_COMMIT = "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b"
@@ -356,7 +356,7 @@ class Scanner:
                 if catalogue_view is None:
                     catalogue_view = json_view(data, slash_in_key=False) if b"\\/" in data else view
                 hits += _rule_hits(rule, catalogue_view)
-        return _disjoint(escape_safe(data, hits))
+        return disjoint(escape_safe(data, hits))
 
 
 def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
@@ -381,7 +381,8 @@ def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
     return out
 
 
-def _disjoint(hits: list[Hit]) -> list[Hit]:
+def disjoint(hits: list[Hit]) -> list[Hit]:
+    """``hits`` sorted by start, overlapping ones merged into one span (the earlier hit's rule named)."""
     out: list[Hit] = []
     for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
         if out and hit.start < out[-1].end:
