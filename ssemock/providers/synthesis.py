@@ -4,7 +4,9 @@ A provider module that can answer without a recording defines ``SYNTHESIS``, a :
 (its ``Provider.synthesize``): given a :class:`Script` (the request read, the stub's reply, identifiers
 and usage), it writes the provider's events (:class:`Piece`), its ``stream: false`` JSON answer and
 its response headers, in the shapes of the bundled recordings. :mod:`ssemock.stubs` builds the script
-and times the events.
+and times the events; what a synthesizer reads of the stubs' records is written here as protocols
+(:class:`RequestView`, :class:`ReplyView`, :class:`CallView`), so that the providers import nothing
+of the stubs.
 """
 
 from __future__ import annotations
@@ -14,20 +16,64 @@ import json
 import random
 import re
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from json.encoder import encode_basestring  # json's own (C) string encoder
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .tokens import split_tokens
 
-if TYPE_CHECKING:
-    from ..stubs.conversation import Conversation
-    from ..stubs.model import Reply, ToolCall
+__all__ = ["ALNUM", "BATCH", "HEX", "CallView", "Column", "Piece", "ReplyView", "RequestView", "Script", "Synthesis",
+           "Template", "dumps", "event_count", "nearest", "pieces", "run", "slot"]
 
-__all__ = ["ALNUM", "BATCH", "HEX", "Column", "Piece", "Script", "Synthesis", "Template", "dumps", "event_count",
-           "nearest", "pieces", "run", "slot"]
+
+class RequestView(Protocol):
+    """What a synthesizer reads of the request (a :class:`ssemock.stubs.Conversation`)."""
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The request's JSON body (an object)."""
+
+    @property
+    def include_usage(self) -> bool:
+        """Whether the request asked for usage in the stream (``stream_options.include_usage``)."""
+
+
+class ReplyView(Protocol):
+    """What a synthesizer reads of the stub's reply (a :class:`ssemock.stubs.Reply`)."""
+
+    @property
+    def text(self) -> str | None:
+        """The answer's text (None: none)."""
+
+    @property
+    def reasoning(self) -> str | None:
+        """The reasoning (thinking) text sent before the answer (None: none)."""
+
+    @property
+    def refusal(self) -> str | None:
+        """A refusal instead of the text (None: none)."""
+
+    @property
+    def finish(self) -> str:
+        """The finish reason in OpenAI's words: ``stop``, ``length``, ``tool_calls``, ``content_filter``."""
+
+
+class CallView(Protocol):
+    """What a synthesizer reads of one tool call of the reply (a :class:`ssemock.stubs.ToolCall`)."""
+
+    @property
+    def name(self) -> str:
+        """The function's name."""
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        """The arguments, as JSON values."""
+
+    @property
+    def arguments_json(self) -> str:
+        """The arguments as the JSON text a provider streams."""
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -164,8 +210,8 @@ class Script:
     """Everything a synthesizer needs to write one answer.
 
     Attributes:
-        conv: the request, read (:class:`~ssemock.stubs.Conversation`).
-        reply: the stub's reply (:class:`~ssemock.stubs.Reply`).
+        conv: the request, read (:class:`RequestView`: a :class:`~ssemock.stubs.Conversation`).
+        reply: the stub's reply (:class:`ReplyView`: a :class:`~ssemock.stubs.Reply`).
         model: the model reported.
         rng: identifiers and padding are drawn from it (seeded: the same test, the same bytes).
         created: Unix time in seconds.
@@ -174,12 +220,12 @@ class Script:
         ids: identifiers drawn once per answer (see :meth:`named`).
     """
 
-    conv: Conversation
-    reply: Reply
+    conv: RequestView
+    reply: ReplyView
     model: str
     rng: random.Random
     created: int
-    calls: list[tuple[str, ToolCall]] = field(default_factory=list)
+    calls: list[tuple[str, CallView]] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
