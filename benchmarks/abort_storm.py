@@ -283,6 +283,8 @@ def _stop_seconds(proc: subprocess.Popen[str], base: str, streams: int) -> float
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
+    from ssemock.cassette import save
+
     raise_open_files_limit()
     n, concurrency, stalled = (300, 300, 100) if quick else (10_000, 1000, 1000)
     # Quick: 10 chunks, the first after 0.1 s (a whole stream lasts about 0.8 s, not 5.4 s);
@@ -293,7 +295,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     quick_note = f" (quick: {n} clients per storm)" if quick else ""
     with tempfile.TemporaryDirectory(prefix="ssemock-storm-") as tmp, handed_over(cassette) as pickled:
         workdir = Path(tmp)
-        cassette.save(workdir / "cassettes" / "timed.yaml")
+        save(cassette, workdir / "cassettes" / "timed.yaml")
         (workdir / "scenarios").mkdir()
         (workdir / "scenarios" / "long-stall.yaml").write_text(STALL)
         bare_proc = _start_bare(pickled)  # both servers start side by side, and the clients of their whole streams

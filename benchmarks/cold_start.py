@@ -16,7 +16,7 @@
 * ``cold_start.first_request_cpu``: the same runs' CPU seconds (user + system) of the
   server process until it answered (killed then, its usage read when reaped), which a loaded
   machine disturbs less than wall time.
-* ``cold_start.cassette_10mb``: seconds for the second ``Cassette.load`` of a 10 MB cassette
+* ``cold_start.cassette_10mb``: seconds for the second ``ssemock.cassette.load`` of a 10 MB cassette
   written by ssemock (the real recording's chunks repeated, with times): the load answered
   from the cache of parsed cassettes (:mod:`ssemock.cassette.cache`). Baseline: the same
   work done with the standard library: read the file, hash it (SHA-256) and unpickle the
@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from ssemock import Cassette
+from ssemock.cassette import load, save
 from ssemock.cassette.cache import SUBDIR, cache_dir
 
 from . import figure, spread
@@ -123,23 +123,23 @@ def bytecode_kept(directory: Path) -> Iterator[None]:
 
 def load_times(path: Path, reps: int) -> dict[str, list[float]]:
     """Seconds per load of ``path``, alternating: ``first`` (parse, no cache entry yet), ``yaml``
-    (the C YAML parser alone), ``cached`` (``Cassette.load`` from the cache), ``pickle`` (read,
+    (the C YAML parser alone), ``cached`` (``ssemock.cassette.load`` from the cache), ``pickle`` (read,
     SHA-256, unpickle the same cassette)."""
     loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     pickled = path.with_suffix(".pickle")
-    pickled.write_bytes(pickle.dumps(Cassette.load(path), protocol=pickle.HIGHEST_PROTOCOL))
+    pickled.write_bytes(pickle.dumps(load(path), protocol=pickle.HIGHEST_PROTOCOL))
     times: dict[str, list[float]] = {"first": [], "yaml": [], "cached": [], "pickle": []}
     for _ in range(reps):
         for entry in (cache_dir() / SUBDIR).glob("*.msgpack"):  # type: ignore[operator]
             entry.unlink()
         started = time.perf_counter()
-        Cassette.load(path)
+        load(path)
         times["first"].append(time.perf_counter() - started)
         started = time.perf_counter()
         yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
         times["yaml"].append(time.perf_counter() - started)
         started = time.perf_counter()
-        Cassette.load(path)
+        load(path)
         times["cached"].append(time.perf_counter() - started)
         started = time.perf_counter()
         hashlib.sha256(path.read_bytes()).hexdigest()
@@ -161,7 +161,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
             wall = {k: [w for w, _ in v[1:]] for k, v in starts.items()}  # the first pair warms the file cache
             cpu = {k: [c for _, c in v[1:]] for k, v in starts.items()}
             size = 2_000_000 if quick else 10_000_000
-            path = bulk_cassette(size, timed=True).save(Path(tmp) / "big.yaml")
+            path = save(bulk_cassette(size, timed=True), Path(tmp) / "big.yaml")
             loads = {k: [t * 10_000_000 / size for t in v] for k, v in load_times(path, 2 if quick else 4).items()}
         finally:
             del os.environ["SSEMOCK_CACHE_DIR"]

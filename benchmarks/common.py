@@ -80,9 +80,9 @@ def rss_kb(pid: int) -> int:
 def real_chunks(source: str = SOURCE_CASSETTE, interaction: int = 0) -> list[bytes]:
     """The chunks of a bundled real recording, as recorded."""
     from ssemock.bundled import bundled_cassettes
-    from ssemock.cassette import Cassette
+    from ssemock.cassette import load
 
-    cassette = Cassette.load(bundled_cassettes() / f"{source}.yaml")
+    cassette = load(bundled_cassettes() / f"{source}.yaml")
     return [c.data for c in cassette.interactions[interaction].response.chunks]
 
 

@@ -219,13 +219,15 @@ late, after both had arrived: then both get the later one's arrival time)."""
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
+    from ssemock.cassette import save
+
     sizes = (200,) if quick else (2000, 10000)
     cassette = timed_cassette(SOURCE, 1, gap=(0.02, 0.1))
     recorded = [c.t for c in cassette.interactions[0].response.chunks]
     figures = []
     with handed_over(cassette) as path, tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
         yaml_dir = Path(tmp)
-        cassette.save(yaml_dir / "timed.yaml")
+        save(cassette, yaml_dir / "timed.yaml")
         for n in sizes:
             rounds = 1 if n > 2000 or quick else 3
             runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}

@@ -146,8 +146,8 @@ def bare():
 
 CASSETTE_RESPONSE = f"""
 from ssemock.bundled import bundled_cassettes
-from ssemock.cassette import Cassette
-RESPONSE = Cassette.load(bundled_cassettes() / "{CASSETTE}.yaml").interactions[0].response
+from ssemock.cassette import load
+RESPONSE = load(bundled_cassettes() / "{CASSETTE}.yaml").interactions[0].response
 """
 
 

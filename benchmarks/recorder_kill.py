@@ -9,7 +9,7 @@ the recorder is killed with SIGKILL while some are still streaming: the moment t
 * **finished interactions on disk**: of the clients that had their whole answer (the
   chunked terminator) before the kill, how many find their interaction in the cassette
   files, byte for byte (baseline: the number of such clients; goal: all);
-* **files that do not load**: cassette files :meth:`ssemock.Cassette.load` refuses (goal 0);
+* **files that do not load**: cassette files :func:`ssemock.cassette.load` refuses (goal 0);
 * **partial interactions without a mark**: loaded interactions that are not the whole
   answer, ended ``clean`` (goal 0); torn last interactions (a begin mark with no end
   mark, left out by the loader) are counted apart;
@@ -39,7 +39,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from ssemock import Cassette, SSEMockError
+from ssemock import SSEMockError
+from ssemock.cassette import load
 from ssemock.cassette.append import torn_start
 
 from . import figure
@@ -164,7 +165,7 @@ def _inspect(directory: Path, jobs: list[dict[str, Any]]) -> tuple[dict[str, int
         data = path.read_bytes()
         counts["torn"] += torn_start(data) < len(data)
         try:
-            cassette = Cassette.load(path)
+            cassette = load(path)
         except SSEMockError:
             counts["unloadable"] += 1
             continue

@@ -417,12 +417,12 @@ def _record(args: argparse.Namespace) -> int:
 
 def _cassette(name: str) -> Cassette:
     """The cassette file ``name``, else the bundled cassette of that name."""
-    from .cassette import Cassette
+    from .cassette import load
     from .mockserver import collect_cassettes
 
     path = Path(name)
     if path.exists():
-        return Cassette.load(path)
+        return load(path)
     bundled = collect_cassettes(None)
     if name not in bundled:
         raise UsageError(f"no cassette file or bundled cassette named {name!r}")

@@ -2,7 +2,7 @@
 
 Every cassette file is checked for:
 
-* **format**: it loads with the rules ``serve`` and ``inspect`` apply (:meth:`Cassette.load`);
+* **format**: it loads with the rules ``serve`` and ``inspect`` apply (:func:`ssemock.cassette.load`);
 * **size**: the file is at most ``max_size`` bytes (default :data:`~ssemock.limits.MAX_CHECK_SIZE`, 10 MiB:
   a recording a repository should hold; the loader's own bound is 512 MiB);
 * **secrets**: no header, query parameter or cookie the recorder drops by name, and nothing
@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .cassette import Cassette, Interaction
+from .cassette import Cassette, Interaction, load
 from .coding import decode_lenient
 from .errors import CassetteError, ConfigError, short_repr
 from .limits import MAX_CHECK_SIZE
@@ -118,7 +118,7 @@ def check_file(file: Path, *, max_size: int = MAX_CHECK_SIZE, max_age: float | N
     if size > max_size:
         out.append(Finding(name, f"{size} bytes, over the --max-size of {max_size} bytes"))
     try:
-        cassette = Cassette.load(file)
+        cassette = load(file)
     except CassetteError as exc:
         what = str(exc).removeprefix(f"{name}: ")
         return [*out, Finding(name, f"not a loadable cassette: {what}")]

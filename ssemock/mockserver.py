@@ -20,7 +20,7 @@ from aiohttp import web
 
 from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
-from .cassette import Cassette, load_cassettes
+from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
 from .edge import NetworkOptions, start_runner
 from .edge.cors import origin_names
@@ -86,7 +86,7 @@ def collect_cassettes(sources: Iterable[CassetteSource] | CassetteSource | None)
             continue
         if not Path(source).exists():
             raise CassetteNotFoundError(str(source), path=True)
-        loaded = load_cassettes(source).values() if Path(source).is_dir() else [Cassette.load(source)]
+        loaded = load_cassettes(source).values() if Path(source).is_dir() else [load(source)]
         for cassette in loaded:
             claim_name(claimed, cassette.name, cassette.path, CassetteError, "cassette")
             found[cassette.name] = cassette

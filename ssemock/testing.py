@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from .cassette import Cassette
+from .cassette import Cassette, load
 from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .matching import DEFAULT_MATCH_ON, check_match_on
@@ -138,7 +138,7 @@ class CassetteLookup:
             key = file.relative_to(self.rootdir).with_suffix("").as_posix()
         except ValueError:
             key = file.with_suffix("").as_posix()
-        cassette = Cassette.load(file, name=key)
+        cassette = load(file, name=key)
         cassette.name = key
         self.cache[file] = (mtime, cassette)
         return cassette

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from .cassette import Cassette
+from .cassette import Cassette, load
 from .errors import SSEMockError
 
 __all__ = ["UnusedReport"]
@@ -117,7 +117,7 @@ class UnusedReport:
         out, unread = [], []
         for path in sorted(names):
             try:
-                cassette = Cassette.load(path)
+                cassette = load(path)
             except (SSEMockError, OSError) as exc:  # junk, a FIFO, a dangling link: said, not skipped
                 unread.append((_shown(given[path], root), _why(exc, path, given[path])))
                 continue

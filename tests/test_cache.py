@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from ssemock import Cassette, ConfigError, MockServer
 from ssemock.bundled import bundled_cassettes
-from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.cassette import Chunk, End, Interaction, Request, Response, load, save
 from ssemock.cassette import cache as cache_module
 
 REAL = bundled_cassettes() / "anthropic-messages-thinking.yaml"
@@ -37,9 +37,9 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def big_copy(tmp_path: Path, copies: int = 8, name: str = "big.yaml") -> Path:
     """The real recording with its interaction repeated ``copies`` times: above the cache's size threshold."""
-    real = Cassette.load(REAL)
+    real = load(REAL)
     big = Cassette("big", real.interactions * copies, provenance=real.provenance)
-    path = big.save(tmp_path / name)
+    path = save(big, tmp_path / name)
     assert path.stat().st_size >= cache_module.MIN_CACHED_SIZE
     return path
 
@@ -48,7 +48,7 @@ def parsed(path: Path, monkeypatch: pytest.MonkeyPatch) -> Cassette:
     """The cassette parsed from its YAML, with no cache at all."""
     with monkeypatch.context() as m:
         m.setenv("SSEMOCK_CACHE_DIR", "off")
-        return Cassette.load(path)
+        return load(path)
 
 
 def entries(directory: Path) -> list[Path]:
@@ -60,24 +60,24 @@ def test_second_load_comes_from_the_cache_and_equals_the_parse(
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = big_copy(tmp_path)
-    first = Cassette.load(path)
+    first = load(path)
     [entry] = entries(cache_dir)
-    second = Cassette.load(path)
+    second = load(path)
     assert second == first == parsed(path, monkeypatch)
     # the real recording's bytes, as recorded: 118 chunks per interaction
     assert [len(i.response.chunks) for i in second.interactions] == [118] * 8
-    assert second.interactions[0].response.body == Cassette.load(REAL).interactions[0].response.body
+    assert second.interactions[0].response.body == load(REAL).interactions[0].response.body
     assert entries(cache_dir) == [entry]
 
 
 def test_any_change_to_the_file_is_seen(cache_dir: Path, tmp_path: Path) -> None:
     path = big_copy(tmp_path)
-    Cassette.load(path)
+    load(path)
     text = path.read_text()
     assert "thinking" in text
     assert text.count("message_stop") == 16  # "event:" and "type" in each of the 8 interactions
     path.write_text(text.replace("message_stop", "message_stoP", 1))  # one byte
-    changed = Cassette.load(path)
+    changed = load(path)
     bodies = b"".join(i.response.body for i in changed.interactions)
     assert bodies.count(b"message_stoP") == 1
     assert len(entries(cache_dir)) == 2
@@ -88,7 +88,7 @@ def test_a_damaged_entry_is_not_trusted(
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
     path = big_copy(tmp_path)
-    Cassette.load(path)
+    load(path)
     [entry] = entries(cache_dir)
     raw = entry.read_bytes()
     if damage == "truncate":
@@ -103,8 +103,8 @@ def test_a_damaged_entry_is_not_trusted(
         payload = msgpack.packb(["big", {}, [[1, 2, 3]]])
         head = raw[: raw.index(b"\x00") + 2]
         entry.write_bytes(head + hashlib.blake2b(payload, digest_size=16).digest() + payload)
-    assert Cassette.load(path) == parsed(path, monkeypatch)
-    assert Cassette.load(path) == parsed(path, monkeypatch)  # the damaged entry was replaced
+    assert load(path) == parsed(path, monkeypatch)
+    assert load(path) == parsed(path, monkeypatch)  # the damaged entry was replaced
 
 
 def repack(entry: Path, edit: Callable[[list[Any]], None]) -> None:
@@ -142,12 +142,12 @@ def test_an_entry_breaking_the_cassette_rules_is_damaged_even_with_a_valid_check
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tamper: str
 ) -> None:
     path = big_copy(tmp_path)
-    Cassette.load(path)
+    load(path)
     [entry] = entries(cache_dir)
     repack(entry, TAMPERED[tamper])
-    assert Cassette.load(path) == parsed(path, monkeypatch)  # the YAML's answer, not the entry's
-    assert Cassette.load(path).interactions[0].response.status == 200  # the real recording's status
-    assert entry.read_bytes() != b"" and Cassette.load(path) == parsed(path, monkeypatch)  # rebuilt
+    assert load(path) == parsed(path, monkeypatch)  # the YAML's answer, not the entry's
+    assert load(path).interactions[0].response.status == 200  # the real recording's status
+    assert entry.read_bytes() != b"" and load(path) == parsed(path, monkeypatch)  # rebuilt
 
 
 def test_pruning_and_reading_leave_the_users_files_alone(
@@ -166,10 +166,10 @@ def test_pruning_and_reading_leave_the_users_files_alone(
         file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         file.write_bytes(data)
         os.utime(file, (1_577_836_800, 1_577_836_800))  # 2020: older than any entry
-    Cassette.load(path)
+    load(path)
     [entry] = entries(cache_dir)
     monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(entry.stat().st_size))  # room for one entry
-    Cassette.load(big_copy(tmp_path, 9, "other.yaml"))
+    load(big_copy(tmp_path, 9, "other.yaml"))
     assert {file: file.read_bytes() for file in theirs} == theirs
     assert len(entries(cache_dir)) == 1  # the cache pruned its own older entry only
     assert stat.S_IMODE((cache_dir / cache_module.SUBDIR).stat().st_mode) == 0o700
@@ -188,8 +188,8 @@ def test_a_subdirectory_others_could_write_is_not_used(
     else:
         (cache_dir / cache_module.SUBDIR).mkdir()
         (cache_dir / cache_module.SUBDIR).chmod(0o777)
-    assert Cassette.load(path) == parsed(path, monkeypatch)
-    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert load(path) == parsed(path, monkeypatch)
+    assert load(path) == parsed(path, monkeypatch)
     assert list(tmp_path.rglob("*.msgpack")) == []
 
 
@@ -198,7 +198,7 @@ def test_an_entry_that_is_not_a_small_regular_file_is_damaged_and_never_blocks(
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     path = big_copy(tmp_path)
-    Cassette.load(path)
+    load(path)
     [entry] = entries(cache_dir)
     valid = tmp_path / "valid-entry"
     entry.rename(valid)
@@ -212,7 +212,7 @@ def test_an_entry_that_is_not_a_small_regular_file_is_damaged_and_never_blocks(
         monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(valid.stat().st_size - 1))
         entry.write_bytes(valid.read_bytes())
     result: list[Cassette] = []
-    reader = threading.Thread(target=lambda: result.append(Cassette.load(path)), daemon=True)
+    reader = threading.Thread(target=lambda: result.append(load(path)), daemon=True)
     reader.start()
     reader.join(30)  # a FIFO read would block forever, /dev/zero would fill the memory
     assert result == [parsed(path, monkeypatch)]
@@ -222,7 +222,7 @@ def test_an_entry_that_is_not_a_small_regular_file_is_damaged_and_never_blocks(
 
 
 def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:
-    Cassette.load(REAL)
+    load(REAL)
     assert REAL.stat().st_size < cache_module.MIN_CACHED_SIZE
     assert entries(cache_dir) == []
 
@@ -231,8 +231,8 @@ def test_small_files_are_not_cached(cache_dir: Path, tmp_path: Path) -> None:
 def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, off: str) -> None:
     monkeypatch.setenv("SSEMOCK_CACHE_DIR", off)
     path = big_copy(tmp_path)
-    Cassette.load(path)
-    Cassette.load(path)
+    load(path)
+    load(path)
     assert list(tmp_path.rglob("*.msgpack")) == []
 
 
@@ -240,18 +240,18 @@ def test_the_cache_is_bounded_least_recently_used_first(
     cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     paths = [big_copy(tmp_path, copies, f"c{copies}.yaml") for copies in (4, 5, 6)]
-    Cassette.load(paths[0])
+    load(paths[0])
     one = entries(cache_dir)[0].stat().st_size
     monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", str(3 * one))  # entries of 1, 1.25 and 1.5 × one
-    Cassette.load(paths[1])
-    Cassette.load(paths[2])
+    load(paths[1])
+    load(paths[2])
     sizes = [p.stat().st_size for p in entries(cache_dir)]
     assert sum(sizes) <= 3 * one
     assert len(sizes) == 2
     assert min(sizes) > one  # the oldest (the smallest, c4) went first
     monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", "0")  # 0: no cache, nothing written
     big_copy(tmp_path, 7, "c7.yaml")
-    Cassette.load(tmp_path / "c7.yaml")
+    load(tmp_path / "c7.yaml")
     assert len(entries(cache_dir)) == 2
 
 
@@ -262,7 +262,7 @@ def test_an_invalid_bound_is_a_clear_error(
     path = big_copy(tmp_path)
     monkeypatch.setenv("SSEMOCK_CACHE_MAX_BYTES", value)
     with pytest.raises(ConfigError, match=r"SSEMOCK_CACHE_MAX_BYTES: expected a size in bytes .*" + value):
-        Cassette.load(path)
+        load(path)
 
 
 def test_an_unwritable_cache_costs_only_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -270,11 +270,11 @@ def test_an_unwritable_cache_costs_only_time(tmp_path: Path, monkeypatch: pytest
     blocker.write_text("not a directory")
     monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(blocker / "cache"))
     path = big_copy(tmp_path)
-    assert Cassette.load(path) == parsed(path, monkeypatch)
+    assert load(path) == parsed(path, monkeypatch)
 
 
 def test_no_temporary_file_is_left(cache_dir: Path, tmp_path: Path) -> None:
-    Cassette.load(big_copy(tmp_path))
+    load(big_copy(tmp_path))
     assert [p.name for p in (cache_dir / cache_module.SUBDIR).iterdir() if not p.name.endswith(".msgpack")] == []
 
 
@@ -303,10 +303,10 @@ def test_any_cassette_round_trips_through_the_cache(
     monkeypatch.setattr(cache_module, "MIN_CACHED_SIZE", 0)  # these cassettes are small
     for inter in interactions:
         inter.response.start = inter.response.chunks[0].t if inter.response.chunks else 0.0
-    path = Cassette("h", interactions).save(tmp_path / "h.yaml")
-    first = Cassette.load(path)
+    path = save(Cassette("h", interactions), tmp_path / "h.yaml")
+    first = load(path)
     assert any(e.stat().st_size for e in entries(tmp_path / "hcache"))
-    second = Cassette.load(path)
+    second = load(path)
     assert second == first == parsed(path, monkeypatch)
     for got, want in zip(second.interactions, interactions):
         assert [(c.t, c.data) for c in got.response.chunks] == [(c.t, c.data) for c in want.response.chunks]
@@ -315,9 +315,9 @@ def test_any_cassette_round_trips_through_the_cache(
 
 async def test_a_cached_cassette_replays_the_recorded_bytes(cache_dir: Path, tmp_path: Path) -> None:
     path = big_copy(tmp_path, 8)
-    Cassette.load(path)
+    load(path)
     assert len(entries(cache_dir)) == 1
-    recorded = Cassette.load(REAL).interactions[0]
+    recorded = load(REAL).interactions[0]
     async with MockServer(path, scenarios=[], timing_scale=0) as server, aiohttp.ClientSession() as session:
         body = recorded.request.body
         assert body is not None

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette, CassetteError, CassetteNotFoundError, Chunk, End, Interaction, Request, Response
-from ssemock.cassette import END_HOWS, load_cassettes
+from ssemock.cassette import END_HOWS, dumps, load, load_cassettes, loads, save
 from ssemock.limits import MAX_CASSETTE_SECONDS
 from ssemock.sse import decode
 
@@ -58,7 +58,7 @@ def cassettes(draw: st.DrawFn) -> Cassette:
 @settings(max_examples=200)
 @given(cassettes())
 def test_any_bytes_chunking_and_timing_round_trip_exactly(cassette: Cassette) -> None:
-    again = Cassette.loads(cassette.dumps(), name="c")
+    again = loads(dumps(cassette), name="c")
     for a, b in zip(cassette.interactions, again.interactions, strict=True):
         assert b.response == a.response  # bytes, chunk boundaries, floats: all exact
         assert (b.request.method, b.request.path, b.request.json() or b.request.body) == (
@@ -69,7 +69,7 @@ def test_any_bytes_chunking_and_timing_round_trip_exactly(cassette: Cassette) ->
 def test_utf8_stream_reads_as_text_lines_in_the_file() -> None:
     body = b'data: {"text": "caf\xc3\xa9"}\n\n'
     cassette = Cassette("r", [Interaction(Request("POST", "/v1/x"), Response(chunks=[Chunk(0.25, body)]))])
-    text = cassette.dumps()
+    text = dumps(cassette)
     assert '      text: |+\n        data: {"text": "café"}\n\n' in text
     assert text.startswith("ssemock_cassette: 1\n")
 
@@ -77,9 +77,9 @@ def test_utf8_stream_reads_as_text_lines_in_the_file() -> None:
 def test_split_character_stays_lossless_as_base64() -> None:
     chunks = [Chunk(0.1, b"data: caf\xc3"), Chunk(0.2, b"\xa9\n\n")]
     cassette = Cassette("r", [Interaction(Request(), Response(chunks=chunks))])
-    doc = yaml.safe_load(cassette.dumps())
+    doc = yaml.safe_load(dumps(cassette))
     assert doc["interactions"][0]["response"]["chunks"][0] == {"t": 0.1, "base64": "ZGF0YTogY2Fmww=="}
-    assert Cassette.loads(cassette.dumps()).interactions[0].response.chunks == chunks
+    assert loads(dumps(cassette)).interactions[0].response.chunks == chunks
 
 
 def test_hand_written_events() -> None:
@@ -95,7 +95,7 @@ interactions:
     - data: {choices: [{delta: {content: Hi}}]}
     - {event: done, id: "7", data: "[DONE]"}
 """
-    resp = Cassette.loads(text).interactions[0].response
+    resp = loads(text).interactions[0].response
     assert [c.t for c in resp.chunks] == [0.1, 0.2, 0.3]
     assert resp.body == (b": OPENROUTER PROCESSING\n\n"
                          b'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n'
@@ -142,7 +142,7 @@ def test_broken_cassette_names_file_field_and_expectation(
     path = tmp_path / "broken.yaml"
     path.write_text(text)
     with pytest.raises(CassetteError) as info:
-        Cassette.load(path)
+        load(path)
     assert info.value.file == str(path)
     assert info.value.field == field
     assert expected in info.value.expected
@@ -155,12 +155,12 @@ def test_yaml_is_loaded_safely(tmp_path: Path) -> None:
     path.write_text("ssemock_cassette: !!python/object/apply:os.system ['true']\ninteractions: []\n")
     with pytest.raises(CassetteError, match=r"evil\.yaml: line 1, column 19: expected plain YAML data .*, "
                                             r"got '!!python/object/apply:os.system'"):
-        Cassette.load(path)
+        load(path)
 
 
 def test_missing_cassette_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(CassetteNotFoundError) as info:
-        Cassette.load(tmp_path / "nope.yaml")
+        load(tmp_path / "nope.yaml")
     assert isinstance(info.value, FileNotFoundError)
     with pytest.raises(CassetteNotFoundError):
         load_cassettes(tmp_path / "no-dir")
@@ -169,15 +169,15 @@ def test_missing_cassette_is_file_not_found(tmp_path: Path) -> None:
 def test_save_is_atomic_and_leaves_no_temporary_file(tmp_path: Path) -> None:
     target = tmp_path / "sub" / "c.yaml"
     cassette = Cassette("c", [Interaction(Request(), Response(chunks=[Chunk(0, b"data: x\n\n")]))])
-    cassette.save(target)
+    save(cassette, target)
     assert [p.name for p in target.parent.iterdir()] == ["c.yaml"]
     assert oct(target.stat().st_mode & 0o777) != oct(0o600)
-    assert Cassette.load(target).interactions[0].response.body == b"data: x\n\n"
+    assert load(target).interactions[0].response.body == b"data: x\n\n"
 
 
 def test_large_body_by_digest_round_trips() -> None:
     req = Request("POST", "/v1/x", body_sha256="a" * 64, body_size=5_000_000)
-    again = Cassette.loads(Cassette("d", [Interaction(req, Response())]).dumps()).interactions[0].request
+    again = loads(dumps(Cassette("d", [Interaction(req, Response())]))).interactions[0].request
     assert (again.body, again.body_sha256, again.body_size) == (None, "a" * 64, 5_000_000)
 
 
@@ -207,7 +207,7 @@ def test_times_are_finite_bounded_and_ordered(tmp_path: Path, response: str, fie
     path = tmp_path / "times.yaml"
     path.write_text(HEAD + response + "\n", encoding="utf-8")
     with pytest.raises(CassetteError) as caught:
-        Cassette.load(path)
+        load(path)
     assert (caught.value.file, caught.value.field) == (str(path), field)
     assert expected in caught.value.expected, caught.value.expected
 
@@ -215,7 +215,7 @@ def test_times_are_finite_bounded_and_ordered(tmp_path: Path, response: str, fie
 def test_the_time_bounds_themselves_load() -> None:
     text = HEAD + "    start: 0\n    chunks: [{t: 0, text: a}, {t: 0, text: b}, {t: 86400, text: c}]\n" \
                   "    end: {t: 86400}\n"
-    response = Cassette.loads(text).interactions[0].response
+    response = loads(text).interactions[0].response
     assert [c.t for c in response.chunks] == [0.0, 0.0, 86400.0] and response.end.t == 86400.0
 
 
@@ -226,10 +226,10 @@ def test_any_unordered_times_are_refused_naming_the_first_out_of_order(times: li
         {"response": {"chunks": [{"t": t, "text": "x"} for t in times]}}]})
     firsts = [i for i in range(1, len(times)) if times[i] < times[i - 1]]
     if not firsts:
-        assert [c.t for c in Cassette.loads(text).interactions[0].response.chunks] == times
+        assert [c.t for c in loads(text).interactions[0].response.chunks] == times
         return
     with pytest.raises(CassetteError) as caught:
-        Cassette.loads(text)
+        loads(text)
     assert caught.value.field == f"interactions[0].response.chunks[{firsts[0]}].t"
 
 
@@ -238,24 +238,24 @@ def test_counts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(read, "MAX_ITEMS", 3)
     with pytest.raises(CassetteError, match=r"chunks: expected a list of at most 3 chunks"):
-        Cassette.loads(HEAD + "    chunks: [{text: a}, {text: b}, {text: c}, {text: d}]\n")
+        loads(HEAD + "    chunks: [{text: a}, {text: b}, {text: c}, {text: d}]\n")
     with pytest.raises(CassetteError, match=r"interactions: expected a list of at most 3 interactions"):
-        Cassette.loads("ssemock_cassette: 1\ninteractions: [{response: {}}, {response: {}}, {response: {}}, "
-                       "{response: {}}]\n")
+        loads("ssemock_cassette: 1\ninteractions: [{response: {}}, {response: {}}, {response: {}}, "
+              "{response: {}}]\n")
 
 
 def test_a_json_body_past_the_depth_bound_is_refused() -> None:
     deep = "[" * 129 + "]" * 129
     with pytest.raises(CassetteError) as caught:
-        Cassette.loads(f"ssemock_cassette: 1\ninteractions: [{{request: {{body: {{json: {deep}}}}}, response: {{}}}}]")
+        loads(f"ssemock_cassette: 1\ninteractions: [{{request: {{body: {{json: {deep}}}}}, response: {{}}}}]")
     assert caught.value.field == "interactions[0].request.body.json" and "at most 128 deep" in caught.value.expected
 
 
 def test_a_cassette_file_over_the_size_bound_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ssemock.cassette import model
+    from ssemock.cassette import io
 
     path = tmp_path / "big.yaml"
     path.write_text(HEAD + "    chunks: [{text: " + "x" * 2000 + "}]\n", encoding="utf-8")
-    monkeypatch.setattr(model, "MAX_CASSETTE_FILE", 1024)
+    monkeypatch.setattr(io, "MAX_CASSETTE_FILE", 1024)
     with pytest.raises(CassetteError, match=r"big\.yaml: expected a file of at most 1024 \(1 KiB\) bytes"):
-        Cassette.load(path)
+        load(path)

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette, MockServer, SSEMockError, limits
-from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.cassette import Chunk, End, Interaction, Request, Response, load, save
 from ssemock.cli import main
 from ssemock.coding import MAX_CODINGS, PIECE, ContentCodingError, Decoder, decode
 from ssemock.recorder import Recorder
@@ -205,7 +205,7 @@ def test_no_key_reaches_a_cassette_whatever_the_coding(tmp_path: Path) -> None:
     for name in bodies:
         text = (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")
         assert KEY not in text, name
-        [interaction] = Cassette.load(tmp_path / f"{name}.yaml").interactions
+        [interaction] = load(tmp_path / f"{name}.yaml").interactions
         body = stored_body(interaction.response)
         assert KEY.encode() not in body, name
         if name in expected:  # stored decoded and scrubbed
@@ -213,7 +213,7 @@ def test_no_key_reaches_a_cassette_whatever_the_coding(tmp_path: Path) -> None:
             assert body == expected[name], name
     lines = {p["cassette"]: p["filtered"] for p in progress}
     for name in ("trailing", "brotli"):  # fail closed, and said
-        [interaction] = Cassette.load(tmp_path / f"{name}.yaml").interactions
+        [interaction] = load(tmp_path / f"{name}.yaml").interactions
         assert interaction.response.body == b"" and interaction.response.header("content-encoding") is None
         assert any("response body dropped" in line and "does not decode" in line for line in lines[name])  # type: ignore[attr-defined]
         assert "response body dropped" in (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")
@@ -224,7 +224,7 @@ def test_a_clean_coded_body_is_kept_as_it_came(tmp_path: Path) -> None:
     bodies = {name: (coding, wire) for name, (coding, wire, _) in cases(CLEAN).items()}
     record(tmp_path, bodies)
     for name, (coding, wire) in bodies.items():
-        [interaction] = Cassette.load(tmp_path / f"{name}.yaml").interactions
+        [interaction] = load(tmp_path / f"{name}.yaml").interactions
         assert interaction.response.header("content-encoding") == coding
         assert interaction.response.body == wire, name
 
@@ -242,7 +242,7 @@ def test_keep_encoding_asks_only_for_codings_the_scan_reads(tmp_path: Path) -> N
 def _cassette_with(path: Path, coding: str, wire: bytes) -> Path:
     response = Response(200, "OK", [("Content-Type", "text/event-stream"), ("Content-Encoding", coding)],
                         [Chunk(0.0, wire)], 0.0, End(0.01, "clean"))
-    Cassette(name=path.stem, interactions=[Interaction(Request("GET", "/coded"), response)]).save(path)
+    save(Cassette(name=path.stem, interactions=[Interaction(Request("GET", "/coded"), response)]), path)
     return path
 
 
@@ -322,9 +322,9 @@ def test_a_large_coded_body_is_scanned_to_its_last_member(tmp_path: Path) -> Non
     assert got == {name: body for name, (_, body) in bodies.items()} and len(wire) > 3 << 20
     for name in bodies:
         assert KEY not in (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")
-    [interaction] = Cassette.load(tmp_path / "large.yaml").interactions
+    [interaction] = load(tmp_path / "large.yaml").interactions
     assert interaction.response.body == events + SECRET.replace(KEY.encode(), b"REDACTED")
-    [dropped] = Cassette.load(tmp_path / "large-trailing.yaml").interactions
+    [dropped] = load(tmp_path / "large-trailing.yaml").interactions
     assert dropped.response.body == b""
     [line] = [p["filtered"] for p in progress if p["cassette"] == "large-trailing"]
     assert any("response body dropped" in entry for entry in line)  # type: ignore[attr-defined]
@@ -339,12 +339,12 @@ def test_an_answer_decoding_past_the_bound_is_not_recorded(tmp_path: Path, monke
     small = gz(b"data: " + b"0" * (512 << 10) + b"\n\n" + SECRET)  # under the bound: decoded, scrubbed
     got, progress = record(tmp_path, {"bomb": ("gzip", bomb), "small": ("gzip", small)})
     assert got == {"bomb": bomb, "small": small} and len(bomb) < 16 << 10
-    [dropped] = Cassette.load(tmp_path / "bomb.yaml").interactions
+    [dropped] = load(tmp_path / "bomb.yaml").interactions
     assert dropped.response.body == b"" and dropped.response.header("content-encoding") is None
     [line] = [p["filtered"] for p in progress if p["cassette"] == "bomb"]
     assert any("response body dropped" in entry and f"more than {1 << 20} bytes" in entry
                for entry in line)  # type: ignore[attr-defined]
-    [kept] = Cassette.load(tmp_path / "small.yaml").interactions
+    [kept] = load(tmp_path / "small.yaml").interactions
     assert kept.response.body.endswith(SECRET.replace(KEY.encode(), b"REDACTED"))
     for name in ("bomb", "small"):
         assert KEY not in (tmp_path / f"{name}.yaml").read_text(encoding="utf-8")

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette, ImportFormatError, MockServer
+from ssemock.cassette import dumps, load
 from ssemock.cli import main
 from ssemock.importers.har import import_har
 from ssemock.sse import decode, split_blocks
@@ -65,7 +66,7 @@ def test_a_chromium_har_round_trips_to_the_cassette_events(
     assert main(["import", "har", str(browser_har["path"]), "-o", str(out), "--streams-only"]) == 0
     assert "1 interaction(s), timing: from the recording" in capsys.readouterr().out
     saved = out / "chromium.yaml"
-    cassette = Cassette.load(saved)
+    cassette = load(saved)
     (inter,) = cassette.interactions  # the page load is not a stream
     # The same bytes the browser read, cut where the recording's events end.
     assert inter.response.body == recorded.body == browser_har["page"]["text"].encode()
@@ -116,7 +117,7 @@ def test_base64_content_and_post_data_import_like_text(browser_har: dict[str, An
     plain, b64 = tmp_path / "plain.har", tmp_path / "b64.har"
     plain.write_text(json.dumps(doc))
     b64.write_text(json.dumps(encoded))
-    assert import_har(b64, name="x").dumps() == import_har(plain, name="x").dumps().replace(
+    assert dumps(import_har(b64, name="x")) == dumps(import_har(plain, name="x")).replace(
         "imported_from: plain.har", "imported_from: b64.har")
     assert len(import_har(plain).interactions) == 2  # every entry by default: the page and the stream
 
@@ -163,7 +164,7 @@ def test_tool_har_drops_cookies_and_pseudo_headers_and_skips_aborted_entries(tmp
     assert not inter.response.timed and inter.response.start == 0  # every timing -1: not known
     assert [c.data for c in inter.response.chunks] == [b"event: ping\r\ndata: {}\r\n\r\n",
                                                         b"event: message_stop\r\ndata: {}\r\n\r\n"]
-    text = cassette.dumps()
+    text = dumps(cassette)
     for secret in ("HARCOOKIEVALUE", "HARSETCOOKIE", "HARKEY"):
         assert secret not in text
 
@@ -207,7 +208,7 @@ def test_cli_har_bounds_entries_with_one_line_and_exit_2(tmp_path: Path, capsys:
         main(["import", "har", str(har), "-o", str(out), "--max-entries", "0"])
     assert usage.value.code == 2 and "--max-entries: expected an integer >= 1" in capsys.readouterr().err
     assert main(["import", "har", str(har), "-o", str(out)]) == 0
-    assert len(Cassette.load(out / "two.yaml").interactions) == 2
+    assert len(load(out / "two.yaml").interactions) == 2
 
 
 def test_har_timings_place_first_and_last_byte(tmp_path: Path) -> None:
@@ -235,7 +236,7 @@ def test_the_readme_har_example_runs(browser_har: dict[str, Any], tmp_path: Path
     (tmp_path / "session.har").write_bytes(browser_har["path"].read_bytes())
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(line.partition("#")[0])[1:]) == 0
-    (inter,) = Cassette.load(tmp_path / "cassettes" / "session.yaml").interactions
+    (inter,) = load(tmp_path / "cassettes" / "session.yaml").interactions
     assert decode(inter.response.body)[-1].data == "[DONE]"  # type: ignore[union-attr]
 
 
@@ -274,7 +275,7 @@ def test_a_mitmproxy_har_imports_the_bodies_it_relayed(bundled: dict[str, Casset
     assert cassette.provenance["har_creator"] == "mitmproxy 11.0.2"
     started = doc["log"]["entries"][0]["startedDateTime"]  # "...+00:00" with microseconds
     assert cassette.provenance["recorded_at"] == started[:19] + "Z"
-    text = cassette.dumps()
+    text = dumps(cassette)
     assert "MITMKEY" in source.read_text() and "MITMKEY" not in text and "MITMCOOKIE" not in text
 
 

@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from ssemock import Cassette, CassetteError, Interaction, MockServer, Request, Response
+from ssemock.cassette import load, loads
 from ssemock.cli import main
 
 pytest_plugins = ["pytester"]
@@ -186,7 +187,7 @@ def test_huge_integers_in_scenario_stub_and_vcr_files_name_the_file_and_line(
 
 
 def test_an_integer_of_4300_digits_still_loads() -> None:
-    cassette = Cassette.loads(CASSETTE_HEAD + f"    status: 200\n  \nprovenance: {{n: {'9' * 4300}}}\n")
+    cassette = loads(CASSETTE_HEAD + f"    status: 200\n  \nprovenance: {{n: {'9' * 4300}}}\n")
     assert cassette.provenance["n"] == 10**4300 - 1
 
 
@@ -275,7 +276,7 @@ def _entry(status: int, text: str = "data: x\n\n", url: str = "http://x/v1/x") -
 def test_har_import_drops_a_304_body_and_skips_an_interim_101(tmp_path: Path) -> None:
     har = _har(tmp_path, _entry(200), _entry(304), _entry(101))
     assert main(["import", "har", str(har), "-o", str(tmp_path / "out")]) == 0
-    cassette = Cassette.load(tmp_path / "out" / "x.yaml")
+    cassette = load(tmp_path / "out" / "x.yaml")
     assert [i.response.status for i in cassette.interactions] == [200, 304]
     assert cassette.interactions[0].response.body == b"data: x\n\n"
     assert cassette.interactions[1].response.chunks == []
@@ -292,7 +293,7 @@ def test_vcr_import_drops_a_204_body_and_refuses_a_1xx_writing_nothing(tmp_path:
 
     (tmp_path / "a.yaml").write_text(vcr(204))
     assert main(["import", "vcr", str(tmp_path / "a.yaml"), "-o", str(tmp_path / "out")]) == 0
-    cassette = Cassette.load(tmp_path / "out" / "a.yaml")
+    cassette = load(tmp_path / "out" / "a.yaml")
     assert cassette.interactions[0].response.chunks == []
     assert cassette.provenance["bodies_dropped"].startswith("1 interactions answered 204 or 304")
     (tmp_path / "b.yaml").write_text(vcr(101))
@@ -324,7 +325,7 @@ def test_a_json_request_body_with_a_lone_surrogate_escape_is_kept_as_its_text(tm
     entry = {**_entry(200), "request": {"method": "POST", "url": "http://x/v1/x", "headers": [],
                                         "postData": {"mimeType": "application/json", "text": body}}}
     assert main(["import", "har", str(_har(tmp_path, entry)), "-o", str(tmp_path / "out")]) == 0
-    assert Cassette.load(tmp_path / "out" / "x.yaml").interactions[0].request.body == body.encode()
+    assert load(tmp_path / "out" / "x.yaml").interactions[0].request.body == body.encode()
 
 
 # ---- 5. bounded messages ----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.cli import main
 from ssemock.hygiene import check_paths, recorded_at
 from ssemock.recorder import Recorder
@@ -126,7 +126,7 @@ def test_max_age_warns_about_stale_and_undated_recordings(tmp_path: Path, capsys
     stamp = tmp_path / "new.yaml"
     stamp.write_text(re.sub(r"recorded_at: '(.*)'", r"recorded_at: \1", stamp.read_text()))
     assert isinstance(yaml.safe_load(stamp.read_text())["provenance"]["recorded_at"], datetime)
-    assert recorded_at(Cassette.load(stamp)) is not None
+    assert recorded_at(load(stamp)) is not None
     soon = datetime.now(UTC) + timedelta(days=100)
     assert [f.warning for f in check_paths([stamp], max_age=90 * 86_400, now=soon)] == [True]
 
@@ -139,14 +139,14 @@ def test_the_recorder_writes_recorded_at_and_its_cassettes_check_clean(
         response = httpx.post(f"{rec.url}/stream/chat", json={"stream": True},
                               headers={"Authorization": f"Bearer {KEY}"}, timeout=30)
         assert response.status_code == 200
-    cassette = Cassette.load(tmp_path / "chat.yaml")
+    cassette = load(tmp_path / "chat.yaml")
     when = recorded_at(cassette)
     assert when is not None and before <= when <= datetime.now(UTC)
     assert _run(capsys, str(tmp_path), "--max-age", "1")[:2] == (0, [])
     time.sleep(1.1)  # into the next second: a new recorded_at would differ
     with Upstream() as up, Recorder(up.url, tmp_path, cassette="chat", mode="all") as rec:
         assert httpx.post(f"{rec.url}/stream/chat", json={"n": 2}, timeout=30).status_code == 200
-    again = Cassette.load(tmp_path / "chat.yaml")
+    again = load(tmp_path / "chat.yaml")
     assert len(again.interactions) == 2 and recorded_at(again) == when  # it dates the oldest recording
 
 
@@ -171,7 +171,7 @@ INNER = """
 import httpx
 import pytest
 from pathlib import Path
-from ssemock import Cassette
+from ssemock.cassette import load
 
 OWN = Path(__file__).parent / "cassettes" / "test_chat" / "test_tools.yaml"
 
@@ -179,7 +179,7 @@ OWN = Path(__file__).parent / "cassettes" / "test_chat" / "test_tools.yaml"
 @pytest.mark.ssemock(cassette="test_tools")
 @pytest.mark.parametrize("n", range(4))
 def test_tools(ssemock, n):
-    request = Cassette.load(OWN).interactions[0].request  # only the first of its two interactions
+    request = load(OWN).interactions[0].request  # only the first of its two interactions
     response = httpx.post(ssemock.url + request.path, content=request.body,
                           headers={"content-type": "application/json"})
     assert response.status_code == 200

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ssemock import Cassette, ImportFormatError
+from ssemock.cassette import dumps, load, save
 from ssemock.cli import main
 from ssemock.errors import ConfigError
 from ssemock.importers.chunks import import_chunks
@@ -42,7 +43,7 @@ def test_bundled_cassettes_are_the_real_recordings_imported(bundled: dict[str, C
     assert sorted(fresh) == sorted(bundled)
     assert len(bundled) == 14  # every real stream listed in SOURCES.md
     for name, cassette in fresh.items():
-        assert bundled[name].dumps() == cassette.dumps(), name
+        assert dumps(bundled[name]) == dumps(cassette), name
 
 
 def test_every_bundled_cassette_carries_its_provenance(bundled: dict[str, Cassette]) -> None:
@@ -59,7 +60,7 @@ def test_no_secret_header_or_query_parameter_in_bundled_cassettes(bundled: dict[
             assert not {k.lower() for k, _ in inter.request.headers} & SECRET_REQUEST_HEADERS
             assert not {k.lower() for k, _ in inter.response.headers} & SECRET_RESPONSE_HEADERS
             assert not {k for k, _ in inter.request.query} & SECRET_QUERY_PARAMS
-        assert "REDACTED-" not in cassette.dumps()
+        assert "REDACTED-" not in dumps(cassette)
 
 
 def test_vcr_parsed_body_becomes_the_json_request_body() -> None:
@@ -205,7 +206,7 @@ def test_cli_import_vcr_writes_loadable_cassettes(tmp_path: Path, capsys: pytest
     files = [str(REALWORLD / "gemini-streamgeneratecontent-crlf.vcr.yaml"),
              str(REALWORLD / "mcp-deepwiki-ping-comments-crlf.vcr.yaml")]
     assert main(["import", "vcr", *files, "-o", str(tmp_path), "--licence", "MIT"]) == 0
-    mcp = Cassette.load(tmp_path / "mcp-deepwiki-ping-comments-crlf.yaml")
+    mcp = load(tmp_path / "mcp-deepwiki-ping-comments-crlf.yaml")
     assert len(mcp.interactions) == 9 and mcp.provenance["licence"] == "MIT"
     assert [i.response.status for i in mcp.interactions].count(202) == 2
     assert "timing: none" in capsys.readouterr().out
@@ -236,7 +237,7 @@ def test_vcr_import_scrubs_key_shaped_strings_from_paths_bodies_and_streams(tmp_
     source = tmp_path / "secrets.yaml"
     source.write_text(yaml.safe_dump(doc))
     cassette = import_vcr(source)
-    saved = cassette.save(tmp_path / "out" / "secrets.yaml").read_text()
+    saved = save(cassette, tmp_path / "out" / "secrets.yaml").read_text()
     for secret in (req_key, resp_key, path_key, gz_key, "AIzaQUERY", "sk-secret-header"):
         assert secret not in saved
     first, second = cassette.interactions
@@ -273,7 +274,7 @@ def test_cli_import_keeps_source_folders_apart(
     stem = source.split(".")[0]
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.yaml"))
     assert written == [f"a/{stem}.yaml", f"b/deeper/{stem}.yaml"]
-    a, b = Cassette.load(out / "a" / f"{stem}.yaml"), Cassette.load(out / "b" / "deeper" / f"{stem}.yaml")
+    a, b = load(out / "a" / f"{stem}.yaml"), load(out / "b" / "deeper" / f"{stem}.yaml")
     assert a.provenance["imported_from"] == b.provenance["imported_from"] == source
     if kind == "vcr":
         assert len(a.interactions) == 9 and a.interactions[0].request.path != b.interactions[0].request.path
@@ -315,7 +316,7 @@ def test_cli_import_never_overwrites_without_force(
     assert [p.name for p in out.iterdir()] == [target.name]  # nothing else was written either
     assert main(["import", kind, str(newcomer), str(file), "-o", str(out), "--force", *options]) == 0
     assert "checked by hand" not in target.read_text() and len(list(out.glob("*.yaml"))) == 2
-    assert Cassette.load(target).dumps() == Cassette.load(out / f"new-{target.name}").dumps().replace(
+    assert dumps(load(target)) == dumps(load(out / f"new-{target.name}")).replace(
         f"name: new-{target.stem}", f"name: {target.stem}").replace(f"new-{source}", source)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock.cassette import Cassette
+from ssemock.cassette import load
 
 from .upstream import Upstream
 
@@ -217,7 +217,7 @@ def test_record_stops_on_sigterm_and_writes_the_cut_recording(tmp_path: Path) ->
         status, seconds = rec.stop()
     assert status == 0 and seconds < 10  # 61 s before
     assert not _rest(stalled).endswith(b"0\r\n\r\n") and _rest(half) == b""
-    [interaction] = Cassette.load(tmp_path / "out" / "slow.yaml").interactions
+    [interaction] = load(tmp_path / "out" / "slow.yaml").interactions
     assert interaction.request.path == "/slow"
     assert interaction.response.end.how == "timeout"
     assert interaction.response.body == b'data: {"n":0}\n\n'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ssemock import Cassette
+from ssemock.cassette import load
 
 from .sessions import INI, preload_clients
 from .upstream import Upstream
@@ -75,7 +75,7 @@ def test_a_changed_prompt_fails_against_the_tests_own_recording(pytester: pytest
         pytester.runpytest("--ssemock-record=once", f"--ssemock-target={upstream.url}").assert_outcomes(passed=1)
         assert len(upstream.received) == 1
     own = pytester.path / "cassettes" / "test_prompt" / "test_chat.yaml"
-    [interaction] = Cassette.load(own).interactions
+    [interaction] = load(own).interactions
     assert interaction.request.json()["messages"] == [{"role": "user", "content": recorded}]
 
     pytester.runpytest().assert_outcomes(passed=1)  # replayed offline: the same prompt

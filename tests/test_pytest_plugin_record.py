@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.sse import decode
 
 from .sessions import INI, preload_clients
@@ -35,7 +35,7 @@ def test_once_records_a_missing_cassette_then_replays_it_offline(pytester: pytes
     with Upstream() as upstream:
         pytester.runpytest("--ssemock-record=once", f"--ssemock-target={upstream.url}").assert_outcomes(passed=1)
         assert len(upstream.received) == 1
-        cassette = Cassette.load(cassette_file)
+        cassette = load(cassette_file)
         [interaction] = cassette.interactions
         assert interaction.request.path == "/v1/chat/completions"
         assert interaction.response.body == recorded
@@ -50,7 +50,7 @@ def test_once_records_a_missing_cassette_then_replays_it_offline(pytester: pytes
         # all: always forwarded and appended to the cassette.
         pytester.runpytest("--ssemock-record=all", f"--ssemock-target={upstream.url}").assert_outcomes(passed=1)
         assert len(upstream.received) == 2
-        assert len(Cassette.load(cassette_file).interactions) == 2
+        assert len(load(cassette_file).interactions) == 2
 
 
 def test_target_from_the_marker_and_a_missing_target(pytester: pytest.Pytester) -> None:

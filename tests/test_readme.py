@@ -8,7 +8,8 @@ from pathlib import Path
 import httpx
 import yaml
 
-from ssemock import Cassette, MockServer, Scenario
+from ssemock import MockServer, Scenario
+from ssemock.cassette import loads
 from ssemock.mockserver import collect_cassettes
 
 from .sseclients import sse_streams
@@ -34,9 +35,9 @@ def test_the_python_example_runs() -> None:
 
 def test_the_cassette_examples_load() -> None:
     full, hand = blocks(section("Cassette format (version 1)"), "yaml")
-    demo = Cassette.loads(full, name="demo")
+    demo = loads(full, name="demo")
     assert demo.interactions[0].response.chunks[1].data == b"data: caf\xc3"
-    events = Cassette.loads(hand).interactions[0].response
+    events = loads(hand).interactions[0].response
     assert [c.t for c in events.chunks] == [0.05, 0.1, 0.15]
     assert yaml.safe_load(hand)["ssemock_cassette"] == 1
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from ssemock import Cassette, MockServer
 from ssemock.bundled import bundled_cassettes
-from ssemock.cassette import Chunk, End, Interaction, Request, Response
+from ssemock.cassette import Chunk, End, Interaction, Request, Response, load
 from ssemock.cassette.append import BEGIN_MARK, END_MARK, appendable
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder, RecordMode, record_mode
@@ -45,7 +45,7 @@ ENDINGS = {"clean": "complete", "cut": "cut", "reset": "reset"}  # cassette end.
 def only_cassette(directory: Path) -> Cassette:
     files = sorted(directory.glob("*.yaml"))
     assert len(files) == 1, files
-    return Cassette.load(files[0])
+    return load(files[0])
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
@@ -81,7 +81,7 @@ def test_non_stream_answers_are_recorded_and_replayed(tmp_path: Path) -> None:
         limited = raw_json(rec.url, "POST", "/ratelimited", {"stream": False})
     assert ok.status == 200 and json.loads(ok.body)["choices"][0]["message"]["content"] == "Hi"
     assert limited.status == 429 and limited.header("retry-after") == "7"
-    cassette = Cassette.load(tmp_path / "answers.yaml")
+    cassette = load(tmp_path / "answers.yaml")
     assert [i.response.status for i in cassette.interactions] == [200, 429]
     assert cassette.interactions[1].response.header("Retry-After") == "7"
     with MockServer([cassette], scenarios=[], timing_scale=0) as server:
@@ -97,7 +97,7 @@ def test_credentials_go_upstream_untouched_and_the_cassette_header_is_not_forwar
     assert sent["Authorization"] == headers["Authorization"]
     assert "X-SSEMock-Cassette" not in sent
     assert sent["Accept-Encoding"] == "identity"
-    recorded = Cassette.load(tmp_path / "team" / "chat.yaml").interactions[0].request
+    recorded = load(tmp_path / "team" / "chat.yaml").interactions[0].request
     assert "authorization" not in {k.lower() for k, _ in recorded.headers}
 
 
@@ -109,7 +109,7 @@ def test_query_credentials_go_upstream_and_never_reach_the_cassette(tmp_path: Pa
     with Upstream() as up, Recorder(up.url, tmp_path, cassette="q") as rec:
         httpx.post(rec.url + "/json", params=query, json={"q": 1})
     assert up.received[0]["query"] == dict(query)
-    recorded = Cassette.load(tmp_path / "q.yaml").interactions[0].request
+    recorded = load(tmp_path / "q.yaml").interactions[0].request
     assert recorded.query == [("alt", "sse")]
     text = (tmp_path / "q.yaml").read_text()
     assert not any(value in text for _, value in query[1:])
@@ -122,7 +122,7 @@ def test_cassette_named_by_fingerprint_ignores_json_key_order(tmp_path: Path) ->
         raw_json(rec.url, "POST", "/json", {"a": 2})
     names = sorted(p.stem for p in tmp_path.glob("*.yaml"))
     assert len(names) == 2 and all(n.startswith("post-json-") for n in names)
-    assert sorted(len(Cassette.load(tmp_path / f"{n}.yaml").interactions) for n in names) == [1, 2]
+    assert sorted(len(load(tmp_path / f"{n}.yaml").interactions) for n in names) == [1, 2]
 
 
 def test_bad_cassette_name_is_a_400_and_nothing_is_written(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_record_modes_have_their_vcr_meanings(tmp_path: Path) -> None:
         with Recorder(up.url, tmp_path, mode="all", cassette="c") as rec:
             raw_json(rec.url, "POST", "/json", body)
         assert len(up.received) == 5
-    assert len(Cassette.load(tmp_path / "c.yaml").interactions) == 5
+    assert len(load(tmp_path / "c.yaml").interactions) == 5
 
 
 def test_record_mode_validator_lists_the_valid_values() -> None:
@@ -184,7 +184,7 @@ def test_a_5_mb_request_body_is_forwarded_whole_stored_by_digest_and_still_match
     assert up.received[0]["headers"]["Content-Length"] == str(len(raw))
     text = (tmp_path / "big-prompt.yaml").read_text()
     assert len(text) < 20_000 and "careful assistant" not in text
-    request = Cassette.load(tmp_path / "big-prompt.yaml").interactions[0].request
+    request = load(tmp_path / "big-prompt.yaml").interactions[0].request
     assert (request.body_sha256, request.body_size) == (hashlib.sha256(raw).hexdigest(), len(raw))
     with MockServer([tmp_path], scenarios=[], timing_scale=0) as server:
         assert raw_json(server.url, "POST", "/v1/chat/completions", payload).body == live.body
@@ -203,7 +203,7 @@ def test_recording_the_replay_server_reproduces_every_bundled_cassette(
                 target = req.path + ("?" + urlencode(req.query) if req.query else "")
                 kind = {"Content-Type": "application/json"} if req.body else {}
                 raw_request(rec.url, req.method, target, req.body or b"", kind)
-        copy = Cassette.load(tmp_path / name / "copy.yaml")
+        copy = load(tmp_path / name / "copy.yaml")
         assert len(copy.interactions) == len(source.interactions), name
         for got, want in zip(copy.interactions, source.interactions):
             assert got.response.status == want.response.status, name
@@ -235,7 +235,7 @@ async def test_async_with_records_in_the_current_loop(tmp_path: Path) -> None:
             async with session.post(f"{rec.url}/stream/chat", json={"stream": True}) as resp:
                 pieces = [p async for p in resp.content.iter_any()]
             await rec.flush()
-            assert Cassette.load(tmp_path / "a.yaml").interactions[0].response.body == b"".join(pieces)
+            assert load(tmp_path / "a.yaml").interactions[0].response.body == b"".join(pieces)
     assert b"".join(pieces) == b"".join(d for _, d in SCRIPTS["chat"][0])
 
 
@@ -270,7 +270,7 @@ def test_streamed_cassette_writes_load_back_exactly(
         write_cassette(path, "c", {"target": "http://x"}, [Entry(request, response, spool)] * 2)
     finally:
         spool.close()
-    loaded = Cassette.load(path)
+    loaded = load(path)
     want = Interaction(request, Response(200, None, response.headers, [Chunk(t, d) for t, d in chunks], 0.5,
                                          End(2.0, how)))
     assert loaded.interactions == [want, want]
@@ -301,7 +301,7 @@ def test_a_client_with_its_whole_answer_finds_it_listed_and_on_disk(route: str, 
             assert answer.status in (200, 429)
             listed = rec.interactions  # read at once: no waiting, no flush
             assert len(listed) == n and listed[-1]["action"] == "recorded"
-            on_disk = Cassette.load(tmp_path / "c.yaml").interactions
+            on_disk = load(tmp_path / "c.yaml").interactions
             assert len(on_disk) == n and on_disk[-1].request.json() == {"n": n}
             assert on_disk[-1].response.body == answer.body
 
@@ -329,11 +329,11 @@ def test_a_file_cut_anywhere_loads_only_complete_interactions(
     path = tmp_path_factory.mktemp("cut") / "c.yaml"
     write_cassette(path, "c", {"target": "http://x"}, entries[:1], exclusive=True)
     append_entries(path, entries[1:])
-    assert Cassette.load(path).interactions == want
+    assert load(path).interactions == want
     data = path.read_bytes()
     head = len(data.split(BEGIN_MARK.encode())[0])  # a crash before the first item: no file (atomic creation)
     path.write_bytes(data[: head + int(cut * (len(data) - head))])
-    loaded = Cassette.load(path).interactions  # loads, whatever the cut
+    loaded = load(path).interactions  # loads, whatever the cut
     assert loaded == want[: len(loaded)]  # complete interactions only, in order
 
 
@@ -347,7 +347,7 @@ def test_a_torn_last_interaction_is_cut_off_and_recording_goes_on(tmp_path: Path
         last = complete[complete.rindex(BEGIN_MARK.encode()):]
         torn = complete + last[: len(last) // 2]  # as a recorder killed while appending leaves it
         path.write_bytes(torn)
-        assert [i.request.json() for i in Cassette.load(path).interactions] == [{"n": 0}, {"n": 1}]
+        assert [i.request.json() for i in load(path).interactions] == [{"n": 0}, {"n": 1}]
         with MockServer([tmp_path], scenarios=[], timing_scale=0) as server:
             assert raw_json(server.url, "POST", "/stream/chat", {"n": 1}).ending == "complete"
         progress = io.StringIO()
@@ -355,7 +355,7 @@ def test_a_torn_last_interaction_is_cut_off_and_recording_goes_on(tmp_path: Path
             raw_json(rec.url, "POST", "/stream/chat", {"n": 2})
     assert f"cut off an incomplete last interaction ({len(torn) - len(complete)} bytes)" in progress.getvalue()
     assert path.read_bytes().startswith(complete)  # appended after what was there, never rewritten
-    assert [i.request.json() for i in Cassette.load(path).interactions] == [{"n": 0}, {"n": 1}, {"n": 2}]
+    assert [i.request.json() for i in load(path).interactions] == [{"n": 0}, {"n": 1}, {"n": 2}]
     assert path.read_text().count(BEGIN_MARK) == path.read_text().count(END_MARK) == 3
 
 
@@ -367,9 +367,9 @@ def test_recording_into_a_saved_cassette_appends_without_touching_its_bytes(tmp_
     with Upstream() as up, Recorder(up.url, tmp_path, cassette="c", mode="all") as rec:
         raw_json(rec.url, "POST", "/json", {"n": 1})
     assert Path(path).read_bytes().startswith(before.removesuffix(b"...\n"))  # only the marker goes
-    old = Cassette.load(source).interactions
-    assert Cassette.load(path).interactions[: len(old)] == old
-    assert len(Cassette.load(path).interactions) == len(old) + 1
+    old = load(source).interactions
+    assert load(path).interactions[: len(old)] == old
+    assert len(load(path).interactions) == len(old) + 1
 
 
 def test_a_cassette_that_cannot_be_appended_to_is_rewritten_once(tmp_path: Path) -> None:
@@ -380,7 +380,7 @@ def test_a_cassette_that_cannot_be_appended_to_is_rewritten_once(tmp_path: Path)
         converted = path.read_bytes()
         raw_json(rec.url, "POST", "/json", {"n": 2})
     assert path.read_bytes().startswith(converted)
-    assert [i.request.json() for i in Cassette.load(path).interactions] == [{"n": 1}, {"n": 2}]
+    assert [i.request.json() for i in load(path).interactions] == [{"n": 1}, {"n": 2}]
 
 
 def test_temporary_files_of_a_killed_writer_are_removed_at_start(tmp_path: Path) -> None:
@@ -409,8 +409,8 @@ def test_every_bundled_cassette_can_be_appended_to_and_keeps_its_interactions(tm
         assert appendable(text), source.name
         path = Path(shutil.copy(source, tmp_path / source.name))
         append_entries(path, [extra])
-        old = Cassette.load(source).interactions
-        assert Cassette.load(path).interactions == [*old, want_extra], source.name
+        old = load(source).interactions
+        assert load(path).interactions == [*old, want_extra], source.name
 
 
 _lines_text = st.text(alphabet=st.sampled_from(["\n", " ", "a", "#", "-", ":", "|", "é", "€", "😀", "\t", "\r", "\x85",
@@ -426,5 +426,5 @@ def test_chunks_with_line_breaks_written_as_literal_blocks_load_back_exactly(
     entry.response.timed = timed
     path = tmp_path_factory.mktemp("lit") / "c.yaml"
     write_cassette(path, "c", {}, [entry])
-    chunks = Cassette.load(path).interactions[0].response.chunks
+    chunks = load(path).interactions[0].response.chunks
     assert [(c.t, c.data) for c in chunks] == [(t if timed else 0.0, x.encode()) for x in texts]

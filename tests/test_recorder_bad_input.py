@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ssemock import Cassette, MockServer
+from ssemock import MockServer
+from ssemock.cassette import load
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
 from ssemock.redact import Filter
@@ -58,7 +59,7 @@ def test_lone_surrogates_in_bodies_and_answers_are_recorded_losslessly_and_repla
 
     text = (tmp_path / "lone.yaml").read_text(encoding="utf-8")
     assert "k3y-Zx81Qw4Lm0Rt" not in text
-    recorded = Cassette.load(tmp_path / "lone.yaml").interactions
+    recorded = load(tmp_path / "lone.yaml").interactions
     assert len(recorded) == 4
     assert recorded[0].request.body == LONE  # kept as its text: byte for byte
     assert json.loads(recorded[1].request.body or b"") == {"api_key": "REDACTED", "messages": [{"content": "\ud83d"}]}
@@ -94,7 +95,7 @@ def test_a_request_header_that_is_not_utf8_is_recorded_byte_for_byte_as_latin1(t
         answer = raw_exchange(rec.url, request)
     assert answer.startswith(b"HTTP/1.1 200 ")
     assert "NOT WRITTEN" not in progress.getvalue()
-    [inter] = Cassette.load(tmp_path / "header.yaml").interactions
+    [inter] = load(tmp_path / "header.yaml").interactions
     note = dict(inter.request.headers)["X-Note"]
     assert note.encode("latin-1") == b"caf\xe9 \xff"
     with MockServer([tmp_path], scenarios=[], timing_scale=0) as server:
@@ -110,7 +111,7 @@ def test_a_user_pattern_takes_linear_time_on_any_input(tmp_path: Path) -> None:
                              JSON_HEADERS)
         health = raw_request(rec.url, "GET", "/_ssemock/health")
     assert answer.status == 200 and answer.body == evil.encode() and health.status == 200
-    [inter] = Cassette.load(tmp_path / "p.yaml").interactions
+    [inter] = load(tmp_path / "p.yaml").interactions
     assert inter.request.query == [("q", "REDACTED")]  # the pattern applies: a whole value matched
     assert json.loads(inter.request.body or b"") == {"say": evil} and inter.response.body == evil.encode()
     # The same pattern on 8 MiB of letters without an end.

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.cli import build_parser, main
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder
@@ -44,7 +44,7 @@ def test_credentials_in_the_target_go_upstream_as_basic_auth_and_nowhere_else(tm
     written = (tmp_path / "c.yaml").read_text()
     for text in (proc.first_line, err, written):
         assert PASSWORD not in text and "alice" not in text
-    cassette = Cassette.load(tmp_path / "c.yaml")
+    cassette = load(tmp_path / "c.yaml")
     assert cassette.provenance["target"] == f"http://***@{host}"
     assert dict((k.lower(), v) for k, v in cassette.interactions[0].request.headers)["host"] == host
 
@@ -96,8 +96,8 @@ def test_the_automatic_cassette_name_is_the_scrubbed_requests_and_tells_no_secre
     assert len(up.received) == 3 and b"hunter2" in up.received[0]["body"]  # the upstream had them all
     files = sorted(tmp_path.glob("*.yaml"))
     assert len(files) == 2
-    by_count = {len(Cassette.load(f).interactions): f for f in files}
-    same = Cassette.load(by_count[2])
+    by_count = {len(load(f).interactions): f for f in files}
+    same = load(by_count[2])
     recorded = [json.loads(i.request.body or b"") for i in same.interactions]
     assert recorded[0] == recorded[1] and recorded[0]["password"] == "REDACTED"
     digest = hashlib.sha256(b"POST /json\n" + json.dumps(recorded[0], sort_keys=True, separators=(",", ":")).encode())
@@ -130,7 +130,7 @@ def test_a_gzip_request_body_is_forwarded_and_recorded_decoded(tmp_path: Path) -
     sent = up.received[0]
     assert json.loads(sent["body"]) == payload and "Content-Encoding" not in sent["headers"]
     assert sent["headers"]["Content-Length"] == str(len(sent["body"]))
-    request = Cassette.load(tmp_path / "z.yaml").interactions[0].request
+    request = load(tmp_path / "z.yaml").interactions[0].request
     assert request.json() == payload
     assert "content-encoding" not in {k.lower() for k, _ in request.headers}
 
@@ -221,7 +221,7 @@ def test_edge_values_are_accepted(tmp_path: Path) -> None:
     with Upstream() as up, Recorder(up.url, tmp_path, max_body_size=0, grace=0, read_timeout=0.5,
                                     cassette="e") as rec:
         assert raw_json(rec.url, "POST", "/json", {"a": 1}).status == 200
-    request = Cassette.load(tmp_path / "e.yaml").interactions[0].request
+    request = load(tmp_path / "e.yaml").interactions[0].request
     assert request.body_size == len(b'{"a": 1}')
 
 
@@ -256,7 +256,7 @@ def test_json_escaped_keys_in_a_streamed_answer_are_scrubbed(key: str, tmp_path:
     written = (tmp_path / "e.yaml").read_text()
     decoded = json.loads(event.removeprefix("data: "))["note"]
     assert key not in written and decoded.split()[-2] not in written
-    body = Cassette.load(tmp_path / "e.yaml").interactions[0].response.body
+    body = load(tmp_path / "e.yaml").interactions[0].response.body
     expected = "your key Bearer REDACTED ok" if key.startswith("Bearer") else "your key REDACTED ok"
     assert json.loads(body.decode().removeprefix("data: ")) == {"note": expected}
     assert any(line.startswith("response body: 1 secret(s) replaced (") for line in report["filtered"])

@@ -24,7 +24,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.recorder import Recorder
 
 from .rawclient import raw_json
@@ -44,7 +44,7 @@ async def test_50_concurrent_recordings_into_one_cassette_lose_nothing(tmp_path:
                     return await resp.read()
 
             bodies = await asyncio.gather(*(one(i) for i in range(50)))
-        cassette = Cassette.load(tmp_path / "crowd.yaml")
+        cassette = load(tmp_path / "crowd.yaml")
     assert len(cassette.interactions) == 50
     assert sorted(i.request.json()["request"] for i in cassette.interactions) == list(range(50))
     assert all(i.response.body == bodies[0] for i in cassette.interactions)
@@ -129,7 +129,7 @@ def test_sigkill_mid_stream_leaves_the_previous_complete_cassette(upstream: Upst
         rec.proc.kill()
         rec.proc.communicate(timeout=10)
     thread.join(10)
-    cassette = Cassette.load(tmp_path / "k.yaml")
+    cassette = load(tmp_path / "k.yaml")
     assert len(cassette.interactions) == 1 and cassette.interactions[0].response.body == done.body
     assert [p.name for p in tmp_path.iterdir()] == ["k.yaml"]  # no temporary file left behind
 
@@ -155,7 +155,7 @@ def test_sigkill_right_after_the_clients_got_their_answers_loses_none_of_them(
         rec.proc.kill()  # at once: no time for anything the clients did not wait for
         rec.proc.communicate(timeout=10)
     got = {i.request.json()["i"]: i.response.body
-           for n in range(3) for i in Cassette.load(tmp_path / f"c{n}.yaml").interactions}
+           for n in range(3) for i in load(tmp_path / f"c{n}.yaml").interactions}
     assert got == dict(enumerate(bodies))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c0.yaml", "c1.yaml", "c2.yaml"]
 
@@ -169,7 +169,7 @@ def test_sigterm_mid_stream_writes_everything_then_exits(upstream: Upstream, tmp
     status, err = rec.finish(signal.SIGTERM)
     thread.join(10)
     assert status == 0, err
-    cassette = Cassette.load(tmp_path / "t.yaml")
+    cassette = load(tmp_path / "t.yaml")
     assert len(cassette.interactions) == 2
     partial = cassette.interactions[1].response
     assert partial.end.how == "timeout"  # the recorder gave up on it when stopping
@@ -184,7 +184,7 @@ def test_sigint_is_a_clean_stop_too(upstream: Upstream, tmp_path: Path) -> None:
     raw_json(rec.url, "POST", "/json", {"n": 1})
     status, err = rec.finish(signal.SIGINT)
     assert status == 0, err
-    assert len(Cassette.load(tmp_path / "i.yaml").interactions) == 1
+    assert len(load(tmp_path / "i.yaml").interactions) == 1
 
 
 def test_a_50_mb_stream_is_recorded_with_bounded_memory(upstream: Upstream, tmp_path: Path) -> None:
@@ -217,7 +217,7 @@ def test_a_50_mb_stream_is_recorded_with_bounded_memory(upstream: Upstream, tmp_
             rec.proc.kill()
             rec.proc.communicate(timeout=10)
     assert growth < 30 * MB, f"peak RSS grew by {growth / MB:.1f} MB"
-    cassette = Cassette.load(tmp_path / "big.yaml")
+    cassette = load(tmp_path / "big.yaml")
     body = cassette.interactions[1].response.body
     assert len(body) == size and hashlib.sha256(body).hexdigest() == digest.hexdigest()
     assert body[:200] == big_block(200)
@@ -235,7 +235,7 @@ async def test_a_large_answer_is_listed_when_its_client_has_it_and_flush_waits_f
             assert listed["action"] == "recorded" and listed["end"] == "clean"
             await rec.flush()
             assert listed["bytes"] == size
-            [interaction] = Cassette.load(tmp_path / "large.yaml").interactions
+            [interaction] = load(tmp_path / "large.yaml").interactions
     body = interaction.response.body
     assert len(body) == size and hashlib.sha256(body).digest() == digest.digest()
     assert body[:200] == big_block(200)
@@ -250,6 +250,6 @@ def test_sigterm_while_a_large_answer_is_scrubbed_after_its_last_byte_still_writ
     status, err = rec.finish(signal.SIGTERM)  # the scrub of what the scan could not keep up with may still run
     assert status == 0, err
     assert len(answer.body) == size
-    [interaction] = Cassette.load(tmp_path / "t.yaml").interactions
+    [interaction] = load(tmp_path / "t.yaml").interactions
     assert interaction.response.body == answer.body and interaction.response.end.how == "clean"
     assert f"{size} bytes" in err

@@ -8,7 +8,7 @@ import secrets
 import string
 from pathlib import Path
 
-from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.recorder import Recorder
 from ssemock.redact import Filter
 
@@ -35,7 +35,7 @@ def test_the_value_of_a_credential_named_pair_in_a_request_body_is_redacted(tmp_
     assert json.loads(up.received[0]["body"]) == payload  # upstream gets the request untouched
     written = (tmp_path / "pairs.yaml").read_text()
     assert har not in written and postman not in written
-    body = Cassette.load(tmp_path / "pairs.yaml").interactions[0].request.body
+    body = load(tmp_path / "pairs.yaml").interactions[0].request.body
     assert json.loads(body) == {"model": "m", "headers": [
         {"name": "api_key", "value": "REDACTED"},
         {"key": "Authorization", "value": "REDACTED"},
@@ -53,7 +53,7 @@ def test_the_value_of_a_credential_named_pair_in_a_streamed_answer_is_redacted(t
     [report] = rec.interactions
     assert live.body == event.encode()  # the client gets the answer untouched
     assert secret not in (tmp_path / "answer.yaml").read_text()
-    [interaction] = Cassette.load(tmp_path / "answer.yaml").interactions
+    [interaction] = load(tmp_path / "answer.yaml").interactions
     assert interaction.response.body == event.replace(secret, "REDACTED").encode()
     assert "response body: 1 secret(s) replaced (credential name)" in report["filtered"]
 

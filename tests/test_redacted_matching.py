@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ssemock import Cassette, Interaction, MockServer, Recorder, Request, Response
+from ssemock.cassette import load
 from ssemock.match_index import redacted_fits
 from ssemock.redact import REDACTED
 from ssemock.sse import decode
@@ -73,7 +74,7 @@ async def test_a_bot_token_in_the_path_is_kept_out_of_the_cassette_and_the_real_
         assert recorded == (200, b"".join(EVENTS), "text/event-stream")
         text = (tmp_path / "bot.yaml").read_text()
         assert TOKEN not in text and TOKEN.split(":")[1] not in text
-        [interaction] = Cassette.load(tmp_path / "bot.yaml").interactions
+        [interaction] = load(tmp_path / "bot.yaml").interactions
         assert interaction.request.path == "/botREDACTED/sendMessage"
         async with MockServer(tmp_path / "bot.yaml", timing_scale=0) as server:
             status, body, kind = await _post(session, f"{server.url}/bot{TOKEN}/sendMessage")

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.recorder import Recorder
 from ssemock.redact import REDACTED, ChunkScrubber, Filter
 from ssemock.sse import decode
@@ -84,7 +85,7 @@ def assert_nowhere(directory: Path, *secrets: str) -> None:
 def only_interaction(directory: Path) -> Cassette:
     files = sorted(directory.rglob("*.yaml"))
     assert len(files) == 1, files
-    return Cassette.load(files[0])
+    return load(files[0])
 
 
 def test_form_fields_named_like_credentials_are_redacted_and_their_echo_too(tmp_path: Path) -> None:

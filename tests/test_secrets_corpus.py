@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ssemock import Cassette
+from ssemock.cassette import load
 from ssemock.recorder import Recorder
 from ssemock.redact import REDACTED
 
@@ -222,7 +222,7 @@ def test_no_secret_of_the_corpus_reaches_any_file_written(tmp_path: Path) -> Non
     assert files == len(FORMS)
     # Every cassette loads, and the answers that held no secret are kept as they were.
     for path in _written(tmp_path):
-        Cassette.load(path)
+        load(path)
     # The progress reports say what was removed, by name and by rule, never a value.
     by_cassette = {r["cassette"]: r["filtered"] for r in report}
     assert "query X-Amz-Signature" in by_cassette["corpus/04"]
@@ -272,7 +272,7 @@ def test_a_key_split_at_any_point_across_reads_is_never_written(tmp_path_factory
                            {"Content-Type": "application/json"})
     assert live.body == say.encode()  # the client gets the raw bytes
     _assert_clean(directory, [key])
-    [interaction] = Cassette.load(directory / "split.yaml").interactions
+    [interaction] = load(directory / "split.yaml").interactions
     assert interaction.response.body.replace(b"REDACTED", b"") == say.replace(key, "").encode()
 
 
@@ -283,7 +283,7 @@ def test_the_gzip_form_is_stored_decoded_and_scrubbed(tmp_path: Path, encoding: 
         live = raw_request(rec.url, "POST", form.path, json.dumps(form.body).encode(),
                            {"Content-Type": "application/json"})
     assert gzip.decompress(live.body).count(SHAPES["ghp_"].encode()) == 1  # the client got it as sent
-    [interaction] = Cassette.load(tmp_path / "gz.yaml").interactions
+    [interaction] = load(tmp_path / "gz.yaml").interactions
     assert interaction.response.header("content-encoding") is None
     assert b"REDACTED" in interaction.response.body
 
@@ -300,7 +300,7 @@ def test_words_and_allowed_names_from_the_command_line(tmp_path: Path) -> None:
             status, err = rec.finish(signal.SIGTERM)
     assert status == 0, err
     _assert_clean(tmp_path, [pin])
-    [interaction] = Cassette.load(tmp_path / "words.yaml").interactions
+    [interaction] = load(tmp_path / "words.yaml").interactions
     assert ("X-Session-Hint", hint) in interaction.request.headers
     assert "query card_pin" in err
 
@@ -327,7 +327,7 @@ def test_a_large_fast_answer_is_relayed_raw_and_written_clean(tmp_path: Path) ->
     [listed] = rec.interactions
     assert live.body == say.encode()  # the client gets the raw bytes
     _assert_clean(tmp_path, keys)
-    [interaction] = Cassette.load(tmp_path / "large.yaml").interactions
+    [interaction] = load(tmp_path / "large.yaml").interactions
     expected = say
     for key in keys:
         expected = expected.replace(key, "REDACTED")
@@ -342,7 +342,7 @@ def test_keys_next_to_json_escapes_are_replaced_and_every_stored_line_still_pars
             _send(rec.url, form, f"esc-{i:02d}")
     _assert_clean(tmp_path, [s for f in picked for s in f.secrets])
     for i, form in enumerate(picked):
-        [interaction] = Cassette.load(tmp_path / f"esc-{i:02d}.yaml").interactions
+        [interaction] = load(tmp_path / f"esc-{i:02d}.yaml").interactions
         [line] = [x for x in interaction.response.body.decode().splitlines() if x.startswith("data: ")]
         stored = json.loads(line.removeprefix("data: "))  # still JSON: no escape was cut
         sent = json.loads(form.body["say"].strip().removeprefix("data: "))
@@ -372,7 +372,7 @@ def test_ordinary_urls_addresses_and_times_are_recorded_as_sent(tmp_path: Path) 
                            json.dumps({"say": say, "note": text}).encode(), {"Content-Type": "application/json"})
     [listed] = rec.interactions
     assert live.body == say.encode() and listed["filtered"] == []
-    [interaction] = Cassette.load(tmp_path / "plain.yaml").interactions
+    [interaction] = load(tmp_path / "plain.yaml").interactions
     assert interaction.request.query == [(f"u{i}", o) for i, o in enumerate(ORDINARY)]
     assert json.loads(interaction.request.body or b"") == {"say": say, "note": text}
     assert interaction.response.body == say.encode()

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from ssemock import Cassette, Chunk, End, Interaction, MockServer, Request, Response
+from ssemock.cassette import save
 
 from .rawclient import raw_json, raw_request
 
@@ -223,7 +224,7 @@ def test_port_in_use_is_a_server_error() -> None:
 
 def test_cassette_in_a_subdirectory_is_reachable_by_an_encoded_prefix(tmp_path: Path) -> None:
     sub = tmp_path / "openai"
-    _two_turns().save(sub / "chat.yaml")
+    save(_two_turns(), sub / "chat.yaml")
     with MockServer([tmp_path], scenarios=[]) as server:
         got = raw_json(server.url, "POST", "/_ssemock/c/openai%2Fchat/v1/chat/completions", {})
         assert (got.status, got.body) == (200, b"data: first\n\n")
@@ -276,7 +277,7 @@ def test_invalid_options_are_config_errors(kwargs: dict[str, object], message: s
 
 
 def test_a_single_directory_or_file_is_accepted_as_cassettes(tmp_path: Path) -> None:
-    path = _two_turns().save(tmp_path / "turns.yaml")
+    path = save(_two_turns(), tmp_path / "turns.yaml")
     for source in (str(tmp_path), tmp_path, path, str(path)):
         assert list(MockServer(source, scenarios=[]).state.cassettes) == ["turns"]
 

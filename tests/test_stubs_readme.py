@@ -68,13 +68,13 @@ def test_the_stub_file_serves_and_inspects(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_the_recording_example_writes_the_stub_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ssemock import Cassette
+    from ssemock.cassette import load
     from ssemock.sse import Event, decode
 
     code = blocks(SECTION, "python")[2]
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
-    [interaction] = Cassette.load(tmp_path / "recorded" / "hello.yaml").interactions
+    [interaction] = load(tmp_path / "recorded" / "hello.yaml").interactions
     assert interaction.request.path == "/v1/messages"
     events = [e for e in decode(interaction.response.body) if isinstance(e, Event)]
     assert [e.type for e in events][:2] == ["message_start", "content_block_start"]
@@ -103,7 +103,7 @@ def _ssemock(*argv: str) -> tuple[subprocess.Popen[str], str]:
 def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_events(tmp_path: Path) -> None:
     import anthropic
 
-    from ssemock import Cassette
+    from ssemock.cassette import load
 
     (text,) = blocks(SECTION, "yaml")
     record, send, _ = blocks(SECTION, "sh")[1].strip().splitlines()
@@ -143,7 +143,7 @@ def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_e
     assert sorted(p.name for p in review.iterdir()) == ["hello.yaml"]  # written whole, no temporary left
     saved = (review / "hello.yaml").read_text()
     assert key not in saved
-    cassette = Cassette.load(review / "hello.yaml")
+    cassette = load(review / "hello.yaml")
     assert cassette.provenance["target"] == f"stubs {tmp_path}/stubs/"  # as typed, like the first line
     [interaction] = cassette.interactions
     assert interaction.request.path == path

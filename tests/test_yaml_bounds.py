@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ssemock import Cassette, CassetteError
+from ssemock import CassetteError
+from ssemock.cassette import load
 from ssemock.cassette.fastyaml import ItemBound, Refused, TooMany, fast_safe_load, strict_load
 from ssemock.cassette.read import cassette_items, load_yaml
 from ssemock.limits import MAX_ITEMS, MAX_YAML_NODES
@@ -157,5 +158,5 @@ def test_a_legit_cassette_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "ok.yaml"
     path.write_text(HEAD + "- request: {method: GET, path: /}\n  response:\n    chunks:\n"
                     + "    - {t: 0.5, text: \"data: a\\n\\n\"}\n" * 3)
-    cassette = Cassette.load(path)
+    cassette = load(path)
     assert [c.data for c in cassette.interactions[0].response.chunks] == [b"data: a\n\n"] * 3

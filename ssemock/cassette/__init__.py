@@ -35,9 +35,13 @@ Times are float seconds from the moment the request was sent. Response bytes,
 chunk boundaries and times round-trip exactly. Request bodies stored in the
 ``json`` form keep their JSON value (compared by value when matching), not their
 exact bytes. Loading uses ``yaml.CSafeLoader`` when available (safe loading only).
+
+The records are :mod:`.model`; :func:`load`, :func:`loads`, :func:`dumps`, :func:`save` and
+:func:`load_cassettes` (:mod:`.io`) read and write them.
 """
 
 
+from .io import atomic_write, dumps, load, load_cassettes, loads, save
 from .model import (
     END_HOWS,
     FORMAT_KEY,
@@ -49,9 +53,7 @@ from .model import (
     Interaction,
     Request,
     Response,
-    atomic_write,
     body_digest,
-    load_cassettes,
     no_content,
     reason_phrase,
 )
@@ -69,7 +71,11 @@ __all__ = [
     "Response",
     "atomic_write",
     "body_digest",
+    "dumps",
+    "load",
     "load_cassettes",
+    "loads",
     "no_content",
     "reason_phrase",
+    "save",
 ]

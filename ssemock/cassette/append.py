@@ -15,7 +15,7 @@ diffable: a new recording is a block of added lines. A process killed while appe
 leaves a *begin* line with no *end* line after it: :func:`complete_text` cuts that torn
 tail off, so every loader sees only complete interactions, and the recorder removes it
 from the file before it appends again. Items without marks (written by hand, or by
-:meth:`ssemock.Cassette.save`) are ordinary content.
+:func:`ssemock.cassette.save`) are ordinary content.
 
 **Temporary files.** :func:`atomic_file` writes a whole file under a temporary name
 (``.NAME.yaml.XXXX.tmp``, locked with ``flock`` while it is written), fsyncs it, then

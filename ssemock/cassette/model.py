@@ -1,21 +1,19 @@
 """The cassette data model: Cassette, Interaction, Request, Response, Chunk, End.
 
-Loading and validation live in :mod:`ssemock.cassette.read`, YAML writing in
-:mod:`ssemock.cassette.write`; the format itself is described in :mod:`ssemock.cassette`.
+Data only: loading and saving are :mod:`ssemock.cassette.io` (validation in :mod:`.read`, YAML
+writing in :mod:`.write`); the format itself is described in :mod:`ssemock.cassette`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CassetteError, CassetteNotFoundError, JSONTooDeepError
-from ..limits import MAX_CASSETTE_FILE, MAX_JSON_DEPTH, NOT_JSON, claim_name, json_depth_exceeds, load_json
+from ..errors import JSONTooDeepError
+from ..limits import MAX_JSON_DEPTH, NOT_JSON, json_depth_exceeds, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
@@ -320,138 +318,6 @@ class Cassette:
     def __repr__(self) -> str:
         return (f"{type(self).__qualname__}(name={self.name!r}, interactions={self.interactions!r}, "
                 f"provenance={self.provenance!r}, path={self.path!r})")
-
-    # ---- loading -------------------------------------------------------------
-    @classmethod
-    def load(cls, path: str | os.PathLike[str], *, name: str | None = None) -> Cassette:
-        """Read a cassette file.
-
-        Args:
-            path: the YAML file.
-            name: the cassette name; default: ``name:`` in the file, else the file stem.
-
-        Raises:
-            CassetteNotFoundError: the file does not exist.
-            CassetteError: the file is unreadable, larger than
-                :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
-            ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid (see :mod:`ssemock.cassette.cache`).
-
-        A file of 64 KiB or more is answered from the cache of parsed cassettes when its
-        bytes have been loaded before (see :mod:`ssemock.cassette.cache`).
-        """
-        from .read import load_file
-
-        p = Path(path)
-        cassette = load_file(p, name=name or p.stem, limit=MAX_CASSETTE_FILE)
-        cassette.path = p
-        return cassette
-
-    @classmethod
-    def loads(cls, text: str, *, name: str = "cassette", source: str = "<string>") -> Cassette:
-        """Parse cassette YAML text; ``source`` names it in errors. Raises :class:`CassetteError`.
-
-        An interaction torn by a recorder killed while appending it is left out
-        (see :mod:`ssemock.cassette.append`).
-        """
-        from .append import complete_text
-        from .read import cassette_items, load_yaml
-
-        return cls.from_dict(load_yaml(complete_text(text), source, items=cassette_items()), name=name, source=source)
-
-    @classmethod
-    def from_dict(cls, doc: Any, *, name: str = "cassette", source: str = "<memory>") -> Cassette:
-        """Build a cassette from parsed YAML. Raises :class:`CassetteError` naming the field."""
-        from .read import parse_cassette
-
-        return parse_cassette(doc, name=name, source=source)
-
-    # ---- saving --------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        """The YAML document as plain data (format version key first)."""
-        from .write import cassette_doc
-
-        return cassette_doc(self)
-
-    def dumps(self) -> str:
-        """The cassette as YAML text; UTF-8 bodies appear as readable text blocks."""
-        from .write import dump_yaml
-
-        return dump_yaml(self.to_dict())
-
-    def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the cassette atomically (temporary file in the same directory, then rename).
-
-        Args:
-            path: target file; default: :attr:`path`.
-
-        Returns:
-            The path written.
-
-        Raises:
-            ValueError: no path given and none known.
-        """
-        target = Path(path) if path is not None else self.path
-        if target is None:
-            raise ValueError("Cassette.save() needs a path")
-        atomic_write(target, self.dumps())
-        self.path = target
-        return target
-
-
-def atomic_write(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` via a temporary file and ``os.replace`` (atomic on POSIX)."""
-    from .append import atomic_file
-
-    with atomic_file(target) as out:
-        out.write(text)
-
-
-def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
-    """Load every ``*.yaml`` / ``*.yml`` cassette under ``directory`` (recursively).
-
-    Returns:
-        Cassettes by name: the path relative to ``directory`` without suffix, ``/``-separated;
-        from one entry of the cache of parsed cassettes when no file changed since the directory
-        was last loaded (:func:`ssemock.cassette.cache.lookup_set`).
-
-    Raises:
-        CassetteNotFoundError: the directory does not exist.
-        CassetteError: a file is malformed (the first one found, named in the message), or
-            two files give one name (``x.yaml`` and ``x.yml``; both named).
-    """
-    from . import cache
-    from .read import read_file
-
-    root = Path(directory)
-    if not root.is_dir():
-        raise CassetteNotFoundError(str(root))
-    claimed: dict[str, str] = {}
-    files = sorted(_yaml_files(root))
-    keys = [file.relative_to(root).with_suffix("").as_posix() for file in files]
-    for file, key in zip(files, keys):
-        claim_name(claimed, key, file, CassetteError, "cassette")  # x.yaml and x.yml
-    try:  # the whole directory from one cache entry when no byte of it changed (files hashed one at a time)
-        contents = [(hashlib.sha256(read_file(file, str(file), limit=MAX_CASSETTE_FILE)).hexdigest(), key)
-                    for file, key in zip(files, keys)]
-    except (OSError, CassetteError):
-        contents = []  # reported below, by the load of the file itself
-    known = cache.lookup_set(contents) if contents else None
-    if known is not None:
-        for cassette, file in zip(known, files):
-            cassette.path = file
-        return dict(zip(keys, known))
-    found: dict[str, Cassette] = {}
-    for file, key in zip(files, keys):
-        found[key] = Cassette.load(file, name=key)
-        found[key].name = key
-    if contents:
-        cache.store_set(contents, list(found.values()))
-    return found
-
-
-def _yaml_files(root: Path) -> Iterator[Path]:
-    for pattern in ("*.yaml", "*.yml"):
-        yield from (p for p in root.rglob(pattern) if not p.name.startswith("."))
 
 
 def parse_json(body: bytes | None) -> Any:

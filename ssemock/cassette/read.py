@@ -16,9 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CassetteError, CassetteNotFoundError, Described, ScenarioError, StubError
+from ..errors import CassetteError, Described, ScenarioError, StubError
 from ..limits import (
-    MAX_CASSETTE_FILE,
     MAX_CASSETTE_SECONDS,
     MAX_ITEMS,
     MAX_JSON_DEPTH,
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
     from .fastyaml import ItemBound
 
 __all__ = [
-    "MIGRATIONS", "NO_CONTENT_STATUSES", "cassette_items", "check_cassette", "check_times", "load_file", "load_yaml",
+    "MIGRATIONS", "NO_CONTENT_STATUSES", "cassette_items", "check_cassette", "check_times", "load_yaml",
     "parse_cassette", "read_file", "read_yaml",
 ]
 
@@ -148,34 +147,6 @@ def utf8_text(data: bytes, source: str, error: FileError = CassetteError) -> str
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
-
-
-def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Cassette:
-    """The cassette in file ``path`` (``name`` unless the file names it), from the cache of parsed
-    cassettes when these bytes were parsed before (:mod:`.cache`), else parsed and cached.
-
-    An interaction torn by a recorder killed while appending it is left out.
-
-    Raises:
-        CassetteNotFoundError: the file does not exist.
-        CassetteError: unreadable, larger than ``limit`` bytes (default
-            :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB), or malformed.
-        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
-    """
-    from . import cache
-    from .append import complete_text, torn_start
-
-    source = str(path)
-    try:
-        data = read_file(path, source, limit=limit)
-    except FileNotFoundError:
-        raise CassetteNotFoundError(source) from None
-    cassette = cache.lookup(data, name)
-    if cassette is None:
-        text = complete_text(utf8_text(data[: torn_start(data)], source, CassetteError))
-        cassette = parse_cassette(load_yaml(text, source, items=cassette_items()), name=name, source=source)
-        cache.store(data, name, cassette)
-    return cassette
 
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),

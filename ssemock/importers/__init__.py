@@ -25,8 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from ..cassette import Cassette, Chunk, End, Request, Response, reason_phrase
-from ..cassette.read import NO_CONTENT_STATUSES
+from ..cassette import Cassette, Chunk, End, Request, Response, reason_phrase, save
+from ..cassette.read import NO_CONTENT_STATUSES, parse_cassette
+from ..cassette.write import cassette_doc
 from ..coding import ContentCodingError, decode
 from ..errors import CassetteError, ConfigError, ImportFormatError
 from ..redact import Credentials, Filter, Report
@@ -126,13 +127,13 @@ def output_paths(sources: Sequence[Path], cassettes: Sequence[Cassette], output:
 
 
 def check_loadable(source: Path, cassette: Cassette) -> None:
-    """Check ``cassette`` with the loader's rules (:meth:`Cassette.from_dict` of what would be written).
+    """Check ``cassette`` with the loader's rules (:func:`~ssemock.cassette.read.parse_cassette` of what it writes).
 
     Raises:
         ImportFormatError: names ``source``, the field (as in the cassette written) and what was expected.
     """
     try:
-        Cassette.from_dict(cassette.to_dict(), name=cassette.name, source=str(source))
+        parse_cassette(cassette_doc(cassette), name=cassette.name, source=str(source))
     except CassetteError as exc:
         raise ImportFormatError(source, exc.field, f"{exc.expected} (in the cassette it would write)",
                                 exc.got) from None
@@ -172,5 +173,5 @@ def save_imported(
         raise ConfigError(f"{existing[0]}{more} exists and may hold hand edits; nothing written "
                           "(--force overwrites)")
     for cassette, target in zip(cassettes, targets):
-        cassette.save(target)
+        save(cassette, target)
     return targets

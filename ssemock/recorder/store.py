@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..cassette import Cassette, Chunk, Interaction, Request, Response
+from ..cassette import Cassette, Chunk, Interaction, Request, Response, loads
 from ..cassette.append import appendable, locked, remove_stale_temporaries, torn_start
 from ..cassette.read import read_text
 from ..errors import RecorderConfigError, RecorderError
@@ -198,7 +198,7 @@ class CassetteStore:
             text = read_text(path, str(path), limit=MAX_CASSETTE_FILE, keep=keep)
         except FileNotFoundError:
             return store
-        cassette = Cassette.loads(text, name=name, source=str(path))  # raises before anything is changed
+        cassette = loads(text, name=name, source=str(path))  # raises before anything is changed
         size, cut = sizes
         if cut < size:
             store._cut(cut)

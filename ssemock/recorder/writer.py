@@ -1,6 +1,6 @@
 """Writing recorded interactions into cassette files, chunk by chunk (memory stays flat).
 
-The text is format-v1 YAML, as :meth:`ssemock.Cassette.dumps` writes it, with each
+The text is format-v1 YAML, as :func:`ssemock.cassette.dumps` writes it, with each
 interaction between the marks of :mod:`ssemock.cassette.append`:
 
 * :func:`append_entries` adds interactions to the end of an existing file (``flock``

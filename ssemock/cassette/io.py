@@ -1,0 +1,166 @@
+"""Loading and saving cassettes: a file, YAML text, a directory; the cache of parsed cassettes behind the loader.
+
+The data model (:mod:`.model`) imports none of this. Parsing and validation are :mod:`.read`, YAML
+writing is :mod:`.write`, the cache is :mod:`.cache`; this module joins them::
+
+    cassette = load("cassettes/chat.yaml")      # or loads(text), load_cassettes(directory)
+    cassette.interactions[0].response.status = 500
+    save(cassette, "cassettes/chat-500.yaml")   # dumps(cassette): the YAML text
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import CassetteError, CassetteNotFoundError
+from ..limits import MAX_CASSETTE_FILE, claim_name
+from . import cache
+from .model import Cassette
+from .read import cassette_items, load_yaml, parse_cassette, read_file, utf8_text
+
+__all__ = ["atomic_write", "dumps", "load", "load_cassettes", "load_file", "loads", "save"]
+
+
+def load(path: str | os.PathLike[str], *, name: str | None = None) -> Cassette:
+    """Read a cassette file.
+
+    Args:
+        path: the YAML file.
+        name: the cassette name; default: ``name:`` in the file, else the file stem.
+
+    Raises:
+        CassetteNotFoundError: the file does not exist.
+        CassetteError: the file is unreadable, larger than
+            :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid (see :mod:`ssemock.cassette.cache`).
+
+    A file of 64 KiB or more is answered from the cache of parsed cassettes when its
+    bytes have been loaded before (see :mod:`ssemock.cassette.cache`).
+    """
+    p = Path(path)
+    cassette = load_file(p, name=name or p.stem, limit=MAX_CASSETTE_FILE)
+    cassette.path = p
+    return cassette
+
+
+def loads(text: str, *, name: str = "cassette", source: str = "<string>") -> Cassette:
+    """Parse cassette YAML text; ``source`` names it in errors. Raises :class:`CassetteError`.
+
+    An interaction torn by a recorder killed while appending it is left out
+    (see :mod:`ssemock.cassette.append`).
+    """
+    from .append import complete_text
+
+    return parse_cassette(load_yaml(complete_text(text), source, items=cassette_items()), name=name, source=source)
+
+
+def dumps(cassette: Cassette) -> str:
+    """The cassette as YAML text; UTF-8 bodies appear as readable text blocks."""
+    from .write import cassette_doc, dump_yaml  # only writing needs the YAML emitter
+
+    return dump_yaml(cassette_doc(cassette))
+
+
+def save(cassette: Cassette, path: str | os.PathLike[str] | None = None) -> Path:
+    """Write the cassette atomically (temporary file in the same directory, then rename); its
+    :attr:`~Cassette.path` becomes the file written.
+
+    Args:
+        cassette: what to write.
+        path: target file; default: the cassette's :attr:`~Cassette.path`.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: no path given and none known.
+    """
+    target = Path(path) if path is not None else cassette.path
+    if target is None:
+        raise ValueError("saving a cassette needs a path")
+    atomic_write(target, dumps(cassette))
+    cassette.path = target
+    return target
+
+
+def atomic_write(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` via a temporary file and ``os.replace`` (atomic on POSIX)."""
+    from .append import atomic_file
+
+    with atomic_file(target) as out:
+        out.write(text)
+
+
+def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Cassette:
+    """The cassette in file ``path`` (``name`` unless the file names it), from the cache of parsed
+    cassettes when these bytes were parsed before (:mod:`.cache`), else parsed and cached.
+
+    An interaction torn by a recorder killed while appending it is left out.
+
+    Raises:
+        CassetteNotFoundError: the file does not exist.
+        CassetteError: unreadable, larger than ``limit`` bytes (default
+            :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB), or malformed.
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    from .append import complete_text, torn_start  # only a file not in the cache is parsed
+
+    source = str(path)
+    try:
+        data = read_file(path, source, limit=limit)
+    except FileNotFoundError:
+        raise CassetteNotFoundError(source) from None
+    cassette = cache.lookup(data, name)
+    if cassette is None:
+        text = complete_text(utf8_text(data[: torn_start(data)], source, CassetteError))
+        cassette = parse_cassette(load_yaml(text, source, items=cassette_items()), name=name, source=source)
+        cache.store(data, name, cassette)
+    return cassette
+
+
+def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:
+    """Load every ``*.yaml`` / ``*.yml`` cassette under ``directory`` (recursively).
+
+    Returns:
+        Cassettes by name: the path relative to ``directory`` without suffix, ``/``-separated;
+        from one entry of the cache of parsed cassettes when no file changed since the directory
+        was last loaded (:func:`ssemock.cassette.cache.lookup_set`).
+
+    Raises:
+        CassetteNotFoundError: the directory does not exist.
+        CassetteError: a file is malformed (the first one found, named in the message), or
+            two files give one name (``x.yaml`` and ``x.yml``; both named).
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise CassetteNotFoundError(str(root))
+    claimed: dict[str, str] = {}
+    files = sorted(_yaml_files(root))
+    keys = [file.relative_to(root).with_suffix("").as_posix() for file in files]
+    for file, key in zip(files, keys):
+        claim_name(claimed, key, file, CassetteError, "cassette")  # x.yaml and x.yml
+    try:  # the whole directory from one cache entry when no byte of it changed (files hashed one at a time)
+        contents = [(hashlib.sha256(read_file(file, str(file), limit=MAX_CASSETTE_FILE)).hexdigest(), key)
+                    for file, key in zip(files, keys)]
+    except (OSError, CassetteError):
+        contents = []  # reported below, by the load of the file itself
+    known = cache.lookup_set(contents) if contents else None
+    if known is not None:
+        for cassette, file in zip(known, files):
+            cassette.path = file
+        return dict(zip(keys, known))
+    found: dict[str, Cassette] = {}
+    for file, key in zip(files, keys):
+        found[key] = load(file, name=key)
+        found[key].name = key
+    if contents:
+        cache.store_set(contents, list(found.values()))
+    return found
+
+
+def _yaml_files(root: Path) -> Iterator[Path]:
+    for pattern in ("*.yaml", "*.yml"):
+        yield from (p for p in root.rglob(pattern) if not p.name.startswith("."))
