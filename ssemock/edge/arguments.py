@@ -7,7 +7,7 @@ import contextlib
 import resource
 from typing import Any
 
-from ..cli import integer, seconds
+from ..argtypes import integer, seconds
 from .options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT
 
 __all__ = ["add_network_arguments", "network_kwargs", "raise_open_files_limit"]

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..argtypes import byte_count, integer, seconds
 from ..background import stop_on_signals
-from ..cli import byte_count, integer, seconds
 from ..edge import configure_logging
 from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
 from ..edge.options import DEFAULT_GRACE
