@@ -8,7 +8,8 @@ filtered out before anything is written (:mod:`ssemock.redact`).
 Modules: :mod:`.modes` (record modes), :mod:`.proxy` (the aiohttp handler),
 :mod:`.store` (interactions kept off the heap; one writer per cassette),
 :mod:`.writer` (appending interactions to cassette files, chunk by chunk), :mod:`.progress` (one line
-per interaction, summary), :mod:`.core` (``Recorder``).
+per interaction, summary), :mod:`.state` (what the handler reads: options, open cassettes, upstream
+session), :mod:`.core` (``Recorder``).
 """
 
 from __future__ import annotations

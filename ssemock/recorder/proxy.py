@@ -44,7 +44,7 @@ import contextlib
 import io
 import re
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -61,10 +61,8 @@ from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
 from ..scenario import Plan
 from ..send import send_plan
 from .modes import RecordMode
+from .state import STATE, RecorderState
 from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassette_name
-
-if TYPE_CHECKING:
-    from .core import RecorderState
 
 __all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "WRITE_BEFORE_END_MAX", "handle", "health"]
 
@@ -84,8 +82,6 @@ _DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as ai
 
 async def handle(request: web.Request) -> web.StreamResponse:
     """Replay or forward-and-record one request (see the module docstring)."""
-    from .core import STATE
-
     st = request.app[STATE]
     loop = asyncio.get_running_loop()
     arrived = loop.time()
@@ -135,8 +131,6 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 async def health(request: web.Request) -> web.Response:
     """``GET /_ssemock/health``: the recorder's own answer (never forwarded nor recorded)."""
-    from .core import STATE
-
     st = request.app[STATE]
     return web.json_response({"status": "ok", "record_mode": st.mode.value, "target": st.shown_target,
                               "cassettes": len(st.stores)})
