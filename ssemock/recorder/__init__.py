@@ -6,7 +6,8 @@ while each read is kept with its time offset into a cassette; secrets are
 filtered out before anything is written (:mod:`ssemock.redact`).
 
 Modules: :mod:`.modes` (record modes), :mod:`.proxy` (the aiohttp handler),
-:mod:`.store` (interactions kept off the heap; one writer per cassette),
+:mod:`.spool` (one interaction: metadata in memory, chunks off the heap), :mod:`.store` (the
+interactions of one cassette; one writer per cassette),
 :mod:`.writer` (appending interactions to cassette files, chunk by chunk), :mod:`.progress` (one line
 per interaction, summary), :mod:`.state` (what the handler reads: options, open cassettes, upstream
 session), :mod:`.core` (``Recorder``).

@@ -61,8 +61,9 @@ from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
 from ..scenario import Plan
 from ..send import send_plan
 from .modes import RecordMode
+from .spool import Entry, Spool
 from .state import STATE, RecorderState
-from .store import CassetteStore, Entry, Spool, cassette_name_for, check_cassette_name
+from .store import CassetteStore, cassette_name_for, check_cassette_name
 
 __all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "WRITE_BEFORE_END_MAX", "handle", "health"]
 

@@ -19,15 +19,13 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from ..cassette import FORMAT_KEY, FORMAT_VERSION, Chunk
 from ..cassette.append import BEGIN_MARK, DOCUMENT_END, atomic_file, end_mark, locked
 from ..cassette.write import chunk_doc, dump_yaml, interaction_doc
 from ..redact import scrub_text
-
-if TYPE_CHECKING:
-    from .store import Entry
+from .spool import Entry
 
 __all__ = ["append_entries", "write_cassette"]
 
