@@ -30,13 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StubError
-from ..limits import is_integer
-from .model import FINISH_REASONS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing, Usage
+from .checks import check_finish, check_json, check_status, check_text, check_times, checked_mapping, parse_usage
+from .inline import Chain, tool_call
+from .model import MAX_TOOL_CALLS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing
 
-__all__ = [
-    "MAX_STUBS", "MAX_STUB_FILE", "check_finish", "check_status", "check_times", "load_stubs", "parse_stubs",
-    "parse_usage",
-]
+__all__ = ["MAX_STUBS", "MAX_STUB_FILE", "load_stubs", "parse_reply", "parse_stubs"]
 
 FORMAT_KEY = "ssemock_stubs"
 MAX_STUB_FILE = 1024 * 1024
@@ -45,67 +43,11 @@ _MATCH_KEYS = ("provider", "path", "model", "equals", "contains", "regex", "tool
 _REPLY_KEYS = ("text", "reasoning", "tool_calls", "refusal", "finish_reason", "usage", "model", "error")
 
 
-def check_status(status: Any, file: str, field: str) -> int:
-    if not is_integer(status) or not 400 <= status <= 599:
-        raise StubError(file, field, "an HTTP error status from 400 to 599", status)
-    return int(status)
-
-
-def check_times(times: Any, file: str, field: str) -> None:
-    """Refuse a ``times`` that is not None or an integer from 1 to 1,000,000,000."""
-    if times is not None and (not is_integer(times) or not 1 <= times <= 10**9):
-        raise StubError(file, field, "an integer from 1 to 1000000000 (or none: any number)", times)
-
-
-def check_finish(finish: Any, file: str, field: str) -> None:
-    if finish is not None and finish not in FINISH_REASONS:
-        raise StubError(file, field, f"one of {', '.join(FINISH_REASONS)}", finish)
-
-
-def _mapping(value: Any, file: str, field: str, keys: tuple[str, ...]) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise StubError(file, field, "a mapping", value)
-    unknown = sorted(str(k) for k in value if k not in keys)
-    if unknown:
-        raise StubError(file, f"{field}.{unknown[0]}", f"one of the keys {', '.join(keys)}", unknown[0])
-    return value
-
-
-def parse_usage(value: Any, file: str, field: str) -> Usage:
-    data = _mapping(value, file, field, ("input_tokens", "output_tokens", "reasoning_tokens"))
-    for key, count in data.items():
-        if not is_integer(count) or not 0 <= count <= 10**9:
-            raise StubError(file, f"{field}.{key}", "an integer from 0 to 1000000000", count)
-    return Usage(**data)
-
-
-def check_text(value: Any, file: str, field: str) -> str | None:
-    """``value``: None, or a string of at most ``MAX_TEXT`` characters that UTF-8 can encode (no lone
-    surrogate: the answer would fail to encode at the first request). Raises :class:`StubError`."""
-    from .model import MAX_TEXT
-
-    if value is None:
-        return None
-    expected = f"a string of at most {MAX_TEXT} characters without lone surrogates"
-    if not isinstance(value, str) or len(value) > MAX_TEXT:
-        raise StubError(file, field, expected, value)
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise StubError(file, field, expected, value) from None
-    return value
-
-
-
 def parse_reply(value: Any, file: str, field: str) -> Reply:
     """A :class:`Reply` from its mapping. Raises :class:`StubError`."""
-    from .inline import check_json, tool_call
-    from .model import MAX_TOOL_CALLS
-
-    data = _mapping(value, file, field, _REPLY_KEYS)
+    data = checked_mapping(value, file, field, _REPLY_KEYS)
     if "error" in data:
-        error = _mapping(data["error"], file, f"{field}.error", ("status", "body", "message"))
+        error = checked_mapping(data["error"], file, f"{field}.error", ("status", "body", "message"))
         status = check_status(error.get("status"), file, f"{field}.error.status")
         message = check_text(error.get("message"), file, f"{field}.error.message")
         check_json(error.get("body"), file, f"{field}.error.body")
@@ -118,7 +60,7 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
     made = []
     for index, call in enumerate(calls):
         where = f"{field}.tool_calls[{index}]"
-        entry = _mapping(call, file, where, ("name", "arguments", "id"))
+        entry = checked_mapping(call, file, where, ("name", "arguments", "id"))
         if not isinstance(entry.get("arguments", {}), Mapping):
             raise StubError(file, f"{where}.arguments", "a mapping (the JSON object of arguments)", entry["arguments"])
         name: Any = entry.get("name")  # tool_call checks it
@@ -137,7 +79,7 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
 
 
 def _match(value: Any, file: str, field: str) -> Match:
-    data = dict(_mapping(value or {}, file, field, _MATCH_KEYS))
+    data = dict(checked_mapping(value or {}, file, field, _MATCH_KEYS))
     try:
         return Match(**data)
     except StubError as exc:
@@ -145,7 +87,7 @@ def _match(value: Any, file: str, field: str) -> Match:
 
 
 def _timing(value: Any, file: str, field: str) -> Timing:
-    data = _mapping(value or {}, file, field, tuple(TIMING_BOUNDS))
+    data = checked_mapping(value or {}, file, field, tuple(TIMING_BOUNDS))
     try:
         return Timing(**data)
     except StubError as exc:
@@ -154,11 +96,9 @@ def _timing(value: Any, file: str, field: str) -> Timing:
 
 def parse_stubs(doc: Any, file: str) -> list[Stub]:
     """The stubs of a parsed stub file, in order. Raises :class:`StubError` naming the field."""
-    from .inline import Chain
-
     if not isinstance(doc, Mapping) or doc.get(FORMAT_KEY) != 1:
         raise StubError(file, FORMAT_KEY, "a stub file starting with `ssemock_stubs: 1`", None)
-    _mapping(doc, file, "", (FORMAT_KEY, "stubs"))
+    checked_mapping(doc, file, "", (FORMAT_KEY, "stubs"))
     entries = doc.get("stubs") or []
     if not isinstance(entries, list) or len(entries) > MAX_STUBS:
         raise StubError(file, "stubs", f"a list of at most {MAX_STUBS} stubs", entries)
@@ -167,7 +107,7 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
     stem = Path(file).stem
     for index, entry in enumerate(entries):
         where = f"stubs[{index}]"
-        data = _mapping(entry, file, where, ("name", "match", "reply", "steps", "timing", "times"))
+        data = checked_mapping(entry, file, where, ("name", "match", "reply", "steps", "timing", "times"))
         name = data.get("name", f"{stem}#{index}")
         if not isinstance(name, str) or not name:
             raise StubError(file, f"{where}.name", "a non-empty string", name)

@@ -14,8 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import StubError
-from ..limits import MAX_JSON_DEPTH, plain_json_problem
-from .files import check_finish, check_status, check_text, check_times, parse_usage
+from .checks import check_finish, check_json, check_status, check_text, check_times, parse_usage
 from .model import MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
@@ -46,16 +45,6 @@ def make_reply(
     check_finish(finish_reason, "<inline>", "finish_reason")
     return Reply(text=text, reasoning=reasoning, tool_calls=tuple(tool_calls), refusal=refusal,
                  finish_reason=finish_reason, usage=parsed, model=model)
-
-
-def check_json(value: Any, file: str, field: str) -> None:
-    """Refuse (:class:`~ssemock.errors.StubError` naming ``field``) a value that is not plain JSON
-    (:func:`~ssemock.limits.plain_json_problem`: nested deeper than 128 levels, NaN, infinities,
-    lone surrogates, objects JSON has no form for)."""
-    problem = plain_json_problem(value)
-    if problem is not None:
-        raise StubError(file, field, f"plain JSON nested at most {MAX_JSON_DEPTH} deep ({problem})", None,
-                        show_got=False)
 
 
 def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002
