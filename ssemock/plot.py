@@ -30,7 +30,8 @@ from typing import Any
 from .cassette import Cassette
 from .diff import timed_events
 from .errors import PlotError
-from .scenario import Plan, Scenario
+from .plan import Plan
+from .scenario import Scenario
 
 __all__ = ["FORMATS", "Timeline", "draw", "pick_interaction", "timeline"]
 

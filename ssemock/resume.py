@@ -35,8 +35,7 @@ from collections.abc import Mapping
 from typing import TypedDict
 
 from .cassette import Chunk, End, Response
-from .scenario import Plan
-from .scenario.plan import dispatch_offsets
+from .plan import Plan, dispatch_offsets
 
 __all__ = [
     "LAST_EVENT_ID",

@@ -21,8 +21,7 @@ from .cassette import Chunk, no_content
 from .edge import abort_connection, set_framing, stopping
 from .limits import DEFAULT_BUDGET
 from .pacing import Pacing
-from .scenario import Plan
-from .scenario.plan import dispatch_offsets
+from .plan import Plan, dispatch_offsets
 from .timeline import Timeline
 
 if TYPE_CHECKING:
@@ -420,7 +419,7 @@ def comment_points(chunks: Sequence[Chunk]) -> frozenset[int]:
         Indices ``i`` such that a comment may go just before ``chunks[i]``; ``len(chunks)``
         when it may go after the last one. These are the start of the body and the chunk
         boundaries right after a blank line that dispatched an event (see
-        :func:`~ssemock.scenario.plan.dispatch_offsets`).
+        :func:`~ssemock.plan.dispatch_offsets`).
     """
     offsets = {0, *dispatch_offsets(b"".join(c.data for c in chunks))}
     position = 0

@@ -61,9 +61,10 @@ from .matching import (
     prepare_indexes,
 )
 from .offloop import OffLoop
+from .plan import Plan
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .resume import ResumeBook, requested_id, resume, unknown_id_message
-from .scenario import Plan, Scenario
+from .scenario import Scenario
 from .send import TIMELINE, drop_default_content_type, send_plan
 from .stubs import StubBook
 from .timeline import Timeline

@@ -57,8 +57,8 @@ from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderE
 from ..intake import Refusal, check_json, read_body
 from ..journal import JournalEntry
 from ..matching import find_interaction
+from ..plan import Plan
 from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
-from ..scenario import Plan
 from ..send import send_plan
 from .modes import RecordMode
 from .spool import Entry, Spool

@@ -47,8 +47,8 @@ import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..plan import Plan
 from .model import PRESERVES, STEP_MODULES, Scenario, load_scenarios, step_registry
-from .plan import Plan
 
 if TYPE_CHECKING:
     from . import (

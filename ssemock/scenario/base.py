@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from .. import limits
 from ..errors import ScenarioError
 from ..limits import Field, bounds_text, integer, is_integer, within
-from .plan import Plan
+from ..plan import Plan
 
 if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server starts without them
     from .text import Line

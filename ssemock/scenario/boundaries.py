@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .plan import dispatch_offsets
+from ..plan import dispatch_offsets
 
 __all__ = ["KINDS", "Kept", "instances", "keep_within"]
 

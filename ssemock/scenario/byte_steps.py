@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..plan import Plan
 from .base import MAX_COUNT, MAX_RETRY_MS, MAX_TEXT, Field, LineStep, flag, integer, register, short_text
-from .plan import Plan
 from .text import Block, Line, blocks, is_field_name, lines_size, parse_field, text_size
 
 __all__ = ["MAX_EOLS", "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks"]

@@ -20,9 +20,9 @@ from typing import ClassVar
 from ..cassette import Chunk
 from ..errors import ScenarioError
 from ..limits import DEFAULT_BUDGET, DEFAULT_PACE, MAX_BUDGET, MAX_PACE
+from ..plan import Plan, split_at
 from .base import MAX_BYTES, MAX_COUNT, Field, Step, choice, integer, integers, number, register
 from .boundaries import keep_within
-from .plan import Plan, split_at
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_PACE", "MAX_BUDGET", "MAX_CHUNKS", "Fragment", "TimingStep", "regroup"]
 

@@ -29,10 +29,10 @@ from typing import Any, ClassVar
 
 from ..errors import ScenarioError
 from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, is_integer, plain_json_problem
+from ..plan import Plan
 from ..providers import NAMES
 from .base import LineStep, anything, integer, register, short_text
 from .event_steps import _index
-from .plan import Plan
 from .predicates import PATH_RULE, EventView, Path, Where, assign, parse_path, remove, terminal_start
 from .providers import provider_of
 from .text import Block, Line, blocks, field_line, growth, lines_size, parse_field

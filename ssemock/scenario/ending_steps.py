@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..plan import Plan
 from .base import Field, LineStep, integer, register, short_text
 from .event_steps import _index
-from .plan import Plan
 from .text import Line, blocks, lines_size
 
 __all__ = ["EndAfterComment"]

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ScenarioError
+from ..plan import Plan
 from . import providers as prov
 from .base import MAX_BYTES, Field, LineStep, choice, integer, integers, register
-from .plan import Plan
 from .text import Block, Line, blocks, json_payload, lines_size, map_blocks
 
 __all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]

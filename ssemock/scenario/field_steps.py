@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..plan import Plan
 from .base import MAX_TEXT, Field, LineStep, choice, flag, integer, register, text
 from .byte_steps import MAX_FIELDS
-from .plan import Plan
 from .text import Line, blocks, field_line, is_field_name, json_payload, parse_field
 
 __all__ = ["MAX_SPACES", "EmptyData", "FieldSpacing"]

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from ..cassette.read import load_yaml, read_file, utf8_text
 from ..errors import Described, ScenarioError
 from ..limits import MAX_SCENARIO_FILE, MAX_STEPS, claim_name
+from ..plan import Plan
 from . import validated
-from .plan import Plan
 
 if TYPE_CHECKING:  # the step machinery is imported with the first step built, not at start
     from .base import Step

@@ -12,10 +12,10 @@ from dataclasses import fields as dataclass_fields
 from typing import Any
 
 from ..limits import is_integer, plain_json_problem
+from ..plan import Plan
 from ..providers import DEFAULT, FORMS, NAMES, Code, ErrorSpec, Provider, provider_for, provider_named
 from ..providers.base import MAX_CODE, MAX_EXTRA, MAX_MESSAGE, MAX_TYPE, Default
 from .base import Field, choice, flag
-from .plan import Plan
 from .text import Block
 
 __all__ = [

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..cassette import End
+from ..plan import Plan
 from .base import MAX_COUNT, MAX_RETRY_MS, Field, LineStep, Step, choice, integer, register
-from .plan import Plan
 from .text import Block, Line, field_line, map_blocks, parse_field
 
 __all__ = ["DropAndResume", "EventIds"]

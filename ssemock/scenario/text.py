@@ -228,7 +228,7 @@ def map_blocks(lines: list[Line], edit: Callable[[int, Block], list[Line] | None
     """Apply ``edit(event_index, block)`` to each dispatching block; None keeps the block.
 
     ``event_index`` counts dispatching blocks from 0. ``charge(bytes, lines)`` (a plan's
-    :meth:`~ssemock.scenario.plan.Plan.charge`) is told what each edited block adds (:func:`growth`).
+    :meth:`~ssemock.plan.Plan.charge`) is told what each edited block adds (:func:`growth`).
     """
     out: list[Line] = []
     index = 0

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from ..cassette import Chunk, End
 from ..errors import ScenarioError
 from ..limits import is_integer
+from ..plan import ENCODINGS, FRAMINGS, Plan
 from ..providers.base import phrase
 from . import providers as prov
 from .base import (
@@ -31,7 +32,6 @@ from .base import (
 )
 from .base import text as text_field
 from .event_steps import _index
-from .plan import ENCODINGS, FRAMINGS, Plan
 
 __all__ = [
     "HEARTBEAT_DEFAULT", "HEARTBEAT_LIMIT", "KEEPALIVE_MIN", "ContentEncoding", "ContentType", "Disconnect",

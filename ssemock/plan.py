@@ -1,5 +1,9 @@
 """The :class:`Plan`: what the server will send for one request, edited by the steps.
 
+Shaped by the scenario steps (:mod:`ssemock.scenario`), resume (:mod:`ssemock.resume`) and the
+stubs, sent by :mod:`ssemock.send`, for the replay server and the recorder alike; it stands below
+all of them (``ssemock.scenario.Plan`` names the same class).
+
 A plan starts as a copy of the recorded response (its own lists; the chunk
 objects are shared, so a step replaces a chunk, never changes one). Steps change its
 chunks (bytes and times), headers and status, and set what only the transport
@@ -24,10 +28,10 @@ import random
 import zlib
 from collections.abc import Iterator
 
-from ..cassette import Chunk, End, Request, Response
-from ..coding import ContentCodingError, Decoder
-from ..errors import ScenarioTooLargeError
-from ..limits import LINE_COST, MAX_SCENARIO_GROWTH
+from .cassette import Chunk, End, Request, Response
+from .coding import ContentCodingError, Decoder
+from .errors import ScenarioTooLargeError
+from .limits import LINE_COST, MAX_SCENARIO_GROWTH
 
 __all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
 
@@ -298,7 +302,7 @@ def dispatch_offsets(body: bytes) -> list[int]:
     a meta-only block dispatches nothing). The offset is after the whole line end,
     so a CRLF is never split.
     """
-    from ..sse import Decoder, Event  # a plain replay never decodes its stream: imported on first use
+    from .sse import Decoder, Event  # a plain replay never decodes its stream: imported on first use
 
     decoder = Decoder()
     offsets: list[int] = []
