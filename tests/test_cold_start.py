@@ -16,7 +16,8 @@ import pytest
 from ssemock import CassetteError, ScenarioError
 from ssemock.cassette.cache import SUBDIR
 from ssemock.mockserver import MockServer
-from ssemock.scenario import Plan, Scenario
+from ssemock.plan import Plan
+from ssemock.scenario import Scenario
 from ssemock.scenario.model import DeferredScenario
 
 from .conftest import REALWORLD

@@ -27,9 +27,10 @@ from hypothesis import strategies as st
 
 from ssemock import MockServer, ScenarioError
 from ssemock.mockserver import collect_cassettes
+from ssemock.plan import Plan
 from ssemock.providers import FORMS, NAMES, PROVIDERS, env_vars, provider_for
 from ssemock.pytest_plugin import ENV_VARS
-from ssemock.scenario import Plan, Scenario
+from ssemock.scenario import Scenario
 from ssemock.scenario.providers import provider_of
 from ssemock.sse import Event, decode
 

@@ -198,8 +198,8 @@ def test_the_readme_resume_example_runs_as_written(capsys: pytest.CaptureFixture
 
 
 def test_the_book_of_streams_is_bounded_in_count_and_bytes_and_skips_streams_without_ids() -> None:
+    from ssemock.plan import Plan
     from ssemock.resume import ResumeBook
-    from ssemock.scenario import Plan
 
     with_ids = _recorded_ids().interactions[0].response
     size = len(with_ids.body)
@@ -218,8 +218,8 @@ def test_the_book_of_streams_is_bounded_in_count_and_bytes_and_skips_streams_wit
 
 
 def test_the_book_scans_a_recorded_response_once_and_again_when_its_lists_change() -> None:
+    from ssemock.plan import Plan
     from ssemock.resume import ResumeBook
-    from ssemock.scenario import Plan
 
     book = ResumeBook()
     without = Response(headers=SSE, chunks=[Chunk(0.0, b"data: a\n\n"), Chunk(0.0, b"data: b\n\n")])

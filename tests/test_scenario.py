@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from ssemock import MockServer, Scenario, ScenarioError, SSEMockError
 from ssemock.cli import main
 from ssemock.mockserver import collect_cassettes, collect_scenarios
-from ssemock.scenario import STEPS, Plan
+from ssemock.plan import Plan
+from ssemock.scenario import STEPS
 from ssemock.sse import Comment, Event, decode
 
 from .rawclient import RawResponse, raw_request

@@ -21,7 +21,7 @@ from httpx_sse import connect_sse
 from ssemock import MockServer, Scenario, ScenarioError, SSEMockError
 from ssemock.cassette import Cassette, Chunk, Interaction, Request, Response
 from ssemock.errors import ScenarioTooLargeError
-from ssemock.scenario import Plan
+from ssemock.plan import Plan
 from ssemock.stubs import Match, Reply, Stub
 
 MIB = 1024 * 1024

@@ -19,7 +19,7 @@ from ssemock import MockServer, Scenario, ScenarioError
 from ssemock.bundled import bundled_scenarios
 from ssemock.cli import main
 from ssemock.mockserver import collect_cassettes, collect_scenarios
-from ssemock.scenario import Plan
+from ssemock.plan import Plan
 from ssemock.scenario.predicates import MISSING, assign, lookup, parse_path, remove
 from ssemock.sse import Event, decode
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ssemock import MockServer, Scenario, ScenarioError
 from ssemock.cassette import Chunk, Response
 from ssemock.mockserver import collect_cassettes
-from ssemock.scenario import Plan
+from ssemock.plan import Plan
 from ssemock.sse import Event, decode
 
 from .rawclient import raw_request

@@ -20,7 +20,7 @@ import pytest
 
 from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Response, load_cassettes
-from ssemock.scenario import Plan
+from ssemock.plan import Plan
 from ssemock.sse import Comment, Decoder, Event
 from ssemock.stubs import Match, Reply, Stub, ToolCall, Usage, read_conversation, synthesize
 

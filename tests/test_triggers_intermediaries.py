@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from ssemock import MockServer, Scenario, ScenarioError
 from ssemock.cassette import Cassette, Chunk, End, Interaction, Request, Response
 from ssemock.mockserver import collect_cassettes, collect_scenarios
-from ssemock.scenario import Plan
+from ssemock.plan import Plan
 from ssemock.scenario.boundaries import instances, keep_within
 from ssemock.scenario.chunk_steps import DEFAULT_BUDGET, DEFAULT_PACE
 
