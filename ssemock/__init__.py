@@ -27,6 +27,8 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .cassette import Cassette, Chunk, End, Interaction, Request, Response
+    from .config import Limits
+    from .edge.options import NetworkOptions
     from .mockserver import MockServer
     from .recorder import Recorder, RecordMode
     from .redact import Filter
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "Cassette": ".cassette", "Chunk": ".cassette", "End": ".cassette", "Interaction": ".cassette",
-    "Request": ".cassette", "Response": ".cassette", "MockServer": ".mockserver", "Recorder": ".recorder",
+    "Request": ".cassette", "Response": ".cassette", "Limits": ".config", "NetworkOptions": ".edge.options",
+    "MockServer": ".mockserver", "Recorder": ".recorder",
     "RecordMode": ".recorder", "Filter": ".redact", "Scenario": ".scenario", "conformance_matrix": ".scenario",
     "Comment": ".sse", "Decoder": ".sse", "Event": ".sse",
 }
@@ -62,7 +65,9 @@ __all__ = [
     "ImportFormatError",
     "Interaction",
     "JSONTooDeepError",
+    "Limits",
     "MockServer",
+    "NetworkOptions",
     "NoMatchError",
     "PlotError",
     "RecordMode",

@@ -12,7 +12,7 @@ import math
 import os
 import re
 
-__all__ = ["MAX_WORKERS", "age_days", "byte_count", "integer", "option_number", "port_number", "positive_count",
+__all__ = ["MAX_WORKERS", "age_days", "integer", "option_number", "port_number", "positive_count",
            "scale_factor", "seconds", "worker_count"]
 
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -61,11 +61,6 @@ def port_number(text: str) -> int:
 def scale_factor(text: str) -> float:
     """argparse type: a finite number >= 0."""
     return option_number(text, "a finite number >= 0", integer=False, low=0)
-
-
-def byte_count(text: str) -> int:
-    """argparse type: an integer >= 0 (a size in bytes or a count)."""
-    return int(option_number(text, "an integer >= 0", integer=True, low=0))
 
 
 MAX_WORKERS = 256

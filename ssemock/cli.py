@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .argtypes import age_days, byte_count, integer, port_number, positive_count, scale_factor, worker_count
+from .argtypes import age_days, integer, port_number, positive_count, scale_factor, worker_count
 from .errors import ConfigError, ScenarioError, SSEMockError
 from .version import __version__
 
@@ -59,9 +59,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
-    from .edge.arguments import add_network_arguments
-    from .edge.options import DEFAULT_GRACE
-    from .limits import JOURNAL_BODY, JOURNAL_CAPACITY, MAX_JSON_DEPTH, MAX_REQUEST_BODY, MAX_SCENARIO_GROWTH
+    from .edge.arguments import add_limit_arguments, add_network_arguments
     from .matching import MATCHERS
 
     serve.add_argument("--cassettes", action="append", type=Path, metavar="DIR",
@@ -81,26 +79,15 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
     serve.add_argument("--match-on", default="method,path,body",
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
-    serve.add_argument("--max-request-body", type=byte_count, default=MAX_REQUEST_BODY, metavar="BYTES",
-                       help=f"answer larger request bodies with 413 (default {MAX_REQUEST_BODY}, 32 MiB)")
-    serve.add_argument("--max-json-depth", type=byte_count, default=MAX_JSON_DEPTH, metavar="N",
-                       help=f"answer JSON bodies nested deeper with 400 (default {MAX_JSON_DEPTH}, at most 256)")
-    serve.add_argument("--max-scenario-growth", type=byte_count, default=MAX_SCENARIO_GROWTH, metavar="BYTES",
-                       help="answer 500 when a request's scenario steps would add more to its response body "
-                            f"(default {MAX_SCENARIO_GROWTH}, 256 MiB)")
-    serve.add_argument("--journal-capacity", type=byte_count, default=JOURNAL_CAPACITY, metavar="N",
-                       help=f"journal entries kept, the oldest dropped first (default {JOURNAL_CAPACITY})")
-    serve.add_argument("--journal-body-limit", type=byte_count, default=JOURNAL_BODY, metavar="BYTES",
-                       help=f"journal larger bodies as sha256 + size + prefix (default {JOURNAL_BODY}, 64 KiB)")
     serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                        help="an origin (https://app.example:8443) whose web pages may read replay answers, besides "
                             "loopback origins (localhost, 127.0.0.1, [::1], any port); '*': any web page (repeatable)")
     serve.add_argument("--workers", type=worker_count, metavar="N|auto",
                        help="serve from N processes on one port (auto: one per core; needs gunicorn: "
                             "pip install 'ssemock[workers]'); the journal gathers them all")
-    add_network_arguments(serve, grace=DEFAULT_GRACE,
-                          grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, then cut them "
-                                     f"(default {DEFAULT_GRACE:g}; a second signal exits at once)")
+    add_limit_arguments(serve, "serve")
+    add_network_arguments(serve, "serve", grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, "
+                                                     "then cut them (a second signal exits at once)")
 
 
 def _add_inspect_arguments(ins: argparse.ArgumentParser) -> None:
@@ -276,7 +263,9 @@ def _collect_again() -> None:
 
 def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
     from .bundled import bundled_scenarios
-    from .edge.arguments import network_kwargs
+    from .config import Limits
+    from .edge import NetworkOptions
+    from .edge.arguments import record_of
     from .mockserver import MockServer
 
     scenarios = [bundled_scenarios(), *args.scenarios] if args.scenarios else None
@@ -284,10 +273,8 @@ def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
         return MockServer(
             args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
             port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
-            max_request_body=args.max_request_body, journal_capacity=args.journal_capacity,
-            journal_body_limit=args.journal_body_limit, max_json_depth=args.max_json_depth,
-            max_scenario_growth=args.max_scenario_growth, stubs=args.stubs, cors_origins=args.cors_origin,
-            **network_kwargs(args),
+            limits=record_of(Limits, args, "serve"), network=record_of(NetworkOptions, args, "serve"),
+            stubs=args.stubs, cors_origins=args.cors_origin,
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None

@@ -27,7 +27,8 @@ added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per resp
 
 :class:`Field` (with :func:`number` and :func:`integer`) is the one range check: scenario
 steps and cassette fields check file values with it (errors name file and field), and
-:func:`check_option` checks ``MockServer``/recorder options with it (:class:`ConfigError`).
+:func:`check_option` checks options with it (:class:`ConfigError`): those of the option records
+(:mod:`ssemock.config`, where the bounds given as options are fields of :class:`~ssemock.config.Limits`).
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ unquoted date, a merge key...): such a file is read by PyYAML's full safe loader
 recorded cassette of 35 MB has about a million nodes."""
 MAX_SCENARIO_GROWTH = 256 * 1024 * 1024
 """Most bytes the steps of a request's scenarios may add to its response body, in bytes (256 MiB;
-``MockServer(max_scenario_growth=)``, ``ssemock serve --max-scenario-growth``). What a step writes
+``Limits(max_scenario_growth=)``, ``ssemock serve --limit max_scenario_growth=BYTES``). What a step writes
 into every event (``edit``, ``replace``, ``extra-fields``, ``keepalive``...) grows with the stream:
 past the bound the request is answered 500 ``ssemock_scenario_too_large`` and nothing is sent.
 Each line a step adds counts :data:`LINE_COST` bytes more."""

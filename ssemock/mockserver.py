@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -22,21 +21,11 @@ from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
+from .config import Limits, replace_fields
 from .edge import NetworkOptions, start_runner
 from .edge.cors import origin_names
-from .edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_GRACE, DEFAULT_HEADER_TIMEOUT, host_names
 from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
-from .limits import (
-    JOURNAL_BODY,
-    JOURNAL_CAPACITY,
-    JSON_DEPTH_CEILING,
-    MAX_JSON_DEPTH,
-    MAX_REQUEST_BODY,
-    MAX_SCENARIO_GROWTH,
-    check_option,
-    claim_name,
-    integer,
-)
+from .limits import claim_name
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
@@ -188,32 +177,19 @@ class MockServer:
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
         seed: seeds the scenarios' random choices (journaled with every request;
             the same seed replays the same bytes and chunk boundaries).
-        max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
-            (bytes, default 32 MiB).
-        journal_capacity: journal entries kept, the oldest dropped first (default 1,000).
-        journal_body_limit: larger request bodies are journaled as ``{"sha256", "size",
-            "prefix"}`` (bytes, default 64 KiB).
-        max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
-            (levels of arrays and objects, default 128, at most 256).
-        max_scenario_growth: most bytes a request's scenario steps may add to its response body
-            (default :data:`~ssemock.limits.MAX_SCENARIO_GROWTH`, 256 MiB; each added line counts
-            128 bytes more); past it the request is answered 500 ``ssemock_scenario_too_large``.
-        header_timeout: seconds a connection may take to send a request's line and
-            headers (also the idle keep-alive limit); default 30.
-        body_timeout: seconds a request body may take to arrive after its headers
-            (then ``408 ssemock_body_timeout``); default 60.
-        backlog: listen backlog, connections queued until accepted; default 2048.
-        grace: seconds :meth:`stop` lets requests in progress finish before cutting
-            them (journal outcome ``stopped``); default 0.1.
-        allowed_hosts: ``Host`` names the admin API answers under besides
-            ``localhost``, loopback addresses and ``host`` (see :mod:`ssemock.edge.guard`); a
-            replay request from a page whose ``Origin`` names another host and equals its ``Host``
-            (DNS rebinding) is refused (see :mod:`ssemock.edge.cors`).
+        limits: the bounds on a request (:class:`~ssemock.Limits`: ``max_request_body``,
+            ``max_json_depth``, ``max_scenario_growth``, ``journal_capacity``, ``journal_body_limit``,
+            with their units and defaults).
+        network: timeouts, listen backlog, stop ``grace`` and ``allowed_hosts``
+            (:class:`~ssemock.NetworkOptions`); :meth:`stop` gives requests in progress ``grace``
+            seconds (journal outcome ``stopped``).
         stubs: stub files or directories, :class:`~ssemock.stubs.Stub` objects or chains, or a
             list of them (see :func:`collect_stubs`); consulted before the cassettes.
         cors_origins: origins (``https://app.example:8443``) whose web pages may read replay
             answers, besides loopback origins (``http://localhost:3000``, any port), which always
             may; ``"*"``: any web page (see :mod:`ssemock.edge.cors`).
+        **keywords: the fields of ``limits`` and ``network`` one by one (``max_request_body=N``),
+            as before the records; each replaces that field of the record given.
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -222,6 +198,7 @@ class MockServer:
         CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
         ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
             scenario or cassette name, timeout, backlog, grace, host name, origin).
+        TypeError: a keyword that is no parameter nor field of ``limits`` or ``network``.
         ServerError: the server could not start (e.g. the port is taken).
     """
 
@@ -236,28 +213,16 @@ class MockServer:
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         timing_scale: float = 1.0,
         seed: int = 0,
-        max_request_body: int = MAX_REQUEST_BODY,
-        journal_capacity: int = JOURNAL_CAPACITY,
-        journal_body_limit: int = JOURNAL_BODY,
-        max_json_depth: int = MAX_JSON_DEPTH,
-        max_scenario_growth: int = MAX_SCENARIO_GROWTH,
-        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
-        body_timeout: float = DEFAULT_BODY_TIMEOUT,
-        backlog: int = DEFAULT_BACKLOG,
-        grace: float = DEFAULT_GRACE,
-        allowed_hosts: Iterable[str] = (),
+        limits: Limits = Limits(),
+        network: NetworkOptions = NetworkOptions(),
         stubs: Iterable[StubSource] | StubSource | None = None,
         cors_origins: Iterable[str] = (),
+        **keywords: Any,
     ) -> None:
+        limits, network = replace_fields("MockServer", "serve", keywords, limits, network)
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
-        check_option("max_request_body", max_request_body, integer(0, None))
-        check_option("journal_capacity", journal_capacity, integer(1, None))
-        check_option("journal_body_limit", journal_body_limit, integer(0, None))
-        check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING))
-        check_option("max_scenario_growth", max_scenario_growth, integer(0, None))
         origins = origin_names(cors_origins)
-        self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
-                                      grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
+        self.network = network
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
@@ -265,11 +230,7 @@ class MockServer:
             match_on=tuple(match_on),
             timing_scale=timing_scale,
             seed=seed,
-            journal=deque(maxlen=journal_capacity),
-            journal_body_limit=journal_body_limit,
-            max_request_body=max_request_body,
-            max_json_depth=max_json_depth,
-            max_scenario_growth=max_scenario_growth,
+            limits=limits,
             stubs=StubBook(collect_stubs(stubs)),
             cors_origins=origins,
         )
@@ -278,6 +239,11 @@ class MockServer:
         self.port = port
         self._runner: web.AppRunner | None = None
         self._background = BackgroundLoop("ssemock-server", self.start, self.stop)
+
+    @property
+    def limits(self) -> Limits:
+        """The bounds this server keeps (:class:`~ssemock.Limits`)."""
+        return self.state.limits
 
     @property
     def url(self) -> str:
@@ -289,7 +255,7 @@ class MockServer:
     @property
     def requests(self) -> list[JournalEntry]:
         """A copy of the journal: one dict per request received, oldest first, at most
-        ``journal_capacity`` (see :mod:`ssemock.journal`)."""
+        ``limits.journal_capacity`` (see :mod:`ssemock.journal`)."""
         return self.call(lambda: copy.deepcopy(list(self.state.journal)))
 
     def reset(self) -> None:

@@ -7,7 +7,8 @@ Fixtures:
 * ``ssemock_env`` — opt-in: points ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``,
   ``GOOGLE_GEMINI_BASE_URL``, ``GROQ_BASE_URL`` at the server and sets placeholder API keys
   (monkeypatch; the list is each provider module's ``env``, :mod:`ssemock.providers`).
-* ``ssemock_server`` — the session's :class:`~ssemock.MockServer`.
+* ``ssemock_server`` — the session's :class:`~ssemock.MockServer`, made with ``ssemock_limits`` and
+  ``ssemock_network`` (:mod:`ssemock.pytest_options`: the fixtures a ``conftest.py`` overrides).
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
 timing_scale=None, target=None, match_on=None, stubs=None)``; with ``matrix=True`` the test runs once
@@ -50,6 +51,8 @@ import pytest
 
 from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
+from .config import Limits
+from .edge.options import NetworkOptions
 from .errors import ConfigError, RecorderConfigError, SSEMockError, short_repr
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer, check_timing_scale, collect_stubs
@@ -63,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
 
+pytest_plugins = ["ssemock.pytest_options"]  # the option fixtures
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "stubs")
 ENV_VARS = env_vars()
@@ -165,24 +169,23 @@ class _ServerFailures(logging.Handler):
 
 
 @pytest.fixture(scope="session")
-def ssemock_server(pytestconfig: pytest.Config) -> Iterator[MockServer]:
+def ssemock_server(pytestconfig: pytest.Config, ssemock_limits: Limits,
+                   ssemock_network: NetworkOptions) -> Iterator[MockServer]:
     """The session's replay server (one per xdist worker), running in a background thread."""
-    dirs = [Path(d) for d in pytestconfig.getoption("ssemock_cassettes")]
-    dirs += [Path(d) for d in pytestconfig.getini("ssemock_cassettes")]
+    dirs = [Path(d) for d in (*pytestconfig.getoption("ssemock_cassettes"), *pytestconfig.getini("ssemock_cassettes"))]
     try:
         configured: dict[str, Cassette] = {}
         for directory in dirs:
             configured.update(load_cassettes(directory))
         bundled = load_cassettes(bundled_cassettes())
-        stub_paths = [*pytestconfig.getoption("ssemock_stubs"), *pytestconfig.getini("ssemock_stubs")]
-        stubs = collect_stubs(stub_paths)
+        stubs = collect_stubs([*pytestconfig.getoption("ssemock_stubs"), *pytestconfig.getini("ssemock_stubs")])
         scale = float(pytestconfig.getini("ssemock_timing_scale"))
     except (SSEMockError, ValueError) as exc:
         raise pytest.UsageError(f"ssemock: {exc}") from None
     base = {**configured, **{k: v for k, v in bundled.items() if k not in configured}}
     mode = pytestconfig.getoption("ssemock_record") or pytestconfig.getini("ssemock_record_mode")
     target = pytestconfig.getoption("ssemock_target") or pytestconfig.getini("ssemock_target") or None
-    with MockServer(list(base.values()), timing_scale=scale) as server:
+    with MockServer(list(base.values()), timing_scale=scale, limits=ssemock_limits, network=ssemock_network) as server:
         session = _Session(server, configured, bundled, base, scale, mode, target, stubs=stubs)
         handler = _ServerFailures(session.failures)
         logger = logging.getLogger("aiohttp.server")
@@ -233,7 +236,7 @@ def _recorder(lookup: CassetteLookup, options: dict[str, Any], session: _Session
     match_on = options.get("match_on")
     return Recorder(
         str(target), lookup.recording_dir, mode=mode, cassette=name,
-        match_on=check_match_on(match_on) if match_on is not None else DEFAULT_MATCH_ON,
+        match_on=check_match_on(match_on) if match_on is not None else DEFAULT_MATCH_ON, limits=session.server.limits,
     )
 
 

@@ -38,18 +38,12 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from .cassette import Cassette, Request
+from .config import Limits
 from .edge import ACCESS_NOTE, activity, error_response, stopping
 from .edge.cors import allow_cors, cross_origin, rebound_page
 from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
 from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
-from .limits import (
-    JOURNAL_BODY,
-    JOURNAL_CAPACITY,
-    MAX_JSON_DEPTH,
-    MAX_REQUEST_BODY,
-    MAX_SCENARIO_GROWTH,
-    MAX_SCENARIOS,
-)
+from .limits import MAX_SCENARIOS
 from .matching import (
     DEFAULT_MATCH_ON,
     IndexCache,
@@ -79,12 +73,13 @@ _PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
 STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
 OFF_LOOP: web.AppKey[OffLoop] = web.AppKey("ssemock_off_loop", OffLoop)
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
-_BODY_OPTION = "MockServer(max_request_body=BYTES) or ssemock serve --max-request-body BYTES"
+_BODY_OPTION = "MockServer(limits=Limits(max_request_body=BYTES)) or ssemock serve --max-request-body BYTES"
 # Every other /_ssemock path but the replay prefixes: /_ssemock itself, and below it. Routed apart from the
 # replay paths (under /_ssemock, not /), so that resolving a replay path never tries this pattern.
 ADMIN_ELSE = ("/_ssemock", r"/_ssemock/{tail:(?![cs]/).*}")
-_DEPTH_OPTION = "MockServer(max_json_depth=N) or ssemock serve --max-json-depth N"
-_GROWTH_OPTION = "MockServer(max_scenario_growth=BYTES) or ssemock serve --max-scenario-growth BYTES"
+_DEPTH_OPTION = "MockServer(limits=Limits(max_json_depth=N)) or ssemock serve --max-json-depth N"
+_GROWTH_OPTION = ("MockServer(limits=Limits(max_scenario_growth=BYTES)) or ssemock serve --max-scenario-growth "
+                  "BYTES")
 
 
 class ServerState:
@@ -100,14 +95,10 @@ class ServerState:
             is matched on every matcher of ``match_on``, the body included; False: the
             body only chooses among its interactions.
         timing_scale: multiplies recorded times; 0 = no delays.
-        journal: one dict per request received, in order; a ring of ``journal_capacity``
+        journal: one dict per request received, in order; a ring of ``limits.journal_capacity``
             entries (default 1,000): the oldest is dropped first.
-        journal_body_limit: bodies larger than this many bytes (default 64 KiB) are journaled as
-            ``{"sha256": HEX, "size": BYTES, "prefix": TEXT}`` (the first 1 KiB, as text).
-        max_request_body: larger request bodies are refused with 413 (bytes, default 32 MiB).
-        max_json_depth: JSON bodies nested deeper are refused with 400 (default 128).
-        max_scenario_growth: most bytes a request's scenario steps may add to its response body
-            (default 256 MiB); past it the request is answered 500 ``ssemock_scenario_too_large``.
+        limits: the bounds on a request (:class:`~ssemock.config.Limits`: body size, JSON depth,
+            scenario growth, journal).
         received: requests journaled since the last reset (the ``seq`` of the latest).
         stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
@@ -128,10 +119,7 @@ class ServerState:
         played: dict[tuple[str, int], int] | None = None,
         indexes: IndexCache | None = None,
         seed: int = 0,
-        journal_body_limit: int = JOURNAL_BODY,
-        max_request_body: int = MAX_REQUEST_BODY,
-        max_json_depth: int = MAX_JSON_DEPTH,
-        max_scenario_growth: int = MAX_SCENARIO_GROWTH,
+        limits: Limits | None = None,
         received: int = 0,
         stubs: StubBook | None = None,
         streams: ResumeBook | None = None,
@@ -144,14 +132,11 @@ class ServerState:
         self.match_on = match_on
         self.strict = strict
         self.timing_scale = timing_scale
-        self.journal = deque(maxlen=JOURNAL_CAPACITY) if journal is None else journal
+        self.limits = Limits() if limits is None else limits
+        self.journal = deque(maxlen=self.limits.journal_capacity) if journal is None else journal
         self.played = PlayCounts() if played is None else played
         self.indexes = IndexCache() if indexes is None else indexes
         self.seed = seed
-        self.journal_body_limit = journal_body_limit
-        self.max_request_body = max_request_body
-        self.max_json_depth = max_json_depth
-        self.max_scenario_growth = max_scenario_growth
         self.received = received
         self.stubs = StubBook() if stubs is None else stubs
         self.streams = ResumeBook() if streams is None else streams
@@ -173,7 +158,7 @@ def create_app(state: ServerState) -> web.Application:
     once served by :func:`ssemock.edge.start_runner`, answer same-origin requests under a known
     ``Host`` only (:mod:`ssemock.edge.guard`).
     """
-    app = web.Application(client_max_size=state.max_request_body)
+    app = web.Application(client_max_size=state.limits.max_request_body)
     app[STATE] = state
     app[OFF_LOOP] = OffLoop()
     app[TIMELINE] = Timeline()
@@ -334,7 +319,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     cassette_name = cassette_name or state.cassette
     scenario_names = headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
     try:
-        body = await read_body(request, state.max_request_body, _BODY_OPTION)
+        body = await read_body(request, state.limits.max_request_body, _BODY_OPTION)
     except web.HTTPException:
         raise  # aiohttp's own answers
     except BodyTimeoutError as exc:  # journaled as refused; the network edge answers the 408
@@ -350,8 +335,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         headers=list(headers.items()),
         body=body if isinstance(body, bytes) else None,
     )
-    refusal = body if isinstance(body, Refusal) else await check_json(received, state.max_json_depth, _DEPTH_OPTION)
-    journaled = None if refusal is not None else await journal_body(received, state.journal_body_limit)
+    limits = state.limits
+    refusal = body if isinstance(body, Refusal) else await check_json(received, limits.max_json_depth, _DEPTH_OPTION)
+    journaled = None if refusal is not None else await journal_body(received, limits.journal_body_limit)
     state.received += 1  # from here to the append, no await: entries stay in seq order
     entry: JournalEntry = {
         "seq": state.received,
@@ -463,7 +449,7 @@ async def _serve(
     (path, cassette name, interaction index) is given; ``recorded``: the plan sends a cassette's own
     response as it is (see :meth:`~ssemock.resume.ResumeBook.register`)."""
     if scenario is not None:
-        plan.growth_limit = request.app[STATE].max_scenario_growth
+        plan.growth_limit = request.app[STATE].limits.max_scenario_growth
         try:
             await _build(request.app, scenario, plan)
         except asyncio.CancelledError:

@@ -219,43 +219,6 @@ def test_serve_collects_garbage_again_once_listening(cache: Path, tmp_path: Path
     assert _serve_with(COLLECTOR, tmp_path) == "collector True True"
 
 
-# ``serve`` until it listens, counting the code compiled from source text for ssemock's own modules (a
-# dataclass's generated methods, a namedtuple's, an eval): none, all of it is in the compiled bytecode.
-GENERATED = """import os, sys
-import ssemock.background
-
-generated = []
-STDLIB = os.path.dirname(os.__file__)
-
-def audit(event, args):  # text compiled (not a module's file) for the innermost caller outside the standard
-    if event == "compile" and isinstance(args[0], (str, bytes)) and str(args[1]).startswith("<"):  # library,
-        frame = sys._getframe(1)  # unless it is for a module of the standard library being imported
-        while frame is not None and frame.f_code.co_filename.startswith((STDLIB, "<")):
-            if frame.f_code.co_name == "<module>" and frame.f_code.co_filename.startswith(STDLIB):
-                return
-            frame = frame.f_back
-        if frame is not None and "/ssemock/" in frame.f_code.co_filename:
-            generated.append(f"{frame.f_code.co_filename}:{frame.f_lineno}")
-
-class Stop:
-    async def wait(self):
-        print("generated", generated, flush=True)
-
-sys.addaudithook(audit)
-ssemock.background.stop_on_signals = Stop
-sys.argv = ["ssemock", "serve", "--port", "0"]
-from ssemock.cli import console
-console()
-"""
-
-
-def test_serve_generates_no_code_before_listening(cache: Path, tmp_path: Path) -> None:
-    """No class a server makes at start has its methods generated from text at import (each generated method
-    is parsed and compiled at every start: 23 dataclasses were a tenth of the instructions to the first answer)."""
-    probe()
-    assert _serve_with(GENERATED, tmp_path) == "generated []"
-
-
 def test_the_redaction_names_every_providers_own_headers() -> None:
     """The header names the redaction writes out (so that serving needs no provider module) are every
     provider's, and the generic ones."""

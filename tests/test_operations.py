@@ -242,9 +242,11 @@ def test_record_writes_one_line_per_request_and_quiet_silences_them(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
-    (["serve", "--header-timeout", "0"], "header timeout must be a number of seconds > 0"),
-    (["serve", "--body-timeout", "nan"], "argument --body-timeout: expected a number of seconds, got 'nan'"),
-    (["serve", "--backlog", "0"], "backlog must be an integer 1-65535"),
+    (["serve", "--header-timeout", "0"], "header_timeout: expected a finite number of seconds > 0, got 0"),
+    (["serve", "--body-timeout", "nan"], "argument --body-timeout: expected a number of seconds (30, 30s or 500ms), "
+                                         "got 'nan'"),
+    (["serve", "--backlog", "0"], "backlog: expected an integer from 1 to 65535, got 0"),
+    (["serve", "--limit", "backlog=0"], "backlog: expected an integer from 1 to 65535, got 0"),
     (["serve", "--grace", "-1"], "grace"),
     (["serve", "--allow-host", "a:80"], "allowed host"),
     (["record", "--target", "http://127.0.0.1:1", "--backlog", "70000"], "backlog"),

@@ -1,45 +1,139 @@
-"""The command-line options of the network edge, shared by ``serve`` and ``record``."""
+"""The command-line options made from the option records, shared by ``serve`` and ``record``.
+
+Each :func:`~ssemock.config.knob` field of :class:`~ssemock.config.Limits` and
+:class:`~ssemock.edge.NetworkOptions` that a command takes is set by a repeatable
+``--limit NAME=VALUE`` and by its own long flag (``--max-request-body``, ``--header-timeout``...);
+both write the argparse destination named after the field, so the last one given wins.
+Sizes in bytes take ``B``, ``KiB``, ``MiB`` or ``GiB`` (``64MiB``), times in seconds ``s`` or ``ms``
+(``30s``, ``500ms``); a plain number is bytes or seconds. The text is read here; the bounds are
+the record's to check (:class:`~ssemock.ConfigError`, one rule for the command line and Python).
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import re
 import resource
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
-from ..argtypes import integer, seconds
-from .options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT
+from ..argtypes import option_number
+from ..config import Knob, Limits, knobs
+from .options import NetworkOptions
 
-__all__ = ["add_network_arguments", "network_kwargs", "raise_open_files_limit"]
+__all__ = ["add_limit_arguments", "add_network_arguments", "knob_value", "raise_open_files_limit", "record_of"]
+
+R = TypeVar("R")
+RECORDS = (Limits, NetworkOptions)
+"""The records whose fields are command-line options."""
+_UNITS: dict[str, dict[str, float]] = {
+    "bytes": {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30},
+    "seconds": {"": 1, "s": 1, "ms": 0.001},
+}
+_FORMS = {"bytes": "a size in bytes (65536, 64KiB or 32MiB)", "seconds": "a number of seconds (30, 30s or 500ms)"}
+_SUFFIX = re.compile(r"(.*?)([A-Za-z]*)")
+_METAVARS = {"bytes": "BYTES", "seconds": "SECONDS"}
 
 
-def add_network_arguments(parser: argparse.ArgumentParser, *, grace: float, grace_help: str) -> None:
-    """Add ``--header-timeout``, ``--body-timeout``, ``--backlog``, ``--grace``, ``--allow-host``, ``--quiet``.
+def knob_value(spec: Knob, text: str) -> int | float:
+    """The value of field ``spec`` written ``text`` on the command line: ``64MiB`` is 67108864, ``500ms`` 0.5.
 
-    Their values are checked by :class:`~ssemock.edge.NetworkOptions` (one rule for the
-    command line and Python).
+    Raises:
+        argparse.ArgumentTypeError: ``expected FORM, got 'TEXT'``, the number read by
+            :func:`~ssemock.cli.option_number` (ASCII digits only), the unit one of the field's.
     """
+    form = _FORMS.get(spec.unit, "an integer" if spec.kind == "integer" else "a number")
+    number, unit = _SUFFIX.fullmatch(text).groups()  # type: ignore[union-attr]  # matches every text
+    scale = _UNITS.get(spec.unit, {"": 1}).get(unit.lower())
+    try:
+        if scale is None:
+            raise argparse.ArgumentTypeError(form)
+        value = option_number(number, form, integer=spec.kind == "integer")
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected {form}, got {text!r}") from None
+    return int(value) * int(scale) if spec.kind == "integer" else value * scale
+
+
+def shown_default(spec: Knob) -> str:
+    """A field's default as the command line writes it: ``32MiB``, ``64KiB``, ``30s``, ``0.1s``, ``128``."""
+    value = spec.default
+    if spec.unit == "seconds":
+        return f"{value:g}s"
+    if spec.unit == "bytes":
+        for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if value >= size and value % size == 0:
+                return f"{value // size}{unit}"
+    return str(value)
+
+
+def command_knobs(command: str) -> dict[str, Knob]:
+    """The number fields of :data:`RECORDS` that ``command`` takes, by name (the names ``--limit`` accepts)."""
+    return {k.name: k for record in RECORDS for k in knobs(record) if command in k.commands and k.kind != "names"}
+
+
+class _SetField(argparse.Action):
+    """``--limit NAME=VALUE``: sets the destination of field NAME (what its own flag sets)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, fields: Mapping[str, Knob], **kwargs: Any) -> None:
+        super().__init__(option_strings, argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
+        self.fields = fields
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        name, equals, text = str(values).partition("=")
+        spec = self.fields.get(name)
+        if spec is None or not equals:
+            problem = f"unknown name {name!r}" if equals else f"no '=' in {str(values)!r}"
+            raise argparse.ArgumentError(self, f"{problem}: expected NAME=VALUE, NAME one of {', '.join(self.fields)}")
+        try:
+            setattr(namespace, name, knob_value(spec, text))
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentError(self, f"{name}: {exc}") from None
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add ``--limit NAME=VALUE`` and the long flags of :class:`~ssemock.config.Limits`' fields ``command`` takes."""
+    fields = command_knobs(command)
+    listed = "; ".join(f"{k.name} ({k.unit}, default {shown_default(k)})" for k in fields.values())
+    group = parser.add_argument_group("limits", "bounds on requests: see 'Limits' in the README")
+    group.add_argument("--limit", action=_SetField, fields=fields, metavar="NAME=VALUE",
+                       help=f"set one limit or network option (repeatable): {listed}; sizes in B, KiB, MiB or GiB, "
+                            "times in s or ms")
+    _add_flags(group, command, knobs(Limits), {})
+
+
+def add_network_arguments(parser: argparse.ArgumentParser, command: str, *, grace_help: str) -> None:
+    """Add the long flags of :class:`~ssemock.edge.NetworkOptions` (``--header-timeout``, ``--body-timeout``,
+    ``--backlog``, ``--grace``, ``--allow-host``), and ``--quiet``; ``grace_help``: what ``--grace`` does here."""
     group = parser.add_argument_group("network limits and logging")
-    group.add_argument("--header-timeout", type=seconds, default=DEFAULT_HEADER_TIMEOUT, metavar="SECONDS",
-                       help="close a connection that has not sent a whole request line and headers this long "
-                            f"after it opened or its previous answer ended (default {DEFAULT_HEADER_TIMEOUT:g})")
-    group.add_argument("--body-timeout", type=seconds, default=DEFAULT_BODY_TIMEOUT, metavar="SECONDS",
-                       help="answer 408 when a request body has not fully arrived this long after its headers "
-                            f"(default {DEFAULT_BODY_TIMEOUT:g})")
-    group.add_argument("--backlog", type=integer, default=DEFAULT_BACKLOG, metavar="N",
-                       help=f"listen backlog: connections queued until accepted (default {DEFAULT_BACKLOG})")
-    group.add_argument("--grace", type=seconds, default=grace, metavar="SECONDS", help=grace_help)
-    group.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                       help="a Host name the admin API answers under, besides localhost and the bound address, "
-                            "and whose web pages may send replay requests to it under their own name "
-                            "(repeatable; e.g. a container name)")
+    _add_flags(group, command, knobs(NetworkOptions), {"grace": grace_help})
     group.add_argument("-q", "--quiet", action="store_true", help="no line per request on stderr")
 
 
-def network_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments of ``MockServer`` / ``Recorder`` from the options of :func:`add_network_arguments`."""
-    return {"header_timeout": args.header_timeout, "body_timeout": args.body_timeout, "backlog": args.backlog,
-            "grace": args.grace, "allowed_hosts": tuple(args.allow_host)}
+def _add_flags(group: Any, command: str, specs: Sequence[Knob], helps: Mapping[str, str]) -> None:
+    for spec in specs:
+        if spec.flag is None or command not in spec.commands:
+            continue
+        text = helps.get(spec.name, spec.help)
+        if spec.kind == "names":
+            group.add_argument(spec.flag, dest=spec.name, action="append", default=[], metavar="NAME", help=text)
+            continue
+        group.add_argument(spec.flag, dest=spec.name, type=functools.partial(knob_value, spec), default=spec.default,
+                           metavar=_METAVARS.get(spec.unit, "N"),
+                           help=f"{text} (default {shown_default(spec)}; also --limit {spec.name}=VALUE)")
+
+
+def record_of(record: type[R], args: argparse.Namespace, command: str) -> R:
+    """``record`` (:class:`~ssemock.config.Limits`, :class:`~ssemock.edge.NetworkOptions`) made from the
+    options ``command`` parsed into ``args``; the fields it does not take keep their defaults.
+
+    Raises:
+        ConfigError: a value out of its field's bounds (the message names the field).
+    """
+    values = {k.name: getattr(args, k.name) for k in knobs(record) if command in k.commands}
+    return record(**values)
 
 
 def raise_open_files_limit() -> None:

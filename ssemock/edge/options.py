@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ipaddress
-import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from ..config import check_knobs, knob
 from ..errors import ConfigError
 
 __all__ = [
@@ -24,6 +25,7 @@ DEFAULT_BACKLOG = 2048  # connections
 DEFAULT_GRACE = 0.1  # seconds
 
 
+@dataclass(frozen=True)
 class NetworkOptions:
     """How a server (replay server or recorder) meets its connections.
 
@@ -37,38 +39,37 @@ class NetworkOptions:
         backlog: the listen backlog, connections the kernel queues until they are
             accepted (the kernel caps it at ``net.core.somaxconn``). Default 2048.
         grace: seconds a stop lets requests in progress finish before they are cut.
-            Default 0.1.
+            Default 0.1 (``Recorder``: 5).
         allowed_hosts: host names the admin API answers under besides the loopback names
             and addresses (``localhost``, ``*.localhost``, ``127.0.0.0/8``, ``::1``) and the
-            address the server is bound to; lower case, without port. A replay request whose
-            ``Origin`` names another host is a page of another origin (:mod:`.cors`).
+            address the server is bound to; any iterable of names, kept lower case, without
+            port. A replay request whose ``Origin`` names another host is a page of another
+            origin (:mod:`.cors`).
 
     Raises:
-        ConfigError: a timeout or the grace not a finite number (``header_timeout`` and
+        ConfigError: a timeout or the grace not a finite number of seconds (``header_timeout`` and
             ``body_timeout`` > 0, ``grace`` >= 0), a backlog not an integer 1-65535, or a
-            host name that is empty or holds a port, a path or spaces.
+            host name that is empty or holds a port, a path or spaces (the message names the field).
     """
 
-    __slots__ = ("allowed_hosts", "backlog", "body_timeout", "grace", "header_timeout")
+    header_timeout: float = knob(
+        DEFAULT_HEADER_TIMEOUT, "close a connection that has not sent a whole request line and headers this long "
+        "after it opened or its previous answer ended", unit="seconds", above=True, flag="--header-timeout")
+    body_timeout: float = knob(
+        DEFAULT_BODY_TIMEOUT, "answer 408 when a request body has not fully arrived this long after its headers",
+        unit="seconds", above=True, flag="--body-timeout")
+    backlog: int = knob(DEFAULT_BACKLOG, "listen backlog: connections queued until accepted",
+                        unit="connections", low=1, high=65535, flag="--backlog")
+    grace: float = knob(DEFAULT_GRACE, "on a stop, let requests in progress finish this long, then cut them",
+                        unit="seconds", flag="--grace")
+    allowed_hosts: frozenset[str] = knob(
+        frozenset(), "a Host name the admin API answers under, besides localhost and the bound address, and whose "
+        "web pages may send replay requests to it under their own name (repeatable; e.g. a container name)",
+        flag="--allow-host")
 
-    def __init__(
-        self,
-        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
-        body_timeout: float = DEFAULT_BODY_TIMEOUT,
-        backlog: int = DEFAULT_BACKLOG,
-        grace: float = DEFAULT_GRACE,
-        allowed_hosts: Iterable[str] = frozenset(),
-    ) -> None:
-        _seconds("header timeout", header_timeout, positive=True)
-        _seconds("body timeout", body_timeout, positive=True)
-        _seconds("grace", grace, positive=False)
-        if isinstance(backlog, bool) or not isinstance(backlog, int) or not 1 <= backlog <= 65535:
-            raise ConfigError(f"backlog must be an integer 1-65535 (connections), got {backlog!r}")
-        self.header_timeout = header_timeout
-        self.body_timeout = body_timeout
-        self.backlog = backlog
-        self.grace = grace
-        self.allowed_hosts = frozenset(host_names(allowed_hosts))
+    def __post_init__(self) -> None:
+        check_knobs(self)
+        object.__setattr__(self, "allowed_hosts", frozenset(host_names(self.allowed_hosts)))
 
 
 def host_names(names: Iterable[str]) -> list[str]:
@@ -82,12 +83,6 @@ def host_names(names: Iterable[str]) -> list[str]:
             raise ConfigError(f"allowed host must be a host name or address without port, got {name!r}")
         checked.append(bare)
     return checked
-
-
-def _seconds(what: str, value: float, *, positive: bool) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < 0 or (positive and value == 0):
-        raise ConfigError(f"{what} must be a number of seconds {'> 0' if positive else '>= 0'}, got {value!r}")
 
 
 def _is_ip(text: str) -> bool:

@@ -22,13 +22,15 @@ from .modes import RecordMode, record_mode
 
 if TYPE_CHECKING:
     from .core import Recorder
-    from .progress import Progress
+    from .progress import Progress, ProgressRow
     from .proxy import CASSETTE_HEADER
+    from .state import RecorderOptions
 
-_LAZY = {"Recorder": ".core", "Progress": ".progress", "CASSETTE_HEADER": ".proxy"}
+_LAZY = {"Recorder": ".core", "RecorderOptions": ".state", "Progress": ".progress", "ProgressRow": ".progress",
+         "CASSETTE_HEADER": ".proxy"}
 
 
 __getattr__ = lazy_names(__name__, _LAZY)
 
 
-__all__ = ["CASSETTE_HEADER", "Progress", "RecordMode", "Recorder", "record_mode"]
+__all__ = ["CASSETTE_HEADER", "Progress", "ProgressRow", "RecordMode", "Recorder", "RecorderOptions", "record_mode"]

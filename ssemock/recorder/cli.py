@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..argtypes import byte_count, integer, seconds
+from ..argtypes import integer, seconds
 from ..background import stop_on_signals
-from ..edge import configure_logging
-from ..edge.arguments import add_network_arguments, network_kwargs, raise_open_files_limit
-from ..edge.options import DEFAULT_GRACE
+from ..config import Limits
+from ..edge import NetworkOptions, configure_logging
+from ..edge.arguments import add_limit_arguments, add_network_arguments, raise_open_files_limit, record_of
 from ..errors import RecorderConfigError, RecorderError
-from ..limits import MAX_JSON_DEPTH, MAX_REQUEST_BODY
 from ..matching import MATCHERS
 from .modes import RecordMode
 
@@ -84,20 +83,16 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                           "(default 8)")
     rec.add_argument("--max-body-size", type=integer, default=1 << 20, metavar="BYTES",
                      help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
-    rec.add_argument("--max-request-body", type=byte_count, default=MAX_REQUEST_BODY, metavar="BYTES",
-                     help=f"answer larger request bodies with 413, not forwarded (default {MAX_REQUEST_BODY}: 32 MiB)")
-    rec.add_argument("--max-json-depth", type=byte_count, default=MAX_JSON_DEPTH, metavar="N",
-                     help=f"answer JSON bodies nested deeper with 400, not forwarded (default {MAX_JSON_DEPTH})")
     rec.add_argument("--keep-encoding", action="store_true",
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
     rec.add_argument("--read-timeout", type=seconds, default=600.0, metavar="SECONDS",
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
-    add_network_arguments(rec, grace=DEFAULT_GRACE,
-                          grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, then record "
-                                     f"them as ended by 'timeout' (default {DEFAULT_GRACE:g}; a second signal exits "
-                                     "at once)")
+    add_limit_arguments(rec, "record")
+    add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
+                                                    "then record them as ended by 'timeout' (a second signal exits "
+                                                    "at once)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         RecorderConfigError: bad mode, target, cassette name, directory, filter,
             matcher or number (port, size, timeout).
+        ConfigError: a limit or network option out of its bounds (the message names the field).
     """
     from ..redact import Filter  # imported here: "ssemock serve" never needs them
     from .core import Recorder
@@ -117,14 +113,15 @@ def run(args: argparse.Namespace) -> int:
         allow_names=frozenset(args.allow_name), credential_min_length=args.credential_min_length,
     )
 
+    limits, network = record_of(Limits, args, "record"), record_of(NetworkOptions, args, "record")
+
     def make(target: str, shown: str | None = None) -> Recorder:
         return Recorder(
             target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
             port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
-            max_request_body=args.max_request_body, max_json_depth=args.max_json_depth,
-            keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
+            limits=limits, network=network, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
             match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()),
-            progress=None if args.quiet else sys.stderr, shown_target=shown, **network_kwargs(args),
+            progress=None if args.quiet else sys.stderr, shown_target=shown,
         )
 
     if args.stubs is None:
@@ -185,7 +182,7 @@ async def _until_signal(recorder: Recorder) -> int:
     stop = stop_on_signals()
     await recorder.start()
     print(f"ssemock recording on {recorder.url} -> {recorder.target}", flush=True)
-    print(f"record mode {recorder.mode.value}; cassettes in {recorder.state.directory if recorder.state else ''}",
+    print(f"record mode {recorder.mode.value}; cassettes in {recorder.options.directory}",
           file=sys.stderr, flush=True)
     status = 0
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import math
 import os
 import tempfile
@@ -18,10 +19,9 @@ from aiohttp import web
 
 from ..background import BackgroundLoop
 from ..cassette.append import remove_stale_temporaries
+from ..config import Limits, replace_fields
 from ..edge import NetworkOptions, start_runner
-from ..edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, host_names
 from ..errors import ConfigError, RecorderConfigError, RecorderError
-from ..limits import JSON_DEPTH_CEILING, MAX_JSON_DEPTH, MAX_REQUEST_BODY, check_option, integer
 from ..matching import DEFAULT_MATCH_ON, MATCHERS
 from ..redact import Filter
 from ..send import TIMELINE
@@ -29,10 +29,14 @@ from ..timeline import Timeline
 from .modes import RecordMode, record_mode
 from .progress import Progress
 from .proxy import handle, health
-from .state import STATE, RecorderState
+from .state import STATE, RecorderOptions, RecorderState
 from .store import check_cassette_name
 
-__all__ = ["Recorder", "check_directory", "check_numbers", "split_target"]
+__all__ = ["RECORDER_NETWORK", "Recorder", "check_directory", "check_numbers", "split_target"]
+
+RECORDER_NETWORK = NetworkOptions(grace=5.0)
+"""The recorder's network options by default: those of the replay server, but a stop gives streams
+in progress 5 s (``ssemock record --grace``: 0.1 s)."""
 
 
 def split_target(target: str) -> tuple[str, str, str | None]:
@@ -60,15 +64,13 @@ def split_target(target: str) -> tuple[str, str, str | None]:
     return base_url, f"{parts.scheme}://***@{host}{parts.path}".rstrip("/"), credentials
 
 
-def check_numbers(
-    *, port: int, max_body_size: int | None, read_timeout: float, grace: float, replay_timing_scale: float
-) -> None:
-    """Check the numeric options of :class:`Recorder` (see its docstring).
+def check_numbers(*, port: int, max_body_size: int | None, read_timeout: float, replay_timing_scale: float) -> None:
+    """Check the numeric options of :class:`Recorder` outside its records (see its docstring).
 
     Raises:
         RecorderConfigError: ``port`` not an integer 0-65535, ``max_body_size`` negative,
-            ``read_timeout`` not > 0, ``grace`` or ``replay_timing_scale`` negative (or any
-            of them not a finite number).
+            ``read_timeout`` not > 0, ``replay_timing_scale`` negative (or any of them not a
+            finite number).
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise RecorderConfigError(f"port must be an integer 0-65535, got {port!r}")
@@ -76,7 +78,6 @@ def check_numbers(
                                       or max_body_size < 0):
         raise RecorderConfigError(f"max body size must be an integer >= 0 (bytes), got {max_body_size!r}")
     _check_seconds("read timeout", read_timeout, positive=True)
-    _check_seconds("grace", grace, positive=False)
     _check_seconds("replay timing scale", replay_timing_scale, positive=False)
 
 
@@ -142,29 +143,32 @@ class Recorder:
         max_body_size: request bodies larger than this many bytes are stored as
             SHA-256 digest and size (still matched on replay); None keeps every body.
             Default 1 MiB.
-        max_request_body: larger request bodies are answered 413 ``ssemock_body_too_large``
-            and never forwarded (bytes, default 32 MiB).
-        max_json_depth: JSON bodies nested deeper are answered 400 ``ssemock_json_too_deep``
-            and never forwarded (levels, default 128, at most 256).
         keep_encoding: forward the client's ``Accept-Encoding`` (only its gzip, deflate and
             identity: the codings the secret scan decodes) and record the encoded bytes;
             default False asks the upstream for ``identity``.
         read_timeout: seconds without an upstream byte before a stream is ended
             as ``timeout`` (default 600).
-        grace: seconds :meth:`stop` lets streams in progress finish; then they are
-            recorded as ended by ``timeout`` (default 5).
         match_on: matchers used to find a recorded interaction to replay.
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
         progress: stream for one line per interaction (None, the default: silent).
-        header_timeout, body_timeout, backlog, allowed_hosts: the network edge's options,
-            as for :class:`ssemock.MockServer` (defaults 30 s, 60 s, 2048, none).
         shown_target: how the upstream is named in messages and in the cassettes' provenance
             (``target``); None: the target URL, its user info replaced by ``***``.
+        limits: the bounds on a request (:class:`~ssemock.Limits`): larger bodies than
+            ``max_request_body`` are answered 413 ``ssemock_body_too_large``, JSON nested deeper than
+            ``max_json_depth`` 400 ``ssemock_json_too_deep``, and neither is forwarded; its other
+            fields are the replay server's.
+        network: the network edge's options (:class:`~ssemock.NetworkOptions`), as for
+            :class:`ssemock.MockServer`, but for the ``grace`` :meth:`stop` gives streams in progress
+            before they are recorded as ended by ``timeout``: 5 s by default (:data:`RECORDER_NETWORK`).
+        **keywords: the fields of ``limits`` and ``network`` the recorder reads, one by one
+            (``max_request_body=N``, ``grace=S``), as before the records; each replaces that field.
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
         target: the target as shown (user info replaced by ``***``).
-        interactions: one dict per request handled (see :class:`Progress`): a recorded,
+        options: the options its handler reads (:class:`RecorderOptions`).
+        network: the network edge's options.
+        interactions: one dict per request handled (a :class:`ProgressRow` as a dict): a recorded,
             refused or failed request is listed before its client gets the last byte of
             the answer; a replayed one when its answer starts.
 
@@ -173,6 +177,7 @@ class Recorder:
             number (see :func:`check_numbers`), or a ``cassette_dir`` that is not (and
             cannot become) a writable directory.
         RecorderError: the port cannot be bound (from :meth:`start` / ``with``).
+        TypeError: a keyword that is no parameter nor field the recorder reads of ``limits`` or ``network``.
     """
 
     def __init__(
@@ -186,29 +191,22 @@ class Recorder:
         port: int = 0,
         filter: Filter | None = None,  # noqa: A002 - VCR's word
         max_body_size: int | None = 1 << 20,
-        max_request_body: int = MAX_REQUEST_BODY,
-        max_json_depth: int = MAX_JSON_DEPTH,
         keep_encoding: bool = False,
         read_timeout: float = 600.0,
-        grace: float = 5.0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         replay_timing_scale: float = 1.0,
         progress: TextIO | None = None,
-        header_timeout: float = DEFAULT_HEADER_TIMEOUT,
-        body_timeout: float = DEFAULT_BODY_TIMEOUT,
-        backlog: int = DEFAULT_BACKLOG,
-        allowed_hosts: Sequence[str] = (),
         shown_target: str | None = None,
+        limits: Limits = Limits(),
+        network: NetworkOptions = RECORDER_NETWORK,
+        **keywords: Any,
     ) -> None:
         base_url, shown, credentials = split_target(target)
         shown = shown_target or shown
-        check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout, grace=grace,
+        check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout,
                       replay_timing_scale=replay_timing_scale)
-        check_option("max_request_body", max_request_body, integer(0, None), RecorderConfigError)
-        check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING), RecorderConfigError)
         try:
-            self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
-                                          grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
+            limits, self.network = replace_fields("Recorder", "record", keywords, limits, network)
         except ConfigError as exc:
             raise RecorderConfigError(str(exc)) from None
         filter = filter or Filter()  # noqa: A001
@@ -218,18 +216,15 @@ class Recorder:
         self.target = shown
         self.host = host
         self.port = port
-        self.grace = grace
         self.read_timeout = read_timeout
         self._progress = Progress(progress)
-        self._options: dict[str, Any] = {
-            "base_url": base_url, "shown_target": shown, "credentials": credentials,
-            "directory": check_directory(Path(cassette_dir)),
-            "mode": record_mode(mode), "filter": filter,
-            "cassette": check_cassette_name(filter.name(cassette)) if cassette else None,
-            "max_body_size": max_body_size, "keep_encoding": keep_encoding, "match_on": tuple(match_on),
-            "replay_timing_scale": replay_timing_scale, "max_request_body": max_request_body,
-            "max_json_depth": max_json_depth,
-        }
+        self.options = RecorderOptions(
+            base_url=base_url, shown_target=shown, credentials=credentials,
+            directory=check_directory(Path(cassette_dir)), mode=record_mode(mode), filter=filter,
+            cassette=check_cassette_name(filter.name(cassette)) if cassette else None, max_body_size=max_body_size,
+            keep_encoding=keep_encoding, match_on=tuple(match_on), replay_timing_scale=replay_timing_scale,
+            limits=limits,
+        )
         self.state: RecorderState | None = None
         self._runner: web.AppRunner | None = None
         self._background = BackgroundLoop("ssemock-recorder", self.start, self.stop)
@@ -244,12 +239,12 @@ class Recorder:
     @property
     def mode(self) -> RecordMode:
         """The record mode."""
-        return self._options["mode"]  # type: ignore[no-any-return]
+        return self.options.mode
 
     @property
     def interactions(self) -> list[dict[str, Any]]:
-        """One dict per request handled so far (a copy; see :class:`Progress`)."""
-        return [dict(i) for i in self._progress.interactions]
+        """One dict per request handled so far: each :class:`ProgressRow`'s fields, copied."""
+        return [dataclasses.asdict(row) for row in self._progress.interactions]
 
     def summary(self) -> str:
         """One line: what was recorded, replayed or refused, and into which cassettes."""
@@ -258,23 +253,23 @@ class Recorder:
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
         """Start in the running event loop. Raises :class:`RecorderError` if the port is taken."""
-        state = RecorderState(progress=self._progress, **self._options)
-        await asyncio.to_thread(state.filter.prepare)  # not on the first request's path
+        state = RecorderState(self.options, self._progress)
+        await asyncio.to_thread(self.options.filter.prepare)  # not on the first request's path
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=self.read_timeout)
         state.session = aiohttp.ClientSession(
             auto_decompress=False, timeout=timeout, connector=aiohttp.TCPConnector(limit=0),
             cookie_jar=aiohttp.DummyCookieJar(),
         )
-        app = web.Application(client_max_size=state.max_request_body)
+        app = web.Application(client_max_size=self.options.limits.max_request_body)
         app[STATE] = state
         app[TIMELINE] = Timeline()  # for the replays of recorded answers
         app.router.add_get("/_ssemock/health", health)
         app.router.add_route("*", "/{tail:.*}", handle)
-        stale = await asyncio.to_thread(remove_stale_temporaries, state.directory)
+        stale = await asyncio.to_thread(remove_stale_temporaries, self.options.directory)
         if stale:
             state.progress.note(f"removed {len(stale)} temporary file(s) left by a writer that was killed: "
                                 + ", ".join(str(p) for p in stale[:3]) + (" ..." if len(stale) > 3 else ""))
-        exposure = (f"anyone who can reach it can send requests to {state.shown_target} through it (with the "
+        exposure = (f"anyone who can reach it can send requests to {self.target} through it (with the "
                     "target URL's credentials, if it has any) and read what is replayed")
         try:
             runner = await start_runner(app, self.host, self.port, self.network, exposure=exposure,
@@ -338,4 +333,4 @@ class Recorder:
     ) -> None:
         # Streams still open get ``grace`` seconds to finish; a failure while writing the
         # cassettes is raised unless the block already raised.
-        self._background.close(timeout=self.grace + 30, raise_failure=exc is None)
+        self._background.close(timeout=self.network.grace + 30, raise_failure=exc is None)

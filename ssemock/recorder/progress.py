@@ -21,77 +21,108 @@ and ``end`` are filled in, and its line printed, when the answer ends).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, TextIO
+from dataclasses import dataclass, field
+from typing import TextIO
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "ProgressRow"]
+
+
+@dataclass
+class ProgressRow:
+    """One request a recorder handled, as its progress line and :attr:`Recorder.interactions` show it.
+
+    Attributes:
+        method, path: the request's, the path with credentials and key shapes replaced.
+        status: the answer's status (None until known).
+        action: ``recorded``, ``replayed``, ``refused`` or ``failed``.
+        cassette: the cassette it went to, or None (refused before one was chosen).
+        bytes, chunks: body bytes and reads of the answer (a large recorded one: as received
+            until it is scrubbed, then as written).
+        events: SSE events in a recorded answer, or None (not counted).
+        ttfb: seconds from the request sent upstream to the first body byte, or None.
+        duration: seconds the recorded answer took, or None.
+        end: how the answer ended (``clean``, ``cut``, ``reset``, ``timeout``, ``client_gone``; an
+            exception name or ``interim status N`` when it failed), or None.
+        filtered: what was removed before writing (names only, never values).
+        error: why a recorded interaction could not be written (tried again at stop), or None.
+        seq: its number, from 1, in listing order (0 until listed).
+    """
+
+    method: str
+    path: str
+    status: int | None = None
+    action: str = ""
+    cassette: str | None = None
+    bytes: int = 0
+    chunks: int = 0
+    events: int | None = 0
+    ttfb: float | None = None
+    duration: float | None = None
+    end: str | None = None
+    filtered: list[str] = field(default_factory=list)
+    error: str | None = None
+    seq: int = 0
+
+    def line(self) -> str:
+        """The one-line description of the interaction."""
+        parts = [f"[{self.seq}] {self.action} {self.method} {self.path} -> {self.status}"]
+        if self.action in ("recorded", "replayed"):
+            parts.append(f"{self.bytes} bytes in {self.chunks} chunks")
+        if self.action == "recorded":
+            if self.events is not None:
+                parts.append(f"{self.events} events")
+            if self.ttfb is not None:
+                parts.append(f"first byte {self.ttfb:.3f} s")
+            parts.append(f"{self.duration or 0.0:.3f} s")
+        text = ", ".join(parts)
+        if self.end:
+            text += f", {self.end}"
+        if self.cassette:
+            text += f"; cassette {self.cassette}"
+        if self.filtered:
+            text += f" (filtered: {', '.join(self.filtered)})"
+        if self.error:
+            text += f"; NOT WRITTEN: {self.error}"
+        return text
 
 
 class Progress:
-    """Collects one dict per interaction and prints a line for each to ``stream`` (None: silent).
+    """Collects one :class:`ProgressRow` per interaction and prints its line to ``stream`` (None: silent).
 
     Attributes:
-        interactions: one dict per request handled, in completion order, with keys
-            ``seq``, ``action``, ``cassette``, ``method``, ``path``, ``status``,
-            ``bytes``, ``chunks``, ``events``, ``ttfb`` (seconds to the first body byte,
-            or None), ``duration`` (seconds), ``end`` (how it ended) and ``filtered``
-            (what was removed before writing: names only, never values); ``error``
-            when a recorded interaction could not be written (tried again at stop).
+        interactions: the rows of the requests handled, in listing order.
     """
 
     def __init__(self, stream: TextIO | None) -> None:
         self.stream = stream
-        self.interactions: list[dict[str, Any]] = []
+        self.interactions: list[ProgressRow] = []
 
-    def report(self, info: dict[str, Any]) -> None:
-        """Record one finished interaction and print its line."""
-        self.finish(self.begin(info))
+    def report(self, row: ProgressRow) -> None:
+        """List one finished interaction and print its line."""
+        self.finish(self.begin(row))
 
-    def begin(self, info: dict[str, Any]) -> dict[str, Any]:
-        """List an interaction now (no line yet); returns the listed dict for :meth:`finish`."""
-        info = {**info, "seq": len(self.interactions) + 1}
-        self.interactions.append(info)
-        return info
+    def begin(self, row: ProgressRow) -> ProgressRow:
+        """List an interaction now (no line yet): ``row`` numbered, for :meth:`finish`."""
+        row.seq = len(self.interactions) + 1
+        self.interactions.append(row)
+        return row
 
-    def finish(self, listed: dict[str, Any], **figures: Any) -> None:
-        """Update a listed interaction with its final ``figures`` and print its line."""
-        listed.update(figures)
+    def finish(self, listed: ProgressRow) -> None:
+        """Print the line of a listed interaction whose final figures are in (set on ``listed``)."""
         if self.stream is not None:
-            print(self.line(listed), file=self.stream, flush=True)
+            print(listed.line(), file=self.stream, flush=True)
 
     def note(self, text: str) -> None:
         """Print one line that is not about an interaction (e.g. a file repaired)."""
         if self.stream is not None:
             print(f"ssemock record: {text}", file=self.stream, flush=True)
 
-    @staticmethod
-    def line(info: dict[str, Any]) -> str:
-        """The one-line description of an interaction."""
-        parts = [f"[{info['seq']}] {info['action']} {info['method']} {info['path']} -> {info['status']}"]
-        if info["action"] in ("recorded", "replayed"):
-            parts.append(f"{info['bytes']} bytes in {info['chunks']} chunks")
-        if info["action"] == "recorded":
-            if info["events"] is not None:
-                parts.append(f"{info['events']} events")
-            if info["ttfb"] is not None:
-                parts.append(f"first byte {info['ttfb']:.3f} s")
-            parts.append(f"{info['duration']:.3f} s")
-        text = ", ".join(parts)
-        if info.get("end"):
-            text += f", {info['end']}"
-        if info.get("cassette"):
-            text += f"; cassette {info['cassette']}"
-        if info.get("filtered"):
-            text += f" (filtered: {', '.join(info['filtered'])})"
-        if info.get("error"):
-            text += f"; NOT WRITTEN: {info['error']}"
-        return text
-
     def summary(self) -> str:
         """One line: counts by action, cassettes written, bytes recorded."""
-        actions = Counter(i["action"] for i in self.interactions)
-        recorded = [i for i in self.interactions if i["action"] == "recorded"]
-        cassettes = sorted({i["cassette"] for i in recorded})
+        actions = Counter(i.action for i in self.interactions)
+        recorded = [i for i in self.interactions if i.action == "recorded"]
+        cassettes = sorted({i.cassette or "" for i in recorded})
         counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items())) or "no requests"
-        total = sum(i["bytes"] for i in recorded)
+        total = sum(i.bytes for i in recorded)
         return (f"ssemock record: {counts}; {total} bytes recorded into {len(cassettes)} cassette(s)"
                 + (f": {', '.join(cassettes)}" if cassettes else ""))

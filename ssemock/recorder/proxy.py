@@ -44,7 +44,7 @@ import contextlib
 import io
 import re
 from collections import Counter
-from typing import Any
+from dataclasses import replace
 
 import aiohttp
 from aiohttp import web
@@ -61,6 +61,7 @@ from ..plan import Plan
 from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
 from ..send import send_plan
 from .modes import RecordMode
+from .progress import ProgressRow
 from .spool import Entry, Spool
 from .state import STATE, RecorderState
 from .store import CassetteStore, cassette_name_for, check_cassette_name
@@ -76,92 +77,94 @@ _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
      "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
 )
-_BODY_OPTION = "Recorder(max_request_body=BYTES) or ssemock record --max-request-body BYTES"
-_DEPTH_OPTION = "Recorder(max_json_depth=N) or ssemock record --max-json-depth N"
+_BODY_OPTION = "Recorder(limits=Limits(max_request_body=BYTES)) or ssemock record --max-request-body BYTES"
+_DEPTH_OPTION = "Recorder(limits=Limits(max_json_depth=N)) or ssemock record --max-json-depth N"
 _DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
     """Replay or forward-and-record one request (see the module docstring)."""
     st = request.app[STATE]
+    options = st.options
     loop = asyncio.get_running_loop()
     arrived = loop.time()
-    info: dict[str, Any] = {"method": request.method, "path": st.filter.name(request.path), "status": None,
-                            "bytes": 0, "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None,
-                            "filtered": []}
+    info = ProgressRow(request.method, options.filter.name(request.path))
     if request.path == ADMIN_PREFIX.rstrip("/") or request.path.startswith(ADMIN_PREFIX):
-        st.report(info | {"action": "refused", "status": 404, "path": _shown_path(st, request)})
+        st.report(replace(info, action="refused", status=404, path=_shown_path(st, request)))
         return error_response(404, "ssemock_admin_path", f"{ADMIN_PREFIX} paths are never forwarded; the recorder "
                               f"answers only GET {ADMIN_PREFIX}health")
     try:
-        body = await read_body(request, st.max_request_body, _BODY_OPTION)
+        body = await read_body(request, options.limits.max_request_body, _BODY_OPTION)
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
-        st.report(info | {"action": "refused", "status": 400, "path": _shown_path(st, request)})
+        st.report(replace(info, action="refused", status=400, path=_shown_path(st, request)))
         return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
     received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                        _client_headers(request), body if isinstance(body, bytes) else None)
-    refusal = body if isinstance(body, Refusal) else await check_json(received, st.max_json_depth, _DEPTH_OPTION)
+    depth = options.limits.max_json_depth
+    refusal = body if isinstance(body, Refusal) else await check_json(received, depth, _DEPTH_OPTION)
     if refusal is not None:  # too large or too deep: never forwarded nor recorded
-        st.report(info | {"action": "refused", "status": refusal.status, "path": _shown_path(st, request)})
+        st.report(replace(info, action="refused", status=refusal.status, path=_shown_path(st, request)))
         return refusal.response(error_response)
     # What may be written down, and the credentials sent: also kept out of the cassette's file name.
     headers = _upstream_headers(request, st)
     redacted = await asyncio.to_thread(_redact, st, received, headers)
-    info["path"] = st.filter.name(redacted.path)
-    named = request.headers.get(CASSETTE_HEADER) or st.cassette
+    info.path = options.filter.name(redacted.path)
+    named = request.headers.get(CASSETTE_HEADER) or options.cassette
     try:
         # The body as the cassette holds it (kept by digest: the bytes that digest is of).
         scrubbed = received.body if redacted.body is None else redacted.body
         fingerprint = Request(received.method, redacted.path, redacted.query, [], scrubbed)
-        name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(fingerprint, st.filter)
+        name = (check_cassette_name(options.filter.name(named)) if named
+                else cassette_name_for(fingerprint, options.filter))
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
-        st.report(info | {"action": "refused", "cassette": named and st.filter.name(named), "status": 400})
+        st.report(replace(info, action="refused", cassette=named and options.filter.name(named), status=400))
         return error_response(400, "ssemock_bad_cassette", str(exc))
-    info["cassette"] = name
+    info.cassette = name
     replayed = await _replay(request, st, store, received, info, arrived)
     if replayed is not None:
         return replayed
-    if st.mode is RecordMode.NONE or (st.mode is RecordMode.ONCE and store.existed):
-        message = (f"record mode {st.mode.value}: cassette {name!r} has no interaction for "
+    if options.mode is RecordMode.NONE or (options.mode is RecordMode.ONCE and store.existed):
+        message = (f"record mode {options.mode.value}: cassette {name!r} has no interaction for "
                    f"{request.method} {request.path}, and the recorder may not record it")
-        st.report(info | {"action": "refused", "status": 404})
-        return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=st.mode.value)
+        st.report(replace(info, action="refused", status=404))
+        return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=options.mode.value)
     return await _forward(request, st, store, received, info, redacted, headers)
 
 
 async def health(request: web.Request) -> web.Response:
     """``GET /_ssemock/health``: the recorder's own answer (never forwarded nor recorded)."""
     st = request.app[STATE]
-    return web.json_response({"status": "ok", "record_mode": st.mode.value, "target": st.shown_target,
-                              "cassettes": len(st.stores)})
+    return web.json_response({"status": "ok", "record_mode": st.options.mode.value,
+                              "target": st.options.shown_target, "cassettes": len(st.stores)})
 
 
 async def _replay(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
-    info: dict[str, Any], arrived: float,
+    info: ProgressRow, arrived: float,
 ) -> web.StreamResponse | None:
-    if st.mode is RecordMode.ALL or not any(e.loaded for e in store.entries):
+    if st.options.mode is RecordMode.ALL or not any(e.loaded for e in store.entries):
         return None
-    if st.mode is RecordMode.ONCE and not store.existed:
+    if st.options.mode is RecordMode.ONCE and not store.existed:
         return None
     cassette, indexes = store.cassette()
-    if st.mode is RecordMode.NEW_EPISODES:  # VCR: each recorded interaction is played once
+    if st.options.mode is RecordMode.NEW_EPISODES:  # VCR: each recorded interaction is played once
         keep = [k for k, i in enumerate(indexes) if (store.name, i) not in store.played]
         cassette.interactions = [cassette.interactions[k] for k in keep]
         indexes = [indexes[k] for k in keep]
     try:
-        match = find_interaction([cassette], received, st.match_on, played={})
+        match = find_interaction([cassette], received, st.options.match_on, played={})
     except NoMatchError:
         return None
     index = indexes[match.index]
     store.played[(store.name, index)] = store.played.get((store.name, index), 0) + 1
     response = store.entries[index].interaction(with_chunks=True).response
     entry: JournalEntry = {}  # what send_plan notes of the replay
-    listed = st.progress.begin(info | {"action": "replayed", "status": response.status})  # listed from now on
-    sent = await send_plan(request, Plan.of(response, timing_scale=st.replay_timing_scale), entry, arrived)
-    st.progress.finish(listed, bytes=entry.get("bytes_sent", 0), chunks=entry.get("chunks_sent", 0),
-                       end=entry.get("outcome"))
+    listed = st.progress.begin(replace(info, action="replayed", status=response.status))  # listed from now on
+    sent = await send_plan(request, Plan.of(response, timing_scale=st.options.replay_timing_scale), entry, arrived)
+    listed.bytes, listed.chunks = entry.get("bytes_sent", 0), entry.get("chunks_sent", 0)
+    listed.end = entry.get("outcome")
+    st.progress.finish(listed)
     return sent
 
 
@@ -169,8 +172,8 @@ def _shown_path(st: RecorderState, request: web.Request) -> str:
     """The path of a request refused before it is read, as a progress line shows it: key shapes and
     the credentials its headers and query send replaced (as a recorded path would have them)."""
     query = [(str(k), v) for k, v in request.query.items()]
-    redacted = st.filter.request(request.path, query, _client_headers(request), None, keep_body=False)
-    return st.filter.name(redacted.path)
+    redacted = st.options.filter.request(request.path, query, _client_headers(request), None, keep_body=False)
+    return st.options.filter.name(redacted.path)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -196,17 +199,17 @@ def _decodable_accept(value: str) -> str:
 
 def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str, str]]:
     headers = [(k, v) for k, v in _client_headers(request) if k.lower() not in _HOP_BY_HOP]
-    if not st.keep_encoding:
+    if not st.options.keep_encoding:
         headers = [(k, v) for k, v in headers if k.lower() != "accept-encoding"] + [("Accept-Encoding", "identity")]
     else:  # only codings the scan can read: a body it cannot decode is not recorded
         headers = [(k, _decodable_accept(v) if k.lower() == "accept-encoding" else v) for k, v in headers]
-    if st.credentials and not any(k.lower() == "authorization" for k, _ in headers):
-        headers.append(("Authorization", st.credentials))  # user info of the target URL
+    if st.options.credentials and not any(k.lower() == "authorization" for k, _ in headers):
+        headers.append(("Authorization", st.options.credentials))  # user info of the target URL
     return headers
 
 
 async def _forward(
-    request: web.Request, st: RecorderState, store: CassetteStore, received: Request, info: dict[str, Any],
+    request: web.Request, st: RecorderState, store: CassetteStore, received: Request, info: ProgressRow,
     redacted: RedactedRequest, headers: list[tuple[str, str]],
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
@@ -216,25 +219,26 @@ async def _forward(
     t0 = loop.time()
     try:
         upstream = await st.session.request(
-            request.method, st.base_url + request.raw_path, headers=headers, data=data,
+            request.method, st.options.base_url + request.raw_path, headers=headers, data=data,
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
+        st.report(replace(info, action="failed", status=502, end=type(exc).__name__))
         reason = str(exc) or type(exc).__name__
-        return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
+        return error_response(502, "ssemock_upstream_error", f"upstream {st.options.base_url} failed: {reason}")
     if upstream.status < 200:  # e.g. 101 Switching Protocols: an interim answer, never a final one to replay
         upstream.close()
-        st.report(info | {"action": "failed", "status": 502, "end": f"interim status {upstream.status}"})
-        return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} answered with the interim "
-                              f"status {upstream.status} (1xx) as its final answer: not forwarded, not recorded")
+        st.report(replace(info, action="failed", status=502, end=f"interim status {upstream.status}"))
+        return error_response(502, "ssemock_upstream_error", f"upstream {st.options.base_url} answered with the "
+                              f"interim status {upstream.status} (1xx) as its final answer: not forwarded, "
+                              "not recorded")
     async with upstream:
         return await _stream(request, st, store, received, redacted, upstream, info, t0)
 
 
 async def _stream(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
-    redacted: RedactedRequest, upstream: aiohttp.ClientResponse, info: dict[str, Any], t0: float,
+    redacted: RedactedRequest, upstream: aiohttp.ClientResponse, info: ProgressRow, t0: float,
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     start = loop.time() - t0
@@ -292,18 +296,18 @@ async def _stream(
     end = loop.time() - t0
     tee.complete = how == "clean"
     report = redacted.report
-    resp_headers = st.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
+    resp_headers = st.options.filter.response_headers_scrubbed(raw_headers, redacted.credentials, report)
     host = upstream.request_info.headers.get("Host", "")
     recorded = Response(upstream.status, reason_phrase(upstream.reason), resp_headers, [], round(start, 6),
                         End(round(end, 6), how))
-    info |= {"action": "recorded", "status": upstream.status, "bytes": tee.size, "chunks": tee.count,
-             "events": None, "ttfb": tee.first, "duration": end, "end": how, "filtered": report.lines()}
+    info = replace(info, action="recorded", status=upstream.status, bytes=tee.size, chunks=tee.count, events=None,
+                   ttfb=tee.first, duration=end, end=how, filtered=report.lines())
     recording = _Recording(tee, _recorded_request(received, redacted, host), recorded, report)
     if tee.size > WRITE_BEFORE_END_MAX and cancelled is None:
         return await _finish_large(request, st, store, response, recording, info, held)
     # The last reads are scrubbed before the client's last byte: the recording is complete by then.
     spool, entry, counter = await recording.entry(cancelled is None)
-    info |= {"bytes": spool.size, "chunks": spool.count, "filtered": entry.filtered}
+    info.bytes, info.chunks, info.filtered = spool.size, spool.count, entry.filtered
     if spool.size > WRITE_BEFORE_END_MAX:  # grew past it by a scrubbing: written right after the last byte
         store.submit(entry)
         counter = None
@@ -311,10 +315,10 @@ async def _stream(
         try:  # on disk and listed before the client gets its last byte
             await store.append(entry)
         except RecorderError as exc:  # kept for another try at stop, which reports it if it fails again
-            info["error"] = str(exc)
+            info.error = str(exc)
         except asyncio.CancelledError as exc:  # stopping: the write goes on, stop() waits for it
             cancelled = exc
-    info["events"] = counter.events if counter else None
+    info.events = counter.events if counter else None
     st.report(info)
     if cancelled is not None:
         raise cancelled
@@ -324,7 +328,7 @@ async def _stream(
 
 async def _finish_large(
     request: web.Request, st: RecorderState, store: CassetteStore, response: web.StreamResponse,
-    recording: _Recording, info: dict[str, Any], held: bytes,
+    recording: _Recording, info: ProgressRow, held: bytes,
 ) -> web.StreamResponse:
     """An answer over :data:`WRITE_BEFORE_END_MAX`: listed, then the client's last byte, then
     what is left of the scan and the write (which :meth:`RecorderState.flush` waits for)."""
@@ -332,16 +336,18 @@ async def _finish_large(
     finished = asyncio.get_running_loop().create_future()
     st.finishing.add(finished)
     try:
-        await _finish_client(request, response, info["end"], held)
+        await _finish_client(request, response, recording.response.end.how, held)
         try:
             spool, entry, _ = await recording.entry(True)
         except asyncio.CancelledError:  # stopping: scrubbed without the loop, then written at stop
             spool, entry, _ = await recording.entry(False)
             store.submit(entry)
-            st.progress.finish(listed, bytes=spool.size, chunks=spool.count, filtered=entry.filtered)
+            listed.bytes, listed.chunks, listed.filtered = spool.size, spool.count, entry.filtered
+            st.progress.finish(listed)
             raise
         store.submit(entry)
-        st.progress.finish(listed, bytes=spool.size, chunks=spool.count, filtered=entry.filtered)
+        listed.bytes, listed.chunks, listed.filtered = spool.size, spool.count, entry.filtered
+        st.progress.finish(listed)
     finally:
         st.finishing.discard(finished)
         finished.set_result(None)
@@ -399,8 +405,8 @@ def _is_reset(exc: BaseException) -> bool:
 def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, str]]) -> RedactedRequest:
     """What may be written down of a request, and the credentials it sends (blocking: CPU work)."""
     body = received.body or b""
-    keep = st.max_body_size is None or len(body) <= st.max_body_size
-    return st.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+    keep = st.options.max_body_size is None or len(body) <= st.options.max_body_size
+    return st.options.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
 
 
 def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:
@@ -494,13 +500,13 @@ class _Tee:
         try:
             decoder = Decoder(encoding)
             if not decoder.identity:
-                self._coded = _CodedScan(decoder, st.filter, credentials)
+                self._coded = _CodedScan(decoder, st.options.filter, credentials)
         except ContentCodingError as exc:  # an unknown coding: never written unscanned
             self.dropped = str(exc)
         self._credentials = credentials
-        self._scrub = st.filter.scrubber(credentials)
+        self._scrub = st.options.filter.scrubber(credentials)
         self._event_stream = "event-stream" in content_type.lower()
-        self._filter = st.filter
+        self._filter = st.options.filter
         self._raw: list[tuple[float, bytes]] = []
         self._raw_size = 0
         self._jobs: collections.deque[concurrent.futures.Future[None]] = collections.deque()

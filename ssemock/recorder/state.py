@@ -10,24 +10,38 @@ import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from ..limits import MAX_JSON_DEPTH, MAX_REQUEST_BODY
+from ..config import Limits
 from ..redact import Filter
 from ..version import __version__
 from .modes import RecordMode
-from .progress import Progress
+from .progress import Progress, ProgressRow
 from .store import CassetteStore
 
-__all__ = ["STATE", "RecorderState"]
+__all__ = ["STATE", "RecorderOptions", "RecorderState"]
 
 
-@dataclass
-class RecorderState:
-    """What one recorder's handler needs: options, open cassettes, upstream session, progress."""
+@dataclass(frozen=True)
+class RecorderOptions:
+    """A recorder's options as its handler reads them, checked by :class:`~ssemock.recorder.core.Recorder`.
+
+    Attributes:
+        base_url: where requests go: the target URL without its user info (``https://host/base``).
+        shown_target: how the target is named in messages and in the cassettes' provenance.
+        credentials: the ``Authorization`` value made of the target's user info, or None.
+        directory: the cassettes' directory.
+        mode: the record mode.
+        filter: what is removed before anything is written (the defaults and the extra secrets).
+        cassette: the cassette of requests without ``X-SSEMock-Cassette``, or None (one per fingerprint).
+        max_body_size: request bodies over this many bytes are stored by digest; None: every body kept.
+        keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded bytes.
+        match_on: the matchers that find a recorded interaction to replay.
+        replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
+        limits: the bounds on a request (``max_request_body`` and ``max_json_depth`` are read).
+    """
 
     base_url: str
     shown_target: str
@@ -40,11 +54,17 @@ class RecorderState:
     keep_encoding: bool
     match_on: tuple[str, ...]
     replay_timing_scale: float
+    limits: Limits
+
+
+@dataclass
+class RecorderState:
+    """What one recorder's handler needs: options, open cassettes, upstream session, progress."""
+
+    options: RecorderOptions
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
-    max_request_body: int = MAX_REQUEST_BODY
-    max_json_depth: int = MAX_JSON_DEPTH
     finishing: set[asyncio.Future[None]] = field(default_factory=set)
     """Answers over 1 MiB whose client has its last byte and whose recording is still scrubbed."""
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -53,18 +73,18 @@ class RecorderState:
         """The store of cassette ``name``, opened (and loaded from disk) on first use."""
         async with self._opening:
             if name not in self.stores:
-                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.shown_target,
+                provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.options.shown_target,
                               "recorded_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}
-                store = await asyncio.to_thread(CassetteStore.open, self.directory, name, provenance)
+                store = await asyncio.to_thread(CassetteStore.open, self.options.directory, name, provenance)
                 if store.repaired:
                     self.progress.note(f"cassette {name}: cut off an incomplete last interaction "
                                        f"({store.repaired} bytes) left by a recorder that was killed")
                 self.stores[name] = store
             return self.stores[name]
 
-    def report(self, info: dict[str, Any]) -> None:
-        """Hand one interaction's description to the progress output."""
-        self.progress.report(info)
+    def report(self, row: ProgressRow) -> None:
+        """Hand one finished interaction to the progress output."""
+        self.progress.report(row)
 
 
 STATE: web.AppKey[RecorderState] = web.AppKey("ssemock_recorder_state")
