@@ -12,11 +12,11 @@ subclass the builtin exception they resemble, so callers may catch either::
     ├── StubError (ValueError)              a stub (file or inline) is malformed
     ├── NoMatchError (LookupError)          no interaction matches a request
     ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name, limit)
+    │   └── RecorderConfigError             a record mode, target URL, cassette name or filter is invalid
     ├── JSONTooDeepError (ValueError)       a JSON body nests deeper than the bound
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
     ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
-    ├── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
     ├── PlotError (ValueError)              a picture cannot be drawn (no matplotlib, bad file type or interaction)
     └── ContentCodingError (ValueError)     a body does not decode from its Content-Encoding (ssemock.coding)
 """
@@ -290,15 +290,16 @@ class BodyTimeoutError(SSEMockError, TimeoutError):
 
 
 class ConfigError(SSEMockError, ValueError):
-    """An invalid option given to ``MockServer`` or the command line (port, timing scale, matcher...)."""
+    """An invalid option of ``MockServer``, ``Recorder``, the pytest plugin or the command line (port, timing
+    scale, matcher, network option, limit...)."""
 
 
 class RecorderError(SSEMockError, RuntimeError):
     """The recorder could not start (e.g. the port is taken) or could not write a cassette."""
 
 
-class RecorderConfigError(SSEMockError, ValueError):
-    """Invalid recorder input: record mode, target URL, cassette name or filter pattern."""
+class RecorderConfigError(ConfigError):
+    """An invalid recorder option: record mode, target URL, cassette name or directory, filter pattern."""
 
 
 class PlotError(SSEMockError, ValueError):

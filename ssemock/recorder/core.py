@@ -20,9 +20,9 @@ from ..background import BackgroundLoop
 from ..cassette.append import remove_stale_temporaries
 from ..edge import NetworkOptions, start_runner
 from ..edge.options import DEFAULT_BACKLOG, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, host_names
-from ..errors import ConfigError, RecorderConfigError, RecorderError
+from ..errors import RecorderConfigError, RecorderError
 from ..limits import JSON_DEPTH_CEILING, MAX_JSON_DEPTH, MAX_REQUEST_BODY, check_option, integer
-from ..matching import DEFAULT_MATCH_ON, MATCHERS
+from ..matching import DEFAULT_MATCH_ON, check_match_on
 from ..redact import Filter
 from ..send import TIMELINE
 from ..timeline import Timeline
@@ -169,9 +169,11 @@ class Recorder:
             the answer; a replayed one when its answer starts.
 
     Raises:
-        RecorderConfigError: bad mode, target URL, cassette name, matcher, filter,
-            number (see :func:`check_numbers`), or a ``cassette_dir`` that is not (and
-            cannot become) a writable directory.
+        RecorderConfigError: bad mode, target URL, cassette name, filter, number (see
+            :func:`check_numbers`), limit, or a ``cassette_dir`` that is not (and cannot
+            become) a writable directory.
+        ConfigError: an unknown matcher, or a bad network option (as for ``MockServer``);
+            the parent of :class:`RecorderConfigError`.
         RecorderError: the port cannot be bound (from :meth:`start` / ``with``).
     """
 
@@ -206,15 +208,10 @@ class Recorder:
                       replay_timing_scale=replay_timing_scale)
         check_option("max_request_body", max_request_body, integer(0, None), RecorderConfigError)
         check_option("max_json_depth", max_json_depth, integer(1, JSON_DEPTH_CEILING), RecorderConfigError)
-        try:
-            self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
-                                          grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
-        except ConfigError as exc:
-            raise RecorderConfigError(str(exc)) from None
+        self.network = NetworkOptions(header_timeout=header_timeout, body_timeout=body_timeout, backlog=backlog,
+                                      grace=grace, allowed_hosts=frozenset(host_names(allowed_hosts)))
         filter = filter or Filter()  # noqa: A001
-        unknown = [m for m in match_on if m not in MATCHERS]
-        if unknown:
-            raise RecorderConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+        match_on = check_match_on(match_on)
         self.target = shown
         self.host = host
         self.port = port

@@ -1,0 +1,72 @@
+"""The error tree: what errors.py draws is what the classes are."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import re
+
+import pytest
+
+import ssemock.errors
+from ssemock import Cassette, ConfigError, MockServer, Recorder, RecorderConfigError, SSEMockError
+from ssemock.cassette import Interaction, Request, Response
+from ssemock.matching import find_interaction
+
+TREE_LINE = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<name>\w+)(?: \((?P<builtins>[\w, ]+)\))?")
+BUILTINS = {name for name, value in vars(builtins).items() if isinstance(value, type)}
+
+
+def error_classes() -> dict[str, type[SSEMockError]]:
+    """Every error class of ssemock.errors, by name (private ones too)."""
+    found: dict[str, type[SSEMockError]] = {}
+    for module in (ssemock.errors,):
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, SSEMockError) and value.__module__ == module.__name__:
+                found[name] = value
+    return found
+
+
+def drawn_tree() -> dict[str, tuple[str, set[str]]]:
+    """The tree of errors.py's docstring: each class's drawn parent and the builtins written beside it."""
+    doc = ssemock.errors.__doc__ or ""
+    drawn: dict[str, tuple[str, set[str]]] = {}
+    parents = ["SSEMockError"]
+    for line in doc.splitlines():
+        m = TREE_LINE.match(line.removeprefix("    "))
+        if m is None:
+            continue
+        depth = len(m["indent"]) // 4
+        del parents[depth + 1:]
+        drawn[m["name"]] = (parents[depth], {b.strip() for b in (m["builtins"] or "").split(",") if b.strip()})
+        parents.append(m["name"])
+    return drawn
+
+
+def test_the_docstring_draws_every_public_error_under_its_parent_with_its_builtins() -> None:
+    classes = {n: c for n, c in error_classes().items() if not n.startswith("_") and n != "SSEMockError"}
+    drawn = drawn_tree()
+    assert drawn.keys() == classes.keys()
+    for name, error in classes.items():
+        parent, builtins = drawn[name]
+        chain = [error]  # the class, and the private classes between it and its drawn parent
+        while (base := next(b for b in chain[-1].__bases__ if issubclass(b, SSEMockError))).__name__.startswith("_"):
+            chain.append(base)
+        assert base.__name__ == parent, name
+        assert builtins == {b.__name__ for c in chain for b in c.__bases__ if b.__name__ in BUILTINS}, name
+
+
+def test_recorder_config_errors_are_config_errors() -> None:
+    assert issubclass(RecorderConfigError, ConfigError) and issubclass(RecorderConfigError, ValueError)
+    with pytest.raises(ConfigError, match="header timeout"):
+        Recorder("http://127.0.0.1:9", header_timeout=0)
+    with pytest.raises(ConfigError, match="unknown matcher 'colour'"):
+        Recorder("http://127.0.0.1:9", match_on=("method", "colour"))
+    with pytest.raises(ConfigError, match="unknown matcher 'colour'"):
+        MockServer(match_on=("method", "colour"))
+
+
+def test_an_unknown_matcher_is_a_config_error_in_matching_too() -> None:
+    cassette = Cassette("c", [Interaction(Request("GET", "/"), Response(200))])
+    with pytest.raises(ConfigError, match=r"unknown matcher 'colour'; valid: method, "):
+        find_interaction([cassette], Request("GET", "/"), ("method", "colour"))
