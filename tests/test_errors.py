@@ -1,26 +1,29 @@
-"""The error tree: what errors.py draws is what the classes are."""
+"""The error tree: what errors.py draws is what the classes are, and every HTTP error code is in one table."""
 
 from __future__ import annotations
 
 import builtins
 import inspect
 import re
+from pathlib import Path
 
 import pytest
 
 import ssemock.errors
+import ssemock.refusals
 from ssemock import Cassette, ConfigError, MockServer, Recorder, RecorderConfigError, SSEMockError
 from ssemock.cassette import Interaction, Request, Response
 from ssemock.matching import find_interaction
+from ssemock.refusals import HTTP_ERRORS, error_codes
 
 TREE_LINE = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<name>\w+)(?: \((?P<builtins>[\w, ]+)\))?")
 BUILTINS = {name for name, value in vars(builtins).items() if isinstance(value, type)}
 
 
 def error_classes() -> dict[str, type[SSEMockError]]:
-    """Every error class of ssemock.errors, by name (private ones too)."""
+    """Every error class of ssemock.errors and ssemock.refusals, by name (private ones too)."""
     found: dict[str, type[SSEMockError]] = {}
-    for module in (ssemock.errors,):
+    for module in (ssemock.errors, ssemock.refusals):
         for name, value in vars(module).items():
             if inspect.isclass(value) and issubclass(value, SSEMockError) and value.__module__ == module.__name__:
                 found[name] = value
@@ -54,6 +57,31 @@ def test_the_docstring_draws_every_public_error_under_its_parent_with_its_builti
             chain.append(base)
         assert base.__name__ == parent, name
         assert builtins == {b.__name__ for c in chain for b in c.__bases__ if b.__name__ in BUILTINS}, name
+
+
+def test_every_class_that_declares_a_code_is_in_the_table_and_one_code_has_one_status() -> None:
+    declaring = {c for c in error_classes().values() if {"code", "detail_names"} & vars(c).keys()}
+    assert declaring - {SSEMockError} == set(HTTP_ERRORS)
+    assert len(HTTP_ERRORS) == len(set(HTTP_ERRORS))
+    for error in HTTP_ERRORS:
+        assert error_codes()[error.code] == error.status
+        assert error.code.startswith("ssemock_") and 400 <= error.status < 600
+    assert list(HTTP_ERRORS) == sorted(HTTP_ERRORS, key=lambda e: e.status)
+
+
+def test_every_error_answered_over_http_is_also_the_builtin_it_resembles() -> None:
+    for error in HTTP_ERRORS:
+        assert any(b in BUILTINS and b != "Exception" for b in (c.__name__ for c in error.__mro__)), error
+
+
+def test_no_module_but_the_error_classes_writes_an_error_code() -> None:
+    """A refusal is an error class, never a code written where it is answered (nor parsed back)."""
+    package = Path(ssemock.errors.__file__).parent
+    codes = "|".join(error_codes())
+    writing = [f"{f.relative_to(package)}: {m}" for f in sorted(package.rglob("*.py"))
+               if f.name not in ("errors.py", "refusals.py")
+               for m in re.findall(rf'"(?:{codes})"', f.read_text(encoding="utf-8"))]
+    assert writing == []
 
 
 def test_recorder_config_errors_are_config_errors() -> None:

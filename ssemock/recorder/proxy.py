@@ -52,13 +52,21 @@ from aiohttp import web
 from .. import limits
 from ..cassette import End, Request, Response, body_digest, no_content, reason_phrase
 from ..coding import CODINGS, ContentCodingError, Decoder
-from ..edge import abort_connection, error_response, set_framing
-from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
-from ..intake import Refusal, check_json, read_body
+from ..edge import abort_connection, refuse, set_framing
+from ..errors import CassetteError, JSONTooDeepError, NoMatchError, RecorderConfigError, RecorderError, SSEMockError
+from ..intake import check_json, read_body
 from ..journal import JournalEntry
 from ..matching import find_interaction
 from ..plan import Plan
 from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
+from ..refusals import (
+    AdminPathError,
+    BadCassetteError,
+    BadRequestBodyError,
+    BodyTooLargeError,
+    NotRecordedError,
+    UpstreamError,
+)
 from ..send import send_plan
 from .modes import RecordMode
 from .spool import Entry, Spool
@@ -90,20 +98,16 @@ async def handle(request: web.Request) -> web.StreamResponse:
                             "bytes": 0, "chunks": 0, "events": 0, "ttfb": None, "duration": None, "end": None,
                             "filtered": []}
     if request.path == ADMIN_PREFIX.rstrip("/") or request.path.startswith(ADMIN_PREFIX):
-        st.report(info | {"action": "refused", "status": 404, "path": _shown_path(st, request)})
-        return error_response(404, "ssemock_admin_path", f"{ADMIN_PREFIX} paths are never forwarded; the recorder "
-                              f"answers only GET {ADMIN_PREFIX}health")
+        return _refuse(st, info | {"path": _shown_path(st, request)}, AdminPathError())
     try:
         body = await read_body(request, st.max_request_body, _BODY_OPTION)
+        received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
+                           _client_headers(request), body)
+        await check_json(received, st.max_json_depth, _DEPTH_OPTION)
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
-        st.report(info | {"action": "refused", "status": 400, "path": _shown_path(st, request)})
-        return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
-    received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
-                       _client_headers(request), body if isinstance(body, bytes) else None)
-    refusal = body if isinstance(body, Refusal) else await check_json(received, st.max_json_depth, _DEPTH_OPTION)
-    if refusal is not None:  # too large or too deep: never forwarded nor recorded
-        st.report(info | {"action": "refused", "status": refusal.status, "path": _shown_path(st, request)})
-        return refusal.response(error_response)
+        return _refuse(st, info | {"path": _shown_path(st, request)}, BadRequestBodyError(_one_line(exc)))
+    except (BodyTooLargeError, JSONTooDeepError) as exc:  # never forwarded nor recorded
+        return _refuse(st, info | {"path": _shown_path(st, request)}, exc)
     # What may be written down, and the credentials sent: also kept out of the cassette's file name.
     headers = _upstream_headers(request, st)
     redacted = await asyncio.to_thread(_redact, st, received, headers)
@@ -116,18 +120,20 @@ async def handle(request: web.Request) -> web.StreamResponse:
         name = check_cassette_name(st.filter.name(named)) if named else cassette_name_for(fingerprint, st.filter)
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
-        st.report(info | {"action": "refused", "cassette": named and st.filter.name(named), "status": 400})
-        return error_response(400, "ssemock_bad_cassette", str(exc))
+        return _refuse(st, info | {"cassette": named and st.filter.name(named)}, BadCassetteError(exc))
     info["cassette"] = name
     replayed = await _replay(request, st, store, received, info, arrived)
     if replayed is not None:
         return replayed
     if st.mode is RecordMode.NONE or (st.mode is RecordMode.ONCE and store.existed):
-        message = (f"record mode {st.mode.value}: cassette {name!r} has no interaction for "
-                   f"{request.method} {request.path}, and the recorder may not record it")
-        st.report(info | {"action": "refused", "status": 404})
-        return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=st.mode.value)
+        return _refuse(st, info, NotRecordedError(st.mode.value, name, f"{request.method} {request.path}"))
     return await _forward(request, st, store, received, info, redacted, headers)
+
+
+def _refuse(st: RecorderState, info: dict[str, Any], error: SSEMockError, action: str = "refused") -> web.Response:
+    """The answer refusing a request with ``error`` (:func:`~ssemock.edge.replies.refuse`), reported first."""
+    st.report(info | {"action": action, "status": error.status})
+    return refuse(error)
 
 
 async def health(request: web.Request) -> web.Response:
@@ -220,14 +226,14 @@ async def _forward(
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        st.report(info | {"action": "failed", "status": 502, "end": type(exc).__name__})
         reason = str(exc) or type(exc).__name__
-        return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} failed: {reason}")
+        return _refuse(st, info | {"end": type(exc).__name__},
+                       UpstreamError(f"upstream {st.base_url} failed: {reason}"), "failed")
     if upstream.status < 200:  # e.g. 101 Switching Protocols: an interim answer, never a final one to replay
         upstream.close()
-        st.report(info | {"action": "failed", "status": 502, "end": f"interim status {upstream.status}"})
-        return error_response(502, "ssemock_upstream_error", f"upstream {st.base_url} answered with the interim "
-                              f"status {upstream.status} (1xx) as its final answer: not forwarded, not recorded")
+        return _refuse(st, info | {"end": f"interim status {upstream.status}"}, UpstreamError(
+            f"upstream {st.base_url} answered with the interim status {upstream.status} (1xx) as its final answer: "
+            "not forwarded, not recorded"), "failed")
     async with upstream:
         return await _stream(request, st, store, received, redacted, upstream, info, t0)
 
