@@ -1,4 +1,5 @@
-"""The error tree: what errors.py draws is what the classes are, and every HTTP error code is in one table."""
+"""The error tree: what errors.py draws is what the classes are, every HTTP error code is in one
+table, and the README's table of codes is written from it."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ssemock.cassette import Interaction, Request, Response
 from ssemock.matching import find_interaction
 from ssemock.refusals import HTTP_ERRORS, error_codes
 
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 TREE_LINE = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<name>\w+)(?: \((?P<builtins>[\w, ]+)\))?")
 BUILTINS = {name for name, value in vars(builtins).items() if isinstance(value, type)}
 
@@ -72,6 +74,28 @@ def test_every_class_that_declares_a_code_is_in_the_table_and_one_code_has_one_s
 def test_every_error_answered_over_http_is_also_the_builtin_it_resembles() -> None:
     for error in HTTP_ERRORS:
         assert any(b in BUILTINS and b != "Exception" for b in (c.__name__ for c in error.__mro__)), error
+
+
+def _plain(text: str) -> str:
+    """A docstring's first paragraph on one line, Sphinx roles written as code."""
+    first = " ".join(text.split("\n\n")[0].split())
+    return re.sub(r":\w+:`~?(?:[\w.]*\.)?(\w+)`", r"`\1`", first).replace("``", "`")
+
+
+def error_table() -> str:
+    """The README's table of error codes, written from ``HTTP_ERRORS``."""
+    rows = ["| status | `type` | error class | fields besides `type`, `message` | when |", "|---|---|---|---|---|"]
+    for error in HTTP_ERRORS:
+        fields = ", ".join(f"`{name}`" for name in error.detail_names) or "—"
+        when = _plain(error.__doc__ or "")
+        rows.append(f"| {error.status} | `{error.code}` | `{error.__name__}` | {fields} | {when} |")
+    return "\n".join(rows) + "\n"
+
+
+def test_the_readme_table_of_error_codes_is_written_from_the_table() -> None:
+    start = README.index("| status | `type` | error class |")
+    end = README.index("\n\n", start) + 1
+    assert README[start:end] == error_table(), "README.md: replace the table of error codes with\n" + error_table()
 
 
 def test_no_module_but_the_error_classes_writes_an_error_code() -> None:
