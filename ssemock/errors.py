@@ -1,24 +1,44 @@
 """The ssemock exception tree.
 
 Every error ssemock raises on purpose is an :class:`SSEMockError`. Leaves also
-subclass the builtin exception they resemble, so callers may catch either::
+subclass the builtin exception they resemble, so callers may catch either. An error
+that is the answer to an HTTP request carries its status and its ``type`` (``code``)::
 
     SSEMockError
     ├── CassetteError (ValueError)          a cassette file is malformed
     │   └── ImportFormatError               a foreign file cannot be imported
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
+    │   └── UnknownCassetteError            404 ssemock_unknown_cassette
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
-    ├── ScenarioTooLargeError (ValueError)  a scenario would add more to a response than the bound
+    ├── ScenarioTooLargeError (ValueError)  500 ssemock_scenario_too_large: more added to a response than the bound
     ├── StubError (ValueError)              a stub (file or inline) is malformed
-    ├── NoMatchError (LookupError)          no interaction matches a request
+    ├── NoMatchError (LookupError)          404 ssemock_no_match: no interaction matches a request
+    │   └── NotRecordedError                404 ssemock_no_match: and the recorder's mode may not record it
     ├── ConfigError (ValueError)            an invalid option (port, timing scale, matcher, name, limit)
-    ├── JSONTooDeepError (ValueError)       a JSON body nests deeper than the bound
+    │   └── RecorderConfigError             a record mode, target URL, cassette name or filter is invalid
+    ├── JSONTooDeepError (ValueError)       400 ssemock_json_too_deep: a JSON body nests deeper than the bound
     ├── ServerError (RuntimeError)          the replay server failed to start or stop
-    ├── BodyTimeoutError (TimeoutError)     a request body did not arrive in time (answered 408)
+    ├── BodyTimeoutError (TimeoutError)     408 ssemock_body_timeout: a request body did not arrive in time
     ├── RecorderError (RuntimeError)        the recorder failed to start or to write a cassette
-    ├── RecorderConfigError (ValueError)    a record mode, target URL, cassette name or filter is invalid
     ├── PlotError (ValueError)              a picture cannot be drawn (no matplotlib, bad file type or interaction)
-    └── ContentCodingError (ValueError)     a body does not decode from its Content-Encoding (ssemock.coding)
+    ├── ContentCodingError (ValueError)     a body does not decode from its Content-Encoding (ssemock.coding)
+    └── RequestError                        a request refused by a check (ssemock.refusals)
+        ├── UnreadableBodyError (ValueError)      400 ssemock_bad_request
+        │   └── BadRequestBodyError               400 ssemock_bad_request_body (the recorder)
+        ├── InvalidTextError (ValueError)         400 ssemock_bad_request
+        ├── TooManyScenariosError (ValueError)    400 ssemock_too_many_scenarios
+        ├── UnknownScenarioError (LookupError)    400 ssemock_unknown_scenario
+        ├── BadCassetteError (ValueError)         400 ssemock_bad_cassette (the recorder)
+        ├── CrossOriginError (PermissionError)    403 ssemock_cross_origin
+        ├── UnknownAdminPathError (LookupError)   404 ssemock_unknown_admin_path
+        ├── AdminPathError (LookupError)          404 ssemock_admin_path (the recorder)
+        ├── UnknownEventIdError (LookupError)     404 ssemock_unknown_event_id
+        ├── BodyTooLargeError (ValueError)        413 ssemock_body_too_large
+        ├── MisdirectedHostError (PermissionError)  421 ssemock_misdirected_host
+        └── UpstreamError (ConnectionError)       502 ssemock_upstream_error (the recorder)
+
+:data:`ssemock.refusals.HTTP_ERRORS` lists every error answered over HTTP;
+:func:`ssemock.edge.replies.refuse` writes the answer.
 """
 
 from __future__ import annotations
@@ -26,7 +46,7 @@ from __future__ import annotations
 import re
 import reprlib
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "BodyTimeoutError",
@@ -53,7 +73,26 @@ __all__ = [
 
 
 class SSEMockError(Exception):
-    """Base class of every error raised by ssemock."""
+    """Base class of every error raised by ssemock.
+
+    When it answers an HTTP request, the answer is ``{"error": {"type": code, "message": str(error),
+    **details()}}`` with the HTTP ``status`` (:func:`ssemock.edge.replies.refuse`).
+
+    Attributes:
+        status: the HTTP status of that answer (class attribute; 500 unless the class says otherwise).
+        code: the ``type`` of the JSON error, ``ssemock_…`` (class attribute).
+        close: the connection ends with the answer: the request body was left unread (class attribute).
+        detail_names: the attributes :meth:`details` adds to the JSON error, in order (class attribute).
+    """
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "ssemock_error"
+    close: ClassVar[bool] = False
+    detail_names: ClassVar[tuple[str, ...]] = ()
+
+    def details(self) -> dict[str, Any]:
+        """The JSON error's fields besides ``type`` and ``message``: each of :attr:`detail_names`."""
+        return {name: getattr(self, name) for name in self.detail_names}
 
 
 class _FileFieldError(SSEMockError, ValueError):
@@ -214,17 +253,27 @@ class ScenarioTooLargeError(SSEMockError, ValueError):
         limit: the bound, in bytes.
         added: the bytes counted when the step went over it (at least this much would have been
             added; each added line counts :data:`ssemock.limits.LINE_COST` bytes more).
+        line_cost: the bytes each added line counts besides its own.
+        option: how to change the bound, when a replay server refused a request for it (the
+            message then says that nothing was sent), else None.
     """
 
-    def __init__(self, scenario: str, step: str, limit: int, added: int, *, line_cost: int = 128) -> None:
+    status = 500
+    code = "ssemock_scenario_too_large"
+    detail_names = ("scenario", "step", "limit", "added")
+
+    def __init__(self, scenario: str, step: str, limit: int, added: int, *, line_cost: int = 128,
+                 option: str | None = None) -> None:
         self.scenario = scenario
         self.step = step
         self.limit = limit
         self.added = added
+        self.line_cost = line_cost
+        self.option = option
         super().__init__(
             f"scenario {scenario!r}, {step}: would add more than {limit} bytes to this response body (the bound "
             f"on what scenario steps add); {added} bytes counted when this step went over it, each added line "
-            f"counting {line_cost} bytes more"
+            f"counting {line_cost} bytes more" + (f"; nothing was sent ({option})" if option else "")
         )
 
 
@@ -261,12 +310,23 @@ class NoMatchError(SSEMockError, LookupError):
     Attributes:
         request: a short description of the request (``"POST /v1/chat/completions"``).
         closest: descriptions of the closest interactions with the matchers that failed.
+        closest_stub: the stub nearest to answering it, ``{"stub", "match", "differences"}``, or None.
     """
 
-    def __init__(self, message: str, request: str, closest: list[dict[str, Any]]) -> None:
+    status = 404
+    code = "ssemock_no_match"
+    detail_names = ("closest", "closest_stub")
+
+    def __init__(self, message: str, request: str, closest: list[dict[str, Any]], *,
+                 closest_stub: dict[str, Any] | None = None) -> None:
         self.request = request
         self.closest = closest
+        self.closest_stub = closest_stub
         super().__init__(message)
+
+    def details(self) -> dict[str, Any]:
+        """``closest``, and ``closest_stub`` when there is one."""
+        return {"closest": self.closest} | ({} if self.closest_stub is None else {"closest_stub": self.closest_stub})
 
 
 class JSONTooDeepError(SSEMockError, ValueError):
@@ -274,11 +334,18 @@ class JSONTooDeepError(SSEMockError, ValueError):
 
     Attributes:
         limit: the bound (``ssemock.limits.MAX_JSON_DEPTH`` by default).
+        option: how to change the bound, when a request was refused for it, else None.
     """
 
-    def __init__(self, limit: int) -> None:
+    status = 400
+    code = "ssemock_json_too_deep"
+    detail_names = ("limit",)
+
+    def __init__(self, limit: int, option: str | None = None) -> None:
         self.limit = limit
-        super().__init__(f"JSON nested deeper than {limit} levels of arrays and objects")
+        self.option = option
+        super().__init__(f"JSON nested deeper than {limit} levels of arrays and objects"
+                         + (f"; the limit is set by {option}" if option else ""))
 
 
 class ServerError(SSEMockError, RuntimeError):
@@ -286,19 +353,28 @@ class ServerError(SSEMockError, RuntimeError):
 
 
 class BodyTimeoutError(SSEMockError, TimeoutError):
-    """A request body did not arrive within the server's ``body_timeout`` (the client gets a 408)."""
+    """A request body did not arrive within ``body_timeout`` (``seconds``); the connection is closed."""
+
+    status = 408
+    code = "ssemock_body_timeout"
+    close = True
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"the request body did not arrive within {seconds:g} s (body_timeout, --body-timeout)")
 
 
 class ConfigError(SSEMockError, ValueError):
-    """An invalid option given to ``MockServer`` or the command line (port, timing scale, matcher...)."""
+    """An invalid option of ``MockServer``, ``Recorder``, the pytest plugin or the command line (port, timing
+    scale, matcher, network option, limit...)."""
 
 
 class RecorderError(SSEMockError, RuntimeError):
     """The recorder could not start (e.g. the port is taken) or could not write a cassette."""
 
 
-class RecorderConfigError(SSEMockError, ValueError):
-    """Invalid recorder input: record mode, target URL, cassette name or filter pattern."""
+class RecorderConfigError(ConfigError):
+    """An invalid recorder option: record mode, target URL, cassette name or directory, filter pattern."""
 
 
 class PlotError(SSEMockError, ValueError):

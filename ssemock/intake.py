@@ -6,14 +6,14 @@
   bodies over :data:`~ssemock.limits.MAX_JSON_PARSE` are not parsed (they compare as bytes);
 * the journal keeps bodies over its limit as ``{"sha256", "size", "prefix"}``.
 
-A refusal is a :class:`Refusal` record; the caller turns it into its JSON error response.
+A refusal is raised (:class:`~ssemock.refusals.BodyTooLargeError`, :class:`~ssemock.errors.JSONTooDeepError`);
+the caller answers it with :func:`ssemock.edge.replies.refuse`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -21,59 +21,34 @@ from aiohttp import web
 from .cassette import Request, body_digest
 from .errors import JSONTooDeepError
 from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
+from .refusals import BodyTooLargeError
 
-__all__ = ["READ_SLICE", "THREAD_PARSE", "Refusal", "check_json", "journal_body", "read_body"]
-
-
-class Refusal:
-    """An input refused before matching: HTTP ``status``, error ``kind`` (``ssemock_…``), ``message``,
-    ``extra`` fields of the JSON error, and whether the connection must close (body left unread)."""
-
-    __slots__ = ("close", "extra", "kind", "message", "status")
-
-    def __init__(
-        self, status: int, kind: str, message: str, extra: dict[str, Any] | None = None, close: bool = False
-    ) -> None:
-        self.status = status
-        self.kind = kind
-        self.message = message
-        self.extra: dict[str, Any] = {} if extra is None else extra
-        self.close = close
-
-    def response(self, build: Callable[..., web.Response]) -> web.Response:
-        """The answer, made by ``build(status, kind, message, **extra)`` (the server's ``error_response``)."""
-        reply = build(self.status, self.kind, self.message, **self.extra)
-        if self.close:
-            reply.force_close()
-        return reply
+__all__ = ["READ_SLICE", "THREAD_PARSE", "check_json", "journal_body", "read_body"]
 
 
-def _too_large(limit: int, option: str) -> Refusal:
-    return Refusal(413, "ssemock_body_too_large",
-                   f"request body larger than {limit} bytes; the limit is set by {option}", {"limit": limit}, True)
-
-
-async def read_body(request: web.Request, limit: int, option: str) -> bytes | Refusal:
-    """The request body, or a 413 refusal past ``limit`` bytes (``Content-Length`` checked before
-    reading). ``option`` names how to change the limit.
+async def read_body(request: web.Request, limit: int, option: str) -> bytes:
+    """The request body, at most ``limit`` bytes (``Content-Length`` checked before reading).
+    ``option`` names how to change the limit.
 
     The body is read piece by piece, letting the event loop run after every
     :data:`READ_SLICE` bytes (a body that arrived all at once is not gathered in one go),
     and a large one is joined in a thread.
 
     Raises:
-        Exception: whatever reading raises otherwise (e.g. a body labelled gzip that is not gzip).
+        BodyTooLargeError: past ``limit`` bytes (413 ``ssemock_body_too_large``).
+        Exception: whatever reading raises otherwise (e.g. a body labelled gzip that is not gzip;
+            :class:`~ssemock.errors.BodyTimeoutError` when it does not arrive in time).
     """
     declared = request.content_length
     if declared is not None and declared > limit:
-        return _too_large(limit, option)
+        raise BodyTooLargeError(limit, option)
     content = request.content
     pieces: list[bytes] = []
     size = since_yield = 0
     while chunk := await content.readany():
         size += len(chunk)
         if size > limit:
-            return _too_large(limit, option)
+            raise BodyTooLargeError(limit, option)
         pieces.append(chunk)
         if content.at_eof():  # the next read would say so: not awaited (a body that came whole, the usual case)
             break
@@ -90,14 +65,17 @@ READ_SLICE = 1024 * 1024
 """Bytes of a request body read before the event loop gets a turn."""
 
 
-async def check_json(received: Request, max_depth: int, option: str) -> Refusal | None:
+async def check_json(received: Request, max_depth: int, option: str) -> None:
     """Parse the body's JSON, once for the request (the journal, stubs and matching read the
-    same value, :meth:`~ssemock.cassette.Request.json_view`); a refusal if it nests deeper than
-    ``max_depth`` (``option`` names how to change it).
+    same value, :meth:`~ssemock.cassette.Request.json_view`).
 
     A body over :data:`THREAD_PARSE` bytes is parsed in a thread, in pieces
     (:mod:`ssemock.json_pieces`), and its depth checked in passes: the thread then shares the
     interpreter with the event loop instead of holding it.
+
+    Raises:
+        JSONTooDeepError: it nests deeper than ``max_depth``; the message names ``option``, how to
+            change it (400 ``ssemock_json_too_deep``).
     """
     try:
         if len(received.body or b"") > THREAD_PARSE:
@@ -105,8 +83,7 @@ async def check_json(received: Request, max_depth: int, option: str) -> Refusal 
         else:
             received.json_view(strict=True, max_depth=max_depth)
     except JSONTooDeepError as exc:
-        return Refusal(400, "ssemock_json_too_deep", f"{exc}; the limit is set by {option}", {"limit": exc.limit})
-    return None
+        raise JSONTooDeepError(exc.limit, option) from None
 
 
 THREAD_PARSE = 64 * 1024

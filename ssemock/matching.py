@@ -71,10 +71,15 @@ def check_match_on(match_on: Any) -> tuple[str, ...]:
         raise ConfigError(
             f"match_on must be a non-empty list of matchers among {', '.join(MATCHERS)}, got {match_on!r}"
         )
+    _check_names(match_on)
+    return tuple(match_on)
+
+
+def _check_names(match_on: Iterable[str]) -> None:
+    """ConfigError naming the first of ``match_on`` that is not in :data:`MATCHERS`."""
     unknown = [m for m in match_on if m not in MATCHERS]
     if unknown:
         raise ConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
-    return tuple(match_on)
 
 
 def _require(condition: bool, difference: str) -> None:
@@ -221,7 +226,7 @@ def find_interaction(
         The chosen :class:`Match`.
 
     Raises:
-        KeyError: an unknown matcher name.
+        ConfigError: an unknown matcher name.
         NoMatchError: nothing matches; lists the closest interactions and their
             differences (at most :data:`REPORT_BUDGET` interactions are compared).
     """
@@ -265,10 +270,8 @@ class _Rule:  # written out: no method generated from text at import
 
 @functools.lru_cache(maxsize=64)
 def _rule(match_on: tuple[str, ...], explicit: bool) -> _Rule:
-    """The :class:`_Rule` of ``match_on`` (a KeyError names an unknown matcher; it is not remembered)."""
-    unknown = [m for m in match_on if m not in MATCHERS]
-    if unknown:
-        raise KeyError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+    """The :class:`_Rule` of ``match_on`` (a ConfigError names an unknown matcher; it is not remembered)."""
+    _check_names(match_on)
     required = tuple(m for m in match_on if not (explicit and m == "body"))
     return _Rule(match_on, required, set(match_on) <= INDEXED_MATCHERS, _route_fields(required), "body" in match_on,
                  "body" in required)

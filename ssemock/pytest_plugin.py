@@ -53,7 +53,7 @@ from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
 from .config import Limits
 from .edge.options import NetworkOptions
-from .errors import ConfigError, RecorderConfigError, SSEMockError, short_repr
+from .errors import ConfigError, NoMatchError, RecorderConfigError, SSEMockError, short_repr
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer, check_timing_scale, collect_stubs
 from .providers import env_vars
@@ -394,7 +394,7 @@ def _no_cassette(item: pytest.Item, lookup: CassetteLookup, session: _Session) -
 def _rerecord_hint(item: pytest.Item, handle: SSEMockFixture, session: _Session) -> str | None:
     """How to record again a recording the test's requests no longer match, or None."""
     cassette = handle.cassette
-    refused = [e for e in handle.requests if (e.get("error") or {}).get("type") == "ssemock_no_match"]
+    refused = [e for e in handle.requests if (e.get("error") or {}).get("type") == NoMatchError.code]
     if not refused or cassette is None or cassette.path is None or not handle.lookup.recorded_here(cassette):
         return None
     return (

@@ -10,7 +10,7 @@ A ``GET`` request that carries ``Last-Event-ID: X`` continues a stream after the
    ``drop-and-resume``: the rest comes from the whole body, not from the part sent before the cut
    (as that stream's scenario made it: the reconnect's own scenario is not applied again);
 2. else the stream that the request matches (with its scenario), if one of its events set ``X``;
-3. else the answer is 404 ``{"error": {"type": "ssemock_unknown_event_id", "message": …}}``
+3. else the answer is 404 ``ssemock_unknown_event_id`` (:class:`~ssemock.refusals.UnknownEventIdError`)
    naming the id (an ``EventSource`` then stops reconnecting; a client sees the fault at once
    instead of a silent replay from the start).
 
@@ -36,6 +36,7 @@ from typing import TypedDict
 
 from .cassette import Chunk, End, Response
 from .plan import Plan, dispatch_offsets
+from .refusals import UnknownEventIdError
 
 __all__ = [
     "LAST_EVENT_ID",
@@ -320,7 +321,5 @@ def resume(plan: Plan, event_id: str, *, stream: Stream | None = None, now: floa
 
 
 def unknown_id_message(event_id: str) -> str:
-    """The 404 message for a ``Last-Event-ID`` that no stream sent."""
-    shown = event_id if len(event_id) <= 80 else event_id[:80] + "…"
-    return (f"Last-Event-ID {shown!r}: no event with this id in the streams sent on this path nor in the "
-            "matched recording, so the stream cannot continue after it")
+    """The 404 message for a ``Last-Event-ID`` that no stream sent (:class:`~ssemock.refusals.UnknownEventIdError`)."""
+    return str(UnknownEventIdError(event_id))

@@ -8,16 +8,11 @@ HTTP contract (design §4):
   cassette; ``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/`` selects scenarios;
 * admin: ``GET /_ssemock/health``, ``GET /_ssemock/cassettes``,
   ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal);
-* errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}``: 404
-  ``ssemock_no_match`` (with ``closest``), 404 ``ssemock_unknown_cassette``,
-  400 ``ssemock_unknown_scenario``, 400 ``ssemock_too_many_scenarios`` (more than
-  :data:`~ssemock.limits.MAX_SCENARIOS`, 8, composed for one request), 413 ``ssemock_body_too_large`` (a body over
-  ``max_request_body``), 400 ``ssemock_json_too_deep`` (JSON nested deeper than
-  ``max_json_depth``), 400 ``ssemock_bad_request``, 404 ``ssemock_unknown_event_id`` (a
-  ``Last-Event-ID`` that no stream sent), 500 ``ssemock_scenario_too_large`` (the scenario's
-  steps would add more than ``max_scenario_growth`` bytes to the response; nothing is sent),
-  403 ``ssemock_cross_origin`` (a web page that reached the server through DNS rebinding:
-  :func:`ssemock.edge.cors.rebound_page`);
+* errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}`` with the status and
+  the fields of their class: :data:`ssemock.refusals.HTTP_ERRORS` lists them (404
+  ``ssemock_no_match`` with ``closest``, 413 ``ssemock_body_too_large`` past ``max_request_body``,
+  403 ``ssemock_cross_origin`` to a page that reached the server through DNS rebinding:
+  :func:`ssemock.edge.cors.rebound_page`, …); :func:`ssemock.edge.replies.refuse` writes them;
 * a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
@@ -26,7 +21,6 @@ The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenari
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import threading
 import time
@@ -39,10 +33,10 @@ from aiohttp import web
 
 from .cassette import Cassette, Request
 from .config import Limits
-from .edge import ACCESS_NOTE, activity, error_response, stopping
+from .edge import ACCESS_NOTE, activity, error_response, refuse, stopping
 from .edge.cors import allow_cors, cross_origin, rebound_page
-from .errors import BodyTimeoutError, NoMatchError, ScenarioTooLargeError
-from .intake import THREAD_PARSE, Refusal, check_json, journal_body, read_body
+from .errors import BodyTimeoutError, JSONTooDeepError, NoMatchError, ScenarioTooLargeError, SSEMockError
+from .intake import THREAD_PARSE, check_json, journal_body, read_body
 from .limits import MAX_SCENARIOS
 from .matching import (
     DEFAULT_MATCH_ON,
@@ -57,7 +51,18 @@ from .matching import (
 from .offloop import OffLoop
 from .plan import Plan
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
-from .resume import ResumeBook, requested_id, resume, unknown_id_message
+from .refusals import (
+    BodyTooLargeError,
+    CrossOriginError,
+    InvalidTextError,
+    TooManyScenariosError,
+    UnknownAdminPathError,
+    UnknownCassetteError,
+    UnknownEventIdError,
+    UnknownScenarioError,
+    UnreadableBodyError,
+)
+from .resume import ResumeBook, requested_id, resume
 from .scenario import Scenario
 from .send import TIMELINE, drop_default_content_type, send_plan
 from .stubs import StubBook
@@ -220,7 +225,7 @@ async def _prepare_indexes(app: web.Application) -> None:
 
 
 async def _unknown_admin_path(request: web.Request) -> web.Response:
-    return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.method} {request.path}")
+    return refuse(UnknownAdminPathError(f"{request.method} {request.path}"))
 
 
 async def _health(request: web.Request) -> web.Response:
@@ -313,30 +318,36 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     url, headers, method = request.rel_url, request.headers, request.method
     path, cassette_name, scenario_names = _split_prefixes(url.raw_path)
     if path.startswith("/_ssemock/"):
-        return error_response(404, "ssemock_unknown_admin_path", f"no admin endpoint {request.path}")
+        return refuse(UnknownAdminPathError(request.path))
     cassette_name = headers.get("X-SSEMock-Cassette", cassette_name)
     named = bool(cassette_name)  # a request naming its cassette is answered from it, never by a stub
     cassette_name = cassette_name or state.cassette
     scenario_names = headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
+    body: bytes | None = None
+    refusal: SSEMockError | None = None
     try:
         body = await read_body(request, state.limits.max_request_body, _BODY_OPTION)
     except web.HTTPException:
         raise  # aiohttp's own answers
-    except BodyTimeoutError as exc:  # journaled as refused; the network edge answers the 408
-        body = Refusal(408, "ssemock_body_timeout", f"{exc} (body_timeout, --body-timeout)", close=True)
+    except (BodyTooLargeError, BodyTimeoutError) as exc:  # a timeout: journaled; the network edge answers the 408
+        refusal = exc
     except Exception as exc:  # e.g. a body labelled gzip that is not gzip
         request.content.feed_eof()  # nothing more to drain after the answer
-        body = Refusal(400, "ssemock_bad_request", f"cannot read the request body: {exc}", close=True)
+        refusal = UnreadableBodyError(str(exc))
     received = Request(
         method=method,
         path=path,
         # Secret query parameters are never recorded, so they are neither matched nor echoed.
         query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if url.raw_query_string else [],
         headers=list(headers.items()),
-        body=body if isinstance(body, bytes) else None,
+        body=body,
     )
     limits = state.limits
-    refusal = body if isinstance(body, Refusal) else await check_json(received, limits.max_json_depth, _DEPTH_OPTION)
+    if refusal is None:
+        try:
+            await check_json(received, limits.max_json_depth, _DEPTH_OPTION)
+        except JSONTooDeepError as exc:
+            refusal = exc
     journaled = None if refusal is not None else await journal_body(received, limits.journal_body_limit)
     state.received += 1  # from here to the append, no await: entries stay in seq order
     entry: JournalEntry = {
@@ -358,9 +369,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     state.journal.append(entry)
     request[ACCESS_NOTE] = entry
     if refusal is not None:
-        return _refuse(entry, refusal.response(error_response))
+        return refuse(refusal, entry)
     if rebound_page(request, state.cors_origins):  # CORS cannot keep the answer from this page
-        return _refuse(entry, _rebound(request))
+        return refuse(_rebound(request), entry)
     last_id = requested_id(method, headers)
     if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
@@ -368,12 +379,13 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         entry["resumed"] = resume(plan, last_id, stream=earlier, now=arrived)
         return send_plan(request, plan, entry, arrived, own_cors=True)
 
-    scenario, problem, private = _scenario(state, scenario_names)
-    if problem is not None and private:  # the scenarios served are the user's: not told to other origins
-        return _refuse_foreign(request, entry, problem, "a scenario named is not served",
+    try:
+        scenario = _scenario(state, scenario_names)
+    except UnknownScenarioError as exc:  # the scenarios served are the user's: not told to other origins
+        return _refuse_foreign(request, entry, exc, "a scenario named is not served",
                                "which one, nor the scenarios served")
-    if problem is not None:
-        return _refuse(entry, problem)
+    except TooManyScenariosError as exc:
+        return refuse(exc, entry)
     try:
         # A large reply takes a while to synthesize: off the loop, which goes on answering meanwhile.
         book, hit = state.stubs, None
@@ -385,18 +397,14 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         entry["outcome"] = "stopped" if stopping(request) else "client_gone"
         raise
     except UnicodeEncodeError as exc:  # a lone surrogate (valid JSON) echoed into the answer
-        return _refuse(entry, error_response(
-            400, "ssemock_bad_request", f"the request holds text that is not valid Unicode ({exc.reason} at "
-            f"{exc.start}: {exc.object[exc.start:exc.end]!r}); a stub cannot echo it"))
+        return refuse(InvalidTextError(exc), entry)
     if hit is not None:
         entry["stub"] = hit.stub.name
         return _serve(request, entry, arrived, scenario, Plan.of(
             hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
     if cassette_name is not None and cassette_name not in state.cassettes:
-        return _refuse_foreign(request, entry, error_response(
-            404, "ssemock_unknown_cassette", f"no cassette named {cassette_name!r}",
-            known=sorted(state.cassettes),
-        ), f"no cassette named {cassette_name!r}", "the cassettes served")
+        return _refuse_foreign(request, entry, UnknownCassetteError(cassette_name, state.cassettes),
+                               f"no cassette named {cassette_name!r}", "the cassettes served")
     pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
     if not indexes_ready(state.indexes, pool, state.match_on):
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
@@ -421,23 +429,22 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
                   remember=(path, match.cassette.name, match.index), recorded=recorded)
 
 
-def _rebound(request: web.Request) -> web.Response:
+def _rebound(request: web.Request) -> CrossOriginError:
     """The 403 to a page that reached the server through DNS rebinding (:func:`~ssemock.edge.cors.rebound_page`)."""
     origin = request.headers.get("Origin", "")
-    return error_response(
-        403, "ssemock_cross_origin",
+    return CrossOriginError(
         f"Origin {origin[:200]!r} names a host this server does not answer web pages under (not localhost, a "
         "loopback address, the address it is bound to nor an --allow-host name): a web page reaching it through "
         "DNS rebinding sends its own name, and may read no replay; use http://127.0.0.1:PORT, or allow the name "
         "with --allow-host / allowed_hosts")
 
 
-def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> web.Response:
+def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> NoMatchError:
     """The 404 for a request nothing answers: the closest interactions, and the closest stub."""
     if stub is None:
-        return error_response(404, "ssemock_no_match", str(exc), closest=exc.closest)
+        return exc
     message = f"{exc}\nclosest stub: {stub['stub']} ({stub['match']}): {'; '.join(stub['differences'])}"
-    return error_response(404, "ssemock_no_match", message, closest=exc.closest, closest_stub=stub)
+    return NoMatchError(message, exc.request, exc.closest, closest_stub=stub)
 
 
 async def _serve(
@@ -456,12 +463,11 @@ async def _serve(
             entry["outcome"] = "stopped" if stopping(request) else "client_gone"
             raise
         except ScenarioTooLargeError as exc:  # the half-built plan is dropped: nothing was sent
-            return _refuse(entry, error_response(
-                500, "ssemock_scenario_too_large", f"{exc}; nothing was sent ({_GROWTH_OPTION})",
-                scenario=exc.scenario, step=exc.step, limit=exc.limit, added=exc.added))
+            return refuse(ScenarioTooLargeError(exc.scenario, exc.step, exc.limit, exc.added, line_cost=exc.line_cost,
+                                                option=_GROWTH_OPTION), entry)
     if last_id is not None:
         if (note := resume(plan, last_id)) is None:
-            return _refuse(entry, error_response(404, "ssemock_unknown_event_id", unknown_id_message(last_id)))
+            return refuse(UnknownEventIdError(last_id), entry)
         entry["resumed"] = note
         return await send_plan(request, plan, entry, arrived, own_cors=True)
     try:
@@ -492,45 +498,34 @@ async def _close_off_loop(app: web.Application) -> None:
     app[OFF_LOOP].close()
 
 
-def _scenario(state: ServerState, names: str | None) -> tuple[Scenario | None, web.Response | None, bool]:
-    """The scenario composed of ``names`` (comma-separated), or the 400 refusing them; the flag says
-    whether the refusal lists the scenarios served (``known``: not for pages of other origins)."""
+def _scenario(state: ServerState, names: str | None) -> Scenario | None:
+    """The scenario composed of ``names`` (comma-separated), or None when there are none.
+
+    Raises:
+        TooManyScenariosError: more than :data:`~ssemock.limits.MAX_SCENARIOS` names.
+        UnknownScenarioError: a name that is not served, or no name at all (``,``).
+    """
     if not names:
-        return None, None, False
+        return None
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     if len(wanted) > MAX_SCENARIOS:
-        return None, error_response(
-            400, "ssemock_too_many_scenarios",
-            f"{len(wanted)} scenarios named; at most {MAX_SCENARIOS} are composed for one request",
-            limit=MAX_SCENARIOS,
-        ), False
+        raise TooManyScenariosError(len(wanted), MAX_SCENARIOS)
     unknown = [n for n in wanted if n not in state.scenarios]
     if unknown or not wanted:
         named = f"no scenario named {unknown[0]!r}" if unknown else \
             f"no scenario named in {names[:80]!r}: expected scenario names, comma-separated"
-        return None, error_response(400, "ssemock_unknown_scenario", named, known=sorted(state.scenarios)), True
-    return Scenario.compose(state.scenarios[n] for n in wanted), None, False
+        raise UnknownScenarioError(named, state.scenarios)
+    return Scenario.compose(state.scenarios[n] for n in wanted)
 
 
 def _refuse_foreign(
-    request: web.Request, entry: JournalEntry, response: web.Response, failed: str, withheld: str,
+    request: web.Request, entry: JournalEntry, error: SSEMockError, failed: str, withheld: str,
 ) -> web.Response:
-    """:func:`_refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`, allowed
-    by CORS or not) gets the error's type and a message saying what ``failed`` and what is ``withheld``,
+    """:func:`~ssemock.edge.replies.refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`,
+    allowed by CORS or not) gets the error's type and a message saying what ``failed`` and what is ``withheld``,
     naming the journal, not the cassette names, the closest interactions nor how the request differs
-    from them (recorded prompts)."""
-    _refuse(entry, response)  # the journal keeps the whole error
-    if not cross_origin(request):
-        return response
-    return error_response(
-        response.status, entry["error"]["type"], f"{failed}; a web page of another origin is not told {withheld}: "
-        "see the journal (GET /_ssemock/requests from curl or the server's own origin, MockServer.requests), "
-        "which holds the whole error")
-
-
-def _refuse(entry: JournalEntry, response: web.Response) -> web.Response:
-    entry["status"] = response.status
-    entry["outcome"] = "refused"
-    assert response.body is not None
-    entry["error"] = json.loads(bytes(response.body))["error"]  # type: ignore[arg-type]
-    return response
+    from them (recorded prompts). The journal keeps the whole error."""
+    shown = None if not cross_origin(request) else (
+        f"{failed}; a web page of another origin is not told {withheld}: see the journal (GET /_ssemock/requests "
+        "from curl or the server's own origin, MockServer.requests), which holds the whole error")
+    return refuse(error, entry, shown=shown)

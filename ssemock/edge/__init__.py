@@ -4,14 +4,14 @@ Modules: :mod:`.options` (:class:`NetworkOptions`: header and body timeouts, lis
 backlog, stop grace, allowed host names), :mod:`.guard` (the admin API answers same-origin
 requests under a known ``Host`` only), :mod:`.framing` (chunked, length or
 close-delimited bodies; HTTP/1.0), :mod:`.logs` (one access line per request, single-line
-errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (JSON errors),
+errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (the JSON answer of every refusal),
 :mod:`.cors` (which web pages may read replay answers; imported by the replay server only).
 """
 
 from .framing import abort_connection, set_framing
 from .logs import ACCESS_NOTE, configure_logging
 from .options import NetworkOptions, is_loopback
-from .replies import error_response
+from .replies import error_response, refuse
 from .runner import activity, start_runner, stopping
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "configure_logging",
     "error_response",
     "is_loopback",
+    "refuse",
     "set_framing",
     "start_runner",
     "stopping",

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from .replies import error_response
+from ..refusals import CrossOriginError, MisdirectedHostError, RequestError
 
 __all__ = ["admin_path", "host_allowed", "origin_host_allowed", "refusal"]
 
@@ -84,8 +84,8 @@ _RECORDER = ("the recorder", "it forwards requests with the target's credentials
 
 
 def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str], *,
-            every_path: bool = False) -> web.Response | None:
-    """The answer refusing a request from another site, or None when it may go on.
+            every_path: bool = False) -> RequestError | None:
+    """The error refusing a request from another site, or None when it may go on.
 
     Args:
         bound: the address the server is bound to.
@@ -93,14 +93,14 @@ def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str], *,
         every_path: the recorder's wording (every path is guarded) instead of the admin API's.
 
     Returns:
-        421 ``ssemock_misdirected_host`` or 403 ``ssemock_cross_origin`` (JSON), or None.
+        :class:`~ssemock.refusals.MisdirectedHostError` (421 ``ssemock_misdirected_host``),
+        :class:`~ssemock.refusals.CrossOriginError` (403 ``ssemock_cross_origin``), or None.
     """
     who, why = _RECORDER if every_path else _ADMIN
     host = request.host
     name = _host_name(host)
     if name is None or not host_allowed(name, bound, allowed):
-        return error_response(
-            421, "ssemock_misdirected_host",
+        return MisdirectedHostError(
             f"{who} answers under localhost or the server's address, not Host {host[:200]!r} "
             "(a web page reaching this server through DNS rebinding sends its own name); "
             "use http://127.0.0.1:PORT, or allow the name with --allow-host / allowed_hosts",
@@ -108,14 +108,12 @@ def refusal(request: web.BaseRequest, bound: str, allowed: frozenset[str], *,
     origin = request.headers.get("Origin")
     own = f"http://{host}".lower()
     if origin is not None and origin.lower() != own:
-        return error_response(
-            403, "ssemock_cross_origin",
+        return CrossOriginError(
             f"{who} answers same-origin requests only, and Origin {origin[:200]!r} is not {own!r}; {why}",
         )
     site = request.headers.get("Sec-Fetch-Site")
     if site is not None and site.lower() not in _SAME_ORIGIN_FETCH:
-        return error_response(
-            403, "ssemock_cross_origin",
+        return CrossOriginError(
             f"{who} answers same-origin requests only (Sec-Fetch-Site: {site[:50]}); {why}",
         )
     return None

@@ -1,15 +1,46 @@
-"""JSON error answers in the shape providers use."""
+"""JSON error answers in the shape providers use: every refusal is written by :func:`refuse`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from aiohttp import web
 
-__all__ = ["error_response"]
+from ..errors import SSEMockError
+
+__all__ = ["error_response", "refuse"]
+
+if TYPE_CHECKING:  # a type only: a TypedDict made at import compiles its annotations at every start
+
+    class Refused(TypedDict, total=False):
+        """The fields of a journal entry (:class:`ssemock.journal.JournalEntry`) that a refusal sets."""
+
+        status: int | None
+        outcome: str | None
+        error: dict[str, Any]
+
+
+def refuse(error: SSEMockError, entry: Refused | None = None, *, shown: str | None = None) -> web.Response:
+    """The answer to a request refused with ``error``: ``{"error": {"type": error.code, "message":
+    str(error), **error.details()}}`` with the status ``error.status``; the connection ends with it
+    when ``error.close`` (the request body was left unread).
+
+    Args:
+        entry: the request's journal entry, noted ``refused`` with that status and that same error dict.
+        shown: the message told instead (to a web page of another origin): the answer then holds the
+            type and this message only; the journal keeps the whole error.
+    """
+    body = {"type": error.code, "message": str(error), **error.details()}
+    if entry is not None:
+        entry["status"], entry["outcome"], entry["error"] = error.status, "refused", body
+    reply = web.json_response({"error": body if shown is None else {"type": error.code, "message": shown}},
+                              status=error.status)
+    if error.close:
+        reply.force_close()
+    return reply
 
 
 def error_response(status: int, kind: str, message: str, **extra: Any) -> web.Response:
-    """A JSON error in the shape providers use: ``{"error": {"type", "message", ...}}``."""
-    body = {"error": {"type": kind, "message": message, **extra}}
-    return web.json_response(body, status=status)
+    """A JSON error of any ``status`` and type ``kind``: ``{"error": {"type", "message", ...}}``
+    (ssemock's own answers are errors of :mod:`ssemock.refusals`, written by :func:`refuse`)."""
+    return web.json_response({"error": {"type": kind, "message": message, **extra}}, status=status)

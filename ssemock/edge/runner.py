@@ -36,7 +36,7 @@ from .logs import (
     limit_accept_errors,
 )
 from .options import NetworkOptions, is_loopback
-from .replies import error_response
+from .replies import refuse
 
 __all__ = ["EDGE", "Edge", "activity", "edge_middleware", "make_runner", "start_runner", "stopping"]
 
@@ -100,7 +100,7 @@ class _BodyDeadline:
     def _fire(self) -> None:
         if not self._content.is_eof():
             self.fired = True
-            self._content.set_exception(BodyTimeoutError(f"request body not complete after {self.seconds:g} s"))
+            self._content.set_exception(BodyTimeoutError(self.seconds))
 
     def cancel(self) -> None:
         self._timer.cancel()
@@ -108,12 +108,7 @@ class _BodyDeadline:
 
 def _body_timeout_reply(request: web.Request, seconds: float) -> web.Response:
     request.pop(SELF_REPORTED, None)  # the handler never answered: the access line is ours
-    reply = error_response(
-        408, "ssemock_body_timeout",
-        f"the request body did not arrive within {seconds:g} s (body_timeout, --body-timeout)",
-    )
-    reply.force_close()  # the rest of the body will not be read
-    return reply
+    return refuse(BodyTimeoutError(seconds))  # the connection closes: the rest of the body will not be read
 
 
 @web.middleware
@@ -124,7 +119,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if edge.guard_every_path or admin_path(request.path):
         refused = refusal(request, edge.host, edge.options.allowed_hosts, every_path=edge.guard_every_path)
         if refused is not None:
-            return refused
+            return refuse(refused)
     deadline = None if request.content.is_eof() else _BodyDeadline(request, edge.options.body_timeout)
     if edge.self_reporting and request.match_info.handler in edge.self_reporting:  # the replay server has none
         request[SELF_REPORTED] = True

@@ -21,8 +21,8 @@ from ..background import BackgroundLoop
 from ..cassette.append import remove_stale_temporaries
 from ..config import Limits, replace_fields
 from ..edge import NetworkOptions, start_runner
-from ..errors import ConfigError, RecorderConfigError, RecorderError
-from ..matching import DEFAULT_MATCH_ON, MATCHERS
+from ..errors import RecorderConfigError, RecorderError
+from ..matching import DEFAULT_MATCH_ON, check_match_on
 from ..redact import Filter
 from ..send import TIMELINE
 from ..timeline import Timeline
@@ -173,9 +173,11 @@ class Recorder:
             the answer; a replayed one when its answer starts.
 
     Raises:
-        RecorderConfigError: bad mode, target URL, cassette name, matcher, filter,
-            number (see :func:`check_numbers`), or a ``cassette_dir`` that is not (and
-            cannot become) a writable directory.
+        RecorderConfigError: bad mode, target URL, cassette name, filter, number (see
+            :func:`check_numbers`), limit, or a ``cassette_dir`` that is not (and cannot
+            become) a writable directory.
+        ConfigError: an unknown matcher, or a bad network option (as for ``MockServer``);
+            the parent of :class:`RecorderConfigError`.
         RecorderError: the port cannot be bound (from :meth:`start` / ``with``).
         TypeError: a keyword that is no parameter nor field the recorder reads of ``limits`` or ``network``.
     """
@@ -205,14 +207,9 @@ class Recorder:
         shown = shown_target or shown
         check_numbers(port=port, max_body_size=max_body_size, read_timeout=read_timeout,
                       replay_timing_scale=replay_timing_scale)
-        try:
-            limits, self.network = replace_fields("Recorder", "record", keywords, limits, network)
-        except ConfigError as exc:
-            raise RecorderConfigError(str(exc)) from None
+        limits, self.network = replace_fields("Recorder", "record", keywords, limits, network)
         filter = filter or Filter()  # noqa: A001
-        unknown = [m for m in match_on if m not in MATCHERS]
-        if unknown:
-            raise RecorderConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
+        match_on = check_match_on(match_on)
         self.target = shown
         self.host = host
         self.port = port

@@ -52,13 +52,21 @@ from aiohttp import web
 from .. import limits
 from ..cassette import End, Request, Response, body_digest, no_content, reason_phrase
 from ..coding import CODINGS, ContentCodingError, Decoder
-from ..edge import abort_connection, error_response, set_framing
-from ..errors import CassetteError, NoMatchError, RecorderConfigError, RecorderError
-from ..intake import Refusal, check_json, read_body
+from ..edge import abort_connection, refuse, set_framing
+from ..errors import CassetteError, JSONTooDeepError, NoMatchError, RecorderConfigError, RecorderError, SSEMockError
+from ..intake import check_json, read_body
 from ..journal import JournalEntry
 from ..matching import find_interaction
 from ..plan import Plan
 from ..redact import BATCH, Credentials, Filter, RedactedRequest, Report
+from ..refusals import (
+    AdminPathError,
+    BadCassetteError,
+    BadRequestBodyError,
+    BodyTooLargeError,
+    NotRecordedError,
+    UpstreamError,
+)
 from ..send import send_plan
 from .modes import RecordMode
 from .progress import ProgressRow
@@ -90,21 +98,16 @@ async def handle(request: web.Request) -> web.StreamResponse:
     arrived = loop.time()
     info = ProgressRow(request.method, options.filter.name(request.path))
     if request.path == ADMIN_PREFIX.rstrip("/") or request.path.startswith(ADMIN_PREFIX):
-        st.report(replace(info, action="refused", status=404, path=_shown_path(st, request)))
-        return error_response(404, "ssemock_admin_path", f"{ADMIN_PREFIX} paths are never forwarded; the recorder "
-                              f"answers only GET {ADMIN_PREFIX}health")
+        return _refuse(st, replace(info, path=_shown_path(st, request)), AdminPathError())
     try:
         body = await read_body(request, options.limits.max_request_body, _BODY_OPTION)
+        received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
+                           _client_headers(request), body)
+        await check_json(received, options.limits.max_json_depth, _DEPTH_OPTION)
     except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
-        st.report(replace(info, action="refused", status=400, path=_shown_path(st, request)))
-        return error_response(400, "ssemock_bad_request_body", f"cannot read the request body: {_one_line(exc)}")
-    received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
-                       _client_headers(request), body if isinstance(body, bytes) else None)
-    depth = options.limits.max_json_depth
-    refusal = body if isinstance(body, Refusal) else await check_json(received, depth, _DEPTH_OPTION)
-    if refusal is not None:  # too large or too deep: never forwarded nor recorded
-        st.report(replace(info, action="refused", status=refusal.status, path=_shown_path(st, request)))
-        return refusal.response(error_response)
+        return _refuse(st, replace(info, path=_shown_path(st, request)), BadRequestBodyError(_one_line(exc)))
+    except (BodyTooLargeError, JSONTooDeepError) as exc:  # never forwarded nor recorded
+        return _refuse(st, replace(info, path=_shown_path(st, request)), exc)
     # What may be written down, and the credentials sent: also kept out of the cassette's file name.
     headers = _upstream_headers(request, st)
     redacted = await asyncio.to_thread(_redact, st, received, headers)
@@ -118,18 +121,20 @@ async def handle(request: web.Request) -> web.StreamResponse:
                 else cassette_name_for(fingerprint, options.filter))
         store = await st.store(name)
     except (RecorderConfigError, CassetteError) as exc:
-        st.report(replace(info, action="refused", cassette=named and options.filter.name(named), status=400))
-        return error_response(400, "ssemock_bad_cassette", str(exc))
+        return _refuse(st, replace(info, cassette=named and options.filter.name(named)), BadCassetteError(exc))
     info.cassette = name
     replayed = await _replay(request, st, store, received, info, arrived)
     if replayed is not None:
         return replayed
     if options.mode is RecordMode.NONE or (options.mode is RecordMode.ONCE and store.existed):
-        message = (f"record mode {options.mode.value}: cassette {name!r} has no interaction for "
-                   f"{request.method} {request.path}, and the recorder may not record it")
-        st.report(replace(info, action="refused", status=404))
-        return error_response(404, "ssemock_no_match", message, cassette=name, record_mode=options.mode.value)
+        return _refuse(st, info, NotRecordedError(options.mode.value, name, f"{request.method} {request.path}"))
     return await _forward(request, st, store, received, info, redacted, headers)
+
+
+def _refuse(st: RecorderState, info: ProgressRow, error: SSEMockError, action: str = "refused") -> web.Response:
+    """The answer refusing a request with ``error`` (:func:`~ssemock.edge.replies.refuse`), reported first."""
+    st.report(replace(info, action=action, status=error.status))
+    return refuse(error)
 
 
 async def health(request: web.Request) -> web.Response:
@@ -223,15 +228,14 @@ async def _forward(
             allow_redirects=False, skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
         )
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        st.report(replace(info, action="failed", status=502, end=type(exc).__name__))
         reason = str(exc) or type(exc).__name__
-        return error_response(502, "ssemock_upstream_error", f"upstream {st.options.base_url} failed: {reason}")
+        return _refuse(st, replace(info, end=type(exc).__name__),
+                       UpstreamError(f"upstream {st.options.base_url} failed: {reason}"), "failed")
     if upstream.status < 200:  # e.g. 101 Switching Protocols: an interim answer, never a final one to replay
         upstream.close()
-        st.report(replace(info, action="failed", status=502, end=f"interim status {upstream.status}"))
-        return error_response(502, "ssemock_upstream_error", f"upstream {st.options.base_url} answered with the "
-                              f"interim status {upstream.status} (1xx) as its final answer: not forwarded, "
-                              "not recorded")
+        return _refuse(st, replace(info, end=f"interim status {upstream.status}"), UpstreamError(
+            f"upstream {st.options.base_url} answered with the interim status {upstream.status} (1xx) as its final "
+            "answer: not forwarded, not recorded"), "failed")
     async with upstream:
         return await _stream(request, st, store, received, redacted, upstream, info, t0)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..cassette import Cassette, Interaction, Request
+from ..errors import ConfigError
 from .conversation import Conversation
 from .model import PROVIDERS, Stub
 from .synth import synthesize
@@ -28,10 +29,10 @@ def stub_cassette(
     with the stub's own conditions (its provider, model and text if it names them).
 
     Raises:
-        ValueError: ``provider`` is not one of :data:`~ssemock.stubs.model.PROVIDERS`.
+        ConfigError: ``provider`` is not one of :data:`~ssemock.stubs.model.PROVIDERS`.
     """
     if provider not in PROVIDERS:
-        raise ValueError(f"provider: expected one of {', '.join(PROVIDERS)}, got {provider!r}")
+        raise ConfigError(f"provider: expected one of {', '.join(PROVIDERS)}, got {provider!r}")
     interactions = []
     for stub in stubs:
         match = stub.match

@@ -1,0 +1,221 @@
+"""The errors a request is answered with instead of a replay or a forwarded answer.
+
+The replay server, the recorder and their network edge raise these (and the errors of
+:mod:`ssemock.errors` that carry a status) where they find them; each class gives the HTTP
+``status`` and the error ``code`` (the ``type`` of the JSON answer), and its :meth:`details`
+the answer's other fields. :func:`ssemock.edge.replies.refuse` writes every answer, and
+:data:`HTTP_ERRORS` lists them all (the README's table of error codes is written from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import (
+    BodyTimeoutError,
+    CassetteNotFoundError,
+    JSONTooDeepError,
+    NoMatchError,
+    ScenarioTooLargeError,
+    SSEMockError,
+)
+
+__all__ = [
+    "HTTP_ERRORS",
+    "AdminPathError",
+    "BadCassetteError",
+    "BadRequestBodyError",
+    "BodyTooLargeError",
+    "CrossOriginError",
+    "InvalidTextError",
+    "MisdirectedHostError",
+    "NotRecordedError",
+    "RequestError",
+    "TooManyScenariosError",
+    "UnknownAdminPathError",
+    "UnknownCassetteError",
+    "UnknownEventIdError",
+    "UnknownScenarioError",
+    "UnreadableBodyError",
+    "UpstreamError",
+    "error_codes",
+]
+
+
+class RequestError(SSEMockError):
+    """A request refused by a check of the replay server, the recorder or their network edge."""
+
+
+class UnreadableBodyError(RequestError, ValueError):
+    """The request body cannot be read, e.g. it is labelled ``Content-Encoding: gzip`` and is not gzip."""
+
+    status = 400
+    code = "ssemock_bad_request"
+    close = True
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"cannot read the request body: {reason}")
+
+
+class BadRequestBodyError(UnreadableBodyError):
+    """A request body the recorder cannot read (the recorder's own type for it); nothing is forwarded."""
+
+    code = "ssemock_bad_request_body"
+    close = False
+
+
+class InvalidTextError(RequestError, ValueError):
+    """The request holds text that is not valid Unicode (a lone surrogate, valid in JSON), which a stub cannot echo."""
+
+    status = 400
+    code = "ssemock_bad_request"
+
+    def __init__(self, error: UnicodeEncodeError) -> None:
+        shown = error.object[error.start:error.end]
+        super().__init__(f"the request holds text that is not valid Unicode ({error.reason} at {error.start}: "
+                         f"{shown!r}); a stub cannot echo it")
+
+
+class TooManyScenariosError(RequestError, ValueError):
+    """More scenarios named for one request than are composed together (``limit``: 8, ``MAX_SCENARIOS``)."""
+
+    status = 400
+    code = "ssemock_too_many_scenarios"
+    detail_names = ("limit",)
+
+    def __init__(self, count: int, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"{count} scenarios named; at most {limit} are composed for one request")
+
+
+class UnknownScenarioError(RequestError, LookupError):
+    """A request names a scenario that is not served, or a list of no names (``known``: those served)."""
+
+    status = 400
+    code = "ssemock_unknown_scenario"
+    detail_names = ("known",)
+
+    def __init__(self, message: str, known: Iterable[str]) -> None:
+        self.known = sorted(known)
+        super().__init__(message)
+
+
+class BadCassetteError(RequestError, ValueError):
+    """The cassette a request sent to the recorder names: an invalid name, or a file that does not load."""
+
+    status = 400
+    code = "ssemock_bad_cassette"
+
+    def __init__(self, cause: SSEMockError) -> None:
+        self.cause = cause
+        super().__init__(str(cause))
+
+
+class CrossOriginError(RequestError, PermissionError):
+    """A web page of another origin asks what it may not read (admin paths, the recorder, a rebound name)."""
+
+    status = 403
+    code = "ssemock_cross_origin"
+
+
+class UnknownAdminPathError(RequestError, LookupError):
+    """A ``/_ssemock/`` path that is no admin endpoint of the replay server."""
+
+    status = 404
+    code = "ssemock_unknown_admin_path"
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"no admin endpoint {what}")
+
+
+class AdminPathError(RequestError, LookupError):
+    """A ``/_ssemock/`` path sent to the recorder, which forwards none and answers only its health."""
+
+    status = 404
+    code = "ssemock_admin_path"
+
+    def __init__(self) -> None:
+        super().__init__("/_ssemock/ paths are never forwarded; the recorder answers only GET /_ssemock/health")
+
+
+class UnknownCassetteError(CassetteNotFoundError):
+    """A request names a cassette that is not served (``known``: those served)."""
+
+    status = 404
+    code = "ssemock_unknown_cassette"
+    detail_names = ("known",)
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        super().__init__(name)
+        self.known = sorted(known)
+
+
+class NotRecordedError(NoMatchError):
+    """No interaction of the recorder's cassette matches, and its record mode may not record one."""
+
+    detail_names = ("cassette", "record_mode")
+
+    def __init__(self, record_mode: str, cassette: str, request: str) -> None:
+        self.cassette = cassette
+        self.record_mode = record_mode
+        super().__init__(f"record mode {record_mode}: cassette {cassette!r} has no interaction for {request}, "
+                         "and the recorder may not record it", request, [])
+
+    def details(self) -> dict[str, str]:
+        return {"cassette": self.cassette, "record_mode": self.record_mode}
+
+
+class UnknownEventIdError(RequestError, LookupError):
+    """A ``Last-Event-ID`` that no stream sent on this path, nor the matched recording."""
+
+    status = 404
+    code = "ssemock_unknown_event_id"
+
+    def __init__(self, event_id: str) -> None:
+        self.event_id = event_id
+        shown = event_id if len(event_id) <= 80 else event_id[:80] + "…"
+        super().__init__(f"Last-Event-ID {shown!r}: no event with this id in the streams sent on this path nor in "
+                         "the matched recording, so the stream cannot continue after it")
+
+
+class BodyTooLargeError(RequestError, ValueError):
+    """A request body over ``limit`` bytes (``max_request_body``), refused before all of it is read; the
+    connection is closed."""
+
+    status = 413
+    code = "ssemock_body_too_large"
+    close = True
+    detail_names = ("limit",)
+
+    def __init__(self, limit: int, option: str) -> None:
+        self.limit = limit
+        self.option = option
+        super().__init__(f"request body larger than {limit} bytes; the limit is set by {option}")
+
+
+class MisdirectedHostError(RequestError, PermissionError):
+    """A ``Host`` name the server does not answer under (a web page reaching it through DNS rebinding)."""
+
+    status = 421
+    code = "ssemock_misdirected_host"
+
+
+class UpstreamError(RequestError, ConnectionError):
+    """The recorder's upstream failed, or answered with an interim (1xx) status as its final one."""
+
+    status = 502
+    code = "ssemock_upstream_error"
+
+
+HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
+    UnreadableBodyError, BadRequestBodyError, InvalidTextError, JSONTooDeepError, TooManyScenariosError,
+    UnknownScenarioError, BadCassetteError, CrossOriginError, NoMatchError, NotRecordedError, UnknownCassetteError,
+    UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError, BodyTooLargeError,
+    MisdirectedHostError, ScenarioTooLargeError, UpstreamError,
+)
+"""Every error answered over HTTP, by status: its class gives ``status``, ``code`` and ``detail_names``."""
+
+
+def error_codes() -> dict[str, int]:
+    """The ``type`` of each JSON error ssemock answers (``ssemock_no_match``...) and its HTTP status."""
+    return {error.code: error.status for error in HTTP_ERRORS}

@@ -1,0 +1,124 @@
+"""The error tree: what errors.py draws is what the classes are, every HTTP error code is in one
+table, and the README's table of codes is written from it."""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import ssemock.errors
+import ssemock.refusals
+from ssemock import Cassette, ConfigError, MockServer, Recorder, RecorderConfigError, SSEMockError
+from ssemock.cassette import Interaction, Request, Response
+from ssemock.matching import find_interaction
+from ssemock.refusals import HTTP_ERRORS, error_codes
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+TREE_LINE = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<name>\w+)(?: \((?P<builtins>[\w, ]+)\))?")
+BUILTINS = {name for name, value in vars(builtins).items() if isinstance(value, type)}
+
+
+def error_classes() -> dict[str, type[SSEMockError]]:
+    """Every error class of ssemock.errors and ssemock.refusals, by name (private ones too)."""
+    found: dict[str, type[SSEMockError]] = {}
+    for module in (ssemock.errors, ssemock.refusals):
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, SSEMockError) and value.__module__ == module.__name__:
+                found[name] = value
+    return found
+
+
+def drawn_tree() -> dict[str, tuple[str, set[str]]]:
+    """The tree of errors.py's docstring: each class's drawn parent and the builtins written beside it."""
+    doc = ssemock.errors.__doc__ or ""
+    drawn: dict[str, tuple[str, set[str]]] = {}
+    parents = ["SSEMockError"]
+    for line in doc.splitlines():
+        m = TREE_LINE.match(line.removeprefix("    "))
+        if m is None:
+            continue
+        depth = len(m["indent"]) // 4
+        del parents[depth + 1:]
+        drawn[m["name"]] = (parents[depth], {b.strip() for b in (m["builtins"] or "").split(",") if b.strip()})
+        parents.append(m["name"])
+    return drawn
+
+
+def test_the_docstring_draws_every_public_error_under_its_parent_with_its_builtins() -> None:
+    classes = {n: c for n, c in error_classes().items() if not n.startswith("_") and n != "SSEMockError"}
+    drawn = drawn_tree()
+    assert drawn.keys() == classes.keys()
+    for name, error in classes.items():
+        parent, builtins = drawn[name]
+        chain = [error]  # the class, and the private classes between it and its drawn parent
+        while (base := next(b for b in chain[-1].__bases__ if issubclass(b, SSEMockError))).__name__.startswith("_"):
+            chain.append(base)
+        assert base.__name__ == parent, name
+        assert builtins == {b.__name__ for c in chain for b in c.__bases__ if b.__name__ in BUILTINS}, name
+
+
+def test_every_class_that_declares_a_code_is_in_the_table_and_one_code_has_one_status() -> None:
+    declaring = {c for c in error_classes().values() if {"code", "detail_names"} & vars(c).keys()}
+    assert declaring - {SSEMockError} == set(HTTP_ERRORS)
+    assert len(HTTP_ERRORS) == len(set(HTTP_ERRORS))
+    for error in HTTP_ERRORS:
+        assert error_codes()[error.code] == error.status
+        assert error.code.startswith("ssemock_") and 400 <= error.status < 600
+    assert list(HTTP_ERRORS) == sorted(HTTP_ERRORS, key=lambda e: e.status)
+
+
+def test_every_error_answered_over_http_is_also_the_builtin_it_resembles() -> None:
+    for error in HTTP_ERRORS:
+        assert any(b in BUILTINS and b != "Exception" for b in (c.__name__ for c in error.__mro__)), error
+
+
+def _plain(text: str) -> str:
+    """A docstring's first paragraph on one line, Sphinx roles written as code."""
+    first = " ".join(text.split("\n\n")[0].split())
+    return re.sub(r":\w+:`~?(?:[\w.]*\.)?(\w+)`", r"`\1`", first).replace("``", "`")
+
+
+def error_table() -> str:
+    """The README's table of error codes, written from ``HTTP_ERRORS``."""
+    rows = ["| status | `type` | error class | fields besides `type`, `message` | when |", "|---|---|---|---|---|"]
+    for error in HTTP_ERRORS:
+        fields = ", ".join(f"`{name}`" for name in error.detail_names) or "—"
+        when = _plain(error.__doc__ or "")
+        rows.append(f"| {error.status} | `{error.code}` | `{error.__name__}` | {fields} | {when} |")
+    return "\n".join(rows) + "\n"
+
+
+def test_the_readme_table_of_error_codes_is_written_from_the_table() -> None:
+    start = README.index("| status | `type` | error class |")
+    end = README.index("\n\n", start) + 1
+    assert README[start:end] == error_table(), "README.md: replace the table of error codes with\n" + error_table()
+
+
+def test_no_module_but_the_error_classes_writes_an_error_code() -> None:
+    """A refusal is an error class, never a code written where it is answered (nor parsed back)."""
+    package = Path(ssemock.errors.__file__).parent
+    codes = "|".join(error_codes())
+    writing = [f"{f.relative_to(package)}: {m}" for f in sorted(package.rglob("*.py"))
+               if f.name not in ("errors.py", "refusals.py")
+               for m in re.findall(rf'"(?:{codes})"', f.read_text(encoding="utf-8"))]
+    assert writing == []
+
+
+def test_recorder_config_errors_are_config_errors() -> None:
+    assert issubclass(RecorderConfigError, ConfigError) and issubclass(RecorderConfigError, ValueError)
+    with pytest.raises(ConfigError, match="header timeout"):
+        Recorder("http://127.0.0.1:9", header_timeout=0)
+    with pytest.raises(ConfigError, match="unknown matcher 'colour'"):
+        Recorder("http://127.0.0.1:9", match_on=("method", "colour"))
+    with pytest.raises(ConfigError, match="unknown matcher 'colour'"):
+        MockServer(match_on=("method", "colour"))
+
+
+def test_an_unknown_matcher_is_a_config_error_in_matching_too() -> None:
+    cassette = Cassette("c", [Interaction(Request("GET", "/"), Response(200))])
+    with pytest.raises(ConfigError, match=r"unknown matcher 'colour'; valid: method, "):
+        find_interaction([cassette], Request("GET", "/"), ("method", "colour"))
