@@ -110,7 +110,7 @@ def test_no_module_but_the_error_classes_writes_an_error_code() -> None:
 
 def test_recorder_config_errors_are_config_errors() -> None:
     assert issubclass(RecorderConfigError, ConfigError) and issubclass(RecorderConfigError, ValueError)
-    with pytest.raises(ConfigError, match="header timeout"):
+    with pytest.raises(ConfigError, match="header_timeout"):
         Recorder("http://127.0.0.1:9", header_timeout=0)
     with pytest.raises(ConfigError, match="unknown matcher 'colour'"):
         Recorder("http://127.0.0.1:9", match_on=("method", "colour"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock import ConfigError, Limits, MockServer, NetworkOptions, Recorder, RecorderConfigError
+from ssemock import ConfigError, Limits, MockServer, NetworkOptions, Recorder
 from ssemock.cli import build_parser, main
 from ssemock.config import knobs
 from ssemock.edge.arguments import knob_value
@@ -170,7 +170,7 @@ def test_the_keywords_that_predate_the_records_still_set_their_fields() -> None:
         MockServer(journal_capacity=0)
     with pytest.raises(TypeError, match="'journal_capacity'"):  # not a bound of the recorder
         Recorder("http://127.0.0.1:9", journal_capacity=5)
-    with pytest.raises(RecorderConfigError, match=r"^max_request_body: expected an integer >= 0 \(bytes\), got -5$"):
+    with pytest.raises(ConfigError, match=r"^max_request_body: expected an integer >= 0 \(bytes\), got -5$"):
         Recorder("http://127.0.0.1:9", max_request_body=-5)
     assert Recorder("http://127.0.0.1:9").network.grace == 5.0  # the recorder's own default
 
