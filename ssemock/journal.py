@@ -1,7 +1,7 @@
 """Reading the journal: one line per request, selecting requests, repeats, unmatched requests.
 
-A journal entry is the dict the replay server records for each request it
-received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
+A journal entry (:class:`JournalEntry`, as JSON :meth:`JournalEntry.to_json`) is what the replay
+server records for each request it received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
 ``interaction``, ``stub`` (the stub that answered, when one did), ``scenario``, ``seed``,
 ``status``, ``outcome`` (``complete``,
@@ -17,45 +17,86 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from .edge.logs import ACCESS_NOTE
+from .edge.logs import ACCESS_NOTE, Outcome
 
 if TYPE_CHECKING:
     from .resume import Resumed
 
-__all__ = ["JournalEntry", "describe_entry", "describe_journal", "repeats", "select", "send_journal", "unmatched",
-           "unmatched_report"]
+__all__ = ["JournalEntry", "Sent", "describe_entry", "describe_journal", "repeats", "select", "send_journal",
+           "unmatched", "unmatched_report"]
 
 
-class JournalEntry(TypedDict, total=False):
-    """One received request as the replay server records it; ``GET /_ssemock/requests`` answers a
-    JSON list of them, ``MockServer.requests`` and the fixture's ``requests`` a list of these dicts.
-    The fields are those of the module docstring; ``worker`` (the process id) with ``--workers``."""
+@dataclass(eq=False)
+class Sent:
+    """What the sending layer has written of an answer so far (:func:`ssemock.send.send_plan`)."""
+
+    framing: str
+    """``chunked``, ``length`` or ``close``."""
+    chunks: int = 0
+    bytes: int = 0
+    injected: list[str] = field(default_factory=list)
+    """What the scenario's steps and the sending layer did, one line each."""
+
+
+@dataclass(eq=False)
+class JournalEntry:
+    """One received request as the replay server records it, written by attribute as its answer
+    goes; :meth:`to_json` gives the record that ``GET /_ssemock/requests`` answers (a JSON list of
+    them), ``MockServer.requests`` and the fixture's ``requests`` (a list of those dicts). The
+    fields are those of the module docstring; ``worker`` (the process id) is added with ``--workers``."""
 
     seq: int
     time: float
+    """Seconds since the epoch when the request arrived."""
     method: str
     path: str
     query: dict[str, str]
     headers: dict[str, str]
     body: Any
-    cassette: str | None
-    stub: str | None
-    interaction: int | None
     scenario: str | None
     seed: int
-    status: int | None
-    outcome: str | None
-    chunks_sent: int
-    bytes_sent: int
-    framing: str
-    injected: list[str]
-    resumed: Resumed | None
-    error: dict[str, Any]
-    worker: int
+    cassette: str | None = None
+    stub: str | None = None
+    interaction: int | None = None
+    status: int | None = None
+    outcome: str | None = None
+    sent: Sent | None = None
+    """Set when the sending layer starts the answer."""
+    resumed: Resumed | None = None
+    error: dict[str, Any] | None = None
+
+    @property
+    def bytes_sent(self) -> int | None:
+        """Body bytes written so far; None before the answer starts."""
+        return None if self.sent is None else self.sent.bytes
+
+    def start_sending(self, status: int, framing: str, injected: list[str]) -> Sent:
+        """Note the answer's status and framing; returns the counts the sending layer goes on writing."""
+        self.status = status
+        self.sent = Sent(framing, injected=injected)
+        return self.sent
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as a JSON object (a new dict; its values are the entry's own, not copies)."""
+        record: dict[str, Any] = {
+            "seq": self.seq, "time": self.time, "method": self.method, "path": self.path, "query": self.query,
+            "headers": self.headers, "body": self.body, "cassette": self.cassette, "stub": self.stub,
+            "interaction": self.interaction, "scenario": self.scenario, "seed": self.seed, "status": self.status,
+            "outcome": self.outcome,
+        }
+        if self.sent is not None:
+            sent = self.sent
+            record.update(framing=sent.framing, chunks_sent=sent.chunks, bytes_sent=sent.bytes, injected=sent.injected)
+        if self.resumed is not None:
+            record["resumed"] = self.resumed
+        if self.error is not None:
+            record["error"] = self.error
+        return record
 
 
 Entry = Mapping[str, Any]
@@ -179,5 +220,5 @@ async def send_journal(
         await response.write(b"]")
         await response.write_eof()
     except ConnectionError:  # the client left before the end: its access line says so
-        request[ACCESS_NOTE] = {"outcome": "client_gone"}
+        request[ACCESS_NOTE] = Outcome("client_gone")
     return response

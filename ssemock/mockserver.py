@@ -32,7 +32,6 @@ from .server import ServerState, create_app
 from .stubs import StubBook
 
 if TYPE_CHECKING:
-    from .journal import JournalEntry
     from .stubs import Stub
 
 __all__ = ["MockServer", "check_timing_scale", "collect_cassettes", "collect_scenarios", "collect_stubs"]
@@ -253,10 +252,11 @@ class MockServer:
         return f"http://{self.host}:{self.port}"
 
     @property
-    def requests(self) -> list[JournalEntry]:
-        """A copy of the journal: one dict per request received, oldest first, at most
+    def requests(self) -> list[dict[str, Any]]:
+        """A copy of the journal: one dict per request received (:meth:`JournalEntry.to_json
+        <ssemock.journal.JournalEntry.to_json>`), oldest first, at most
         ``limits.journal_capacity`` (see :mod:`ssemock.journal`)."""
-        return self.call(lambda: copy.deepcopy(list(self.state.journal)))
+        return self.call(lambda: copy.deepcopy([entry.to_json() for entry in self.state.journal]))
 
     def reset(self) -> None:
         """Clear the journal and play counts."""

@@ -25,7 +25,7 @@ from .plan import Plan, dispatch_offsets
 from .timeline import Timeline
 
 if TYPE_CHECKING:
-    from .journal import JournalEntry
+    from .journal import JournalEntry, Sent
 
 __all__ = ["TIMELINE", "comment_points", "drop_default_content_type", "end_body", "send_plan"]
 
@@ -104,17 +104,15 @@ async def send_plan(
     timed = bool(plan.keepalive_every or plan.pauses or plan.timing_scale)
     size = sum(len(c.data) for c in chunks) if plan.framing == "length" or not timed else 0
     framing = set_framing(request, response, plan.framing, size)
-    entry["status"] = resp_rec.status
-    entry["framing"] = framing
-    entry["chunks_sent"] = entry["bytes_sent"] = 0
-    entry["injected"] = plan.notes  # the plan is this request's own: its list of notes goes on in the journal
+    # the plan is this request's own: its list of notes goes on in the journal
+    sent = entry.start_sending(resp_rec.status, framing, plan.notes)
     if dropped:
         plan.notes.append(f"no content: a {request.method} answered {resp_rec.status} has no body "
                           f"(RFC 9110 section 15); {dropped} bytes not sent")
     clock = request.app.get(TIMELINE)
     if clock is None:  # (not `or`: an empty timeline is falsy)
         clock = Timeline()
-    stream = _Stream(request, response, plan, entry, chunks, asyncio.get_running_loop(), clock)
+    stream = _Stream(request, response, plan, sent, chunks, asyncio.get_running_loop(), clock)
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
     outcome = None
@@ -133,12 +131,12 @@ async def send_plan(
         raise
     except Exception:
         if not response.prepared:  # aiohttp answers 500
-            entry["status"] = 500
+            entry.status = 500
         outcome = "error"
         raise
     finally:
         stream.report()
-        entry["outcome"] = outcome  # last: a reader of the journal sees a finished entry
+        entry.outcome = outcome  # last: a reader of the journal sees a finished entry
     return response
 
 
@@ -146,13 +144,13 @@ class _Stream:
     """The sending state of one response: its chunks, the time of its last write, its keep-alives."""
 
     def __init__(
-        self, request: web.Request, response: web.StreamResponse, plan: Plan, entry: JournalEntry,
+        self, request: web.Request, response: web.StreamResponse, plan: Plan, sent: Sent,
         chunks: list[Chunk], loop: asyncio.AbstractEventLoop, clock: Timeline,
     ) -> None:
         self.request = request
         self.response = response
         self.plan = plan
-        self.entry = entry
+        self.sent = sent
         self.chunks = chunks
         self.loop = loop
         self.clock = clock
@@ -177,7 +175,7 @@ class _Stream:
                else "the body is compressed on the wire" if coded != "identity"
                else "the body is framed by Content-Length" if framing == "length" else "")
         if why:
-            self.entry["injected"].append(f"keep-alive: no comment sent, {why}")
+            self.sent.injected.append(f"keep-alive: no comment sent, {why}")
             return
         self.keepalive = True
         self.boundaries = comment_points(self.chunks)
@@ -191,24 +189,24 @@ class _Stream:
         await self.clock.sleep_until(self.loop, arrived + self.plan.first_byte_delay)
         await self.response.prepare(self.request)
         write, pacing, loop = self.response.write, self.pacing, self.loop
-        sent = 0
+        written = 0
         try:
             for chunk in self.chunks:
-                if sent and pacing.on:
-                    await pacing.boundary(sent, self.last)
+                if written and pacing.on:
+                    await pacing.boundary(written, self.last)
                 await write(chunk.data)
                 self.last = loop.time()
-                sent += 1
-                if not sent % YIELD_EVERY:  # a write awaits only when the socket's buffer is full
+                written += 1
+                if not written % YIELD_EVERY:  # a write awaits only when the socket's buffer is full
                     await asyncio.sleep(0)
         finally:
-            self.entry["chunks_sent"] = sent
-            self.entry["bytes_sent"] = size if sent == len(self.chunks) else sum(
-                len(c.data) for c in self.chunks[:sent])
+            self.sent.chunks = written
+            self.sent.bytes = size if written == len(self.chunks) else sum(
+                len(c.data) for c in self.chunks[:written])
 
     async def send_timed(self, arrived: float) -> None:
         """Send each chunk at its time (recorded × scale, plus pauses), with keep-alive comments."""
-        plan, loop, entry, chunks = self.plan, self.loop, self.entry, self.chunks
+        plan, loop, sent, chunks = self.plan, self.loop, self.sent, self.chunks
         scale = plan.timing_scale
         start = plan.response.start * scale
         shift = arrived + plan.first_byte_delay  # absolute delays move every later deadline
@@ -230,12 +228,12 @@ class _Stream:
                 await self.pacing.boundary(index, self.last)
             await write(chunk.data)
             self.last = loop.time()
-            entry["chunks_sent"] += 1
+            sent.chunks += 1
             if index % YIELD_EVERY == YIELD_EVERY - 1:
                 # let other requests in between the chunks of a long burst (also a timed one whose
                 # deadlines have all passed: the sleeps above then return at once)
                 await asyncio.sleep(0)
-            entry["bytes_sent"] += len(chunk.data)
+            sent.bytes += len(chunk.data)
         shift += await self.pause(len(chunks))
         if plan.heartbeat > 0:
             await self.heartbeat()
@@ -308,11 +306,11 @@ class _Stream:
             return False
         if no_content(self.request.method, self.plan.response.status):
             return True
-        return self.entry.get("framing") == "length" and self.entry["chunks_sent"] == len(self.chunks)
+        return self.sent.framing == "length" and self.sent.chunks == len(self.chunks)
 
     def report(self) -> None:
         """Add what the sending layer injected to the journal's ``injected``."""
-        notes = self.entry["injected"]
+        notes = self.sent.injected
         notes.extend(self.pacing.notes(len(self.chunks)))
         if self.keepalive:
             notes.append(f"keep-alive: {self.comments} comment(s) sent, {len(self.plan.keepalive_comment)} bytes each")
@@ -329,14 +327,14 @@ class _Paced:
     client), and the write's error when one fails (``ConnectionResetError`` once the client left).
     """
 
-    __slots__ = ("chunks", "clock", "done", "entry", "index", "loop", "protocol", "scale", "shift", "writer")
+    __slots__ = ("chunks", "clock", "done", "index", "loop", "protocol", "scale", "sent", "shift", "writer")
 
     done: asyncio.Future[None]
     """Set by the stream's coroutine before each turn on the timeline."""
 
     def __init__(self, stream: _Stream, shift: float) -> None:
         self.chunks = stream.chunks
-        self.entry = stream.entry
+        self.sent = stream.sent
         self.scale = stream.plan.timing_scale
         self.shift = shift
         """Loop time (seconds) that the recorded times count from."""
@@ -359,7 +357,7 @@ class _Paced:
         """Write the chunk due, and the ones after it whose deadlines have passed too (a stream
         behind its schedule catches up at once, as a handler writing in a loop would; at most
         :data:`YIELD_EVERY`), then set the next deadline."""
-        chunks, entry, now = self.chunks, self.entry, self.loop.time()
+        chunks, sent, now = self.chunks, self.sent, self.loop.time()
         for _ in range(YIELD_EVERY):
             data = chunks[self.index].data
             try:
@@ -368,8 +366,8 @@ class _Paced:
                 self.done.set_exception(exc)
                 return
             self.index += 1
-            entry["chunks_sent"] += 1
-            entry["bytes_sent"] += len(data)
+            sent.chunks += 1
+            sent.bytes += len(data)
             if self.index == len(chunks) or self.protocol.writing_paused:
                 self.done.set_result(None)
                 return

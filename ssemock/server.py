@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -37,6 +37,7 @@ from .edge import ACCESS_NOTE, activity, error_response, refuse, stopping
 from .edge.cors import allow_cors, cross_origin, rebound_page
 from .errors import BodyTimeoutError, JSONTooDeepError, NoMatchError, ScenarioTooLargeError, SSEMockError
 from .intake import THREAD_PARSE, check_json, journal_body, read_body
+from .journal import JournalEntry, send_journal
 from .limits import MAX_SCENARIOS
 from .matching import (
     DEFAULT_MATCH_ON,
@@ -67,9 +68,6 @@ from .scenario import Scenario
 from .send import TIMELINE, drop_default_content_type, send_plan
 from .stubs import StubBook
 from .timeline import Timeline
-
-if TYPE_CHECKING:
-    from .journal import JournalEntry
 
 __all__ = ["ServerState", "create_app", "error_response"]
 
@@ -269,9 +267,7 @@ async def _scenarios(request: web.Request) -> web.Response:
 
 
 async def _journal(request: web.Request) -> web.StreamResponse:
-    from .journal import send_journal  # the admin API's reader: a server that is never asked imports none of it
-
-    return await send_journal(request, request.app[STATE].journal)
+    return await send_journal(request, [entry.to_json() for entry in request.app[STATE].journal])
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
@@ -350,22 +346,12 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
             refusal = exc
     journaled = None if refusal is not None else await journal_body(received, limits.journal_body_limit)
     state.received += 1  # from here to the append, no await: entries stay in seq order
-    entry: JournalEntry = {
-        "seq": state.received,
-        "time": time.time(),
-        "method": method,
-        "path": path,
-        "query": dict(received.query) if received.query else {},
-        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        "body": journaled,
-        "cassette": None,
-        "stub": None,
-        "interaction": None,
-        "scenario": scenario_names,
-        "seed": state.seed,
-        "status": None,
-        "outcome": None,
-    }
+    entry = JournalEntry(
+        seq=state.received, time=time.time(), method=method, path=path,
+        query=dict(received.query) if received.query else {},
+        headers=dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
+        body=journaled, scenario=scenario_names, seed=state.seed,
+    )
     state.journal.append(entry)
     request[ACCESS_NOTE] = entry
     if refusal is not None:
@@ -375,8 +361,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
     last_id = requested_id(method, headers)
     if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
         plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
-        entry["cassette"], entry["interaction"] = earlier.cassette, earlier.interaction
-        entry["resumed"] = resume(plan, last_id, stream=earlier, now=arrived)
+        entry.cassette, entry.interaction = earlier.cassette, earlier.interaction
+        entry.resumed = resume(plan, last_id, stream=earlier, now=arrived)
         return send_plan(request, plan, entry, arrived, own_cors=True)
 
     try:
@@ -394,12 +380,12 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
             hit = book.answer(received, state.seed) if quick else await _off_loop(
                 request.app, lambda _: book.answer(received, state.seed))
     except asyncio.CancelledError:
-        entry["outcome"] = "stopped" if stopping(request) else "client_gone"
+        entry.outcome = "stopped" if stopping(request) else "client_gone"
         raise
     except UnicodeEncodeError as exc:  # a lone surrogate (valid JSON) echoed into the answer
         return refuse(InvalidTextError(exc), entry)
     if hit is not None:
-        entry["stub"] = hit.stub.name
+        entry.stub = hit.stub.name
         return _serve(request, entry, arrived, scenario, Plan.of(
             hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
     if cassette_name is not None and cassette_name not in state.cassettes:
@@ -421,7 +407,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         return _refuse_foreign(request, entry, _no_match(exc, stub),
                                f"no recorded interaction matches {exc.request}",
                                "which ones come closest nor how they differ")
-    entry["cassette"], entry["interaction"] = match.cassette.name, match.index
+    entry.cassette, entry.interaction = match.cassette.name, match.index
     recorded = scenario is None and last_id is None  # sent as recorded: the plan shares the cassette's response
     plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
                    request=match.interaction.request, shared=recorded)
@@ -460,7 +446,7 @@ async def _serve(
         try:
             await _build(request.app, scenario, plan)
         except asyncio.CancelledError:
-            entry["outcome"] = "stopped" if stopping(request) else "client_gone"
+            entry.outcome = "stopped" if stopping(request) else "client_gone"
             raise
         except ScenarioTooLargeError as exc:  # the half-built plan is dropped: nothing was sent
             return refuse(ScenarioTooLargeError(exc.scenario, exc.step, exc.limit, exc.added, line_cost=exc.line_cost,
@@ -468,7 +454,7 @@ async def _serve(
     if last_id is not None:
         if (note := resume(plan, last_id)) is None:
             return refuse(UnknownEventIdError(last_id), entry)
-        entry["resumed"] = note
+        entry.resumed = note
         return await send_plan(request, plan, entry, arrived, own_cors=True)
     try:
         return await send_plan(request, plan, entry, arrived, own_cors=True)

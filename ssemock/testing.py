@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .cassette import Cassette, load
 from .errors import CassetteNotFoundError, ScenarioError
@@ -325,7 +325,7 @@ class SSEMockFixture:
         """
         if self.recorder is not None:
             return self.recorder.interactions
-        return cast("list[dict[str, Any]]", self.server.requests)  # JournalEntry dicts
+        return self.server.requests
 
     @property
     def last_request(self) -> dict[str, Any]:
@@ -395,7 +395,7 @@ class SSEMockFixture:
         """True when the replay server refused a request since the reset. Read from this thread:
         copying the journal is one step the server's thread cannot interleave with, and an entry's
         ``outcome`` is set once, before the answer is sent."""
-        return any(entry.get("outcome") == "refused" for entry in self.server.state.journal.copy())
+        return any(entry.outcome == "refused" for entry in self.server.state.journal.copy())
 
     def describe(self) -> str:
         """The journal, one line per request."""

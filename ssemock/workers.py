@@ -58,7 +58,7 @@ from gunicorn.app.base import BaseApplication
 
 from .edge.runner import make_runner
 from .errors import ServerError
-from .journal import JournalEntry, send_journal
+from .journal import send_journal
 from .matching import prepare_indexes
 from .mockserver import MockServer
 from .server import ServerState, create_app
@@ -120,8 +120,8 @@ class _Peers:
         self.master = os.getppid()
         self.runner: web.AppRunner | None = None
 
-    def tagged(self) -> list[JournalEntry]:
-        return [{**entry, "worker": self.pid} for entry in self.state.journal]
+    def tagged(self) -> list[dict[str, Any]]:
+        return [{**entry.to_json(), "worker": self.pid} for entry in self.state.journal]
 
     async def start(self, app: web.Application) -> None:
         peer = web.Application()

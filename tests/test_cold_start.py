@@ -61,9 +61,9 @@ NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "sse
               "ssemock.stubs.synth", "ssemock.stubs.inline", "ssemock.scenario.text", "yaml", "difflib", "re2",
               "tomllib", "gunicorn", "matplotlib")
 # Modules only some requests need, imported by the first of them: the SSE codec (a scenario applied, a
-# Last-Event-ID reconnect, keep-alive comments), the step base (a scenario applied), the journal's reader
-# (GET /_ssemock/requests), the plan threads' queue (a long computation).
-ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "ssemock.journal", "queue")
+# Last-Event-ID reconnect, keep-alive comments), the step base (a scenario applied), the plan threads' queue
+# (a long computation). The journal's entry record is imported by the replay server itself.
+ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "queue")
 
 
 def probe(*scenarios: Path) -> str:

@@ -28,7 +28,6 @@ from ssemock import (
     Interaction,
     MockServer,
     Recorder,
-    RecorderConfigError,
     Request,
     Response,
     ScenarioError,
@@ -109,7 +108,7 @@ def test_the_defaults_and_bad_options() -> None:
     for option in ({"max_request_body": -1}, {"journal_capacity": 0}, {"journal_body_limit": 1.5}):
         with pytest.raises(ConfigError, match=next(iter(option))):
             MockServer(**option)
-    with pytest.raises(RecorderConfigError, match="max_request_body: expected an integer >= 0"):
+    with pytest.raises(ConfigError, match="max_request_body: expected an integer >= 0"):
         Recorder("http://127.0.0.1:9", max_request_body=-5)
 
 
@@ -366,7 +365,7 @@ async def test_large_bodies_leave_the_loop_answering(tmp_path: Path) -> None:
         task.cancel()
         assert [a.status_code for a in answers] == [404, 400, 404]
         assert during >= 2  # the probe ran while the bodies were handled
-        journaled = sorted((e["body"] or {}).get("size", 0) for e in server.state.journal)
+        journaled = sorted((e.body or {}).get("size", 0) for e in server.state.journal)
         assert journaled == sorted([0, len(bodies[0]), len(bodies[2])])  # the refused deep one: no body
 
 

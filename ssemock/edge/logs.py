@@ -25,8 +25,8 @@ import logging
 import resource
 import sys
 import time
-from collections.abc import Mapping
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Protocol, TextIO
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
@@ -35,10 +35,13 @@ from aiohttp.http_exceptions import HttpProcessingError
 __all__ = [
     "ACCESS_LOGGER",
     "ACCESS_NOTE",
+    "NO_NOTE",
     "ROUTED",
     "SELF_REPORTED",
     "SERVER_LOGGER",
     "AccessLogger",
+    "AccessNote",
+    "Outcome",
     "access_line",
     "configure_logging",
     "limit_accept_errors",
@@ -46,9 +49,43 @@ __all__ = [
 
 ACCESS_LOGGER = logging.getLogger("ssemock.access")
 SERVER_LOGGER = logging.getLogger("ssemock.server")
-# What the handler knows of a request (a journal entry): ``cassette``, ``interaction``,
-# ``stub``, ``scenario``, ``status``, ``outcome``, ``bytes_sent``, each optional.
-ACCESS_NOTE: web.RequestKey[Mapping[str, Any]] = web.RequestKey("ssemock_access_note")
+
+
+class AccessNote(Protocol):
+    """What the handler knows of a request for its access line (a :class:`ssemock.journal.JournalEntry`,
+    or an :class:`Outcome`); each field may be None."""
+
+    @property
+    def status(self) -> int | None: ...
+    @property
+    def outcome(self) -> str | None: ...
+    @property
+    def bytes_sent(self) -> int | None: ...
+    @property
+    def cassette(self) -> str | None: ...
+    @property
+    def interaction(self) -> int | None: ...
+    @property
+    def stub(self) -> str | None: ...
+    @property
+    def scenario(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An access note that knows only how the answer ended (e.g. ``client_gone``)."""
+
+    outcome: str | None
+    status: int | None = None
+    bytes_sent: int | None = None
+    cassette: str | None = None
+    interaction: int | None = None
+    stub: str | None = None
+    scenario: str | None = None
+
+
+NO_NOTE = Outcome(None)
+ACCESS_NOTE: web.RequestKey[AccessNote] = web.RequestKey("ssemock_access_note")
 # Set on requests whose handler writes its own line (the recorder's progress line).
 SELF_REPORTED: web.RequestKey[bool] = web.RequestKey("ssemock_self_reported")
 # Set on every request that reached the application (the others were refused by the HTTP parser).
@@ -72,19 +109,19 @@ def access_line(
     remote = request.remote or "-"
     if not request.get(ROUTED):  # refused by the HTTP parser: no method, no path
         return f"malformed HTTP request from {remote} -> {status}: {_clean(' '.join((reason or '').split()), 200)}"
-    note = request.get(ACCESS_NOTE) or {}
-    status = note.get("status") or status
-    outcome = note.get("outcome") or outcome or ("refused" if (status or 0) >= 400 else "complete")
-    sent = note.get("bytes_sent", body_bytes)
+    note = request.get(ACCESS_NOTE, NO_NOTE)
+    status = note.status or status
+    outcome = note.outcome or outcome or ("refused" if (status or 0) >= 400 else "complete")
+    sent = body_bytes if note.bytes_sent is None else note.bytes_sent
     line = (f"{request.method} {_clean(request.rel_url.raw_path, 300)} -> {status if status is not None else '-'} "
             f"{outcome}, {sent if sent is not None else '-'} bytes, {seconds * 1000:.0f} ms")
-    if note.get("cassette"):
-        index = note.get("interaction")
-        line += f"; cassette {_clean(str(note['cassette']), 120)}" + (f" #{index}" if index is not None else "")
-    if note.get("stub"):
-        line += f"; stub {_clean(str(note['stub']), 120)}"
-    if note.get("scenario"):
-        line += f"; scenario {_clean(str(note['scenario']), 120)}"
+    if note.cassette:
+        index = note.interaction
+        line += f"; cassette {_clean(note.cassette, 120)}" + (f" #{index}" if index is not None else "")
+    if note.stub:
+        line += f"; stub {_clean(note.stub, 120)}"
+    if note.scenario:
+        line += f"; scenario {_clean(note.scenario, 120)}"
     return f"{line}; from {remote}"
 
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from ..errors import SSEMockError
 
-__all__ = ["error_response", "refuse"]
+__all__ = ["Refused", "error_response", "refuse"]
 
-if TYPE_CHECKING:  # a type only: a TypedDict made at import compiles its annotations at every start
+class Refused(Protocol):
+    """The fields of a journal entry (:class:`ssemock.journal.JournalEntry`) that a refusal sets."""
 
-    class Refused(TypedDict, total=False):
-        """The fields of a journal entry (:class:`ssemock.journal.JournalEntry`) that a refusal sets."""
-
-        status: int | None
-        outcome: str | None
-        error: dict[str, Any]
+    status: int | None
+    outcome: str | None
+    error: dict[str, Any] | None
 
 
 def refuse(error: SSEMockError, entry: Refused | None = None, *, shown: str | None = None) -> web.Response:
@@ -32,7 +30,7 @@ def refuse(error: SSEMockError, entry: Refused | None = None, *, shown: str | No
     """
     body = {"type": error.code, "message": str(error), **error.details()}
     if entry is not None:
-        entry["status"], entry["outcome"], entry["error"] = error.status, "refused", body
+        entry.status, entry.outcome, entry.error = error.status, "refused", body
     reply = web.json_response({"error": body if shown is None else {"type": error.code, "message": shown}},
                               status=error.status)
     if error.close:

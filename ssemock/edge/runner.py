@@ -28,6 +28,7 @@ from .guard import admin_path, refusal
 from .logs import (
     ACCESS_LOGGER,
     ACCESS_NOTE,
+    NO_NOTE,
     ROUTED,
     SELF_REPORTED,
     SERVER_LOGGER,
@@ -134,8 +135,7 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
         return _body_timeout_reply(request, edge.options.body_timeout)
     except asyncio.CancelledError:
         if not request.get(SELF_REPORTED):
-            note = request.get(ACCESS_NOTE) or {}
-            outcome = note.get("outcome") or ("stopped" if edge.stopping else "client_gone")
+            outcome = request.get(ACCESS_NOTE, NO_NOTE).outcome or ("stopped" if edge.stopping else "client_gone")
             ACCESS_LOGGER.info(access_line(request, None, loop.time() - started, outcome=outcome))
         raise
     finally:

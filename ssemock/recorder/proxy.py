@@ -43,6 +43,7 @@ import concurrent.futures
 import contextlib
 import io
 import re
+import time
 from collections import Counter
 from dataclasses import replace
 
@@ -164,11 +165,14 @@ async def _replay(
     index = indexes[match.index]
     store.played[(store.name, index)] = store.played.get((store.name, index), 0) + 1
     response = store.entries[index].interaction(with_chunks=True).response
-    entry: JournalEntry = {}  # what send_plan notes of the replay
+    # what send_plan notes of the replay (not journaled: the recorder's record is its progress row)
+    entry = JournalEntry(seq=0, time=time.time(), method=received.method, path=info.path, query={}, headers={},
+                         body=None, scenario=None, seed=0)
     listed = st.progress.begin(replace(info, action="replayed", status=response.status))  # listed from now on
     sent = await send_plan(request, Plan.of(response, timing_scale=st.options.replay_timing_scale), entry, arrived)
-    listed.bytes, listed.chunks = entry.get("bytes_sent", 0), entry.get("chunks_sent", 0)
-    listed.end = entry.get("outcome")
+    if entry.sent is not None:
+        listed.bytes, listed.chunks = entry.sent.bytes, entry.sent.chunks
+    listed.end = entry.outcome
     st.progress.finish(listed)
     return sent
 
