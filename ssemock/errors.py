@@ -94,6 +94,12 @@ class SSEMockError(Exception):
         """The JSON error's fields besides ``type`` and ``message``: each of :attr:`detail_names`."""
         return {name: getattr(self, name) for name in self.detail_names}
 
+    def withheld(self) -> tuple[str, str] | None:
+        """What a web page of another origin is told instead of the message, when the message holds
+        what the server serves or has recorded: ``(what failed, what is not told)``; None: the
+        whole error may be told."""
+        return None
+
 
 class _FileFieldError(SSEMockError, ValueError):
     """An error in a data file, naming the file, the field and what was expected.
@@ -327,6 +333,9 @@ class NoMatchError(SSEMockError, LookupError):
     def details(self) -> dict[str, Any]:
         """``closest``, and ``closest_stub`` when there is one."""
         return {"closest": self.closest} | ({} if self.closest_stub is None else {"closest_stub": self.closest_stub})
+
+    def withheld(self) -> tuple[str, str]:
+        return f"no recorded interaction matches {self.request}", "which ones come closest nor how they differ"
 
 
 class JSONTooDeepError(SSEMockError, ValueError):

@@ -99,6 +99,9 @@ class UnknownScenarioError(RequestError, LookupError):
         self.known = sorted(known)
         super().__init__(message)
 
+    def withheld(self) -> tuple[str, str]:
+        return "a scenario named is not served", "which one, nor the scenarios served"
+
 
 class BadCassetteError(RequestError, ValueError):
     """The cassette a request sent to the recorder names: an invalid name, or a file that does not load."""
@@ -148,6 +151,9 @@ class UnknownCassetteError(CassetteNotFoundError):
     def __init__(self, name: str, known: Iterable[str]) -> None:
         super().__init__(name)
         self.known = sorted(known)
+
+    def withheld(self) -> tuple[str, str]:
+        return f"no cassette named {self.name!r}", "the cassettes served"
 
 
 class NotRecordedError(NoMatchError):

@@ -1,4 +1,5 @@
-"""The replay server: aiohttp app factory, replay handler, admin routes, journal.
+"""The replay server: aiohttp app factory, the replay handler over the pipeline's stages
+(:mod:`ssemock.receive` → :mod:`ssemock.choose` → :mod:`ssemock.shape` → :mod:`ssemock.send`), admin routes.
 
 HTTP contract (design §4):
 
@@ -21,136 +22,33 @@ The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenari
 from __future__ import annotations
 
 import asyncio
-import re
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, TypeVar
-from urllib.parse import unquote
+from collections.abc import Coroutine
+from typing import Any
 
 from aiohttp import web
 
-from .cassette import Cassette, Request
-from .config import Limits
-from .edge import ACCESS_NOTE, activity, error_response, refuse, stopping
-from .edge.cors import allow_cors, cross_origin, rebound_page
-from .errors import BodyTimeoutError, JSONTooDeepError, NoMatchError, ScenarioTooLargeError, SSEMockError
-from .intake import THREAD_PARSE, check_json, journal_body, read_body
-from .journal import JournalEntry, send_journal
-from .limits import MAX_SCENARIOS
-from .matching import (
-    DEFAULT_MATCH_ON,
-    IndexCache,
-    PlayCounts,
-    describe,
-    find_interaction,
-    indexes_ready,
-    key_request,
-    prepare_indexes,
-)
+from .cassette import Cassette
+from .choose import Answer, choose
+from .edge import activity, error_response, refuse
+from .edge.cors import allow_cors
+from .errors import SSEMockError
+from .journal import send_journal
+from .matching import describe, prepare_indexes
 from .offloop import OffLoop
 from .plan import Plan
-from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
-from .refusals import (
-    BodyTooLargeError,
-    CrossOriginError,
-    InvalidTextError,
-    TooManyScenariosError,
-    UnknownAdminPathError,
-    UnknownCassetteError,
-    UnknownEventIdError,
-    UnknownScenarioError,
-    UnreadableBodyError,
-)
-from .resume import ResumeBook, requested_id, resume
-from .scenario import Scenario
+from .receive import Exchange, receive
+from .refusals import UnknownAdminPathError
 from .send import TIMELINE, drop_default_content_type, send_plan
-from .stubs import StubBook
+from .shape import shape
+from .state import OFF_LOOP, STATE, ServerState
 from .timeline import Timeline
 
 __all__ = ["ServerState", "create_app", "error_response"]
 
-_T = TypeVar("_T")
-_PREFIX = re.compile(r"^/_ssemock/([cs])/([^/]+)(/.*)?$")
-STATE: web.AppKey[ServerState] = web.AppKey("ssemock_state")
-OFF_LOOP: web.AppKey[OffLoop] = web.AppKey("ssemock_off_loop", OffLoop)
 REPLAY_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
-_BODY_OPTION = "MockServer(limits=Limits(max_request_body=BYTES)) or ssemock serve --max-request-body BYTES"
 # Every other /_ssemock path but the replay prefixes: /_ssemock itself, and below it. Routed apart from the
 # replay paths (under /_ssemock, not /), so that resolving a replay path never tries this pattern.
 ADMIN_ELSE = ("/_ssemock", r"/_ssemock/{tail:(?![cs]/).*}")
-_DEPTH_OPTION = "MockServer(limits=Limits(max_json_depth=N)) or ssemock serve --max-json-depth N"
-_GROWTH_OPTION = ("MockServer(limits=Limits(max_scenario_growth=BYTES)) or ssemock serve --max-scenario-growth "
-                  "BYTES")
-
-
-class ServerState:
-    """Everything one replay server knows: cassettes, scenarios, options, journal.
-
-    Attributes:
-        cassettes: cassettes by name, in matching priority order.
-        scenarios: scenarios by name.
-        scenario: the default scenario names (comma-separated), or None.
-        cassette: the default cassette name (used when a request names none), or None.
-        match_on: matcher names (see :mod:`ssemock.matching`).
-        strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
-            is matched on every matcher of ``match_on``, the body included; False: the
-            body only chooses among its interactions.
-        timing_scale: multiplies recorded times; 0 = no delays.
-        journal: one dict per request received, in order; a ring of ``limits.journal_capacity``
-            entries (default 1,000): the oldest is dropped first.
-        limits: the bounds on a request (:class:`~ssemock.config.Limits`: body size, JSON depth,
-            scenario growth, journal).
-        received: requests journaled since the last reset (the ``seq`` of the latest).
-        stubs: synthesized answers, consulted before the cassettes (see :mod:`ssemock.stubs`).
-        streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
-        cors_origins: the origins whose pages may read replay answers besides the loopback ones
-            (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
-    """
-
-    def __init__(
-        self,
-        cassettes: dict[str, Cassette] | None = None,
-        scenarios: dict[str, Scenario] | None = None,
-        scenario: str | None = None,
-        cassette: str | None = None,
-        match_on: Sequence[str] = DEFAULT_MATCH_ON,
-        strict: bool = False,
-        timing_scale: float = 1.0,
-        journal: deque[JournalEntry] | None = None,
-        played: dict[tuple[str, int], int] | None = None,
-        indexes: IndexCache | None = None,
-        seed: int = 0,
-        limits: Limits | None = None,
-        received: int = 0,
-        stubs: StubBook | None = None,
-        streams: ResumeBook | None = None,
-        cors_origins: tuple[str, ...] = (),
-    ) -> None:
-        self.cassettes = {} if cassettes is None else cassettes
-        self.scenarios = {} if scenarios is None else scenarios
-        self.scenario = scenario
-        self.cassette = cassette
-        self.match_on = match_on
-        self.strict = strict
-        self.timing_scale = timing_scale
-        self.limits = Limits() if limits is None else limits
-        self.journal = deque(maxlen=self.limits.journal_capacity) if journal is None else journal
-        self.played = PlayCounts() if played is None else played
-        self.indexes = IndexCache() if indexes is None else indexes
-        self.seed = seed
-        self.received = received
-        self.stubs = StubBook() if stubs is None else stubs
-        self.streams = ResumeBook() if streams is None else streams
-        self.cors_origins = cors_origins
-
-    def reset(self) -> None:
-        """Clear the journal, the play counts and the streams kept for resuming."""
-        self.journal.clear()
-        self.played.clear()
-        self.streams.clear()
-        self.received = 0
 
 
 def create_app(state: ServerState) -> web.Application:
@@ -277,241 +175,43 @@ async def _clear_journal(request: web.Request) -> web.Response:
     return web.json_response({"cleared": count})
 
 
-def _split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
-    """Remove ``/_ssemock/c/NAME`` and ``/_ssemock/s/NAMES`` prefixes (any order).
-
-    Works on the raw (still percent-encoded) path, so a cassette in a subdirectory is
-    reachable as ``/_ssemock/c/openai%2Fchat/...``; returns the decoded provider path.
-    """
-    if not raw_path.startswith("/_ssemock/"):  # no prefix (the usual case): no pattern to try
-        return unquote(raw_path), None, None
-    cassette = scenario = None
-    path = raw_path
-    while (m := _PREFIX.match(path)) is not None:
-        if m.group(1) == "c":
-            cassette = unquote(m.group(2))
-        else:
-            scenario = unquote(m.group(2))
-        path = m.group(3) or "/"
-    return unquote(path), cassette, scenario
-
-
 async def _replay(request: web.Request) -> web.StreamResponse:
-    answer = await _answer(request)
-    # The matching's locals (the request's copy, its parsed body, the candidates) are gone by now,
+    sending = await _answer(request)
+    # The choosing's locals (the request's copy, its parsed body, the candidates) are gone by now,
     # not held for the whole stream: each live one is work for every garbage collection meanwhile.
-    return answer if isinstance(answer, web.StreamResponse) else await answer
+    return sending if isinstance(sending, web.StreamResponse) else await sending
 
 
 async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, Any, web.StreamResponse]:
-    """The answer to a replayed request: a refusal, or the sending of its plan, not started yet."""
+    """The replay pipeline (design §2): receive → choose → shape, then the sending, not started yet;
+    or the refusal, from whichever stage raised it."""
     state = request.app[STATE]
-    arrived = asyncio.get_running_loop().time()
-    if state.timing_scale:
-        # Requests that arrived together all note their arrival before any is answered: recorded
-        # times count from it, and replaying one would otherwise delay the others' schedules.
-        await asyncio.sleep(0)
-    url, headers, method = request.rel_url, request.headers, request.method
-    path, cassette_name, scenario_names = _split_prefixes(url.raw_path)
-    if path.startswith("/_ssemock/"):
-        return refuse(UnknownAdminPathError(request.path))
-    cassette_name = headers.get("X-SSEMock-Cassette", cassette_name)
-    named = bool(cassette_name)  # a request naming its cassette is answered from it, never by a stub
-    cassette_name = cassette_name or state.cassette
-    scenario_names = headers.get("X-SSEMock-Scenario", scenario_names) or state.scenario
-    body: bytes | None = None
-    refusal: SSEMockError | None = None
     try:
-        body = await read_body(request, state.limits.max_request_body, _BODY_OPTION)
-    except web.HTTPException:
-        raise  # aiohttp's own answers
-    except (BodyTooLargeError, BodyTimeoutError) as exc:  # a timeout: journaled; the network edge answers the 408
-        refusal = exc
-    except Exception as exc:  # e.g. a body labelled gzip that is not gzip
-        request.content.feed_eof()  # nothing more to drain after the answer
-        refusal = UnreadableBodyError(str(exc))
-    received = Request(
-        method=method,
-        path=path,
-        # Secret query parameters are never recorded, so they are neither matched nor echoed.
-        query=redact_pairs(request.query.items(), SECRET_QUERY_PARAMS) if url.raw_query_string else [],
-        headers=list(headers.items()),
-        body=body,
-    )
-    limits = state.limits
-    if refusal is None:
-        try:
-            await check_json(received, limits.max_json_depth, _DEPTH_OPTION)
-        except JSONTooDeepError as exc:
-            refusal = exc
-    journaled = None if refusal is not None else await journal_body(received, limits.journal_body_limit)
-    state.received += 1  # from here to the append, no await: entries stay in seq order
-    entry = JournalEntry(
-        seq=state.received, time=time.time(), method=method, path=path,
-        query=dict(received.query) if received.query else {},
-        headers=dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        body=journaled, scenario=scenario_names, seed=state.seed,
-    )
-    state.journal.append(entry)
-    request[ACCESS_NOTE] = entry
-    if refusal is not None:
-        return refuse(refusal, entry)
-    if rebound_page(request, state.cors_origins):  # CORS cannot keep the answer from this page
-        return refuse(_rebound(request), entry)
-    last_id = requested_id(method, headers)
-    if last_id is not None and (earlier := state.streams.find(last_id, path)) is not None:
-        plan = Plan.of(earlier.response, seed=state.seed, timing_scale=state.timing_scale)
-        entry.cassette, entry.interaction = earlier.cassette, earlier.interaction
-        entry.resumed = resume(plan, last_id, stream=earlier, now=arrived)
-        return send_plan(request, plan, entry, arrived, own_cors=True)
-
+        exchange = await receive(request, state)
+    except UnknownAdminPathError as exc:
+        return refuse(exc)
     try:
-        scenario = _scenario(state, scenario_names)
-    except UnknownScenarioError as exc:  # the scenarios served are the user's: not told to other origins
-        return _refuse_foreign(request, entry, exc, "a scenario named is not served",
-                               "which one, nor the scenarios served")
-    except TooManyScenariosError as exc:
-        return refuse(exc, entry)
+        exchange.admit(state)
+        answer = await choose(exchange, state)
+        plan = await shape(exchange, answer, state)
+    except SSEMockError as exc:
+        return exchange.refuse(exc)
+    return _send(exchange, answer, plan)
+
+
+async def _send(exchange: Exchange, answer: Answer, plan: Plan) -> web.StreamResponse:
+    """Send ``plan`` (:func:`~ssemock.send.send_plan`); a recorded answer that is not a reconnect is kept
+    for ``Last-Event-ID`` reconnects, also when the client left (it may come back)."""
+    request = exchange.request
+    remember = answer.remember if exchange.route.last_event_id is None else None
     try:
-        # A large reply takes a while to synthesize: off the loop, which goes on answering meanwhile.
-        book, hit = state.stubs, None
-        if len(book) and not named:
-            quick = book.quick(received)  # a thread would cost more than a short answer
-            hit = book.answer(received, state.seed) if quick else await _off_loop(
-                request.app, lambda _: book.answer(received, state.seed))
-    except asyncio.CancelledError:
-        entry.outcome = "stopped" if stopping(request) else "client_gone"
-        raise
-    except UnicodeEncodeError as exc:  # a lone surrogate (valid JSON) echoed into the answer
-        return refuse(InvalidTextError(exc), entry)
-    if hit is not None:
-        entry.stub = hit.stub.name
-        return _serve(request, entry, arrived, scenario, Plan.of(
-            hit.response, seed=state.seed, timing_scale=state.timing_scale, request=received))
-    if cassette_name is not None and cassette_name not in state.cassettes:
-        return _refuse_foreign(request, entry, UnknownCassetteError(cassette_name, state.cassettes),
-                               f"no cassette named {cassette_name!r}", "the cassettes served")
-    pool = [state.cassettes[cassette_name]] if cassette_name else list(state.cassettes.values())
-    if not indexes_ready(state.indexes, pool, state.match_on):
-        # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
-        # interactions), so the server goes on answering meanwhile.
-        await asyncio.to_thread(prepare_indexes, state.indexes, pool, state.match_on)
-    if pool and len(received.body or b"") > THREAD_PARSE:  # its canonical JSON text: off the loop
-        await asyncio.to_thread(key_request, received, state.match_on)
-    try:
-        match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
-                                 explicit=cassette_name is not None and not state.strict)
-    except NoMatchError as exc:
-        # scoring thousands of stubs takes a while: off the loop
-        stub = await _off_loop(request.app, lambda _: state.stubs.closest(received)) if len(state.stubs) else None
-        return _refuse_foreign(request, entry, _no_match(exc, stub),
-                               f"no recorded interaction matches {exc.request}",
-                               "which ones come closest nor how they differ")
-    entry.cassette, entry.interaction = match.cassette.name, match.index
-    recorded = scenario is None and last_id is None  # sent as recorded: the plan shares the cassette's response
-    plan = Plan.of(match.interaction.response, seed=state.seed, timing_scale=state.timing_scale,
-                   request=match.interaction.request, shared=recorded)
-    return _serve(request, entry, arrived, scenario, plan, last_id=last_id,
-                  remember=(path, match.cassette.name, match.index), recorded=recorded)
-
-
-def _rebound(request: web.Request) -> CrossOriginError:
-    """The 403 to a page that reached the server through DNS rebinding (:func:`~ssemock.edge.cors.rebound_page`)."""
-    origin = request.headers.get("Origin", "")
-    return CrossOriginError(
-        f"Origin {origin[:200]!r} names a host this server does not answer web pages under (not localhost, a "
-        "loopback address, the address it is bound to nor an --allow-host name): a web page reaching it through "
-        "DNS rebinding sends its own name, and may read no replay; use http://127.0.0.1:PORT, or allow the name "
-        "with --allow-host / allowed_hosts")
-
-
-def _no_match(exc: NoMatchError, stub: dict[str, Any] | None) -> NoMatchError:
-    """The 404 for a request nothing answers: the closest interactions, and the closest stub."""
-    if stub is None:
-        return exc
-    message = f"{exc}\nclosest stub: {stub['stub']} ({stub['match']}): {'; '.join(stub['differences'])}"
-    return NoMatchError(message, exc.request, exc.closest, closest_stub=stub)
-
-
-async def _serve(
-    request: web.Request, entry: JournalEntry, arrived: float, scenario: Scenario | None, plan: Plan,
-    *, last_id: str | None = None, remember: tuple[str, str, int] | None = None, recorded: bool = False,
-) -> web.StreamResponse:
-    """Apply ``scenario`` to ``plan``, then send it: after the event ``last_id`` when given (a reconnect,
-    404 ``ssemock_unknown_event_id`` when no event set it), and kept for reconnects when ``remember``
-    (path, cassette name, interaction index) is given; ``recorded``: the plan sends a cassette's own
-    response as it is (see :meth:`~ssemock.resume.ResumeBook.register`)."""
-    if scenario is not None:
-        plan.growth_limit = request.app[STATE].limits.max_scenario_growth
-        try:
-            await _build(request.app, scenario, plan)
-        except asyncio.CancelledError:
-            entry.outcome = "stopped" if stopping(request) else "client_gone"
-            raise
-        except ScenarioTooLargeError as exc:  # the half-built plan is dropped: nothing was sent
-            return refuse(ScenarioTooLargeError(exc.scenario, exc.step, exc.limit, exc.added, line_cost=exc.line_cost,
-                                                option=_GROWTH_OPTION), entry)
-    if last_id is not None:
-        if (note := resume(plan, last_id)) is None:
-            return refuse(UnknownEventIdError(last_id), entry)
-        entry.resumed = note
-        return await send_plan(request, plan, entry, arrived, own_cors=True)
-    try:
-        return await send_plan(request, plan, entry, arrived, own_cors=True)
-    finally:  # also when the client left: it may come back with Last-Event-ID
+        return await send_plan(request, plan, exchange.entry, exchange.arrived, own_cors=True)
+    finally:
         if remember is not None:
             path, cassette, index = remember
             request.app[STATE].streams.register(plan, path, cassette, index, asyncio.get_running_loop().time(),
-                                                recorded=recorded)
-
-
-async def _build(app: web.Application, scenario: Scenario, plan: Plan) -> None:
-    """Apply ``scenario`` to ``plan`` off the loop (:func:`_off_loop`; steps may rebuild a large body)."""
-    await _off_loop(app, lambda cancelled: scenario.apply(plan, cancelled.is_set))
-
-
-async def _off_loop(app: web.Application, work: Callable[[threading.Event], _T]) -> _T:
-    """``work(cancelled)`` run on one of the server's few threads (:class:`~ssemock.offloop.OffLoop`,
-    :data:`~ssemock.offloop.PLAN_THREADS`), so that the server goes on answering meanwhile.
-
-    When the waiting handler is cancelled (its client left, or the server stops), ``cancelled``
-    is set: queued work never runs, running work may check it and stop early; the result is dropped.
-    """
-    return await app[OFF_LOOP].run(work)
+                                                recorded=exchange.scenario is None)
 
 
 async def _close_off_loop(app: web.Application) -> None:
     app[OFF_LOOP].close()
-
-
-def _scenario(state: ServerState, names: str | None) -> Scenario | None:
-    """The scenario composed of ``names`` (comma-separated), or None when there are none.
-
-    Raises:
-        TooManyScenariosError: more than :data:`~ssemock.limits.MAX_SCENARIOS` names.
-        UnknownScenarioError: a name that is not served, or no name at all (``,``).
-    """
-    if not names:
-        return None
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if len(wanted) > MAX_SCENARIOS:
-        raise TooManyScenariosError(len(wanted), MAX_SCENARIOS)
-    unknown = [n for n in wanted if n not in state.scenarios]
-    if unknown or not wanted:
-        named = f"no scenario named {unknown[0]!r}" if unknown else \
-            f"no scenario named in {names[:80]!r}: expected scenario names, comma-separated"
-        raise UnknownScenarioError(named, state.scenarios)
-    return Scenario.compose(state.scenarios[n] for n in wanted)
-
-
-def _refuse_foreign(
-    request: web.Request, entry: JournalEntry, error: SSEMockError, failed: str, withheld: str,
-) -> web.Response:
-    """:func:`~ssemock.edge.replies.refuse`; but a page of another origin (:func:`~ssemock.edge.cors.cross_origin`,
-    allowed by CORS or not) gets the error's type and a message saying what ``failed`` and what is ``withheld``,
-    naming the journal, not the cassette names, the closest interactions nor how the request differs
-    from them (recorded prompts). The journal keeps the whole error."""
-    shown = None if not cross_origin(request) else (
-        f"{failed}; a web page of another origin is not told {withheld}: see the journal (GET /_ssemock/requests "
-        "from curl or the server's own origin, MockServer.requests), which holds the whole error")
-    return refuse(error, entry, shown=shown)

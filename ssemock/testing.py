@@ -318,13 +318,13 @@ class SSEMockFixture:
     # ---- the journal -------------------------------------------------------------
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """The journal of this test: one dict per request received, oldest first.
-
-        In a record mode, the recorder's interactions instead (keys ``seq``, ``action``,
-        ``cassette``, ``method``, ``path``, ``status``, ``bytes``, ``chunks``, ``end``...).
+        """The journal of this test: one dict per request received, oldest first
+        (:meth:`ssemock.journal.JournalEntry.to_json`), in every record mode: in one that records, the
+        recorder's records have the same keys and its own besides (``action``, ``end``, ``events``, ...:
+        :meth:`ssemock.recorder.progress.ProgressRow.to_journal`).
         """
         if self.recorder is not None:
-            return self.recorder.interactions
+            return self.recorder.journal
         return self.server.requests
 
     @property

@@ -243,6 +243,11 @@ class Recorder:
         """One dict per request handled so far: each :class:`ProgressRow`'s fields, copied."""
         return [dataclasses.asdict(row) for row in self._progress.interactions]
 
+    @property
+    def journal(self) -> list[dict[str, Any]]:
+        """One record per request handled so far, in the replay journal's shape (:meth:`ProgressRow.to_journal`)."""
+        return [row.to_journal() for row in self._progress.interactions]
+
     def summary(self) -> str:
         """One line: what was recorded, replayed or refused, and into which cassettes."""
         return self._progress.summary()

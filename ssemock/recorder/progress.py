@@ -22,9 +22,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = ["Progress", "ProgressRow"]
+
+
+_OUTCOMES = {"clean": "complete", "timeout": "cut"}
+"""How a recorded answer's end reads as a journal outcome (the others are the same word)."""
 
 
 @dataclass
@@ -62,6 +66,22 @@ class ProgressRow:
     filtered: list[str] = field(default_factory=list)
     error: str | None = None
     seq: int = 0
+
+    def to_journal(self) -> dict[str, Any]:
+        """The row in the replay journal's shape (:meth:`ssemock.journal.JournalEntry.to_json`: ``seq``,
+        ``method``, ``path``, ``cassette``, ``status``, ``outcome``, ``chunks_sent``, ``bytes_sent``...),
+        with the recorder's own fields besides: ``action``, ``end``, ``events``, ``ttfb``, ``duration``,
+        ``filtered`` and ``write_error`` (this row's :attr:`error`)."""
+        end = self.end
+        outcome = {"refused": "refused", "failed": "error"}.get(self.action) or (
+            None if end is None else _OUTCOMES.get(end, end))
+        return {
+            "seq": self.seq, "method": self.method, "path": self.path, "query": {}, "headers": {}, "body": None,
+            "cassette": self.cassette, "stub": None, "interaction": None, "scenario": None, "seed": 0,
+            "status": self.status, "outcome": outcome, "chunks_sent": self.chunks, "bytes_sent": self.bytes,
+            "action": self.action, "end": self.end, "events": self.events, "ttfb": self.ttfb,
+            "duration": self.duration, "filtered": list(self.filtered), "write_error": self.error,
+        }
 
     def line(self) -> str:
         """The one-line description of the interaction."""
