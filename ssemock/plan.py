@@ -302,16 +302,14 @@ def dispatch_offsets(body: bytes) -> list[int]:
     a meta-only block dispatches nothing). The offset is after the whole line end,
     so a CRLF is never split.
     """
-    from .sse import Decoder, Event  # a plain replay never decodes its stream: imported on first use
+    from .sse import Decoder, Event, LineSplitter  # a plain replay never decodes its stream: imported on first use
 
     decoder = Decoder()
     offsets: list[int] = []
     pos = 0
-    for line in body.splitlines(keepends=True):  # bytes: split at CRLF, CR and LF only
+    for line in LineSplitter().feed(body):  # not closed: an unfinished last line dispatches nothing
         pos += len(line)
         text = line.rstrip(b"\r\n")
-        if len(text) == len(line):
-            break  # the last line has no end: it dispatches nothing
         if len(text) > _SCAN:  # the field name decides; a long value would only cost time
             line = text[:_SCAN] + line[len(text) :]
         if any(isinstance(item, Event) for item in decoder.feed(line)):

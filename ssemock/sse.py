@@ -6,7 +6,9 @@ https://html.spec.whatwg.org/multipage/server-sent-events.html
 
 The decoder takes bytes split anywhere (inside a UTF-8 character, between the CR
 and LF of a CRLF) and returns what a conforming user agent would see: dispatched
-:class:`Event` objects and, for observability, :class:`Comment` lines. No
+:class:`Event` objects and, for observability, :class:`Comment` lines. Under it,
+:class:`LineSplitter` cuts the bytes into lines; it is the one place that ends
+lines (CRLF, LF or CR), for the decoder and for every other reader of lines. No
 aiohttp or other I/O import lives here.
 
 Deliberate additions to the spec, which keep its results unchanged:
@@ -21,17 +23,19 @@ Deliberate additions to the spec, which keep its results unchanged:
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Comment", "Decoder", "Event", "decode", "encode", "split_blocks"]
+__all__ = ["BLANK_LINES", "Comment", "Decoder", "Event", "LineSplitter", "decode", "encode", "split_blocks"]
 
-# §9.2.5: end-of-line = ( cr lf / cr / lf ) — the one line-end rule, for text and for bytes.
-_EOL_RULE = r"\r\n|\r|\n"
-_EOL = re.compile(_EOL_RULE)
-_EOL_BYTES = re.compile(_EOL_RULE.encode("ascii"))
+# §9.2.5: end-of-line = ( cr lf / cr / lf ). Bytes are cut by LineSplitter (bytes.splitlines ends
+# lines at exactly these three); this pattern splits the text values encode() writes, where
+# str.splitlines would also end lines at U+2028, U+0085 and others.
+_EOL = re.compile(r"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+BLANK_LINES = frozenset({b"\n", b"\r\n", b"\r"})
+"""A blank line as :class:`LineSplitter` returns it: its end alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,94 @@ class Comment:
     text: str
 
 
+class LineSplitter:
+    """Bytes split anywhere → complete lines, each with its end (WHATWG §9.2.5, sans I/O).
+
+    A line ends at CRLF, LF or CR. A CR ends its line at once, also as the last byte of a
+    feed (a user agent dispatches on it without waiting for more bytes); a LF that starts
+    the next feed completes that CRLF and is dropped, so such a line comes back ending in
+    ``b"\\r"``. Fed a whole body at once, the lines join back to it exactly
+    (:meth:`close` gives the unfinished last line).
+
+    Args:
+        keep: None keeps every byte of a line. A number (at least 1) bounds the memory a
+            line that spans feeds takes: of its bytes in earlier feeds only the first
+            ``keep`` are held, so such a line may come back with bytes missing after its
+            first ``keep``; those and its end are always right (a line within one feed
+            comes back whole). A caller that sets it reads only a line's start and end.
+
+    Raises:
+        ValueError: a ``keep`` below 1.
+
+    Example::
+
+        >>> lines = LineSplitter()
+        >>> lines.feed(b"data: a\\r") + lines.feed(b"\\nid") + lines.feed(b": 1\\n\\n")
+        [b'data: a\\r', b'id: 1\\n', b'\\n']
+    """
+
+    __slots__ = ("_held", "_keep", "_pieces", "_skip_lf")
+
+    def __init__(self, keep: int | None = None) -> None:
+        if keep is not None and keep < 1:
+            raise ValueError(f"LineSplitter keep must be >= 1 byte, got {keep}")
+        self._keep = keep
+        self._pieces: list[bytes] = []  # the start of the unfinished line
+        self._held = 0  # bytes in _pieces, counted when keep is set
+        self._skip_lf = False  # the last feed ended in CR: a leading LF completes a CRLF
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines completed by ``data`` (any number of bytes, split anywhere), in order,
+        each ending in ``b"\\n"``, ``b"\\r\\n"`` or ``b"\\r"``."""
+        if type(data) is not bytes:
+            data = bytes(data)  # a bytearray or memoryview, as the decoder has always taken
+        if self._skip_lf and data:
+            self._skip_lf = False
+            if data[0] == 10:  # LF
+                data = data[1:]
+        if b"\n" not in data and b"\r" not in data:
+            if data:
+                self._hold(data)  # no line end yet: O(1) per feed
+            return []
+        lines = data.splitlines(keepends=True)  # bytes end lines at CRLF, LF and CR only
+        pieces = self._pieces
+        if pieces:  # the held start of the first line
+            pieces.append(lines[0])
+            lines[0] = b"".join(pieces)
+            pieces.clear()
+            self._held = 0
+        last = lines[-1]
+        end = last[-1]
+        if end == 13:  # CR: a CRLF may be split between two feeds
+            self._skip_lf = True
+        elif end != 10:  # an unfinished line: held (nothing is held now)
+            lines.pop()
+            if self._keep is not None:
+                last = last[: self._keep]
+                self._held = len(last)
+            pieces.append(last)
+        return lines
+
+    def close(self) -> list[bytes]:
+        """End of input: the unfinished last line (without an end) if there is one, else ``[]``.
+        The splitter can then be fed a new input."""
+        self._skip_lf = False
+        if not self._pieces:
+            return []
+        line = b"".join(self._pieces)
+        self._pieces.clear()
+        self._held = 0
+        return [line]
+
+    def _hold(self, piece: bytes) -> None:
+        if self._keep is not None:
+            piece = piece[: self._keep - self._held]
+            if not piece:
+                return
+            self._held += len(piece)
+        self._pieces.append(piece)
+
+
 class Decoder:
     """Incremental event-stream decoder (WHATWG §9.2.5-9.2.6).
 
@@ -77,11 +169,8 @@ class Decoder:
     """
 
     def __init__(self) -> None:
-        # "utf-8-sig" is the WHATWG "UTF-8 decode": one leading BOM is dropped,
-        # invalid sequences become U+FFFD, a character split across feeds is kept.
-        self._text = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
-        self._pieces: list[str] = []  # the current, unfinished line
-        self._skip_lf = False  # last text ended in CR: a leading LF completes a CRLF
+        self._lines = LineSplitter()
+        self._first = True  # no line yet: the first may start with a BOM
         self._data: list[str] = []
         self._type = ""
         self._retry: int | None = None
@@ -104,7 +193,19 @@ class Decoder:
         """
         if self._closed:
             raise ValueError("Decoder.feed() after close()")
-        return self._feed_text(self._text.decode(data))
+        lines = self._lines.feed(data)
+        if not lines:
+            return []
+        if self._first:  # the WHATWG "UTF-8 decode" drops one leading BOM
+            self._first = False
+            lines[0] = lines[0].removeprefix(_BOM)
+        out: list[Event | Comment] = []
+        for line in lines:
+            # No UTF-8 sequence holds a CR or LF byte, so decoding line by line gives the text of
+            # decoding the whole stream: invalid sequences become U+FFFD, a character split across
+            # feeds is whole in its line.
+            self._process_line(line.rstrip(b"\r\n").decode("utf-8", "replace"), out)
+        return out
 
     def close(self) -> list[Event | Comment]:
         """End of stream: discard any unfinished line and event (§9.2.6, last paragraph).
@@ -113,37 +214,9 @@ class Decoder:
             Always an empty list; it exists so callers can treat the end uniformly.
         """
         self._closed = True
-        self._text.decode(b"", final=True)
-        self._pieces.clear()
+        self._lines.close()
         self._data.clear()
         return []
-
-    def _feed_text(self, text: str) -> list[Event | Comment]:
-        if not text:
-            return []
-        if self._skip_lf:
-            self._skip_lf = False
-            if text[0] == "\n":
-                text = text[1:]
-                if not text:
-                    return []
-        if "\n" not in text and "\r" not in text:
-            self._pieces.append(text)  # no line end yet: O(1) per feed
-            return []
-        if self._pieces:
-            self._pieces.append(text)
-            text = "".join(self._pieces)
-            self._pieces.clear()
-        lines = _EOL.split(text)
-        rest = lines.pop()
-        if rest:
-            self._pieces.append(rest)
-        elif text[-1] == "\r":
-            self._skip_lf = True  # a CRLF may be split between two reads
-        out: list[Event | Comment] = []
-        for line in lines:
-            self._process_line(line, out)
-        return out
 
     def _process_line(self, line: str, out: list[Event | Comment]) -> None:
         if not line:  # "If the line is empty (a blank line): Dispatch the event"
@@ -216,13 +289,13 @@ def split_blocks(body: bytes) -> list[bytes]:
         The pieces, in order; ``[]`` for an empty body.
     """
     pieces: list[bytes] = []
-    start = 0
-    line_start = 3 if body.startswith(b"\xef\xbb\xbf") else 0  # one leading BOM is ignored
-    for m in _EOL_BYTES.finditer(body):
-        if m.start() == line_start:  # "If the line is empty (a blank line)"
-            pieces.append(body[start : m.end()])
-            start = m.end()
-        line_start = m.end()
+    start = end = 0
+    for line in LineSplitter().feed(body):  # what follows the last line end is the last piece
+        end += len(line)
+        # "If the line is empty (a blank line)"; the first line may start with the one ignored BOM
+        if line in BLANK_LINES or (end == len(line) and line.removeprefix(_BOM) in BLANK_LINES):
+            pieces.append(body[start:end])
+            start = end
     if start < len(body):
         pieces.append(body[start:])
     return pieces

@@ -68,7 +68,8 @@ def test_target_from_the_marker_and_a_missing_target(pytester: pytest.Pytester) 
                 [interaction] = ssemock.assert_requests(count=1, path="/v1/chat/completions")
                 assert interaction["action"] == "recorded"
                 # the replay journal's record, in a record mode too
-                assert (interaction["method"], interaction["status"], interaction["outcome"]) == ("POST", 200, "complete")
+                seen = (interaction["method"], interaction["status"], interaction["outcome"])
+                assert seen == ("POST", 200, "complete")
                 assert interaction["bytes_sent"] == len(response.content) and interaction["chunks_sent"] >= 1
                 assert {{"seq", "query", "body", "cassette", "interaction", "scenario", "seed"}} <= set(interaction)
 

@@ -286,11 +286,17 @@ def test_progress_event_count_agrees_with_the_whatwg_decoder(
     bodies = [r.body for r in responses
               if "event-stream" in (r.header("content-type") or "") and not r.header("content-encoding")]
     body = bodies[which % len(bodies)]
-    points = sorted({c % (len(body) + 1) for c in cuts} | {0, len(body)})
+    points = sorted([*(c % (len(body) + 1) for c in cuts), 0, len(body)])  # a repeat is an empty read
     counter = EventCounter()
     for a, b in itertools.pairwise(points):
         counter.feed(body[a:b])
     assert counter.events == sum(isinstance(item, Event) for item in decode(body))
+
+
+def test_progress_event_count_of_a_crlf_split_by_an_empty_read() -> None:
+    # "data: a" CRLF is one line (§9.2.5) whatever reads it comes in: no blank line, no event yet.
+    counter = EventCounter()
+    assert [counter.feed(data) for data in (b"data: a\r", b"", b"\n", b"\r", b"", b"\n")] == [0, 0, 0, 1, 1, 1]
 
 
 @pytest.mark.parametrize("route", ["/stream/chat", "/json", "/ratelimited", "/stream/cut", "/stream/reset"])

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import tracemalloc
+
 import httpx_sse._decoders as httpx_sse_decoders
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock.cassette import Cassette
-from ssemock.sse import Comment, Decoder, Event, decode, encode
+from ssemock.sse import Comment, Decoder, Event, LineSplitter, decode, encode, split_blocks
 
 
 def events(stream: bytes) -> list[tuple[str, str, str]]:
@@ -116,6 +119,15 @@ def test_crlf_split_across_feeds_is_one_line_ending() -> None:
     assert got == [Event("a")]
 
 
+def test_a_cr_at_the_end_of_a_read_dispatches_at_once() -> None:
+    # §9.2.5: a CR alone is a line end, so "data: a" CR CR ends with a blank line: a user agent
+    # dispatches without waiting to see whether a LF follows; the LF that then comes completes
+    # the second CRLF and is no third line.
+    d = Decoder()
+    assert d.feed(b"data: a\r\r") == [Event("a")]
+    assert d.feed(b"\ndata: b\r\n\r\n") == [Event("b")]
+
+
 def test_close_discards_unfinished_event() -> None:
     d = Decoder()
     assert d.feed(b"data: a\n") == []
@@ -199,6 +211,96 @@ def test_every_byte_split_of_real_recordings(bundled: dict[str, Cassette]) -> No
                 continue
             one_shot = decode(body, comments=True)
             assert decode([body[i : i + 1] for i in range(len(body))], comments=True) == one_shot
+
+
+# ---- the line splitter: any split gives the lines of the whole input ------------------------
+line_bytes = st.lists(
+    st.sampled_from([b"data: x", b"id", b"\xc3\xa9", b"\xef\xbb\xbf", b"\xff", b"\r", b"\n", b"\r\n", b"\r\r",
+                     b"\n\r"]),
+    max_size=30,
+).map(b"".join) | st.binary(max_size=40)
+
+
+def reference_lines(data: bytes) -> list[tuple[int, bytes, bytes]]:
+    """(offset of the line end, line, end) over the whole input by the §9.2.5 rule as a regex;
+    an unfinished last line ends in b"" at the end of the input."""
+    out, start = [], 0
+    for m in re.finditer(rb"\r\n|\r|\n", data):
+        out.append((m.start(), data[start : m.start()], m.group()))
+        start = m.end()
+    return [*out, (len(data), data[start:], b"")] if start < len(data) else out
+
+
+def cut(data: bytes, draw: st.DataObject) -> tuple[list[bytes], set[int]]:
+    """``data`` in pieces at drawn offsets (repeats give empty pieces), and the offsets."""
+    cuts = sorted(draw.draw(st.lists(st.integers(0, len(data)), max_size=12)))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])], set(cuts)
+
+
+def split(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
+    return [(line.rstrip(b"\r\n"), line[len(line.rstrip(b"\r\n")) :]) for line in lines]
+
+
+@settings(max_examples=400)
+@given(line_bytes, st.data())
+def test_line_splitter_any_split_gives_the_lines_of_the_whole_input(data: bytes, draw: st.DataObject) -> None:
+    pieces, cuts = cut(data, draw)
+    splitter = LineSplitter()
+    got = [line for piece in pieces for line in splitter.feed(piece)] + splitter.close()
+    # A CR that ends a read ends its line then; the LF after it completes that CRLF and is dropped.
+    want = [(text, b"\r" if end == b"\r\n" and at + 1 in cuts else end) for at, text, end in reference_lines(data)]
+    assert split(got) == want
+    one = LineSplitter()
+    assert b"".join(one.feed(data) + one.close()) == data  # one feed: the lines join back to the input
+
+
+def test_line_splitter_crlf_split_lone_cr_and_close() -> None:
+    lines = LineSplitter()
+    assert lines.feed(b"a\r") == [b"a\r"]  # a CR ends its line at once
+    assert lines.feed(b"") == []  # an empty read changes nothing: the LF still completes the CRLF
+    assert lines.feed(b"\nb\rc\r\r") == [b"b\r", b"c\r", b"\r"]
+    assert lines.close() == []  # the trailing CR was a line end already
+    assert lines.feed(b"\nd") == [b"\n"]  # after close, a new input: a LF is a line of its own
+    assert lines.close() == [b"d"]  # the unfinished last line, without an end
+
+
+@settings(max_examples=300)
+@given(line_bytes, st.integers(1, 6), st.data())
+def test_line_splitter_keep_gives_each_line_start_and_end(data: bytes, keep: int, draw: st.DataObject) -> None:
+    pieces, _ = cut(data, draw)
+    full, kept = LineSplitter(), LineSplitter(keep=keep)
+    want = split([line for piece in pieces for line in full.feed(piece)] + full.close())
+    got = split([line for piece in pieces for line in kept.feed(piece)] + kept.close())
+    assert [(text[:keep], end) for text, end in got] == [(text[:keep], end) for text, end in want]
+
+
+def test_line_splitter_keep_holds_no_more_of_an_endless_line() -> None:
+    read = b"x" * 65536
+    lines = LineSplitter(keep=5)
+    tracemalloc.start()
+    try:
+        for _ in range(256):  # 16 MiB without a line end
+            assert lines.feed(read) == []
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024
+    assert lines.feed(b"\r\n") == [b"xxxxx\r\n"]
+    with pytest.raises(ValueError, match="keep"):
+        LineSplitter(keep=0)
+
+
+@settings(max_examples=300)
+@given(line_bytes)
+def test_split_blocks_cuts_after_each_blank_line(data: bytes) -> None:
+    lines = reference_lines(data)
+    bom = data.startswith(b"\xef\xbb\xbf")  # one leading BOM is not part of the first line
+    blank_ends = [at + len(end) for i, (at, text, end) in enumerate(lines)
+                  if end and text == (b"\xef\xbb\xbf" if bom and i == 0 else b"")]
+    ends = blank_ends if data[blank_ends[-1] if blank_ends else 0 :] == b"" else [*blank_ends, len(data)]
+    blocks = split_blocks(data)
+    assert b"".join(blocks) == data
+    assert [len(b"".join(blocks[: i + 1])) for i in range(len(blocks))] == ends
 
 
 # ---- parity with an independent decoder on every real recording ---------------------------

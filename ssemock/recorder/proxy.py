@@ -69,6 +69,7 @@ from ..refusals import (
     UpstreamError,
 )
 from ..send import send_plan
+from ..sse import BLANK_LINES, LineSplitter
 from .modes import RecordMode
 from .progress import ProgressRow
 from .spool import Entry, Spool
@@ -443,42 +444,33 @@ def _as_written(value: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+_DATA_FIELD = frozenset({b"data:", b"data\n", b"data\r"})  # "data", then its colon or the line end
+
+
 class EventCounter:
     """Counts dispatched events in an event stream split anywhere, fast (for progress lines).
 
     An event is dispatched by a blank line after at least one ``data`` field
-    (WHATWG §9.2.6); CRLF split across reads counts as one line ending.
+    (WHATWG §9.2.6); lines end as :class:`ssemock.sse.LineSplitter` ends them (a CRLF
+    split across reads is one line end). Only the first 5 bytes of a line are held
+    while it spans reads, so an endless line costs no memory.
     """
 
     def __init__(self) -> None:
         self.events = 0
         self._has_data = False
-        self._line = b""  # start of the unfinished line (first 5 bytes are enough)
-        self._line_len = 0
-        self._after_cr = False
+        self._lines = LineSplitter(keep=5)  # the field name "data" and what follows it decide
 
     def feed(self, data: bytes) -> int:
         """Add bytes; returns the number of events dispatched so far."""
-        if self._after_cr and data.startswith(b"\n"):
-            data = data[1:]
-        self._after_cr = data.endswith(b"\r")
-        lines = data.splitlines(keepends=True)  # bytes split on CR, LF and CRLF only
-        rest = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
-        for line in lines:
-            self._end_line(line.rstrip(b"\r\n"))
-        self._line = (self._line + rest[:5])[:5] if self._line_len < 5 else self._line
-        self._line_len += len(rest)
+        for line in self._lines.feed(data):
+            head = line[:5]
+            if head in BLANK_LINES:
+                self.events += self._has_data
+                self._has_data = False
+            elif head in _DATA_FIELD:
+                self._has_data = True
         return self.events
-
-    def _end_line(self, piece: bytes) -> None:
-        head = (self._line + piece[:5])[:5] if self._line_len < 5 else self._line
-        length = self._line_len + len(piece)
-        self._line, self._line_len = b"", 0
-        if length == 0:
-            self.events += self._has_data
-            self._has_data = False
-        elif head == b"data:" or (length == 4 and head == b"data"):
-            self._has_data = True
 
 
 class _Tee:

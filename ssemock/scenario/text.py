@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..cassette import Chunk
+from ..sse import LineSplitter
 
 __all__ = [
     "Block", "Line", "blocks", "field_line", "growth", "is_field_name", "join_lines", "json_payload", "lines_size",
@@ -49,9 +50,9 @@ def split_lines(chunks: list[Chunk]) -> list[Line]:
     ends = list(itertools.accumulate(len(c.data) for c in chunks))
     lines: list[Line] = []
     offset = 0
-    # bytes.splitlines ends lines at CRLF, CR and LF only; no UTF-8 sequence holds those bytes,
-    # so decoding line by line gives the same text as decoding the whole body
-    for raw in b"".join(c.data for c in chunks).splitlines(keepends=True):
+    splitter = LineSplitter()  # fed the whole body: its lines join back to it
+    # no UTF-8 sequence holds a CR or LF byte, so decoding line by line gives the text of the whole body
+    for raw in splitter.feed(b"".join(c.data for c in chunks)) + splitter.close():
         offset += len(raw)
         piece = raw.rstrip(b"\r\n")
         text = piece.decode("utf-8", "surrogateescape")
