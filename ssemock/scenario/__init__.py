@@ -64,8 +64,8 @@ if TYPE_CHECKING:
     from .base import STAGES, STEPS, Field, LineStep, Step
     from .chunk_steps import Fragment, TimingStep
 
-# The step modules and their base are imported when first used (a scenario applied, a file not validated
-# before, or one of these names asked for): answering a replay without a scenario needs none of them.
+# The step modules and their base are imported when first used (a scenario file loaded, a scenario applied,
+# or one of these names asked for).
 _STEP_MODULES = STEP_MODULES
 _BASE = ("STAGES", "Field", "LineStep", "Step")
 
