@@ -28,7 +28,7 @@ NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.
              "(no comma, slash or space: names are listed in X-SSEMock-Scenario and /_ssemock/s/NAME/)")
 
 
-@dataclass(init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass
 class Scenario:
     """A named list of steps.
 
@@ -51,32 +51,6 @@ class Scenario:
     preserves: str = "nothing"
     source: str | None = field(default=None, compare=False, repr=False)
     parts: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
-
-    def __init__(
-        self,
-        name: str,
-        steps: list[Step] | None = None,
-        description: str = "",
-        preserves: str = "nothing",
-        source: str | None = None,
-        parts: tuple[tuple[str, int], ...] = (),
-    ) -> None:
-        self.name = name
-        self.steps = [] if steps is None else steps
-        self.description = description
-        self.preserves = preserves
-        self.source = source
-        self.parts = parts
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Scenario) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.name, self.steps, self.description, self.preserves) == (
-            other.name, other.steps, other.description, other.preserves)
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__qualname__}(name={self.name!r}, steps={self.steps!r}, "
-                f"description={self.description!r}, preserves={self.preserves!r})")
 
     def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
