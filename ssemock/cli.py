@@ -28,10 +28,8 @@ if TYPE_CHECKING:
     from .cassette import Cassette
     from .mockserver import MockServer
 
-# Each command imports what it needs when it runs: ``serve`` never imports the recorder, the
-# importers, the diff, the plot or the secret scanner (tests/test_cold_start.py checks it). This
-# module itself imports no more than argparse, so that :func:`console` turns the garbage collector
-# off before ``serve`` imports aiohttp and the server (see :func:`_serve`).
+# Each command imports what it needs when it runs: ``serve`` never imports the importers, the diff,
+# the plot, the lint or the workers (tests/test_cold_start.py checks it).
 
 __all__ = ["console", "main"]
 

@@ -1,5 +1,5 @@
-"""Starting a server imports and parses only what answering a replay needs; a broken file is still
-reported at start."""
+"""Starting a server: the cassette cache, no other command's modules imported, a broken file reported at
+start."""
 
 from __future__ import annotations
 
@@ -41,17 +41,10 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield directory
 
 
-# Modules a server answering replays never needs: the recorder and the secret scanner, importers, diff, plot,
-# workers, lint, the stub machinery beyond its book, the YAML writer, and their heavy libraries.
-NOT_SERVED = ("ssemock.recorder", "ssemock.importers", "ssemock.diff", "ssemock.plot",
-              "ssemock.workers", "ssemock.hygiene", "ssemock.cassette.write",
-              "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.scanner.shapes", "ssemock.scanner.fields",
-              "ssemock.redact.credentials", "ssemock.redact.stream", "ssemock.stubs.model", "ssemock.stubs.files",
-              "ssemock.stubs.synth", "ssemock.stubs.inline", "difflib", "re2", "tomllib", "gunicorn", "matplotlib")
-# Modules only some requests need, imported by the first of them: the SSE codec (a scenario applied, a
-# Last-Event-ID reconnect, keep-alive comments), the plan threads' queue (a long computation). The journal's
-# entry record is imported by the replay server itself.
-ON_FIRST_USE = ("ssemock.sse", "queue")
+# Modules of other commands, which ``serve`` never imports (the package ``ssemock`` does not import them):
+# importers, diff, plot, workers (imported with --workers), lint, and their heavy libraries.
+NOT_SERVED = ("ssemock.importers", "ssemock.diff", "ssemock.plot", "ssemock.workers", "ssemock.hygiene", "difflib",
+              "gunicorn", "matplotlib")
 
 
 def seen_once() -> None:
@@ -135,12 +128,11 @@ def imported_by_serve(tmp_path: Path) -> set[str]:
     return {parts[-1].strip() for parts in lines[1:]}  # the first line is the header
 
 
-def test_serve_imports_none_of_what_replaying_does_not_need(cache: Path, tmp_path: Path) -> None:
+def test_serve_imports_no_other_commands_modules(cache: Path, tmp_path: Path) -> None:
     seen_once()  # the bundled cassettes cached, as by any start after the first
     modules = imported_by_serve(tmp_path)
     assert {"aiohttp.web", "ssemock.server", "ssemock.cassette.cache", "ssemock.scanner.names"} <= modules
     assert sorted(m for m in modules if m.startswith(NOT_SERVED)) == []
-    assert sorted(m for m in modules if m in ON_FIRST_USE) == []
 
 
 # ``serve`` with a stop that, instead of waiting for a signal, says whether the garbage collector is on and

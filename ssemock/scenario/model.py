@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..cassette.read import read_yaml
 from ..errors import Described, ScenarioError
 from ..limits import MAX_SCENARIO_FILE, MAX_STEPS, claim_name
 from ..plan import Plan
-
-if TYPE_CHECKING:  # the step machinery is imported with the first step built, not at start
-    from .base import Step
+from .base import STAGES, STEPS, LineStep, Step
+from .text import join_lines, split_lines
 
 __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "step_registry"]
 
@@ -68,9 +66,6 @@ class Scenario:
             ScenarioTooLargeError: the steps would add more than ``plan.growth_limit`` bytes to the
                 body (:meth:`Plan.charge`); the plan, half built, is then to be dropped.
         """
-        from .base import STAGES, LineStep
-        from .text import join_lines, split_lines  # imported by the first scenario applied, not at start
-
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
         if any(step.edits_body for step in self.steps):
             plan.running = (self.name, "decoding the recorded Content-Encoding")
@@ -180,22 +175,14 @@ def _name(name: str, source: str) -> str:
     return name
 
 
-STEP_MODULES = ("byte_steps", "chunk_steps", "edit_steps", "ending_steps", "event_steps", "field_steps",
-                "resume_steps", "transport_steps")
-"""The modules of :mod:`ssemock.scenario` that define steps (importing one registers its steps)."""
-
-
 def step_registry() -> dict[str, type[Step]]:
-    """Every step class by name; the step modules are imported on the first call."""
-    from .base import STEPS
-
-    for name in STEP_MODULES:
-        importlib.import_module(f"{__package__}.{name}")
+    """Every step class by name (each step module of :mod:`ssemock.scenario`, imported with the package,
+    registers its own)."""
     return STEPS
 
 
 def _step(item: Any, where: str, source: str) -> Step:
-    registry = step_registry()
+    registry = STEPS
     names = ", ".join(sorted(registry))
     if not (isinstance(item, Mapping) and len(item) == 1):
         raise ScenarioError(source, where, f"a one-key mapping naming a step: one of {names}", item)
