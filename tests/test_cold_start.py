@@ -135,40 +135,6 @@ def test_serve_imports_no_other_commands_modules(cache: Path, tmp_path: Path) ->
     assert sorted(m for m in modules if m.startswith(NOT_SERVED)) == []
 
 
-# ``serve`` with a stop that, instead of waiting for a signal, says whether the garbage collector is on and
-# holds the objects made at start out of its passes, then lets the server stop.
-COLLECTOR = """import gc, sys
-import ssemock.background
-
-class Stop:
-    async def wait(self):
-        print("collector", gc.isenabled(), gc.get_freeze_count() > 0, flush=True)
-
-ssemock.background.stop_on_signals = Stop
-sys.argv = ["ssemock", "serve", "--port", "0"]
-from ssemock.cli import console
-console()
-"""
-
-
-def _serve_with(script: str, tmp_path: Path) -> str:
-    """Run ``script`` (which starts ``ssemock serve`` and prints one line once it listens) in a new
-    process; the line it printed after the server's own."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    serving, printed = done.stdout.splitlines()
-    assert serving.startswith("ssemock serving on http://127.0.0.1:")
-    return printed
-
-
-def test_serve_collects_garbage_again_once_listening(cache: Path, tmp_path: Path) -> None:
-    """The collector is off while ``serve`` imports and loads (no pass over objects that live as long as
-    the server), and on again, those objects frozen, once the server listens."""
-    assert _serve_with(COLLECTOR, tmp_path) == "collector True True"
-
-
 def test_the_redaction_names_every_providers_own_headers() -> None:
     """The header names the redaction writes out (so that serving needs no provider module) are every
     provider's, and the generic ones."""
