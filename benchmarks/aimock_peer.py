@@ -11,8 +11,8 @@ has no value and its goal says how to install it; the run goes on.
 * ``aimock_peer.cold_start``: seconds from starting the server process to the end of the answer
   to its first request (a short streamed chat completion, read whole and checked), measured as
   :func:`benchmarks.cold_start.first_request` measures ours against its baseline: runs alternate
-  ours / peer, the first pair only warms the file cache (and ssemock's cache of validated files,
-  in a temporary ``SSEMOCK_CACHE_DIR``); median, min/median/max in ``spread``.
+  ours / peer, the first pair only warms the file cache (ssemock's cache directory a temporary
+  ``SSEMOCK_CACHE_DIR``); median, min/median/max in ``spread``.
 * ``aimock_peer.cold_start_cpu``: the same runs' CPU seconds (user + system) of the server
   process until it answered (its threads' run time, ``/proc/PID/task/*/schedstat``), which a
   loaded machine disturbs less than wall time.

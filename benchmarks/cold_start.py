@@ -5,8 +5,8 @@
   taken from its first line of output. Baseline: ``python -c`` starting a bare aiohttp
   server with one route, measured the same way (the same interpreter, the same imports of
   aiohttp, one listening socket, one JSON answer). Runs alternate ours/baseline; the first
-  pair only warms the file cache, and fills ours's caches (parsed cassettes, validated scenario
-  files: :mod:`ssemock.scenario.validated`), as any start after the first finds them: the runs
+  pair only warms the file cache, and fills ours's cache of parsed cassettes, as any start after
+  the first finds it: the runs
   measured are starts with unchanged files; median, with min/median/max in ``spread``. Both
   processes may keep compiled bytecode, in a temporary ``PYTHONPYCACHEPREFIX`` (whatever
   ``PYTHONDONTWRITEBYTECODE`` says), as an installed package has it: otherwise ssemock, run

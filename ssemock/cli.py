@@ -11,9 +11,6 @@ has findings or ``diff`` finds differences.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
-import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -28,10 +25,8 @@ if TYPE_CHECKING:
     from .cassette import Cassette
     from .mockserver import MockServer
 
-# Each command imports what it needs when it runs: ``serve`` never imports the recorder, the
-# importers, the diff, the plot or the secret scanner (tests/test_cold_start.py checks it). This
-# module itself imports no more than argparse, so that :func:`console` turns the garbage collector
-# off before ``serve`` imports aiohttp and the server (see :func:`_serve`).
+# Each command imports what it needs when it runs: ``serve`` never imports the importers, the diff,
+# the plot, the lint or the workers (tests/test_cold_start.py checks it).
 
 __all__ = ["console", "main"]
 
@@ -201,23 +196,8 @@ def _command(argv: Sequence[str]) -> str | None:
 
 
 def console() -> NoReturn:
-    """The ``ssemock`` console script and ``python -m ssemock``: :func:`main`, then exit.
-
-    After ``serve`` and ``record`` have stopped (every cassette written and closed, every
-    log line flushed), the process ends without tearing the interpreter down, which
-    takes longer than the stop itself (0.2-0.5 s measured on a loaded machine): a signal
-    stops the command within a second.
-    """
-    if sys.argv[1:2] == ["serve"]:
-        gc.disable()  # until the server listens (see _serve)
-    status = main()
-    if sys.argv[1:2] in (["serve"], ["record"]):
-        logging.shutdown()
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(status)
-    sys.exit(status)
+    """The ``ssemock`` console script and ``python -m ssemock``: :func:`main`, then exit with its status."""
+    sys.exit(main())
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -228,37 +208,20 @@ def _serve(args: argparse.Namespace) -> int:
     if not all(match_on):
         raise UsageError(f"--match-on: expected comma-separated matchers among {', '.join(MATCHERS)}, "
                          f"got {args.match_on!r}")
-    # Importing aiohttp and the server, loading the files and starting make many objects that live as long as
-    # the server, and few garbage cycles (0.4 MB, kept): no collection pass meanwhile (measured on a loaded
-    # machine: 10-15 ms of CPU saved with the bundled files, a twentieth of a start), and the objects made so
-    # far are left out of the later passes (gc.freeze). The console script turned the collector off before its
-    # first import already.
-    gc.disable()
-    try:
-        server = _server(args, match_on)
-        from .edge import configure_logging
+    server = _server(args, match_on)
+    from .edge import configure_logging
 
-        configure_logging(quiet=args.quiet)
-        raise_open_files_limit()
-        if args.workers is not None:
-            try:
-                from .workers import serve_workers
-            except ImportError as exc:
-                raise UsageError(f"serve --workers needs gunicorn ({exc}): pip install 'ssemock[workers]'") from None
-            _collect_again()
-            return serve_workers(server, args.workers)
-        import asyncio
+    configure_logging(quiet=args.quiet)
+    raise_open_files_limit()
+    if args.workers is not None:
+        try:
+            from .workers import serve_workers
+        except ImportError as exc:
+            raise UsageError(f"serve --workers needs gunicorn ({exc}): pip install 'ssemock[workers]'") from None
+        return serve_workers(server, args.workers)
+    import asyncio
 
-        return asyncio.run(_run_until_signal(server))
-    finally:
-        _collect_again()
-
-
-def _collect_again() -> None:
-    """Turn the garbage collector back on (once), the objects made so far left out of its passes."""
-    if not gc.isenabled():
-        gc.freeze()
-        gc.enable()
+    return asyncio.run(_run_until_signal(server))
 
 
 def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
@@ -285,7 +248,6 @@ async def _run_until_signal(server: MockServer) -> int:
 
     stop = stop_on_signals()
     await server.start()
-    _collect_again()
     print(f"ssemock serving on {server.url}", flush=True)
     names = ", ".join(server.state.cassettes) or "(none)"
     print(f"{len(server.state.cassettes)} cassette(s): {names}", file=sys.stderr, flush=True)

@@ -69,9 +69,8 @@ async def check_json(received: Request, max_depth: int, option: str) -> None:
     """Parse the body's JSON, once for the request (the journal, stubs and matching read the
     same value, :meth:`~ssemock.cassette.Request.json_view`).
 
-    A body over :data:`THREAD_PARSE` bytes is parsed in a thread, in pieces
-    (:mod:`ssemock.json_pieces`), and its depth checked in passes: the thread then shares the
-    interpreter with the event loop instead of holding it.
+    A body over :data:`THREAD_PARSE` bytes is parsed in a thread (at most
+    :data:`~ssemock.limits.MAX_JSON_PARSE` bytes are parsed), and its depth checked in passes.
 
     Raises:
         JSONTooDeepError: it nests deeper than ``max_depth``; the message names ``option``, how to

@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .errors import CassetteError, ConfigError, JSONTooDeepError, ScenarioError, short_repr
-from .json_pieces import loads_in_pieces
 
 __all__ = [
     "JOURNAL_BODY",
@@ -331,7 +330,7 @@ def load_json(body: bytes | None, *, max_depth: int = MAX_JSON_DEPTH, max_size: 
     if not body or len(body) > max_size:
         return NOT_JSON
     try:
-        value = loads_in_pieces(body)  # a large body in pieces: a thread parsing it lets the loop run
+        value = json.loads(body)
     except RecursionError:
         raise JSONTooDeepError(max_depth) from None
     except (ValueError, UnicodeDecodeError):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
@@ -245,7 +246,8 @@ def find_interaction(
     raise _no_match(pool, received, rule.match_on, rule.required, indexes)
 
 
-class _Rule:  # written out: no method generated from text at import
+@dataclass(slots=True)
+class _Rule:
     """What :func:`find_interaction` derives from ``match_on`` and ``explicit`` (the same for every request).
 
     Attributes:
@@ -256,16 +258,12 @@ class _Rule:  # written out: no method generated from text at import
         body: ``body`` is a matcher in use; ``body_required``: and a required one.
     """
 
-    __slots__ = ("body", "body_required", "fields", "indexed", "match_on", "required")
-
-    def __init__(self, match_on: tuple[str, ...], required: tuple[str, ...], indexed: bool,
-                 fields: frozenset[str], body: bool, body_required: bool) -> None:
-        self.match_on = match_on
-        self.required = required
-        self.indexed = indexed
-        self.fields = fields
-        self.body = body
-        self.body_required = body_required
+    match_on: tuple[str, ...]
+    required: tuple[str, ...]
+    indexed: bool
+    fields: frozenset[str]
+    body: bool
+    body_required: bool
 
 
 @functools.lru_cache(maxsize=64)

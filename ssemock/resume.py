@@ -82,11 +82,13 @@ class EventMark:
         self.retry_ms = retry_ms
 
 
-# The functional form takes the types themselves: the class form's annotations, text under
-# ``from __future__ import annotations``, would each be compiled at import.
-Resumed = TypedDict(  # noqa: UP013
-    "Resumed", {"after": str, "events_skipped": int, "retry_ms": int | None, "waited": float | None})
-"""The journal's ``resumed`` note (see the module docstring)."""
+class Resumed(TypedDict):
+    """The journal's ``resumed`` note (see the module docstring)."""
+
+    after: str
+    events_skipped: int
+    retry_ms: int | None
+    waited: float | None
 
 
 class Stream:

@@ -12,14 +12,11 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import ssemock.limits
 import ssemock.match_index
-from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response, json_pieces
+from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response
 from ssemock.intake import THREAD_PARSE
-from ssemock.json_pieces import WHOLE
 from ssemock.match_index import TEXT_PIECE, WHOLE_TEXT
 
 PATH = "/v1/chat/completions"
@@ -37,8 +34,8 @@ def cassette(*bodies: bytes) -> Cassette:
 
 
 class Calls:
-    """The JSON parser (as ssemock.limits calls it) and the canonical encoder, recording the thread
-    of each call and what it was given."""
+    """The JSON parser (``json.loads``) and the canonical encoder, recording the thread of each call
+    and what it was given."""
 
     def __init__(self) -> None:
         self.loads: list[tuple[int, int]] = []  # (thread, bytes parsed)
@@ -51,17 +48,17 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
     seen = Calls()
-    real_loads, real_encoder = ssemock.limits.loads_in_pieces, ssemock.match_index._ENCODER
+    real_loads, real_encoder = json.loads, ssemock.match_index._ENCODER
 
-    def loads(data: Any) -> Any:
+    def loads(data: Any, **kwargs: Any) -> Any:
         seen.loads.append((threading.get_ident(), len(data)))
-        return real_loads(data)
+        return real_loads(data, **kwargs)
 
     def encode(value: Any) -> str:
         seen.encodes.append((threading.get_ident(), len(value) if isinstance(value, (list, dict)) else 1))
         return real_encoder.encode(value)
 
-    monkeypatch.setattr(ssemock.limits, "loads_in_pieces", loads)
+    monkeypatch.setattr(json, "loads", loads)
     monkeypatch.setattr(ssemock.match_index, "_ENCODER", types.SimpleNamespace(encode=encode))
     yield seen
 
@@ -149,70 +146,3 @@ def test_the_depth_is_walked_when_the_brackets_could_nest_past_the_bound() -> No
         assert load_json(nested(3).decode().encode(encoding), max_depth=3) == json.loads(nested(3))
         with pytest.raises(ssemock.JSONTooDeepError):
             load_json(nested(4).decode().encode(encoding), max_depth=3)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.one_of(
-    st.binary(max_size=40),
-    st.builds(lambda head, tail: head + tail, st.sampled_from([b"{", b"[", b"{\x00", b"[\x00"]),
-              st.binary(max_size=40)),
-    st.builds(lambda value, encoding: json.dumps(value, ensure_ascii=False).encode(encoding, "surrogatepass"),
-              st.recursive(st.none() | st.booleans() | st.floats() | st.text(max_size=5),
-                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                         max_size=3), max_leaves=8),
-              st.sampled_from(["utf-8", "utf-16-le", "utf-16", "utf-32-be"])),
-))
-def test_a_small_text_parses_as_json_loads_parses_it(data: bytes) -> None:
-    def parse(loads: Any) -> tuple[str, str]:
-        try:
-            return "value", repr(loads(data))  # repr: NaN is not equal to itself
-        except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-            return type(exc).__name__, str(exc)
-
-    assert parse(json_pieces.loads_in_pieces) == parse(json.loads)
-
-
-# ---- parsing in pieces: the same value as json.loads, each call of the C parser short ----------
-def shapes() -> list[Any]:
-    return [
-        list(range(100_000)),  # tiny items
-        [{"a": i, "b": [i, {"c": "x,y}],"}]} for i in range(20_000)],  # commas and brackets in strings
-        {"model": "m", "messages": [{"role": "user", "content": "x" * 500}] * 500, "n": 1.0},
-        {str(i): [i, {"k": "v,"}] for i in range(20_000)},
-        [[[[[list(range(3000))]]]]] * 20,  # deeper than the levels walked in pieces
-    ]
-
-
-@pytest.mark.parametrize("indent", [None, 1])
-def test_a_large_text_parsed_in_pieces_is_the_value_json_loads_gives(indent: int | None) -> None:
-    for value in shapes():
-        text = json.dumps(value, indent=indent)
-        assert len(text) > WHOLE
-        assert json_pieces.loads_in_pieces(text.encode()) == json.loads(text)
-
-
-def test_a_large_text_is_parsed_by_short_calls_of_the_c_parser(monkeypatch: pytest.MonkeyPatch) -> None:
-    sizes: list[int] = []
-    real = json.loads
-
-    def loads(text: str) -> Any:
-        sizes.append(len(text))
-        return real(text)
-
-    monkeypatch.setattr(json_pieces.json, "loads", loads)
-    for value in shapes()[:4]:
-        sizes.clear()
-        json_pieces.loads_in_pieces(json.dumps(value).encode())
-        assert sizes and max(sizes) <= json_pieces.PIECE + 2
-
-
-@pytest.mark.parametrize("text", [
-    '[1, 2,]', '{"a": 1,}', '[1 2]', '{"a" 1}', '[1, 2] x', '{"a": [1, 2}', '["a, b]', "[01]", '{"a": 1, "b"}',
-])
-def test_a_large_text_that_is_not_json_is_refused_as_json_loads_refuses_it(text: str) -> None:
-    padded = text.replace("[", "[" + "0, " * 40_000, 1) if text.startswith("[") else \
-        text.replace("{", "{" + "".join(f'"k{i}": {i}, ' for i in range(10_000)), 1)
-    with pytest.raises(ValueError):
-        json.loads(padded)
-    with pytest.raises(ValueError):
-        json_pieces.loads_in_pieces(padded.encode())

@@ -1,9 +1,8 @@
-"""Starting a server imports and parses only what answering a replay needs; a broken file is still
-reported at start."""
+"""Starting a server: the cassette cache, no other command's modules imported, a broken file reported at
+start."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -16,9 +15,7 @@ import pytest
 from ssemock import CassetteError, ScenarioError
 from ssemock.cassette.cache import SUBDIR
 from ssemock.mockserver import MockServer
-from ssemock.plan import Plan
 from ssemock.scenario import Scenario
-from ssemock.scenario.model import DeferredScenario
 
 from .conftest import REALWORLD
 from .processes import reap
@@ -32,52 +29,29 @@ steps:
 - line-endings: {eol: crlf}
 - fragment: {mode: bytes, size: 3}
 """
-# What a Python process holds after building a server; the step modules and the YAML parser must not be
-# among them once the files were seen.
-PROBE = ("import sys; from ssemock.mockserver import MockServer; MockServer(scenarios=sys.argv[1:] or None); "
-         "print(sorted(m for m in sys.modules if m.endswith('_steps') or m == 'yaml'))")
+# A server built once in another process: the bundled cassettes are in the cache of parsed cassettes.
+SEEN_ONCE = "from ssemock.mockserver import MockServer; MockServer()"
 
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh cache directory for this process and the processes it starts."""
-    from ssemock.scenario import validated
-
     directory = tmp_path / "cache"
     monkeypatch.setenv("SSEMOCK_CACHE_DIR", str(directory))
-    validated.forget()
     yield directory
-    validated.forget()
 
 
-# Modules a server answering replays never needs: the recorder and the secret scanner, the providers (the
-# journal's redaction has their header names written out), importers, diff, plot, workers, lint, the stub
-# machinery beyond its book, the scenario steps and their lines, and YAML (the files were seen before), the YAML
-# writer, and their heavy libraries.
-NOT_SERVED = ("ssemock.recorder", "ssemock.providers", "ssemock.importers", "ssemock.diff", "ssemock.plot",
-              "ssemock.workers", "ssemock.hygiene", "ssemock.cassette.write", "ssemock.cassette.fastyaml",
-              "ssemock.cassette.append", "ssemock.redact.filter", "ssemock.scanner.shapes", "ssemock.scanner.fields",
-              "ssemock.redact.credentials", "ssemock.redact.stream", "ssemock.stubs.model", "ssemock.stubs.files",
-              "ssemock.stubs.synth", "ssemock.stubs.inline", "ssemock.scenario.text", "yaml", "difflib", "re2",
-              "tomllib", "gunicorn", "matplotlib")
-# Modules only some requests need, imported by the first of them: the SSE codec (a scenario applied, a
-# Last-Event-ID reconnect, keep-alive comments), the step base (a scenario applied), the plan threads' queue
-# (a long computation). The journal's entry record is imported by the replay server itself.
-ON_FIRST_USE = ("ssemock.sse", "ssemock.scenario.base", "queue")
+# Modules of other commands, which ``serve`` never imports (the package ``ssemock`` does not import them):
+# importers, diff, plot, workers (imported with --workers), lint, and their heavy libraries.
+NOT_SERVED = ("ssemock.importers", "ssemock.diff", "ssemock.plot", "ssemock.workers", "ssemock.hygiene", "difflib",
+              "gunicorn", "matplotlib")
 
 
-def probe(*scenarios: Path) -> str:
+def seen_once() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", PROBE, *map(str, scenarios)], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", SEEN_ONCE], env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
-def test_second_start_imports_no_step_module_nor_yaml(cache: Path) -> None:
-    first = probe()
-    assert "ssemock.scenario.chunk_steps" in first and "yaml" in first  # nothing seen yet: every file parsed
-    assert probe() == "[]"
 
 
 def test_a_cassette_directory_from_one_entry_is_the_parsed_one_and_follows_changes(
@@ -103,42 +77,19 @@ def test_a_cassette_directory_from_one_entry_is_the_parsed_one_and_follows_chang
     assert "b.yaml" in str(caught.value) and "interactions" in str(caught.value)
 
 
-def test_a_remembered_file_gives_the_same_scenario_and_bytes(cache: Path, tmp_path: Path) -> None:
-    from ssemock.scenario import validated
-
-    path = tmp_path / "split-lines.yaml"
-    path.write_text(SPLIT)
-    parsed = Scenario.load(path)
-    validated.forget()  # as a new process would
-    remembered = Scenario.load(path)
-    assert isinstance(remembered, DeferredScenario) and not isinstance(parsed, DeferredScenario)
-    assert remembered.describe() == parsed.describe() and remembered.steps == parsed.steps
-    name = "openai-chat-finish-length-usage"
-    response = MockServer(scenarios=[]).state.cassettes[name].interactions[0].response
-    a, b = (s.apply(Plan.of(response)) for s in (parsed, remembered))
-    assert [c.data for c in a.response.chunks] == [c.data for c in b.response.chunks]
-    real = (REALWORLD / f"{name}.sse.bin").read_bytes()
-    assert b"".join(c.data for c in b.response.chunks) == real.replace(b"\n", b"\r\n")
-    assert len(b.response.chunks) > len(response.chunks)
-
-
 def test_a_changed_file_is_validated_again_at_start(cache: Path, tmp_path: Path) -> None:
-    from ssemock.scenario import validated
-
     path = tmp_path / "split-lines.yaml"
     path.write_text(SPLIT)
     MockServer(scenarios=[path])
-    validated.forget()
     path.write_text(SPLIT.replace("size: 3", "size: -3"))
     with pytest.raises(ScenarioError) as caught:
         MockServer(scenarios=[path])
     assert str(path) in str(caught.value) and "steps[1].fragment.size" in str(caught.value)
 
 
-def test_serve_from_the_record_replays_under_a_scenario(cache: Path, tmp_path: Path) -> None:
-    """Second start (the presets remembered): a request naming the crlf preset gets the real
-    recording with every line end made CRLF, the event stream unchanged."""
-    probe()  # remembers the bundled presets
+def test_serve_replays_under_a_preset_scenario(cache: Path, tmp_path: Path) -> None:
+    """A request naming the crlf preset gets the real recording with every line end made CRLF, the
+    event stream unchanged."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0"], env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -177,46 +128,11 @@ def imported_by_serve(tmp_path: Path) -> set[str]:
     return {parts[-1].strip() for parts in lines[1:]}  # the first line is the header
 
 
-def test_serve_imports_none_of_what_replaying_does_not_need(cache: Path, tmp_path: Path) -> None:
-    probe()  # the bundled files seen once, as by any start after the first
+def test_serve_imports_no_other_commands_modules(cache: Path, tmp_path: Path) -> None:
+    seen_once()  # the bundled cassettes cached, as by any start after the first
     modules = imported_by_serve(tmp_path)
     assert {"aiohttp.web", "ssemock.server", "ssemock.cassette.cache", "ssemock.scanner.names"} <= modules
-    assert sorted(m for m in modules if m.startswith(NOT_SERVED) or m.endswith("_steps")) == []
-    assert sorted(m for m in modules if m in ON_FIRST_USE) == []
-
-
-# ``serve`` with a stop that, instead of waiting for a signal, says whether the garbage collector is on and
-# holds the objects made at start out of its passes, then lets the server stop.
-COLLECTOR = """import gc, sys
-import ssemock.background
-
-class Stop:
-    async def wait(self):
-        print("collector", gc.isenabled(), gc.get_freeze_count() > 0, flush=True)
-
-ssemock.background.stop_on_signals = Stop
-sys.argv = ["ssemock", "serve", "--port", "0"]
-from ssemock.cli import console
-console()
-"""
-
-
-def _serve_with(script: str, tmp_path: Path) -> str:
-    """Run ``script`` (which starts ``ssemock serve`` and prints one line once it listens) in a new
-    process; the line it printed after the server's own."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    serving, printed = done.stdout.splitlines()
-    assert serving.startswith("ssemock serving on http://127.0.0.1:")
-    return printed
-
-
-def test_serve_collects_garbage_again_once_listening(cache: Path, tmp_path: Path) -> None:
-    """The collector is off while ``serve`` imports and loads (no pass over objects that live as long as
-    the server), and on again, those objects frozen, once the server listens."""
-    assert _serve_with(COLLECTOR, tmp_path) == "collector True True"
+    assert sorted(m for m in modules if m.startswith(NOT_SERVED)) == []
 
 
 def test_the_redaction_names_every_providers_own_headers() -> None:
@@ -248,8 +164,8 @@ def test_the_journal_drops_provider_headers(tmp_path: Path) -> None:
 
 
 def test_the_model_classes_keep_their_dataclass_behaviour() -> None:
-    """The cassette and scenario classes write their methods out (none is generated from text at import),
-    and still behave as the dataclasses they are: the same fields, equality, repr and ``replace``."""
+    """The cassette and scenario classes are dataclasses: their fields, equality (a parsed body's cache
+    left out), repr and ``replace``."""
     import dataclasses
 
     from ssemock import Chunk, End, Interaction, Request, Response
@@ -274,57 +190,3 @@ def test_the_model_classes_keep_their_dataclass_behaviour() -> None:
     assert scenario == Scenario("a", [], "one", "events") and repr(scenario) == (
         "Scenario(name='a', steps=[], description='one', preserves='events')")
     assert dataclasses.replace(scenario, name="b").name == "b"
-
-
-@pytest.mark.parametrize("cls", ["Chunk", "End", "Request", "Response", "Interaction", "Cassette", "Scenario"])
-def test_written_out_methods_cover_every_field(cls: str) -> None:
-    """A field added to a model class reaches its written-out ``__init__``, ``__eq__`` and ``__repr__``
-    as it would reach generated ones: the ``__init__`` takes the init fields in their order, ``__eq__``
-    reads every compared field and ``__repr__`` shows every shown one."""
-    import dataclasses
-    import inspect
-
-    import ssemock
-
-    klass = getattr(ssemock, cls)
-    fields = dataclasses.fields(klass)
-    assert list(inspect.signature(klass.__init__).parameters)[1:] == [f.name for f in fields if f.init]
-    compared = inspect.getsource(klass.__eq__) + (inspect.getsource(klass._compared)
-                                                   if hasattr(klass, "_compared") else "")
-    assert [f.name for f in fields if f.compare and f"self.{f.name}" not in compared] == []
-    shown = inspect.getsource(klass.__repr__)
-    assert [f.name for f in fields if f.repr and f"{f.name}=" not in shown] == []
-
-
-def test_a_file_loaded_cold_and_warm_gives_equal_interchangeable_scenarios(cache: Path, tmp_path: Path) -> None:
-    """The first load parses the file, the next ones (this process or another) build the steps on first use:
-    the two are equal, shown alike, and ``dataclasses`` copies either with a change."""
-    from ssemock.scenario import validated
-
-    path = tmp_path / "split-lines.yaml"
-    path.write_text(SPLIT)
-    cold = Scenario.load(path)
-    warm_here = Scenario.load(path)  # remembered in this process
-    validated.forget()  # as a new process would
-    warm = Scenario.load(path)
-    assert isinstance(warm, DeferredScenario) and isinstance(warm_here, DeferredScenario)
-    assert warm.pending is not None  # nothing built yet
-    assert cold == warm and warm == cold and warm_here == cold
-    assert repr(warm) == repr(cold) and repr(cold).startswith("Scenario(name='split-lines', steps=[")
-    assert [f.name for f in dataclasses.fields(warm)] == [f.name for f in dataclasses.fields(cold)]
-    assert dataclasses.asdict(warm) == dataclasses.asdict(cold)
-    changed_cold = dataclasses.replace(cold, name="split-again", description="again")
-    changed_warm = dataclasses.replace(warm, name="split-again", description="again")
-    assert changed_cold == changed_warm and changed_warm.source == changed_cold.source == str(path)
-    assert (changed_warm.name, changed_warm.description, changed_warm.preserves) == (
-        "split-again", "again", "events")
-    assert changed_warm != cold and changed_warm.steps == cold.steps
-    assert warm.describe() == cold.describe()
-    # Either one served by a real server gives the same bytes: the recording, with CRLF line ends.
-    name = "openai-chat-finish-length-usage"
-    real = (REALWORLD / f"{name}.sse.bin").read_bytes().replace(b"\n", b"\r\n")
-    for scenario in (changed_cold, changed_warm):
-        with MockServer(scenarios=[scenario], scenario="split-again") as server:
-            body = httpx.post(f"{server.url}/v1/chat/completions", headers={"X-SSEMock-Cassette": name},
-                              json={}).content
-        assert body == real

@@ -10,8 +10,8 @@ defined there); ``import ssemock.cassette`` to ``cassette/__init__.py``. Importi
 the ``__init__`` of each package above it that the importer is not inside, so those count too
 (``ssemock.server`` importing ``ssemock.cassette.read`` depends on ``cassette/__init__.py``).
 
-Imports by string count where the string is a constant: the values of a package's ``_LAZY`` table
-(relative names), ``importlib.import_module("...")``, and ``"ssemock.x.y:function"`` targets. A module
+Imports by string count where the string is a constant: ``importlib.import_module("...")`` and
+``"ssemock.x.y:function"`` targets. A module
 that imports by a computed name (``import_module(f".{name}")``) must be listed in :data:`COMPUTED` with
 the modules it may import that way, which then count as edges.
 """
@@ -26,17 +26,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ssemock.scenario.model import STEP_MODULES
-
 PACKAGE = "ssemock"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 TARGET = re.compile(rf"{PACKAGE}(\.\w+)+:\w+")
-STEPS = tuple(f"ssemock.scenario.{name}" for name in STEP_MODULES)
 COMPUTED: dict[str, tuple[str, ...]] = {
-    "ssemock.lazy": (),  # lazy_names(): the targets of each package's _LAZY table, counted at the table
     "ssemock.importers.registry": (),  # Importer.function(): its "module:function" target, a constant
-    "ssemock.scenario": STEPS,  # __getattr__ of a step module's name
-    "ssemock.scenario.model": STEPS,  # step_registry(): every step module
 }
 """Modules importing by a computed name: the modules they may import so."""
 
@@ -84,7 +78,7 @@ def absolute(module: str, level: int, name: str | None) -> str:
 
 
 def relative_text(module: str, text: str) -> str:
-    """A module name as ``import_module`` and the ``_LAZY`` tables take it (``".x"`` from ``module``'s package)."""
+    """A module name as ``import_module`` takes it (``".x"`` from ``module``'s package)."""
     dots = len(text) - len(text.lstrip("."))
     return absolute(module, dots, text[dots:] or None)
 
@@ -123,11 +117,6 @@ def named(node: ast.AST, module: str) -> Iterator[str]:
         for alias in node.names:
             sub = f"{base}.{alias.name}"
             yield sub if sub in MODULES else base
-    elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in node.targets):
-        if isinstance(node.value, ast.Dict):
-            for value in node.value.values:
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    yield relative_text(module, value.value)
     elif isinstance(node, ast.Call) and called(node) == "import_module" and not is_computed_import(node):
         first = node.args[0]
         assert isinstance(first, ast.Constant)
@@ -230,15 +219,14 @@ def describe(component: list[str], graph: dict[str, set[str]], found: list[Edge]
 
 
 def test_the_checker_sees_every_kind_of_import() -> None:
-    """The edges the checker must find are found: deferred, TYPE_CHECKING, package, lazy-table, computed."""
+    """The edges the checker must find are found: deferred, TYPE_CHECKING, package, "module:function"."""
     graph = {(e.source, e.target) for e in edges()}
     assert ("ssemock.cli", "ssemock.edge.arguments") in graph  # deferred, inside a function
     assert ("ssemock.cli", "ssemock.cassette") in graph  # under TYPE_CHECKING
     assert ("ssemock.server", "ssemock.edge") in graph  # `from .edge import ...`: the package's __init__
     assert ("ssemock.recorder.proxy", "ssemock.cassette") in graph  # the package above a module it names
-    assert ("ssemock", "ssemock.mockserver") in graph  # a _LAZY table
+    assert ("ssemock", "ssemock.mockserver") in graph  # a package's __init__ importing its public names
     assert ("ssemock.importers.registry", "ssemock.importers.har") in graph  # a "module:function" target
-    assert ("ssemock.scenario.model", "ssemock.scenario.chunk_steps") in graph  # COMPUTED
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
     assert cycles_in(["a", "b", "c"], {"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"], ["a", "c"]]

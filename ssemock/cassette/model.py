@@ -48,47 +48,23 @@ def reason_phrase(text: str | None) -> str | None:
     return text
 
 
-@dataclass(slots=True, init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass(slots=True)
 class Chunk:
     """One upstream read: ``data`` bytes that arrived ``t`` seconds after the request was sent."""
 
     t: float
     data: bytes
 
-    def __init__(self, t: float, data: bytes) -> None:
-        self.t = t
-        self.data = data
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Chunk) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.t, self.data) == (other.t, other.data)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(t={self.t!r}, data={self.data!r})"
-
-
-@dataclass(slots=True, init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass(slots=True)
 class End:
     """The end of a recorded response: time in seconds and how it ended (one of :data:`END_HOWS`)."""
 
     t: float = 0.0
     how: str = "clean"
 
-    def __init__(self, t: float = 0.0, how: str = "clean") -> None:
-        self.t = t
-        self.how = how
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, End) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.t, self.how) == (other.t, other.how)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(t={self.t!r}, how={self.how!r})"
-
-
-@dataclass(slots=True, init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass(slots=True)
 class Request:
     """A recorded request, after redaction.
 
@@ -115,39 +91,6 @@ class Request:
     _parsed: tuple[bytes | None, Any, int] | None = field(default=None, init=False, repr=False, compare=False)
     # (body it was keyed from, key): see :func:`ssemock.match_index.body_key` (``keep=True``).
     _body_key: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __init__(
-        self,
-        method: str = "GET",
-        path: str = "/",
-        query: list[tuple[str, str]] | None = None,
-        headers: list[tuple[str, str]] | None = None,
-        body: bytes | None = None,
-        body_sha256: str | None = None,
-        body_size: int | None = None,
-    ) -> None:
-        self.method = method
-        self.path = path
-        self.query = [] if query is None else query
-        self.headers = [] if headers is None else headers
-        self.body = body
-        self.body_sha256 = body_sha256
-        self.body_size = body_size
-        self._parsed = None
-        self._body_key = None
-
-    def _compared(self) -> tuple[Any, ...]:
-        return (self.method, self.path, self.query, self.headers, self.body, self.body_sha256, self.body_size)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Request) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._compared() == other._compared()
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__qualname__}(method={self.method!r}, path={self.path!r}, query={self.query!r}, "
-                f"headers={self.headers!r}, body={self.body!r}, body_sha256={self.body_sha256!r}, "
-                f"body_size={self.body_size!r})")
 
     def json(self) -> Any:
         """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
@@ -195,7 +138,7 @@ class Request:
 _TOO_DEEP = object()  # json_view's note: the body is JSON nested deeper than the bound it was parsed with
 
 
-@dataclass(slots=True, init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass(slots=True)
 class Response:
     """A recorded response.
 
@@ -219,37 +162,6 @@ class Response:
     end: End = field(default_factory=End)
     timed: bool = True
 
-    def __init__(
-        self,
-        status: int = 200,
-        reason: str | None = None,
-        headers: list[tuple[str, str]] | None = None,
-        chunks: list[Chunk] | None = None,
-        start: float = 0.0,
-        end: End | None = None,
-        timed: bool = True,
-    ) -> None:
-        self.status = status
-        self.reason = reason
-        self.headers = [] if headers is None else headers
-        self.chunks = [] if chunks is None else chunks
-        self.start = start
-        self.end = End() if end is None else end
-        self.timed = timed
-
-    def _compared(self) -> tuple[Any, ...]:
-        return (self.status, self.reason, self.headers, self.chunks, self.start, self.end, self.timed)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Response) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._compared() == other._compared()
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__qualname__}(status={self.status!r}, reason={self.reason!r}, "
-                f"headers={self.headers!r}, chunks={self.chunks!r}, start={self.start!r}, end={self.end!r}, "
-                f"timed={self.timed!r})")
-
     @property
     def body(self) -> bytes:
         """All chunk bytes joined."""
@@ -261,27 +173,15 @@ class Response:
         return next((v for k, v in self.headers if k.lower() == lname), default)
 
 
-@dataclass(slots=True, init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass(slots=True)
 class Interaction:
     """One request and its recorded response."""
 
     request: Request
     response: Response
 
-    def __init__(self, request: Request, response: Response) -> None:
-        self.request = request
-        self.response = response
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Interaction) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.request, self.response) == (other.request, other.response)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(request={self.request!r}, response={self.response!r})"
-
-
-@dataclass(init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass
 class Cassette:
     """A named list of interactions, with its provenance.
 
@@ -296,28 +196,6 @@ class Cassette:
     interactions: list[Interaction] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
-
-    def __init__(
-        self,
-        name: str,
-        interactions: list[Interaction] | None = None,
-        provenance: dict[str, Any] | None = None,
-        path: Path | None = None,
-    ) -> None:
-        self.name = name
-        self.interactions = [] if interactions is None else interactions
-        self.provenance = {} if provenance is None else provenance
-        self.path = path
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Cassette) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.name, self.interactions, self.provenance, self.path) == (
-            other.name, other.interactions, other.provenance, other.path)
-
-    def __repr__(self) -> str:
-        return (f"{type(self).__qualname__}(name={self.name!r}, interactions={self.interactions!r}, "
-                f"provenance={self.provenance!r}, path={self.path!r})")
 
 
 def parse_json(body: bytes | None) -> Any:

@@ -15,22 +15,10 @@ session), :mod:`.core` (``Recorder``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..lazy import lazy_names
+from .core import Recorder
 from .modes import RecordMode, record_mode
-
-if TYPE_CHECKING:
-    from .core import Recorder
-    from .progress import Progress, ProgressRow
-    from .proxy import CASSETTE_HEADER
-    from .state import RecorderOptions
-
-_LAZY = {"Recorder": ".core", "RecorderOptions": ".state", "Progress": ".progress", "ProgressRow": ".progress",
-         "CASSETTE_HEADER": ".proxy"}
-
-
-__getattr__ = lazy_names(__name__, _LAZY)
-
+from .progress import Progress, ProgressRow
+from .proxy import CASSETTE_HEADER
+from .state import RecorderOptions
 
 __all__ = ["CASSETTE_HEADER", "Progress", "ProgressRow", "RecordMode", "Recorder", "RecorderOptions", "record_mode"]

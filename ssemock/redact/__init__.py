@@ -36,9 +36,6 @@ error messages use too; this package adds the user's rules, the credentials sent
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..lazy import lazy_names
 from ..scanner.names import (
     REDACTED,
     SECRET_QUERY_PARAMS,
@@ -47,23 +44,11 @@ from ..scanner.names import (
     is_credential_name,
     redact_pairs,
 )
-
-if TYPE_CHECKING:
-    from ..scanner.shapes import GITLEAKS_COMMIT
-    from .credentials import Credentials
-    from .filter import Filter, RedactedRequest, Report
-    from .stream import BATCH, ChunkScrubber
-
-# Imported when first used: the replay server needs the names rule only, not the key-shape scanner
-# nor the providers.
-_LAZY = {
-    "Credentials": ".credentials", "Filter": ".filter", "RedactedRequest": ".filter", "Report": ".filter",
-    "GITLEAKS_COMMIT": "..scanner.shapes", "BATCH": ".stream", "ChunkScrubber": ".stream",
-}
-
-
-__getattr__ = lazy_names(__name__, _LAZY)
-
+from ..scanner.scrub import scrub_text
+from ..scanner.shapes import GITLEAKS_COMMIT
+from .credentials import Credentials
+from .filter import Filter, RedactedRequest, Report
+from .stream import BATCH, ChunkScrubber
 
 __all__ = [
     "BATCH",
@@ -82,14 +67,3 @@ __all__ = [
     "scrub_text",
 ]
 
-
-def scrub_text(text: str) -> tuple[str, int]:
-    """Replace key-shaped strings and values under credential names (the default rules) by ``REDACTED``:
-    :func:`ssemock.scanner.scrub.scrub_text`, imported on first use (a replay server needs the names rule only).
-
-    Returns:
-        The scrubbed text and the number of replacements.
-    """
-    from ..scanner.scrub import scrub_text as scrub
-
-    return scrub(text)

@@ -43,46 +43,22 @@ field or value raises :class:`~ssemock.ScenarioError` naming the file, the step
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
 from ..plan import Plan
-from .model import PRESERVES, STEP_MODULES, Scenario, load_scenarios, step_registry
-
-if TYPE_CHECKING:
-    from . import (
-        byte_steps,
-        chunk_steps,
-        edit_steps,
-        ending_steps,
-        event_steps,
-        field_steps,
-        resume_steps,
-        transport_steps,
-    )
-    from .base import STAGES, STEPS, Field, LineStep, Step
-    from .chunk_steps import Fragment, TimingStep
-
-# The step modules and their base are imported when first used (a scenario applied, a file not validated
-# before, or one of these names asked for): answering a replay without a scenario needs none of them.
-_STEP_MODULES = STEP_MODULES
-_BASE = ("STAGES", "Field", "LineStep", "Step")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _STEP_MODULES:
-        value: Any = importlib.import_module(f".{name}", __name__)
-    elif name == "STEPS":
-        value = step_registry()
-    elif name in _BASE:
-        value = getattr(importlib.import_module(".base", __name__), name)
-    elif name in ("Fragment", "TimingStep"):
-        value = getattr(importlib.import_module(".chunk_steps", __name__), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+from . import (
+    byte_steps,
+    chunk_steps,
+    edit_steps,
+    ending_steps,
+    event_steps,
+    field_steps,
+    resume_steps,
+    transport_steps,
+)
+from .base import STAGES, STEPS, Field, LineStep, Step
+from .chunk_steps import Fragment, TimingStep
+from .model import PRESERVES, Scenario, load_scenarios, step_registry
 
 __all__ = [
     "PRESERVES",

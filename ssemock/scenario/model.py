@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..cassette.read import load_yaml, read_file, utf8_text
+from ..cassette.read import read_yaml
 from ..errors import Described, ScenarioError
 from ..limits import MAX_SCENARIO_FILE, MAX_STEPS, claim_name
 from ..plan import Plan
-from . import validated
+from .base import STAGES, STEPS, LineStep, Step
+from .text import join_lines, split_lines
 
-if TYPE_CHECKING:  # the step machinery is imported with the first step built, not at start
-    from .base import Step
-
-__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "DeferredScenario", "Scenario", "load_scenarios", "step_registry"]
+__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "step_registry"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
@@ -29,7 +26,7 @@ NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.
              "(no comma, slash or space: names are listed in X-SSEMock-Scenario and /_ssemock/s/NAME/)")
 
 
-@dataclass(init=False, repr=False, eq=False)  # methods written out: none generated at import
+@dataclass
 class Scenario:
     """A named list of steps.
 
@@ -53,32 +50,6 @@ class Scenario:
     source: str | None = field(default=None, compare=False, repr=False)
     parts: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
-    def __init__(
-        self,
-        name: str,
-        steps: list[Step] | None = None,
-        description: str = "",
-        preserves: str = "nothing",
-        source: str | None = None,
-        parts: tuple[tuple[str, int], ...] = (),
-    ) -> None:
-        self.name = name
-        self.steps = [] if steps is None else steps
-        self.description = description
-        self.preserves = preserves
-        self.source = source
-        self.parts = parts
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Scenario) or _compared_as(other) is not _compared_as(self):
-            return NotImplemented
-        return (self.name, self.steps, self.description, self.preserves) == (
-            other.name, other.steps, other.description, other.preserves)
-
-    def __repr__(self) -> str:
-        return (f"{_compared_as(self).__qualname__}(name={self.name!r}, steps={self.steps!r}, "
-                f"description={self.description!r}, preserves={self.preserves!r})")
-
     def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
 
@@ -95,9 +66,6 @@ class Scenario:
             ScenarioTooLargeError: the steps would add more than ``plan.growth_limit`` bytes to the
                 body (:meth:`Plan.charge`); the plan, half built, is then to be dropped.
         """
-        from .base import STAGES, LineStep
-        from .text import join_lines, split_lines  # imported by the first scenario applied, not at start
-
         ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
         if any(step.edits_body for step in self.steps):
             plan.running = (self.name, "decoding the recorded Content-Encoding")
@@ -164,26 +132,14 @@ class Scenario:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:
         """Read a scenario file (at most :data:`~ssemock.limits.MAX_SCENARIO_FILE`, 1 MiB; no anchors,
-        aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line).
-
-        A file whose bytes were validated before (:mod:`.validated`) is not parsed again: the
-        result is a :class:`DeferredScenario`, whose steps are built on first use, and which is
-        equal to (and shown, compared and replaced as) the :class:`Scenario` parsing the file gives.
-        """
-        p = path if isinstance(path, Path) else Path(path)  # a directory's files: not parsed again
+        aliases or duplicate keys). Raises :class:`ScenarioError` naming file, step and field (or line)."""
+        p = Path(path)
         try:
-            data = read_file(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
+            doc = read_yaml(p, str(p), limit=MAX_SCENARIO_FILE, error=ScenarioError)
         except FileNotFoundError as exc:
             raise ScenarioError(p, "", "a readable YAML scenario file", str(exc)) from None
-        known = validated.lookup(data, p.stem)
-        if known is not None:
-            return DeferredScenario.of_validated(known["name"], known["steps"], known["description"],
-                                                 known["preserves"], str(p))
-        doc = load_yaml(utf8_text(data, str(p), ScenarioError), str(p), ScenarioError)
         scenario = cls.from_dict(doc, name=p.stem, source=str(p))
         scenario.source = str(p)
-        validated.store(data, p.stem, validated.Known(name=scenario.name, description=scenario.description,
-                                                      preserves=scenario.preserves, steps=doc.get("steps", [])))
         return scenario
 
     @classmethod
@@ -219,63 +175,14 @@ def _name(name: str, source: str) -> str:
     return name
 
 
-class DeferredScenario(Scenario):
-    """A scenario from a file validated before: its ``steps`` are built from their YAML data (and the
-    step modules imported) on first use. Otherwise a :class:`Scenario`: equal to the :class:`Scenario`
-    of the same file, shown as one (``repr``), the same fields for :mod:`dataclasses` (``fields``,
-    ``replace``, ``asdict``) and the same constructor (with built steps).
-
-    Raises:
-        ScenarioError: on first use of ``steps``, only if the step definitions changed in a way the
-            record of validated files (:mod:`.validated`) did not notice.
-    """
-
-    pending: list[Any] | None
-
-    @classmethod
-    def of_validated(cls, name: str, steps: list[Any], description: str, preserves: str,
-                     source: str) -> DeferredScenario:
-        """The scenario of a validated file, ``steps`` its YAML data (built on first use)."""
-        scenario = cls(name, [], description, preserves, source)
-        scenario.pending = steps
-        return scenario
-
-    @property
-    def steps(self) -> list[Step]:
-        if self.pending is not None:
-            source = self.source or "<memory>"
-            self.__dict__["built"] = [_step(item, f"steps[{i}]", source) for i, item in enumerate(self.pending)]
-            self.pending = None
-        built: list[Step] = self.__dict__["built"]
-        return built
-
-    @steps.setter
-    def steps(self, value: list[Step]) -> None:
-        self.__dict__["built"] = value
-        self.pending = None
-
-
-def _compared_as(scenario: Scenario) -> type[Scenario]:
-    """The class ``scenario`` is compared and shown as: a :class:`DeferredScenario` as a :class:`Scenario`."""
-    return Scenario if type(scenario) is DeferredScenario else type(scenario)
-
-
-STEP_MODULES = ("byte_steps", "chunk_steps", "edit_steps", "ending_steps", "event_steps", "field_steps",
-                "resume_steps", "transport_steps")
-"""The modules of :mod:`ssemock.scenario` that define steps (importing one registers its steps)."""
-
-
 def step_registry() -> dict[str, type[Step]]:
-    """Every step class by name; the step modules are imported on the first call."""
-    from .base import STEPS
-
-    for name in STEP_MODULES:
-        importlib.import_module(f"{__package__}.{name}")
+    """Every step class by name (each step module of :mod:`ssemock.scenario`, imported with the package,
+    registers its own)."""
     return STEPS
 
 
 def _step(item: Any, where: str, source: str) -> Step:
-    registry = step_registry()
+    registry = STEPS
     names = ", ".join(sorted(registry))
     if not (isinstance(item, Mapping) and len(item) == 1):
         raise ScenarioError(source, where, f"a one-key mapping naming a step: one of {names}", item)
@@ -296,9 +203,8 @@ def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
         raise ScenarioError(root, "", "a directory of scenario files", None)
     found = {}
     claimed: dict[str, str] = {}
-    with validated.batch():
-        for file in sorted(root.glob("*.y*ml")):
-            scenario = Scenario.load(file)
-            claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
-            found[scenario.name] = scenario
+    for file in sorted(root.glob("*.y*ml")):
+        scenario = Scenario.load(file)
+        claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
+        found[scenario.name] = scenario
     return found

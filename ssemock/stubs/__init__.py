@@ -12,27 +12,12 @@ response like a recorded one, so scenarios, the journal and the verification hel
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..lazy import lazy_names
 from .book import StubBook
-
-if TYPE_CHECKING:
-    from .conversation import Conversation, read_conversation
-    from .files import load_stubs, parse_stubs
-    from .inline import Chain, on, reply, tool_call
-    from .model import Hit, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage, count_stubs
-    from .synth import synthesize
-
-# Imported when first used: a server without stubs needs only an empty book.
-_LAZY = {
-    "Conversation": ".conversation", "read_conversation": ".conversation", "load_stubs": ".files",
-    "parse_stubs": ".files", "Chain": ".inline", "on": ".inline", "reply": ".inline", "tool_call": ".inline",
-    "Hit": ".model", "Match": ".model",
-    "ProviderError": ".model", "Reply": ".model", "Stub": ".model", "Timing": ".model", "ToolCall": ".model",
-    "Usage": ".model", "count_stubs": ".model", "synthesize": ".synth",
-}
-__getattr__ = lazy_names(__name__, _LAZY)
+from .conversation import Conversation, read_conversation
+from .files import load_stubs, parse_stubs
+from .inline import Chain, on, reply, tool_call
+from .model import Hit, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage, count_stubs
+from .synth import synthesize
 
 __all__ = [
     "Chain",

@@ -11,12 +11,12 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # imported by the first request read: a server without stubs needs none of them
-    from ..cassette import Request, Response
-    from .conversation import Conversation
-    from .model import Hit, Match, Stub
+from ..cassette import Request, Response
+from .conversation import Conversation, read_conversation
+from .model import Hit, Match, Stub
+from .synth import synthesize
 
 __all__ = ["MAX_REMEMBERED", "QUICK_BODY", "QUICK_REPLY", "QUICK_STUBS", "StubBook", "differences",
            "matches"]
@@ -160,8 +160,6 @@ class StubBook:
     def answer(self, request: Request, seed: int = 0) -> Hit | None:
         """The first available stub matching ``request`` and its response (its use counted),
         or None (no stub matches, or ``request`` is not a chat request)."""
-        from .conversation import read_conversation
-
         conv = read_conversation(request, self._earlier)
         if conv is None:
             return None
@@ -169,9 +167,6 @@ class StubBook:
             stub = next((s for s in self._stubs if s.available and matches(s.match, conv)), None)
             if stub is None:
                 return None
-            from .model import Hit
-            from .synth import synthesize
-
             response = synthesize(stub, conv, seed)
             stub.used += 1
         self._remember(conv, response, bool(stub.reply.tool_calls))
@@ -180,8 +175,6 @@ class StubBook:
     def closest(self, request: Request) -> dict[str, Any] | None:
         """The stub nearest to answering ``request``: ``{"stub", "match", "differences"}``
         (fewest failed conditions; a used-up stub says so), or None without stubs."""
-        from .conversation import read_conversation
-
         conv = read_conversation(request, self._earlier)
         with self._lock:
             stubs = list(self._stubs)
