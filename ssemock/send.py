@@ -89,18 +89,7 @@ async def send_plan(
     dropped = sum(len(c.data) for c in chunks) if empty else 0
     if empty:  # bytes after such a head would be read as the next response on the connection
         chunks = []
-    cors = own_cors and "Origin" in request.headers
-    response = web.StreamResponse(status=resp_rec.status, reason=resp_rec.reason)
-    typed = False
-    for name, value in resp_rec.headers:
-        lname = name.lower()
-        typed = typed or lname == "content-type"
-        if lname not in _FRAMING_HEADERS and not (cors and lname.startswith("access-control-")):
-            response.headers.add(name, value)
-    if plan.content_encoding is not None:
-        response.headers["Content-Encoding"] = plan.content_encoding
-    if not typed:
-        _NO_CONTENT_TYPE.add(response)
+    response = _head(plan, own_cors and "Origin" in request.headers)
     timed = bool(plan.keepalive_every or plan.pauses or plan.timing_scale)
     size = sum(len(c.data) for c in chunks) if plan.framing == "length" or not timed else 0
     framing = set_framing(request, response, plan.framing, size)
@@ -109,34 +98,30 @@ async def send_plan(
     if dropped:
         plan.notes.append(f"no content: a {request.method} answered {resp_rec.status} has no body "
                           f"(RFC 9110 section 15); {dropped} bytes not sent")
-    clock = request.app.get(TIMELINE)
-    if clock is None:  # (not `or`: an empty timeline is falsy)
-        clock = Timeline()
-    stream = _Stream(request, response, plan, sent, chunks, asyncio.get_running_loop(), clock)
+    clock = request.app.get(TIMELINE)  # (not `or`: an empty timeline is falsy)
+    stream = _Stream(request, response, plan, sent, chunks, asyncio.get_running_loop(),
+                     Timeline() if clock is None else clock)
     if plan.keepalive_every > 0:
         stream.allow_keepalives(framing)
-    outcome = None
-    try:
-        if timed and stream.plain:
-            await stream.send_plain(arrived)
-        elif timed:
-            await stream.send_timed(arrived)
-        else:
-            await stream.burst(arrived, size)
-        outcome = await end_body(request, response, resp_rec.end.how)
-    except ConnectionError:
-        outcome = "complete" if stream.delivered() else "client_gone"
-    except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
-        outcome = "complete" if stream.delivered() else "stopped" if stopping(request) else "client_gone"
-        raise
-    except Exception:
-        if not response.prepared:  # aiohttp answers 500
-            entry.status = 500
-        outcome = "error"
-        raise
-    finally:
-        stream.report()
-        entry.outcome = outcome  # last: a reader of the journal sees a finished entry
+    await stream.run(entry, timed, arrived, size)
+    return response
+
+
+def _head(plan: Plan, cors: bool) -> web.StreamResponse:
+    """The response's status and headers as recorded, but the framing ones (the sending layer frames the
+    body) and, with ``cors`` (the application adds its own), the recorded ``Access-Control-*`` ones."""
+    recorded = plan.response
+    response = web.StreamResponse(status=recorded.status, reason=recorded.reason)
+    typed = False
+    for name, value in recorded.headers:
+        lname = name.lower()
+        typed = typed or lname == "content-type"
+        if lname not in _FRAMING_HEADERS and not (cors and lname.startswith("access-control-")):
+            response.headers.add(name, value)
+    if plan.content_encoding is not None:
+        response.headers["Content-Encoding"] = plan.content_encoding
+    if not typed:
+        _NO_CONTENT_TYPE.add(response)
     return response
 
 
@@ -165,6 +150,32 @@ class _Stream:
         transport = request.transport
         self.pacing = Pacing(transport.get_extra_info("socket") if transport is not None else None, plan.pace,
                              plan.timing_scale, DEFAULT_BUDGET if plan.budget is None else plan.budget, loop)
+
+    async def run(self, entry: JournalEntry, timed: bool, arrived: float, size: int) -> None:
+        """Send the body by the path its plan needs, end it as recorded, and note the outcome last."""
+        outcome = None
+        request, response = self.request, self.response
+        try:
+            if timed and self.plain:
+                await self.send_plain(arrived)
+            elif timed:
+                await self.send_timed(arrived)
+            else:
+                await self.burst(arrived, size)
+            outcome = await end_body(request, response, self.plan.response.end.how)
+        except ConnectionError:
+            outcome = "complete" if self.delivered() else "client_gone"
+        except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
+            outcome = "complete" if self.delivered() else "stopped" if stopping(request) else "client_gone"
+            raise
+        except Exception:
+            if not response.prepared:  # aiohttp answers 500
+                entry.status = 500
+            outcome = "error"
+            raise
+        finally:
+            self.report()
+            entry.outcome = outcome  # last: a reader of the journal sees a finished entry
 
     def allow_keepalives(self, framing: str) -> None:
         """Turn keep-alive comments on where they cannot change the body's meaning or framing."""
