@@ -45,6 +45,8 @@ async def shape(exchange: Exchange, answer: Answer, state: ServerState) -> Plan:
     shared = scenario is None and last_id is None and answer.remember is not None  # sent as recorded
     plan = Plan.of(answer.response, seed=state.seed, timing_scale=state.timing_scale, request=answer.request,
                    shared=shared)
+    if answer.remember is None:  # a stub's synthesized events: paced only under a fragmentation step
+        plan.budget = 0.0
     if scenario is not None:
         plan.growth_limit = state.limits.max_scenario_growth
         try:

@@ -26,6 +26,7 @@ from benchmarks.fragment_delivery import socket_reads
 from ssemock import Cassette, MockServer
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
 from ssemock.edge.reads import client_reads
+from ssemock.stubs import reply
 
 from .processes import reap
 
@@ -174,3 +175,27 @@ def test_the_client_s_unread_bytes_are_seen_on_this_machine() -> None:
             client.recv(600)
             assert reads.unread() == 0
         assert reads.unread() is None  # the connection is gone
+
+
+def test_a_stub_answer_is_paced_under_a_fragmentation_step() -> None:
+    """A stub's synthesized events are paced only under a fragmentation step; then every character splits."""
+    with MockServer(cassettes=[], stubs=[reply("héllo wörld 😀 ça va ? " * 4, times=None)], timing_scale=0) as server:
+        headers = {"X-SSEMock-Scenario": "split-utf8"}
+        url = server.url + "/v1/chat/completions"
+        ends, body = asyncio.run(_post_json(url, headers))
+        entry = finished(server)
+    cuts = utf8_cuts(body)
+    assert len(cuts) >= 4 * 6  # é ö 😀(3) ç: 6 continuation bytes a repeat, in the answer's JSON text
+    assert cuts <= ends
+    assert entry["stub"] is not None and not [n for n in entry["injected"] if n.startswith("pacing")]
+
+
+async def _post_json(url: str, headers: dict[str, str]) -> tuple[set[int], bytes]:
+    request = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    ends, body = set(), bytearray()
+    async with aiohttp.ClientSession() as session, session.post(url, json=request, headers=headers) as r:
+        assert r.status == 200
+        async for data in r.content.iter_any():
+            body += data
+            ends.add(len(body))
+    return ends, bytes(body)

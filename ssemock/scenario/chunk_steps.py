@@ -200,7 +200,7 @@ class Fragment(Step):
                 plan.notes.append(f"fragment: {self.mode}, {len(resp.chunks)} chunks{_SEEDED.get(self.mode, '')}")
         plan.pace = max(plan.pace, self.pace)
         if self.pace > 0:  # the largest budget of the steps that pace, in any order
-            plan.budget = self.budget if not plan.budget else max(plan.budget, self.budget)
+            plan.budget = max(plan.budget or 0.0, self.budget)
         elif plan.budget is None:
             plan.budget = 0.0
 
