@@ -150,6 +150,37 @@ def test_the_recorder_writes_recorded_at_and_its_cassettes_check_clean(
     assert len(again.interactions) == 2 and recorded_at(again) == when  # it dates the oldest recording
 
 
+def test_a_recording_through_a_target_with_a_password_checks_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorder writes REDACTED where a secret was: the placeholder is not a secret (a real session's
+    14 cassettes all failed the check for ``https://bob:REDACTED@h/x`` alone)."""
+    with Upstream() as up:
+        target = up.url.replace("http://", "http://bob:secret@")  # http://bob:secret@127.0.0.1:PORT
+        with Recorder(target, tmp_path, cassette="chat") as rec:
+            for say in (f"data: fetch {target}/v1/x\n\n", "data: see https://bob:hunter2@h/x\n\n"):
+                assert httpx.post(f"{rec.url}/echo", json={"say": say}, timeout=30).status_code == 200
+    text = (tmp_path / "chat.yaml").read_text()
+    assert "bob:REDACTED@h/x" in text and "secret@" not in text and "hunter2" not in text
+    assert _run(capsys, str(tmp_path)) == (0, [], "ssemock check: 1 cassette file(s), 0 finding(s), 0 warning(s)\n")
+
+
+def test_a_real_secret_beside_the_placeholder_is_still_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load((BUNDLED / "openai-chat-finish-length-usage.yaml").read_text())
+    chunk = doc["interactions"][0]["response"]["chunks"][0]
+    for name, text in (("placeholder", "https://bob:REDACTED@h/x"), ("password", "https://bob:hunter2@h/x"),
+                       ("longer", "https://bob:REDACTEDx@h/x"), ("key", f"REDACTED {KEY}")):
+        chunk["text"] = f"data: {text}\n\n"
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    status, lines, _ = _run(capsys, str(tmp_path))
+    assert status == 1
+    assert lines == [f"{tmp_path / 'key.yaml'}: interaction 0: response body: 1 secret (ssemock-openai-anthropic-key)",
+                     f"{tmp_path / 'longer.yaml'}: interaction 0: response body: 1 secret (ssemock-url-password)",
+                     f"{tmp_path / 'password.yaml'}: interaction 0: response body: 1 secret (ssemock-url-password)"]
+
+
 def test_the_pre_commit_hook_runs_the_check_on_the_staged_cassettes(tmp_path: Path) -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "ssemock-check" and hook["language"] == "python"

@@ -7,8 +7,9 @@ RE2 syntax and run as they are with google-re2 (Latin-1 mode: any byte is a
 character, ``\\w`` and ``\\b`` are ASCII). Each rule is applied as gitleaks does:
 only when one of its ``keywords`` occurs (case-insensitive); the secret is the
 ``secretGroup``, else the first non-empty group, else the match; a secret below the
-rule's Shannon ``entropy``, containing a stop word or matched by an allow-list regex
-(targets ``secret`` and ``match``; ``line`` targets are read as ``match``) is
+rule's Shannon ``entropy``, containing a stop word, matched by an allow-list regex
+(targets ``secret`` and ``match``; ``line`` targets are read as ``match``) or that is
+exactly the filter's own placeholder ``REDACTED`` (what a scrubbed recording holds) is
 skipped. Rules bound to file paths (``path = …``: Terraform, Kubernetes YAML, NuGet,
 PHP, PKCS#12 files) are left out: a recording has no file path.
 
@@ -47,6 +48,7 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from ..providers import KeyShape, key_shapes
+from .names import REDACTED
 
 __all__ = [
     "GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "disjoint", "escape_aware",
@@ -359,6 +361,9 @@ class Scanner:
         return disjoint(escape_safe(data, hits))
 
 
+_PLACED = REDACTED.encode("ascii")
+
+
 def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
     out = []
     for m in rule.regex.finditer(data):
@@ -370,6 +375,8 @@ def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
         if start < 0 or end <= start:
             continue
         secret = data[start:end]
+        if secret == _PLACED:  # what the filter wrote in place of a secret (https://bob:REDACTED@host/)
+            continue
         if rule.entropy and _entropy(secret) < rule.entropy:
             continue
         low = secret.lower()
