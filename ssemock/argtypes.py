@@ -1,5 +1,5 @@
 """argparse value types of the ``ssemock`` command's options: the text of every number option checked by one
-rule (:func:`option_number`), its range by :func:`ssemock.limits.within`.
+rule (:func:`option_number`; with a unit, :func:`option_quantity`), its range by :func:`ssemock.limits.within`.
 
 A module of its own, below :mod:`ssemock.cli` and the option groups of :mod:`ssemock.edge.arguments` and
 :mod:`ssemock.recorder.cli`, which all use them.
@@ -12,8 +12,8 @@ import math
 import os
 import re
 
-__all__ = ["MAX_WORKERS", "age_days", "integer", "option_number", "port_number", "positive_count",
-           "scale_factor", "seconds", "worker_count"]
+__all__ = ["FORMS", "MAX_WORKERS", "UNITS", "age_days", "integer", "option_number", "option_quantity", "port_number",
+           "positive_count", "positive_size", "scale_factor", "seconds", "worker_count"]
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -41,6 +41,52 @@ def option_number(text: str, expected: str, *, integer: bool, low: float | None 
         if math.isfinite(value) and within(value, low, high) and not (above and value == low):
             return value
     raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+
+
+UNITS: dict[str, dict[str, float]] = {
+    "bytes": {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30},
+    "seconds": {"": 1, "s": 1, "ms": 0.001},
+}
+"""The units a number option of each kind takes after its digits (any letter case), by their size in the
+kind's own unit: bytes in SI (``kB``, ``MB``, ``GB``: powers of 1000) or IEC units (``KiB``, ``MiB``, ``GiB``:
+powers of 1024), seconds in ``s`` or ``ms``; a plain number is bytes or seconds."""
+FORMS = {"bytes": "a size in bytes (65536, 64KiB, 120MB or 1GiB)", "seconds": "a number of seconds (30, 30s or 500ms)"}
+"""What an option of each kind of :data:`UNITS` takes, as its errors say."""
+_SUFFIX = re.compile(r"(.*?)([A-Za-z]*)")
+
+
+def option_quantity(text: str, unit: str, *, integer: bool, expected: str | None = None) -> int | float:
+    """The one reading of a number option's text with a unit of :data:`UNITS` (``64MiB`` is 67108864, ``500ms``
+    0.5): its digits read by :func:`option_number`, its bounds left to the caller.
+
+    Args:
+        text: the option's text.
+        unit: ``"bytes"``, ``"seconds"``, or another name (a plain number then).
+        integer: the value is an integer (a size in bytes is).
+        expected: what errors say is expected (default: :data:`FORMS` of ``unit``, else "an integer" or "a number").
+
+    Raises:
+        argparse.ArgumentTypeError: ``expected EXPECTED, got 'TEXT'``.
+    """
+    expected = expected or FORMS.get(unit, "an integer" if integer else "a number")
+    number, suffix = _SUFFIX.fullmatch(text).groups()  # type: ignore[union-attr]  # matches every text
+    scale = UNITS.get(unit, {"": 1}).get(suffix.lower())
+    try:
+        if scale is None:
+            raise argparse.ArgumentTypeError(expected)
+        value = option_number(number, expected, integer=integer)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    return int(value) * int(scale) if integer else value * scale
+
+
+def positive_size(text: str) -> int:
+    """argparse type: a size in bytes >= 1, with an optional unit (``120MB``, ``1GiB``: :func:`option_quantity`)."""
+    expected = FORMS["bytes"].replace(" (", " >= 1 (", 1)  # a size in bytes >= 1 (65536, 64KiB, ...)
+    value = int(option_quantity(text, "bytes", integer=True, expected=expected))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+    return value
 
 
 def integer(text: str) -> int:
@@ -76,7 +122,7 @@ def worker_count(text: str) -> int:
 
 
 def positive_count(text: str) -> int:
-    """argparse type: an integer >= 1 (a count or a size in bytes)."""
+    """argparse type: an integer >= 1 (a count; a size is :func:`positive_size`)."""
     return int(option_number(text, "an integer >= 1", integer=True, low=1))
 
 

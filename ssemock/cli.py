@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .argtypes import age_days, integer, port_number, positive_count, scale_factor, worker_count
+from .argtypes import age_days, integer, port_number, positive_count, positive_size, scale_factor, worker_count
 from .errors import ConfigError, ScenarioError, SSEMockError
 from .version import __version__
 
@@ -124,6 +124,9 @@ def _add_record_arguments(rec: argparse.ArgumentParser) -> None:
     add_arguments(rec)
 
 
+_OPTION_TYPES: dict[str, Callable[[str], Any]] = {"str": str, "int": positive_count, "bytes": positive_size}
+
+
 def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
     """``ssemock import NAME``: one sub-command per registered importer, with its own options."""
     from .importers.registry import IMPORTERS
@@ -137,7 +140,7 @@ def _add_import_parsers(imp: argparse.ArgumentParser) -> None:
                 p.add_argument(option.flag, dest=option.dest, action="store_true", help=option.help)
             else:
                 p.add_argument(option.flag, dest=option.dest, required=option.required, default=option.default,
-                               type=positive_count if option.kind == "int" else str, metavar=option.metavar,
+                               type=_OPTION_TYPES[option.kind], metavar=option.metavar,
                                help=option.help)
         p.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="output directory")
         p.add_argument("--licence", help="licence of the recording, kept in the provenance")
@@ -149,8 +152,9 @@ def _add_check_parser(check: argparse.ArgumentParser) -> None:
     from .limits import MAX_CHECK_SIZE
 
     check.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="cassette files or directories")
-    check.add_argument("--max-size", type=positive_count, default=MAX_CHECK_SIZE, metavar="BYTES",
-                       help=f"largest cassette file (default {MAX_CHECK_SIZE}, 10 MiB)")
+    check.add_argument("--max-size", type=positive_size, default=MAX_CHECK_SIZE, metavar="BYTES",
+                       help=f"largest cassette file (default {MAX_CHECK_SIZE}, 10 MiB; a unit may follow: 120MB, "
+                            "1GiB)")
     check.add_argument("--max-age", type=age_days, default=None, metavar="DAYS",
                        help="warn about recordings older than this (provenance.recorded_at)")
 

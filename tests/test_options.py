@@ -50,14 +50,14 @@ def test_serve_limit_refuses_a_larger_body_with_the_documented_413(tmp_path: Pat
      "argument --limit: unknown name 'max_requst_body': expected NAME=VALUE, NAME one of max_request_body, "),
     (["--limit", "max_request_body"], "argument --limit: no '=' in 'max_request_body': expected NAME=VALUE"),
     (["--limit", "max_request_body=1.5KiB"],
-     "argument --limit: max_request_body: expected a size in bytes (65536, 64KiB or 32MiB), got '1.5KiB'"),
-    (["--limit", "max_request_body=64MB"],
-     "argument --limit: max_request_body: expected a size in bytes (65536, 64KiB or 32MiB), got '64MB'"),
+     "argument --limit: max_request_body: expected a size in bytes (65536, 64KiB, 120MB or 1GiB), got '1.5KiB'"),
+    (["--limit", "max_request_body=64M"],  # M alone: MB (10**6) or MiB (2**20)?
+     "argument --limit: max_request_body: expected a size in bytes (65536, 64KiB, 120MB or 1GiB), got '64M'"),
     (["--limit", "header_timeout=5 s"],
      "argument --limit: header_timeout: expected a number of seconds (30, 30s or 500ms), got '5 s'"),
     (["--limit", "max_json_depth=2KiB"], "argument --limit: max_json_depth: expected an integer, got '2KiB'"),
     (["--max-request-body", "1 MiB"],
-     "argument --max-request-body: expected a size in bytes (65536, 64KiB or 32MiB), got '1 MiB'"),
+     "argument --max-request-body: expected a size in bytes (65536, 64KiB, 120MB or 1GiB), got '1 MiB'"),
 ])
 def test_a_bad_limit_text_exits_2_with_one_line(argv: list[str], needle: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,7 +126,8 @@ def test_each_field_of_the_records_is_a_limit_name_and_its_flag_sets_the_same_va
 
 @pytest.mark.parametrize(("name", "text", "value"), [
     ("max_request_body", "64MiB", 64 << 20), ("max_request_body", "1kib", 1024), ("max_request_body", "1GiB", 1 << 30),
-    ("max_request_body", "512B", 512), ("max_request_body", "65536", 65536), ("header_timeout", "30s", 30.0),
+    ("max_request_body", "512B", 512), ("max_request_body", "65536", 65536), ("max_request_body", "64MB", 64_000_000),
+    ("max_request_body", "2kB", 2000), ("header_timeout", "30s", 30.0),
     ("header_timeout", "1.5", 1.5), ("header_timeout", "250ms", 0.25), ("backlog", "128", 128),
 ])
 def test_values_take_their_units(name: str, text: str, value: float) -> None:

@@ -4,9 +4,10 @@ Each :func:`~ssemock.config.knob` field of :class:`~ssemock.config.Limits` and
 :class:`~ssemock.edge.NetworkOptions` that a command takes is set by a repeatable
 ``--limit NAME=VALUE`` and by its own long flag (``--max-request-body``, ``--header-timeout``...);
 both write the argparse destination named after the field, so the last one given wins.
-Sizes in bytes take ``B``, ``KiB``, ``MiB`` or ``GiB`` (``64MiB``), times in seconds ``s`` or ``ms``
-(``30s``, ``500ms``); a plain number is bytes or seconds. The text is read here; the bounds are
-the record's to check (:class:`~ssemock.ConfigError`, one rule for the command line and Python).
+Sizes in bytes take ``B``, ``kB``, ``MB``, ``GB``, ``KiB``, ``MiB`` or ``GiB`` (``64MiB``), times in seconds
+``s`` or ``ms`` (``30s``, ``500ms``); a plain number is bytes or seconds (:data:`~ssemock.argtypes.UNITS`).
+The text is read by :func:`~ssemock.argtypes.option_quantity`; the bounds are the record's to check
+(:class:`~ssemock.ConfigError`, one rule for the command line and Python).
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import re
 import resource
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..argtypes import option_number
+from ..argtypes import option_quantity
 from ..config import Knob, Limits, knobs
 from .options import NetworkOptions
 
@@ -28,12 +28,6 @@ __all__ = ["add_limit_arguments", "add_network_arguments", "knob_value", "raise_
 R = TypeVar("R")
 RECORDS = (Limits, NetworkOptions)
 """The records whose fields are command-line options."""
-_UNITS: dict[str, dict[str, float]] = {
-    "bytes": {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30},
-    "seconds": {"": 1, "s": 1, "ms": 0.001},
-}
-_FORMS = {"bytes": "a size in bytes (65536, 64KiB or 32MiB)", "seconds": "a number of seconds (30, 30s or 500ms)"}
-_SUFFIX = re.compile(r"(.*?)([A-Za-z]*)")
 _METAVARS = {"bytes": "BYTES", "seconds": "SECONDS"}
 
 
@@ -41,19 +35,10 @@ def knob_value(spec: Knob, text: str) -> int | float:
     """The value of field ``spec`` written ``text`` on the command line: ``64MiB`` is 67108864, ``500ms`` 0.5.
 
     Raises:
-        argparse.ArgumentTypeError: ``expected FORM, got 'TEXT'``, the number read by
-            :func:`~ssemock.cli.option_number` (ASCII digits only), the unit one of the field's.
+        argparse.ArgumentTypeError: ``expected FORM, got 'TEXT'`` (:func:`~ssemock.argtypes.option_quantity`: ASCII
+            digits only, the unit one of the field's).
     """
-    form = _FORMS.get(spec.unit, "an integer" if spec.kind == "integer" else "a number")
-    number, unit = _SUFFIX.fullmatch(text).groups()  # type: ignore[union-attr]  # matches every text
-    scale = _UNITS.get(spec.unit, {"": 1}).get(unit.lower())
-    try:
-        if scale is None:
-            raise argparse.ArgumentTypeError(form)
-        value = option_number(number, form, integer=spec.kind == "integer")
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected {form}, got {text!r}") from None
-    return int(value) * int(scale) if spec.kind == "integer" else value * scale
+    return option_quantity(text, spec.unit, integer=spec.kind == "integer")
 
 
 def shown_default(spec: Knob) -> str:
@@ -99,8 +84,8 @@ def add_limit_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     listed = "; ".join(f"{k.name} ({k.unit}, default {shown_default(k)})" for k in fields.values())
     group = parser.add_argument_group("limits", "bounds on requests: see 'Limits' in the README")
     group.add_argument("--limit", action=_SetField, fields=fields, metavar="NAME=VALUE",
-                       help=f"set one limit or network option (repeatable): {listed}; sizes in B, KiB, MiB or GiB, "
-                            "times in s or ms")
+                       help=f"set one limit or network option (repeatable): {listed}; sizes in B, kB, MB, GB, KiB, "
+                            "MiB or GiB, times in s or ms")
     _add_flags(group, command, knobs(Limits), {})
 
 

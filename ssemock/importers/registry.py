@@ -39,7 +39,8 @@ class Option:
         required: the option must be given.
         default: the value when it is not given.
         switch: a flag without a value (``True`` when given).
-        kind: how the value is read: ``"str"`` or ``"int"`` (an integer >= 1).
+        kind: how the value is read: ``"str"``, ``"int"`` (an integer >= 1) or ``"bytes"`` (a size >= 1,
+            a unit may follow the digits: ``120MB``, ``1GiB``).
         metavar: the value's name in ``--help`` (e.g. ``"BYTES"``).
     """
 
@@ -136,8 +137,9 @@ register(Importer("har", "HAR 1.2 files (browser devtools, Charles, Proxyman, mi
                       Option("--max-entries", "max_entries",
                              f"refuse files with more entries (default {MAX_HAR_ENTRIES})",
                              default=MAX_HAR_ENTRIES, kind="int", metavar="N"),
-                      Option("--max-size", "max_size", f"refuse larger files, in bytes (default {MAX_CASSETTE_FILE})",
-                             default=MAX_CASSETTE_FILE, kind="int", metavar="BYTES"),
+                      Option("--max-size", "max_size", f"refuse larger files, in bytes (default {MAX_CASSETTE_FILE}; "
+                             "a unit may follow: 120MB, 1GiB)", default=MAX_CASSETTE_FILE, kind="bytes",
+                             metavar="BYTES"),
                   )))
 register(Importer("raw", "raw response bodies (.sse.txt, .sse.bin)", "ssemock.importers.raw:import_raw",
                   (_PATH, _METHOD)))
