@@ -25,6 +25,7 @@ from ssemock.redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, SECRET_R
 from ssemock.sse import Comment, Event, decode, split_blocks
 
 from .conftest import REALWORLD
+from .processes import run_measured
 
 ROOT = Path(__file__).parent.parent
 
@@ -200,6 +201,22 @@ def test_import_errors_name_file_and_field(tmp_path: Path) -> None:
     lines.write_text('{"a": 1}\nnot json\n')
     with pytest.raises(ImportFormatError, match="line 2"):
         import_chunks(lines, request_path="/x")
+
+
+@pytest.mark.parametrize(("kind", "name", "expected"), [
+    ("vcr", "zeros.yaml", "a readable UTF-8 YAML file, got '\\x00' at character 0, not a character of YAML text"),
+])
+def test_a_file_of_nul_bytes_is_refused_at_its_first_bytes(tmp_path: Path, kind: str, name: str, expected: str) -> None:
+    """600 MB of NUL bytes took 798 MB of memory before the HAR import failed at the first byte."""
+    path = tmp_path / name
+    with path.open("wb") as out:
+        out.truncate(400_000_000)  # 400 MB of NUL bytes, sparse: no disk taken
+    done, peak = run_measured([sys.executable, "-m", "ssemock", "import", kind, str(path), "-o", str(tmp_path / "out")],
+                              tmp_path / "peak")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"ssemock: error: {path}: expected {expected}\n"
+    assert peak < 100 << 20, f"{peak:,} bytes at the peak"  # the file is not read: Python and ssemock's imports
+    assert not (tmp_path / "out").exists()
 
 
 def test_cli_import_vcr_writes_loadable_cassettes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,9 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,8 +21,8 @@ from ..limits import (
     MAX_JSON_DEPTH,
     json_depth_exceeds,
     number,
-    show_size,
 )
+from .files import YAML_START, FileError, read_file
 from .model import (
     END_HOWS,
     FORMAT_KEY,
@@ -51,9 +49,6 @@ __all__ = [
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
 version ``n + 1``. Version 1 is the first format, so there is none yet."""
-
-
-FileError = type[CassetteError] | type[ScenarioError] | type[StubError]
 
 
 def cassette_items() -> ItemBound:
@@ -137,7 +132,7 @@ def read_text(
         FileNotFoundError: the file does not exist.
         CassetteError (or ``error``): too large, unreadable or not UTF-8.
     """
-    data = read_file(path, source, limit=limit, error=error)
+    data = read_file(path, source, limit=limit, error=error, start=YAML_START)
     return utf8_text(data[: keep(data)] if keep is not None else data, source, error)
 
 
@@ -149,59 +144,6 @@ def utf8_text(data: bytes, source: str, error: FileError = CassetteError) -> str
         raise error(source, "", "a readable UTF-8 YAML file", str(exc)) from None
 
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def read_file(
-    path: Path, source: str, *, limit: int, error: FileError = CassetteError, follow_symlinks: bool = True,
-) -> bytes:
-    """The bytes of the regular file ``path``, of at most ``limit`` bytes.
-
-    Anything else (``/dev/zero``, a FIFO, a directory, a socket) is refused without reading
-    it: opened without blocking, checked, closed. Without ``follow_symlinks``, a symbolic
-    link is refused too (``O_NOFOLLOW``).
-
-    Raises:
-        FileNotFoundError: the file does not exist.
-        CassetteError (or ``error``): not a regular file, larger than ``limit``, or unreadable.
-    """
-    try:
-        nofollow = 0 if follow_symlinks else os.O_NOFOLLOW
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | nofollow)  # a FIFO must not block the open
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise error(source, "", "a readable regular file", exc.strerror or str(exc)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
-            raise error(source, "", "a regular file", kind)
-        if info.st_size > limit:
-            raise error(source, "", f"a file of at most {show_size(limit)} bytes", info.st_size)
-        data = _read_at_most(fd, limit + 1, info.st_size)  # bounded even if the file grows meanwhile
-    except OSError as exc:
-        raise error(source, "", "a readable regular file", exc.strerror or str(exc)) from None
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise error(source, "", f"a file of at most {show_size(limit)} bytes", len(data))
-    return data
-
-
-def _read_at_most(fd: int, most: int, expected: int) -> bytes:
-    """The bytes of ``fd`` up to its end or ``most`` bytes, in as few reads as its ``expected`` size allows
-    (no file object: a start reads dozens of small files)."""
-    parts = []
-    size = 0
-    while size < most:
-        part = os.read(fd, min(most - size, max(expected + 1 - size, 1 << 16)))
-        if not part:
-            break
-        parts.append(part)
-        size += len(part)
-    return b"".join(parts)
 
 
 def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cassette import Cassette, Interaction, Request
-from ..cassette.read import read_file
+from ..cassette.files import Start, read_file
 from ..errors import ImportFormatError
 from ..limits import MAX_CASSETTE_FILE
 from . import untimed_response
@@ -25,15 +25,17 @@ def stem(p: Path) -> str:
     return p.stem
 
 
-def read_bytes(p: Path, limit: int = MAX_CASSETTE_FILE) -> bytes:
+def read_bytes(p: Path, limit: int = MAX_CASSETTE_FILE, *, start: Start | None = None) -> bytes:
     """The bytes of the regular file ``p``, at most ``limit`` bytes (default
-    :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB).
+    :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB); with ``start``, its first bytes checked
+    before the rest is read.
 
     Raises:
-        ImportFormatError: missing, not a regular file (a FIFO, ``/dev/zero``), too large or unreadable.
+        ImportFormatError: missing, not a regular file (a FIFO, ``/dev/zero``), too large, unreadable,
+            or not starting as ``start`` expects.
     """
     try:
-        return read_file(p, str(p), limit=limit, error=ImportFormatError)
+        return read_file(p, str(p), limit=limit, error=ImportFormatError, start=start)
     except FileNotFoundError as exc:
         raise ImportFormatError(p, "", "a readable file", exc.strerror) from None
 
