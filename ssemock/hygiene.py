@@ -4,7 +4,9 @@ Every cassette file is checked for:
 
 * **format**: it loads with the rules ``serve`` and ``inspect`` apply (:func:`ssemock.cassette.load`);
 * **size**: the file is at most ``max_size`` bytes (default :data:`~ssemock.limits.MAX_CHECK_SIZE`, 10 MiB:
-  a recording a repository should hold; the loader's own bound is 512 MiB);
+  a recording a repository should hold; the loader's own bound is 512 MiB); a larger file is that one
+  finding, and not read. The load counts YAML nodes and items as it goes (:mod:`ssemock.cassette.fastyaml`),
+  so a hostile file within the size stops early, its memory a few times its size;
 * **secrets**: no header, query parameter or cookie the recorder drops by name, and nothing
   the recorder's scanner (:meth:`ssemock.redact.Filter.scan`: key shapes, values under
   credential names, ``Bearer`` tokens) finds in the path, query, header values and bodies
@@ -30,7 +32,7 @@ from typing import Any
 from .cassette import Cassette, Interaction, load
 from .coding import decode_lenient
 from .errors import CassetteError, ConfigError, short_repr
-from .limits import MAX_CHECK_SIZE
+from .limits import MAX_CASSETTE_FILE, MAX_CHECK_SIZE
 from .redact import Filter
 
 __all__ = ["Finding", "cassette_files", "check_cassette", "check_file", "check_paths", "recorded_at"]
@@ -110,20 +112,18 @@ def check_file(file: Path, *, max_size: int = MAX_CHECK_SIZE, max_age: float | N
                now: datetime | None = None) -> list[Finding]:
     """The findings of one cassette file (see :func:`check_paths`)."""
     name = str(file)
-    out: list[Finding] = []
     try:
         size = file.stat().st_size
     except OSError as exc:
         return [Finding(name, f"cannot be read: {exc.strerror}")]
-    if size > max_size:
-        out.append(Finding(name, f"{size} bytes, over the --max-size of {max_size} bytes"))
+    if size > max_size:  # not read: its size alone fails the check
+        return [Finding(name, f"{size} bytes, over the --max-size of {max_size} bytes (not read further)")]
     try:
-        cassette = load(file)
+        cassette = load(file, limit=min(max_size, MAX_CASSETTE_FILE))
     except CassetteError as exc:
         what = str(exc).removeprefix(f"{name}: ")
-        return [*out, Finding(name, f"not a loadable cassette: {what}")]
-    out.extend(check_cassette(cassette, name, max_age=max_age, now=now))
-    return out
+        return [Finding(name, f"not a loadable cassette: {what}")]
+    return check_cassette(cassette, name, max_age=max_age, now=now)
 
 
 def check_cassette(cassette: Cassette, file: str, *, max_age: float | None = None,

@@ -16,6 +16,7 @@ recorded body, decoded     256 MiB          :data:`MAX_DECODED_BODY` (an encoded
 interactions, chunks       1,000,000        :data:`MAX_ITEMS` (per cassette, per response; counted while loading)
 YAML nodes in one file     32,000,000       :data:`MAX_YAML_NODES` (scalars, sequences, mappings)
 YAML nodes, full loader    1,000,000        :data:`MAX_YAML_NODES_FULL` (YAML ssemock never writes)
+YAML nodes per character   1 per 8          :data:`YAML_NODE_CHARS` (past the first 1,000,000 nodes)
 HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import har --max-entries``)
 cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
@@ -63,6 +64,7 @@ __all__ = [
     "MAX_YAML_NODES",
     "MAX_YAML_NODES_FULL",
     "NOT_JSON",
+    "YAML_NODE_CHARS",
     "Field",
     "bounds_text",
     "check_option",
@@ -129,6 +131,13 @@ VCR.py file: 32,000,000, counted while it loads. A recorded chunk ``{t: SECONDS,
 when its chunks average 85 bytes of YAML or more (the bundled recordings about 190). Without
 it, ``[{}, {}, ...]`` anywhere (in a header list, a JSON body) would take about 80 bytes of
 memory per 3 bytes of text: 14 GB for a file within the 512 MiB bound."""
+YAML_NODE_CHARS = 8
+"""Characters of YAML text each node takes at least, on average over the text read so far, once a file
+has more than :data:`MAX_YAML_NODES_FULL` nodes (counted while it loads): a loaded node takes 50 to 90
+bytes of memory, so a file's data stays within about ten times the file, plus 80 MB for the first
+million nodes, and ``[[], [], ...]`` (4 characters a node) stops within its first 8 MB whatever its
+size. A recorded chunk ``- {t: SECONDS, text: TEXT}`` is 5 nodes in 30 characters and its text; the
+bundled recordings average 20 to 100 characters a node."""
 MAX_YAML_NODES_FULL = MAX_ITEMS
 """Most YAML nodes in a file that holds what ssemock never writes (a tag, a timestamp such as an
 unquoted date, a merge key...): such a file is read by PyYAML's full safe loader, which takes about

@@ -21,6 +21,7 @@ from ssemock.cli import main
 from ssemock.hygiene import check_paths, recorded_at
 from ssemock.recorder import Recorder
 
+from .processes import run_measured
 from .sessions import INI
 from .upstream import Upstream
 
@@ -88,7 +89,7 @@ def test_format_and_size_findings(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert status == 1
     assert lines == [f"{broken}: not a loadable cassette: interactions[0].response.status: "
                      "expected an HTTP status code 200-599 (a 1xx answer is interim, RFC 9110 section 15.2), got 999",
-                     f"{good}: {good.stat().st_size} bytes, over the --max-size of 2000 bytes"]
+                     f"{good}: {good.stat().st_size} bytes, over the --max-size of 2000 bytes (not read further)"]
     assert "2 cassette file(s), 2 finding(s)" in err
 
 
@@ -179,6 +180,39 @@ def test_a_real_secret_beside_the_placeholder_is_still_a_finding(
     assert lines == [f"{tmp_path / 'key.yaml'}: interaction 0: response body: 1 secret (ssemock-openai-anthropic-key)",
                      f"{tmp_path / 'longer.yaml'}: interaction 0: response body: 1 secret (ssemock-url-password)",
                      f"{tmp_path / 'password.yaml'}: interaction 0: response body: 1 secret (ssemock-url-password)"]
+
+
+def test_max_size_takes_a_unit_and_a_bad_one_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cassette = tmp_path / "c.yaml"
+    cassette.write_bytes((BUNDLED / "openai-chat-finish-length-usage.yaml").read_bytes())
+    size = cassette.stat().st_size  # 2,004 bytes
+    for text, status in (("120MB", 0), ("1GiB", 0), ("2kB", 1), ("1KiB", 1), (str(size), 0), (str(size - 1), 1)):
+        assert _run(capsys, str(cassette), "--max-size", text)[0] == status, text
+    assert _run(capsys, str(cassette), "--max-size", "2kB")[1] == [
+        f"{cassette}: {size} bytes, over the --max-size of 2000 bytes (not read further)"]
+    with pytest.raises(SystemExit) as usage:
+        main(["check", str(cassette), "--max-size", "12XB"])
+    assert usage.value.code == 2
+    assert capsys.readouterr().err == ("ssemock check: error: argument --max-size: expected a size in bytes >= 1 "
+                                       "(65536, 64KiB, 120MB or 1GiB), got '12XB'\n")
+
+
+def test_a_file_of_empty_lists_is_refused_early_in_bounded_memory(tmp_path: Path) -> None:
+    """``[[], [], ...]`` of 120 MB took 2 min 32 s and 2.5 GB before its error (a list at the top, so no
+    item bound applied, and 30 million nodes, within the bound of 32 million)."""
+    path = tmp_path / "lists.yaml"
+    with path.open("w") as out:
+        out.write("[")
+        for _ in range(100):
+            out.write("[], " * 100_000)  # 40 MB, 10,000,000 empty lists
+        out.write("[]]\n")
+    size = path.stat().st_size
+    done, peak = run_measured([sys.executable, "-m", "ssemock", "check", str(path), "--max-size", "120MB"],
+                              tmp_path / "peak")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == (f"{path}: not a loadable cassette: line 1: expected YAML of at most one node (scalar, "
+                           "sequence or mapping) per 8 characters past its first 1,000,000 nodes\n")
+    assert peak < 10 * size, f"{peak:,} bytes at the peak for a file of {size:,}"  # was 21 times its size
 
 
 def test_the_pre_commit_hook_runs_the_check_on_the_staged_cassettes(tmp_path: Path) -> None:

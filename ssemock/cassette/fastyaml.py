@@ -11,7 +11,9 @@ ones expand to gigabytes), duplicate keys, very deep nesting and integers of mor
 :data:`MAX_INT_DIGITS` digits are refused with the line.
 
 Nodes are counted as the events arrive, before the full loader would build anything: a document
-of more than :data:`~ssemock.limits.MAX_YAML_NODES` nodes, or a sequence holding more items than
+of more than :data:`~ssemock.limits.MAX_YAML_NODES` nodes, denser than one node per
+:data:`~ssemock.limits.YAML_NODE_CHARS` characters of the text read so far (past its first
+:data:`~ssemock.limits.MAX_YAML_NODES_FULL` nodes), or a sequence holding more items than
 an :class:`ItemBound` allows (a cassette's chunks), is refused soon after it passes the bound, so
 a file of ``[{}, {}, ...]`` (3 bytes of text, about 80 bytes of memory per item) stops early
 instead of exhausting memory. The full safe loader runs only on a document that passed them.
@@ -37,7 +39,7 @@ from yaml.nodes import MappingNode, ScalarNode
 from yaml.resolver import Resolver
 
 from ..errors import Described
-from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_YAML_NODES, MAX_YAML_NODES_FULL
+from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_YAML_NODES, MAX_YAML_NODES_FULL, YAML_NODE_CHARS
 
 __all__ = [
     "MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "ItemBound", "Refused", "TooMany", "Unsupported", "fast_safe_load",
@@ -211,7 +213,9 @@ def fast_safe_load(
     documents = 0
     nodes = 0
     check = min(_CHECK_EVERY, max_nodes + 1)  # the node count at which to count again
+    # The depths of the counted lists; when each is a mapping's value (keyed), no list in a list is one.
     depths = frozenset(len(path) for path, _ in items.fields) if items is not None else frozenset()
+    keyed = items is not None and all(path and path[-1] is not None for path, _ in items.fields)
     unsupported: Unsupported | None = None  # once set, the rest is only counted and checked for refusals
     unsupported_at = 0  # its line
     event: Any
@@ -241,7 +245,9 @@ def fast_safe_load(
                 raise AliasFound(_line(event))
             if len(stack) >= MAX_NESTING:
                 raise Refused(f"sequences and mappings nested at most {MAX_NESTING} deep", _line(event))
-            counted = items.what(stack) if kind is SequenceStartEvent and len(stack) in depths else None  # type: ignore[union-attr]
+            counted = (items.what(stack)  # type: ignore[union-attr]
+                       if kind is SequenceStartEvent and len(stack) in depths
+                       and not (keyed and stack[-1][0] is SequenceStartEvent) else None)
             stack.append([kind, [], counted])
             if event.tag is not None and unsupported is None:
                 unsupported, unsupported_at = Unsupported("tag on a collection"), _line(event)
@@ -286,10 +292,14 @@ def _too_many(event: Any, counted: tuple[str, str], items: ItemBound) -> TooMany
 
 
 def _count(event: Any, nodes: int, max_nodes: int, stack: list[list[Any]], items: ItemBound | None) -> int:
-    """Refuse more than ``max_nodes`` nodes, or a counted sequence of ``stack`` holding too many
-    items; else the node count at which to count again."""
+    """Refuse more than ``max_nodes`` nodes, more than one per :data:`~ssemock.limits.YAML_NODE_CHARS`
+    characters up to ``event`` (past the first :data:`~ssemock.limits.MAX_YAML_NODES_FULL`), or a counted
+    sequence of ``stack`` holding too many items; else the node count at which to count again."""
     if nodes > max_nodes:
         raise TooMany(f"YAML of at most {max_nodes:,} nodes (scalars, sequences and mappings)", _line(event))
+    if nodes > MAX_YAML_NODES_FULL + event.start_mark.index // YAML_NODE_CHARS:
+        raise TooMany(f"YAML of at most one node (scalar, sequence or mapping) per {YAML_NODE_CHARS} characters "
+                      f"past its first {MAX_YAML_NODES_FULL:,} nodes", _line(event))
     if items is not None:
         for _, held, counted in stack:
             if counted is not None and len(held) > items.most:

@@ -18,30 +18,32 @@ from pathlib import Path
 from ..errors import CassetteError, CassetteNotFoundError
 from ..limits import MAX_CASSETTE_FILE, claim_name
 from . import cache
+from .files import YAML_START, read_file
 from .model import Cassette
-from .read import cassette_items, load_yaml, parse_cassette, read_file, utf8_text
+from .read import cassette_items, load_yaml, parse_cassette, utf8_text
 
 __all__ = ["atomic_write", "dumps", "load", "load_cassettes", "load_file", "loads", "save"]
 
 
-def load(path: str | os.PathLike[str], *, name: str | None = None) -> Cassette:
+def load(path: str | os.PathLike[str], *, name: str | None = None, limit: int | None = None) -> Cassette:
     """Read a cassette file.
 
     Args:
         path: the YAML file.
         name: the cassette name; default: ``name:`` in the file, else the file stem.
+        limit: the largest file read, in bytes; default (None) :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB.
 
     Raises:
         CassetteNotFoundError: the file does not exist.
-        CassetteError: the file is unreadable, larger than
-            :data:`~ssemock.limits.MAX_CASSETTE_FILE` (512 MiB) or malformed (names file and field).
+        CassetteError: the file is unreadable, larger than ``limit``, not YAML text from its first
+            bytes on, or malformed (names file and field).
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid (see :mod:`ssemock.cassette.cache`).
 
     A file of 64 KiB or more is answered from the cache of parsed cassettes when its
     bytes have been loaded before (see :mod:`ssemock.cassette.cache`).
     """
     p = Path(path)
-    cassette = load_file(p, name=name or p.stem, limit=MAX_CASSETTE_FILE)
+    cassette = load_file(p, name=name or p.stem, limit=MAX_CASSETTE_FILE if limit is None else limit)
     cassette.path = p
     return cassette
 
@@ -110,7 +112,7 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
 
     source = str(path)
     try:
-        data = read_file(path, source, limit=limit)
+        data = read_file(path, source, limit=limit, start=YAML_START)
     except FileNotFoundError:
         raise CassetteNotFoundError(source) from None
     cassette = cache.lookup(data, name)
