@@ -10,6 +10,7 @@ import gzip
 import json
 import shlex
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +28,7 @@ from ssemock.importers.har import import_har
 from ssemock.sse import decode, split_blocks
 
 from .conftest import CHROMIUM, NODE_MODULES, require
+from .processes import run_measured
 
 SCRIPT = Path(__file__).parent / "node" / "record-har.mjs"
 CASSETTE = "openai-chat-finish-length-usage"
@@ -200,7 +202,8 @@ def test_cli_har_bounds_entries_with_one_line_and_exit_2(tmp_path: Path, capsys:
     out = tmp_path / "out"
     assert main(["import", "har", str(har), "-o", str(out), "--max-entries", "1"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "log.entries: expected at most 1 entries (--max-entries), got 2" in err
+    assert err.count("\n") == 1
+    assert "log.entries: expected at most 1 entries (--max-entries), got more (the rest not read)" in err
     assert not out.exists()
     assert main(["import", "har", str(har), "-o", str(out), "--max-size", "100"]) == 2
     assert f"{har}: expected a file of at most 100 bytes, got {har.stat().st_size}" in capsys.readouterr().err
@@ -329,3 +332,56 @@ def test_a_har_whose_entries_are_all_skipped_writes_nothing_and_says_why(
     with pytest.raises(ImportFormatError) as info:
         import_har(empty)
     assert info.value.field == "log.entries" and info.value.got == "no entry"
+
+
+def _at(entry: dict[str, Any], path: str) -> dict[str, Any]:
+    entry["request"]["url"] = "https://api.example.com" + path
+    return entry
+
+
+def test_an_entry_aborted_after_its_head_is_imported_as_the_cut_it_was(tmp_path: Path) -> None:
+    """``net::ERR_ABORTED`` (the page stopped reading, or navigated away): Playwright keeps the head it got and
+    ``response._failureText``, no content text and ``receive: -1``; Chromium's devtools ``response._error`` and
+    what was received. Both were imported as a stream that ended cleanly."""
+    playwright = _at(_entry(content={"size": -1, "mimeType": "text/event-stream"},
+                            _failureText="net::ERR_ABORTED"), "/v1/playwright")
+    playwright["timings"] = {"send": 0.5, "wait": 120, "receive": -1}
+    devtools = _at(_entry(content={"size": 16, "mimeType": "text/event-stream", "text": 'data: {"a":1}\n\n'},
+                          _error="net::ERR_ABORTED"), "/v1/devtools")
+    unanswered = _at(_entry(status=0, _error="net::ERR_CONNECTION_REFUSED"), "/v1/unanswered")
+    har = tmp_path / "aborted.har"
+    har.write_text(json.dumps(_har(_at(_entry(), "/v1/complete"), playwright, devtools, unanswered)))
+    assert main(["import", "har", str(har), "-o", str(tmp_path / "out")]) == 0
+    cassette = load(tmp_path / "out" / "aborted.yaml")
+    assert [(i.request.path, i.response.end.how) for i in cassette.interactions] == [
+        ("/v1/complete", "clean"), ("/v1/playwright", "cut"), ("/v1/devtools", "cut")]
+    assert cassette.interactions[1].response.end.t == 0.1205  # at the first byte: nothing was read after it
+    assert cassette.provenance["entries_aborted"] == ("2 entries answered, then failed ('net::ERR_ABORTED'): "
+                                                      "imported as ended 'cut', what was received and no more")
+    assert cassette.provenance["entries_skipped"].startswith("1 (no answer")  # the one never answered
+    with MockServer([cassette]) as server:
+        complete = httpx.post(server.url + "/v1/complete", json={"stream": True})
+        assert complete.status_code == 200 and complete.text.endswith("event: message_stop\r\ndata: {}\r\n\r\n")
+        for path, received in (("/v1/playwright", b""), ("/v1/devtools", b'data: {"a":1}\n\n')):
+            got = b""
+            with pytest.raises(httpx.RemoteProtocolError), \
+                    httpx.stream("POST", server.url + path, json={"stream": True}) as answer:
+                assert answer.status_code == 200
+                for piece in answer.iter_raw():
+                    got += piece
+            assert got == received, path
+
+
+def test_a_har_over_the_entry_bound_is_refused_before_the_rest_is_parsed(tmp_path: Path) -> None:
+    """200,000 entries were all parsed (12.5 s, 742 MB) before the bound of 10,000 refused the file."""
+    one = json.dumps(_entry())
+    har = tmp_path / "many.har"
+    with har.open("w") as out:
+        out.write('{"log": {"version": "1.2", "entries": [' + ",".join([one] * 50_000) + "]}}")
+    size = har.stat().st_size  # 50 MB
+    done, peak = run_measured([sys.executable, "-m", "ssemock", "import", "har", str(har), "-o", str(tmp_path / "out")],
+                              tmp_path / "peak")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"ssemock: error: {har}: log.entries: expected at most 10000 entries (--max-entries), "
+                           "got more (the rest not read)\n")
+    assert peak < 4 * size, f"{peak:,} bytes at the peak for a file of {size:,}"  # was 7.6 times its size

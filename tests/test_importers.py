@@ -204,6 +204,7 @@ def test_import_errors_name_file_and_field(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("kind", "name", "expected"), [
+    ("har", "zeros.har", "a HAR file (JSON), whose first character is '{', got b'" + "\\x00" * 16 + "'..."),
     ("vcr", "zeros.yaml", "a readable UTF-8 YAML file, got '\\x00' at character 0, not a character of YAML text"),
 ])
 def test_a_file_of_nul_bytes_is_refused_at_its_first_bytes(tmp_path: Path, kind: str, name: str, expected: str) -> None:

@@ -1,7 +1,9 @@
 """Import HAR 1.2 files: browser devtools, Playwright ``recordHar``, Charles, Proxyman, mitmproxy.
 
 HAR is JSON; no HAR reader on PyPI adds what this needs (base64 bodies, bounds, errors naming
-the entry), so the file is read with :mod:`json` and this subset of HAR 1.2 is used:
+the entry), so the file is read with :mod:`json`, one entry at a time (:class:`.jsonwalk.JSONWalk`:
+past ``--max-entries`` the rest is not parsed), after its first bytes are checked (a JSON object
+starts with ``{``), and this subset of HAR 1.2 is used:
 
 =======================================  ===================================================
 HAR field                                becomes
@@ -10,6 +12,8 @@ HAR field                                becomes
 ``request.headers[{name, value}]``       request headers (HTTP/2 pseudo-headers dropped)
 ``request.postData.text`` / ``params``   the request body (``encoding: base64`` accepted)
 ``response.status, statusText``          status and reason (status 0, no answer: skipped)
+``response._error`` / ``_failureText``   the answer failed after its head (``net::ERR_ABORTED``):
+                                         it ends ``cut`` where the tool stopped reading
 ``response.headers``                     response headers, less ``Content-Encoding`` and
                                          ``Content-Length``: HAR keeps bodies decoded
 ``response.content.text`` (+ base64)     the body, cut into one chunk per SSE block
@@ -31,16 +35,20 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from ..cassette import Cassette, Chunk, End, Interaction
+from ..cassette.files import HEAD, Start
 from ..cassette.read import NO_CONTENT_STATUSES
-from ..errors import Described, ImportFormatError
+from ..errors import Described, ImportFormatError, short_repr
 from ..limits import MAX_CASSETTE_FILE, MAX_CASSETTE_SECONDS, MAX_HAR_ENTRIES, MAX_INT_DIGITS, json_depth_exceeds
 from . import NO_CONTENT_NOTE, request_from_url, untimed_response
+from .jsonwalk import JSONWalk
 from .raw import read_bytes
 
 __all__ = ["import_har"]
@@ -78,23 +86,18 @@ def import_har(
             ``log.entries[3].response.content.text``).
     """
     p = Path(path)
-    log, entries = _log(p, read_bytes(p, max_size), max_entries)
-    interactions, started, skipped, bodiless, dropped = [], [], 0, 0, 0
+    log, entries = _log(p, _file_text(p, max_size), max_entries)
+    interactions, tally = [], _Tally()
     for i, entry in enumerate(entries):
         where = f"log.entries[{i}]"
         if not isinstance(entry, dict):
             raise ImportFormatError(p, where, "an object with 'request' and 'response'", entry)
         inter = _interaction(p, entry, where)
         if inter is None or (streams_only and not _streams(inter, entry)):
-            skipped += 1
+            tally.skipped += 1
             continue
         interactions.append(inter)
-        content = entry["response"].get("content")
-        bodiless += not isinstance(content, dict) or content.get("text") is None
-        dropped += inter.response.status in NO_CONTENT_STATUSES and isinstance(content, dict) and bool(
-            content.get("text"))
-        if (when := _started(p, entry, where)) is not None:
-            started.append(when)
+        tally.count(inter, entry, _started(p, entry, where))
     if not interactions:  # an empty cassette would replay nothing and hide why
         wanted = "an http(s) request with an answer" + (" in text/event-stream" if streams_only else "")
         raise ImportFormatError(p, "log.entries", f"at least one entry with {wanted}",
@@ -103,19 +106,60 @@ def import_har(
     creator = log.get("creator")
     if isinstance(creator, dict) and isinstance(creator.get("name"), str):
         meta["har_creator"] = f"{creator['name']} {creator.get('version', '')}".strip()
-    if started:
-        meta["recorded_at"] = min(started).isoformat(timespec="seconds").replace("+00:00", "Z")
-    meta["timing"] = ("first byte at timings.send + wait, last byte at + receive; chunks between "
-                      "placed by byte offset (HAR keeps no chunk times)")
-    if dropped:
-        meta["bodies_dropped"] = NO_CONTENT_NOTE.format(f"{dropped} entries")
-    if skipped:
-        meta["entries_skipped"] = (f"{skipped} (no answer or only an interim 1xx one, not http(s)"
-                                   + (", or not text/event-stream)" if streams_only else ")"))
-    if bodiless:
-        meta["bodies_missing"] = f"{bodiless} entries: the tool kept no content.text (imported with empty bodies)"
+    meta.update(tally.notes(streams_only))
     meta.update(provenance or {})
     return Cassette(name or _stem(p), interactions, meta)
+
+
+@dataclass
+class _Tally:
+    """What the entries imported from one HAR file lacked, for the provenance."""
+
+    skipped: int = 0  # entries left out
+    bodiless: int = 0  # without content.text
+    dropped: int = 0  # a 204 or 304 answer's body dropped
+    aborted: Counter[str] = field(default_factory=Counter)  # entries ended by a failure, by its text
+    started: list[datetime] = field(default_factory=list)
+
+    def count(self, inter: Interaction, entry: dict[str, Any], started: datetime | None) -> None:
+        """Count the entry ``entry`` imported as ``inter``."""
+        content = entry["response"].get("content")
+        self.bodiless += not isinstance(content, dict) or content.get("text") is None
+        self.dropped += inter.response.status in NO_CONTENT_STATUSES and isinstance(content, dict) and bool(
+            content.get("text"))
+        if (failure := _failure(entry["response"])) is not None:
+            self.aborted[failure] += 1
+        if started is not None:
+            self.started.append(started)
+
+    def notes(self, streams_only: bool) -> dict[str, str]:
+        """The provenance fields: ``recorded_at``, ``timing`` and what was left out or cut."""
+        meta = {}
+        if self.started:
+            meta["recorded_at"] = min(self.started).isoformat(timespec="seconds").replace("+00:00", "Z")
+        meta["timing"] = ("first byte at timings.send + wait, last byte at + receive; chunks between "
+                          "placed by byte offset (HAR keeps no chunk times)")
+        if self.dropped:
+            meta["bodies_dropped"] = NO_CONTENT_NOTE.format(f"{self.dropped} entries")
+        if self.skipped:
+            meta["entries_skipped"] = (f"{self.skipped} (no answer or only an interim 1xx one, not http(s)"
+                                       + (", or not text/event-stream)" if streams_only else ")"))
+        if self.bodiless:
+            meta["bodies_missing"] = (f"{self.bodiless} entries: the tool kept no content.text "
+                                      "(imported with empty bodies)")
+        if self.aborted:
+            failures = ", ".join(short_repr(text, 40) for text in sorted(self.aborted)[:3])
+            meta["entries_aborted"] = (f"{self.aborted.total()} entries answered, then failed ({failures}"
+                                       f"{', ...' if len(self.aborted) > 3 else ''}): imported as ended 'cut', "
+                                       "what was received and no more")
+        return meta
+
+
+def _failure(resp: dict[str, Any]) -> str | None:
+    """Why the tool says an answer failed: Chromium's ``_error``, Playwright's ``_failureText``
+    (``net::ERR_ABORTED``), or None."""
+    text = resp.get("_error") or resp.get("_failureText")
+    return text if isinstance(text, str) and text else None
 
 
 def _not_json(name: str) -> Any:
@@ -128,21 +172,65 @@ def _int(text: str) -> int:
     return int(text)
 
 
-def _log(p: Path, raw: bytes, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
-    """The HAR's ``log`` object and its ``entries`` list, checked."""
+def _object_start(head: bytes) -> Described | None:
+    """What is wrong with the first bytes of a HAR file: JSON (RFC 8259; in UTF-8, or UTF-16 or -32 as
+    ``json.loads`` reads them) whose first character is ``{``."""
+    text = head.decode(json.detect_encoding(head), "ignore").lstrip("\ufeff \t\r\n")  # "ignore": a cut character
+    if text[:1] == "{" or (not text and len(head) == HEAD):  # only spaces so far: the parse decides
+        return None
+    shown = head.lstrip(b" \t\r\n")
+    return Described(None, repr(shown[:16]) + ("..." if len(shown) > 16 else "") if shown else "an empty file")
+
+
+_HAR_START = Start("a HAR file (JSON), whose first character is '{'", _object_start)
+
+
+def _file_text(p: Path, max_size: int) -> str:
+    """The text of HAR file ``p``, its first bytes checked before the rest is read (its bytes are
+    dropped when this returns)."""
+    raw = read_bytes(p, max_size, start=_HAR_START)
     try:
-        doc = json.loads(raw, parse_constant=_not_json, parse_int=_int)
-    except (ValueError, RecursionError) as exc:
+        return raw.decode(json.detect_encoding(raw), "surrogatepass")  # what json.loads does with bytes
+    except UnicodeDecodeError as exc:
         raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
-    if json_depth_exceeds(doc, _DEPTH):
+
+
+def _log(p: Path, text: str, max_entries: int) -> tuple[dict[str, Any], list[Any]]:
+    """The HAR's ``log`` object and its ``entries`` list, checked: read one member at a time, the
+    entries counted as they are read, so that a file with too many is refused before the rest is
+    parsed (what else the file holds is read and dropped)."""
+    try:
+        walk = JSONWalk(text, json.JSONDecoder(parse_constant=_not_json, parse_int=_int))
+        log: Any = None
+        for key in walk.members("{"):
+            if key != "log" or walk.next() != "{":
+                walk.value()  # another member, or a log that is not an object: checked below
+                continue
+            log = {}
+            for name in walk.members("{"):
+                log[name] = _entries(p, walk, max_entries) if name == "entries" and walk.next() == "[" else walk.value()
+        walk.end()
+    except ImportFormatError:  # too many entries
+        raise
+    except (ValueError, RecursionError) as exc:  # json.JSONDecodeError is a ValueError
+        raise ImportFormatError(p, "", "a HAR file (JSON)", str(exc)[:80]) from None
+    if json_depth_exceeds(log, _DEPTH - 1):
         raise ImportFormatError(p, "", f"a HAR file (JSON nested at most {_DEPTH} levels)", None)
-    log = doc.get("log") if isinstance(doc, dict) else None
     entries = log.get("entries") if isinstance(log, dict) else None
     if not isinstance(log, dict) or not isinstance(entries, list):
         raise ImportFormatError(p, "log.entries", "a HAR file with a list of entries", None)
-    if len(entries) > max_entries:
-        raise ImportFormatError(p, "log.entries", f"at most {max_entries} entries (--max-entries)", len(entries))
     return log, entries
+
+
+def _entries(p: Path, walk: JSONWalk, max_entries: int) -> list[Any]:
+    """The items of ``log.entries``, at most ``max_entries`` of them read."""
+    entries: list[Any] = []
+    for _ in walk.members("["):
+        if len(entries) == max_entries:
+            raise ImportFormatError(p, "log.entries", f"at most {max_entries} entries (--max-entries)",
+                                    Described(None, "more (the rest not read)"))
+        entries.append(walk.value())
+    return entries
 
 
 def _streams(inter: Interaction, entry: dict[str, Any]) -> bool:
@@ -192,6 +280,8 @@ def _interaction(p: Path, entry: dict[str, Any], where: str) -> Interaction | No
             timed.append(Chunk(round(start + (end - start) * offset / total, 6), chunk.data))
             offset += len(chunk.data)
         response.chunks, response.start, response.end, response.timed = timed, start, End(end, "clean"), True
+    if _failure(resp) is not None:  # aborted after its head: the stream ended where the tool stopped reading
+        response.end = End(response.end.t, "cut")
     return Interaction(request, response)
 
 
