@@ -10,11 +10,13 @@ on a loaded 2-core machine for a reader in another process; see ``benchmarks/fra
 The time timing scale 0 takes out is the recorded waiting, never the boundaries.
 
 Which plans are paced: those with a fragmentation step (``plan.pace > 0``), at any timing
-scale, and every recorded answer sent faster than recorded (timing scale below 1), whose recorded
-gaps may be too short to keep their boundaries. At scale 1 or more without a fragmentation step the
-recorded times alone decide (faithful replay); a stub's synthesized events (one chunk each) are
-paced only under a fragmentation step (``plan.budget`` 0 otherwise): their boundaries are ours, not
-the provider's, and keeping thousands of them costs a Python client about 0.1-0.2 ms each.
+scale; every recorded answer sent faster than recorded (timing scale below 1), whose recorded
+gaps may be too short to keep their boundaries; and every recording without timing (imported
+from VCR.py, raw bodies), whose chunks would otherwise go back to back at any scale. At scale 1
+or more without a fragmentation step the recorded times alone decide (faithful replay). A stub's
+synthesized events (one chunk each) are paced only under a fragmentation step (``plan.budget`` is
+0 otherwise): their boundaries are ours, not the provider's, and keeping thousands of them costs a
+Python client about 0.1-0.2 ms each.
 
 Bound: the waiting of one response is at most its ``plan.budget`` seconds (default
 :data:`DEFAULT_BUDGET`, at most :data:`MAX_BUDGET`); once spent, the remaining chunks go out
@@ -48,12 +50,14 @@ class Pacing:
         pace: ``plan.pace``, seconds (0: no fragmentation step asked for pacing).
         timing_scale: ``plan.timing_scale``.
         budget: seconds of waiting this response gets at most.
+        timed: the recording kept its timing (``Response.timed``); one that did not (VCR.py, HAR
+            without timings) has no recorded gap to keep its boundaries, at any scale.
         loop: the running loop.
     """
 
     def __init__(self, sock: Any, pace: float, timing_scale: float, budget: float,
-                 loop: asyncio.AbstractEventLoop) -> None:
-        self.on = pace > 0 or timing_scale < 1
+                 loop: asyncio.AbstractEventLoop, *, timed: bool = True) -> None:
+        self.on = pace > 0 or timing_scale < 1 or not timed
         """Whether the next boundary is paced (False once the budget is spent)."""
         self.pace = pace or DEFAULT_PACE
         self.budget = budget

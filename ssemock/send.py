@@ -149,7 +149,8 @@ class _Stream:
         self.heartbeat_end = ""
         transport = request.transport
         self.pacing = Pacing(transport.get_extra_info("socket") if transport is not None else None, plan.pace,
-                             plan.timing_scale, DEFAULT_BUDGET if plan.budget is None else plan.budget, loop)
+                             plan.timing_scale, DEFAULT_BUDGET if plan.budget is None else plan.budget, loop,
+                             timed=plan.response.timed)
 
     async def run(self, entry: JournalEntry, timed: bool, arrived: float, size: int) -> None:
         """Send the body by the path its plan needs, end it as recorded, and note the outcome last."""

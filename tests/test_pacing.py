@@ -199,3 +199,15 @@ async def _post_json(url: str, headers: dict[str, str]) -> tuple[set[int], bytes
             body += data
             ends.add(len(body))
     return ends, bytes(body)
+
+
+def test_a_recording_without_timing_keeps_its_boundaries_at_timing_scale_1() -> None:
+    """Chunks recorded with no timing (VCR.py imports) have no gap to keep them apart: paced at scale 1 too."""
+    chunks = [Chunk(0.0, b'data: {"n": %d}\n\n' % i) for i in range(30)]
+    response = Response(status=200, headers=[("Content-Type", "text/event-stream")], chunks=chunks,
+                        start=0.0, end=End(0.0, "clean"), timed=False)
+    cassette = Cassette("untimed", [Interaction(Request(method="POST", path="/untimed"), response)])
+    with MockServer([cassette], scenarios=[], timing_scale=1) as server:
+        ends, body = aiohttp_ends(server.url + "/untimed", {})
+    assert body == b"".join(c.data for c in chunks)
+    assert recorded_boundaries(cassette) <= ends
