@@ -37,6 +37,7 @@ from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer
+from .names import scenario_names
 from .stubs import Chain, Stub, StubBook
 from .stubs import on as _on
 from .stubs import reply as _reply
@@ -179,7 +180,7 @@ class SSEMockFixture:
         self._base = base
         self.recorder: Recorder | None = None
         self.cassette: Cassette | None = None
-        self.scenario: str | None = None
+        self.scenario: tuple[str, ...] = ()
         self.match_on: tuple[str, ...] = DEFAULT_MATCH_ON
         self.strict = False
         self.stubs = StubBook(stubs)
@@ -228,7 +229,7 @@ class SSEMockFixture:
         return self.recorder.url if self.recorder is not None else self.server.url
 
     def use(
-        self, cassette: CassetteRef | None = None, *, scenario: str | None = None,
+        self, cassette: CassetteRef | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
     ) -> SSEMockFixture:
         """Answer this test's requests from ``cassette`` under ``scenario``.
@@ -236,7 +237,8 @@ class SSEMockFixture:
         Args:
             cassette: a cassette name (see :class:`CassetteLookup`), a file path or a
                 :class:`Cassette`; None keeps the cassette in play.
-            scenario: scenario name(s), comma-separated; None replays faithfully.
+            scenario: scenario names, a tuple (``("crlf", "split-bytes")``; one name may be a
+                string, and a comma-separated string is split); None or ``()`` replays faithfully.
             timing_scale: multiplies recorded times (0 = no delays); None keeps the session's.
             match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``),
                 all required; None: the default for the cassette (see the module docstring).
@@ -247,18 +249,18 @@ class SSEMockFixture:
         Raises:
             CassetteNotFoundError: no such cassette (the message lists the places searched).
             ScenarioError: no such scenario (the message lists the known ones).
-            ConfigError: ``match_on`` is a string, empty or names an unknown matcher.
+            ConfigError: an empty scenario name; ``match_on`` is a string, empty or names an unknown matcher.
         """
         found = self.lookup.find(cassette) if cassette is not None else self.cassette
-        self._check_scenario(scenario)
+        names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(found, match_on)
-        self.cassette, self.scenario = found, scenario
+        self.cassette, self.scenario = found, names
         self._apply(timing_scale=timing_scale)
         return self
 
     def reset(
-        self, cassette: Cassette | None = None, *, scenario: str | None = None, timing_scale: float | None = None,
-        match_on: Sequence[str] | None = None,
+        self, cassette: Cassette | None = None, *, scenario: Sequence[str] | str | None = None,
+        timing_scale: float | None = None, match_on: Sequence[str] | None = None,
     ) -> None:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
         cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
@@ -268,9 +270,9 @@ class SSEMockFixture:
         Returns without waiting for the server's thread: the change is made there before any
         request that arrives after this call, and before anything asked of the server later
         (:attr:`requests`, :meth:`use`)."""
-        self._check_scenario(scenario)
+        names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
-        self.cassette, self.scenario = cassette, scenario
+        self.cassette, self.scenario = cassette, names
         self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
     def _matching(self, cassette: Cassette | None, match_on: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
@@ -279,13 +281,15 @@ class SSEMockFixture:
             return check_match_on(match_on), True
         return DEFAULT_MATCH_ON, cassette is not None and self.lookup.recorded_here(cassette)
 
-    def _check_scenario(self, scenario: str | None) -> None:
-        known = self.server.state.scenarios
-        for name in (n.strip() for n in (scenario or "").split(",")):
-            if name and name not in known:
+    def _scenario_names(self, scenario: Sequence[str] | str | None) -> tuple[str, ...]:
+        """``scenario`` as a tuple of served names; raises :class:`ScenarioError` naming one that is not served."""
+        names, known = scenario_names(scenario), self.server.state.scenarios
+        for name in names:
+            if name not in known:
                 raise ScenarioError(
                     "ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name
                 )
+        return names
 
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
