@@ -1,6 +1,6 @@
 """The per-test handle on a shared replay server, and cassette lookup beside a test.
 
-:class:`SSEMockFixture` is what the pytest fixture ``ssemock`` gives a test: the
+:class:`SSEMockFixture` is what the pytest fixture ``sse_mock`` (also ``ssemock``) gives a test: the
 server URL, :meth:`~SSEMockFixture.use` to pick a cassette and scenario, the
 journal and assertions over it. It does not import pytest, so it can also serve
 other test runners.
@@ -8,7 +8,8 @@ other test runners.
 Lookup order for a cassette named ``NAME`` (the pytest-recording convention first):
 
 1. a path to an existing file (absolute, or relative to the test file's directory);
-2. ``cassettes/<test module>/NAME.yaml`` (or ``.yml``) beside the test file;
+2. ``cassettes/<test module>/NAME.yaml`` (or ``.yml``) beside the test file (the test's recording
+   folder: in pytest, the ``ssemock_cassette_dir`` fixture);
 3. ``cassettes/NAME.yaml`` beside the test file;
 4. the configured cassette directories (loaded by name);
 5. the bundled real-world cassettes.
@@ -63,6 +64,8 @@ class CassetteLookup:
         configured: cassettes from the configured directories, by name.
         bundled: the bundled cassettes, by name.
         cache: loaded cassette files by path, with their modification time (shared by tests).
+        cassette_dir: the test's recording folder, where its recordings are written and its own
+            cassette is looked for; None: ``cassettes/<module>/`` beside the test.
     """
 
     test_dir: Path
@@ -72,10 +75,17 @@ class CassetteLookup:
     configured: Mapping[str, Cassette]
     bundled: Mapping[str, Cassette]
     cache: dict[Path, tuple[float, Cassette]] = field(default_factory=dict)
+    cassette_dir: Path | None = None
+    _own_dir: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        here = os.fspath(self.test_dir)
+        self._own_dir = os.path.join(here, "cassettes", self.module) if self.cassette_dir is None \
+            else os.path.join(here, self.cassette_dir)  # an absolute folder stays itself
 
     @property
     def default_path(self) -> Path:
-        """``cassettes/<test module>/<test name>.yaml`` beside the test: the test's own cassette."""
+        """``<test name>.yaml`` in :attr:`recording_dir`: the test's own cassette."""
         return self.recording_dir / f"{self.test_name}.yaml"
 
     def candidates(self, name: str) -> list[Path]:
@@ -86,7 +96,7 @@ class CassetteLookup:
         """:meth:`candidates` as strings (cheaper to look for, once per test)."""
         here = os.fspath(self.test_dir)
         files = [os.path.join(here, name)]  # an absolute name stays itself
-        for base in (os.path.join(here, "cassettes", self.module), os.path.join(here, "cassettes")):
+        for base in (self._own_dir, os.path.join(here, "cassettes")):
             files += [os.path.join(base, f"{name}.yaml"), os.path.join(base, f"{name}.yml")]
         return files
 
@@ -116,8 +126,9 @@ class CassetteLookup:
 
     @property
     def recording_dir(self) -> Path:
-        """``cassettes/<test module>/`` beside the test: where this module's recordings go."""
-        return self.test_dir / "cassettes" / self.module
+        """The test's recording folder (``cassettes/<test module>/`` beside the test unless
+        :attr:`cassette_dir` says otherwise): where its recordings go."""
+        return Path(self._own_dir)
 
     def recorded_here(self, cassette: Cassette) -> bool:
         """True when ``cassette`` was loaded from :attr:`recording_dir`."""
@@ -125,7 +136,7 @@ class CassetteLookup:
 
     def own(self) -> Cassette | None:
         """The test's own cassette (:attr:`default_path`), when that file exists."""
-        path = os.path.join(self.test_dir, "cassettes", self.module, f"{self.test_name}.yaml")
+        path = os.path.join(self._own_dir, f"{self.test_name}.yaml")
         return self.load(Path(path)) if os.path.isfile(path) else None
 
     def load(self, file: Path) -> Cassette:
