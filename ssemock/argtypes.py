@@ -12,8 +12,11 @@ import math
 import os
 import re
 
-__all__ = ["FORMS", "MAX_WORKERS", "UNITS", "age_days", "integer", "option_number", "option_quantity", "port_number",
-           "positive_count", "positive_size", "scale_factor", "seconds", "worker_count"]
+from .errors import ConfigError
+from .names import comma_names, scenario_names
+
+__all__ = ["FORMS", "MAX_WORKERS", "UNITS", "age_days", "integer", "matcher_names", "option_number", "option_quantity",
+           "port_number", "positive_count", "positive_size", "scale_factor", "scenario_list", "seconds", "worker_count"]
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -129,3 +132,22 @@ def positive_count(text: str) -> int:
 def age_days(text: str) -> float:
     """argparse type: a number of days > 0, as seconds."""
     return option_number(text, "a number of days > 0", integer=False, low=0, above=True) * 86_400.0
+
+
+def matcher_names(text: str) -> tuple[str, ...]:
+    """argparse type: ``--match-on method,path`` as a tuple of matcher names (:data:`~ssemock.matching.MATCHERS`)."""
+    from .matching import MATCHERS, check_match_on
+
+    try:
+        return check_match_on(comma_names(text))
+    except ConfigError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated matchers among {', '.join(MATCHERS)}, got {text!r}") from None
+
+
+def scenario_list(text: str) -> tuple[str, ...]:
+    """argparse type: ``--scenario crlf,split-bytes`` as a tuple of names (their existence checked where served)."""
+    try:
+        return scenario_names(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

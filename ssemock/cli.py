@@ -17,8 +17,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .argtypes import age_days, integer, port_number, positive_count, positive_size, scale_factor, worker_count
+from .argtypes import (
+    age_days,
+    integer,
+    matcher_names,
+    port_number,
+    positive_count,
+    positive_size,
+    scale_factor,
+    scenario_list,
+    worker_count,
+)
 from .errors import ConfigError, ScenarioError, SSEMockError
+from .names import scenario_names
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -62,7 +73,7 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--scenarios", action="append", type=Path, metavar="DIR",
                        help="scenario directory or file, added to the bundled presets (repeatable; "
                             "a scenario of the same name replaces the preset)")
-    serve.add_argument("--scenario", metavar="NAME", help="default scenario(s), comma-separated")
+    serve.add_argument("--scenario", type=scenario_list, metavar="NAME", help="default scenario(s), comma-separated")
     serve.add_argument("--stubs", action="append", type=Path, metavar="PATH",
                        help="stub file or directory: synthesized answers, tried before the cassettes (repeatable)")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -72,7 +83,7 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="multiply recorded delays (1 = as recorded, 0 = no delays, 0.5 = twice as fast)")
     serve.add_argument("--seed", type=integer, default=0,
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
-    serve.add_argument("--match-on", default="method,path,body",
+    serve.add_argument("--match-on", type=matcher_names, default="method,path,body",
                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
     serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                        help="an origin (https://app.example:8443) whose web pages may read replay answers, besides "
@@ -206,13 +217,8 @@ def console() -> NoReturn:
 
 def _serve(args: argparse.Namespace) -> int:
     from .edge.arguments import raise_open_files_limit
-    from .matching import MATCHERS
 
-    match_on = tuple(m.strip() for m in args.match_on.split(","))
-    if not all(match_on):
-        raise UsageError(f"--match-on: expected comma-separated matchers among {', '.join(MATCHERS)}, "
-                         f"got {args.match_on!r}")
-    server = _server(args, match_on)
+    server = _server(args)
     from .edge import configure_logging
 
     configure_logging(quiet=args.quiet)
@@ -228,7 +234,7 @@ def _serve(args: argparse.Namespace) -> int:
     return asyncio.run(_run_until_signal(server))
 
 
-def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
+def _server(args: argparse.Namespace) -> MockServer:
     from .bundled import bundled_scenarios
     from .config import Limits
     from .edge import NetworkOptions
@@ -239,7 +245,7 @@ def _server(args: argparse.Namespace, match_on: tuple[str, ...]) -> MockServer:
     try:
         return MockServer(
             args.cassettes, scenarios=scenarios, scenario=args.scenario, host=args.host,
-            port=args.port, match_on=match_on, timing_scale=args.timing_scale, seed=args.seed,
+            port=args.port, match_on=args.match_on, timing_scale=args.timing_scale, seed=args.seed,
             limits=record_of(Limits, args, "serve"), network=record_of(NetworkOptions, args, "serve"),
             stubs=args.stubs, cors_origins=args.cors_origin,
         )
@@ -387,9 +393,11 @@ def _plot(cassette: Cassette, args: argparse.Namespace) -> int:
             scenario = Scenario.load(args.scenario)
         else:
             known = collect_scenarios(None)
-            names = [n.strip() for n in args.scenario.split(",") if n.strip()]
-            unknown = [n for n in names if n not in known]
-            if unknown or not names:
+            try:
+                names = scenario_names(args.scenario)
+            except ConfigError:
+                names = ()
+            if not names or any(n not in known for n in names):
                 raise UsageError(f"--scenario: no scenario file or bundled scenario named {args.scenario!r}")
             scenario = Scenario.compose(known[n] for n in names)
     index = pick_interaction(cassette, args.interaction)

@@ -3,7 +3,8 @@
 A journal entry (:class:`JournalEntry`, as JSON :meth:`JournalEntry.to_json`) is what the replay
 server records for each request it received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
-``interaction``, ``stub`` (the stub that answered, when one did), ``scenario``, ``seed``,
+``interaction``, ``stub`` (the stub that answered, when one did), ``scenario`` (the names asked for,
+or the server's default, as text: ``"crlf,split-bytes"`` as ``X-SSEMock-Scenario`` writes them), ``seed``,
 ``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``; ``complete`` too for a client that had the whole
 answer and left before its recorded end), ``chunks_sent``,

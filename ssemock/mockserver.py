@@ -27,6 +27,7 @@ from .edge.cors import origin_names
 from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
 from .limits import claim_name
 from .matching import DEFAULT_MATCH_ON, check_match_on
+from .names import scenario_names
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 from .stubs import StubBook
@@ -152,7 +153,7 @@ def check_timing_scale(timing_scale: Any) -> float:
 
 def check_names(state: ServerState) -> None:
     """Raise :class:`~ssemock.ConfigError` when the default scenario or cassette does not exist."""
-    for name in (n.strip() for n in (state.scenario or "").split(",") if n.strip()):
+    for name in state.scenario:
         if name not in state.scenarios:
             known = ", ".join(sorted(state.scenarios)) or "(none)"
             raise ConfigError(f"no scenario named {name!r}; known: {known}")
@@ -169,7 +170,8 @@ class MockServer:
             them; None (default) serves the bundled real-world cassettes.
         scenarios: a directory, a scenario file or a :class:`Scenario`, or a list of
             them; None (default) loads the bundled presets.
-        scenario: default scenario name(s), comma-separated, or None.
+        scenario: default scenario names, a tuple (``("crlf", "split-bytes")``; one name may be a string,
+            and a comma-separated string is split as ``--scenario`` is); None: none.
         host: address to bind (default ``127.0.0.1``).
         port: TCP port (default 0: a free port).
         match_on: matcher names (default ``("method", "path", "body")``).
@@ -195,7 +197,7 @@ class MockServer:
 
     Raises:
         CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
-        ConfigError: an invalid option (port, timing scale, matcher, limit, unknown default
+        ConfigError: an invalid option (port, timing scale, matcher, limit, empty or unknown default
             scenario or cassette name, timeout, backlog, grace, host name, origin).
         TypeError: a keyword that is no parameter nor field of ``limits`` or ``network``.
         ServerError: the server could not start (e.g. the port is taken).
@@ -206,7 +208,7 @@ class MockServer:
         cassettes: Iterable[CassetteSource] | CassetteSource | None = None,
         *,
         scenarios: Iterable[ScenarioSource] | ScenarioSource | None = None,
-        scenario: str | None = None,
+        scenario: Sequence[str] | str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
@@ -225,7 +227,7 @@ class MockServer:
         self.state = ServerState(
             cassettes=collect_cassettes(cassettes),
             scenarios=collect_scenarios(scenarios),
-            scenario=scenario,
+            scenario=scenario_names(scenario),
             match_on=tuple(match_on),
             timing_scale=timing_scale,
             seed=seed,

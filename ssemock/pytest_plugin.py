@@ -2,24 +2,30 @@
 
 Fixtures:
 
-* ``ssemock`` — an :class:`~ssemock.testing.SSEMockFixture`: one replay server per
-  session (per xdist worker) in a background thread, reset before each test.
+* ``sse_mock`` — an :class:`~ssemock.testing.SSEMockFixture`: one replay server per
+  session (per xdist worker) in a background thread, reset before each test. ``ssemock`` is
+  the same fixture under its first name (which hides ``import ssemock`` in the test taking it).
+* ``ssemock_config``, ``ssemock_cassette_dir``, ``ssemock_cassette_name`` — the defaults of a module's
+  tests, the folder of their own cassettes and recordings, a test's own cassette name; and
+  ``ssemock_limits``, ``ssemock_network`` — what the session's server is made with
+  (:mod:`ssemock.pytest_options`: the fixtures a ``conftest.py`` overrides).
 * ``ssemock_env`` — opt-in: points ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``,
   ``GOOGLE_GEMINI_BASE_URL``, ``GROQ_BASE_URL`` at the server and sets placeholder API keys
   (monkeypatch; the list is each provider module's ``env``, :mod:`ssemock.providers`).
 * ``ssemock_server`` — the session's :class:`~ssemock.MockServer`, made with ``ssemock_limits`` and
-  ``ssemock_network`` (:mod:`ssemock.pytest_options`: the fixtures a ``conftest.py`` overrides).
+  ``ssemock_network``.
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
-timing_scale=None, target=None, match_on=None, stubs=None)``; with ``matrix=True`` the test runs once
-per conformance preset, with the preset name as test id (or give a list of scenario names).
+timing_scale=None, target=None, match_on=None, stubs=None)``, over ``ssemock_config``; with
+``matrix=True`` the test runs once per conformance preset, with the preset name as test id (or
+give a list of scenario names).
 
 In replay mode (``none``, and ``once`` when the cassette exists) a test is answered from
-its own cassette, ``cassettes/<test module>/<test name>.yaml`` beside the test, or from
-the cassette its marker names; a test with neither fails set-up, naming the file looked
-for and how to record it — unless stubs answer it: a test that stubs inline (its code reads
-``ssemock.reply`` or ``ssemock.on``), one marked ``stubs=``, or any test of a session given
-stub files; then only stubs answer (no bundled recording stands in).
+its own cassette, ``<test name>.yaml`` in its recording folder, or from the cassette its
+marker names; a test with neither is answered by stubs alone (those it adds with ``reply`` /
+``on``, from its body, a fixture or a helper; its marker's ``stubs=`` files; the session's stub
+files): no bundled recording stands in. Its first request no stub answers fails the test,
+naming the file looked for and how to record it.
 How requests are compared (``match_on``) is described in
 :mod:`ssemock.testing`: a test's own recording is matched on method, path and body, and a
 request that differs fails the test with the difference and how to record it again.
@@ -37,14 +43,11 @@ as does an exception in the server thread.
 
 from __future__ import annotations
 
-import functools
 import logging
-import re
 import traceback
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -53,10 +56,11 @@ from .bundled import bundled_cassettes
 from .cassette import Cassette, load_cassettes
 from .config import Limits
 from .edge.options import NetworkOptions
-from .errors import ConfigError, NoMatchError, RecorderConfigError, SSEMockError, short_repr
-from .matching import DEFAULT_MATCH_ON, check_match_on
-from .mockserver import MockServer, check_timing_scale, collect_stubs
+from .errors import ConfigError, NoMatchError, RecorderConfigError, SSEMockError
+from .matching import DEFAULT_MATCH_ON
+from .mockserver import MockServer, collect_stubs
 from .providers import env_vars
+from .pytest_config import Settings, SSEMockConfig, config_of, marker_problem, settings_of
 from .scenario import conformance_matrix
 from .stubs import Stub
 from .testing import CassetteLookup, SSEMockFixture
@@ -64,11 +68,10 @@ from .testing import CassetteLookup, SSEMockFixture
 if TYPE_CHECKING:
     from .recorder import Recorder
 
-__all__ = ["ENV_VARS", "RECORD_MODES", "conformance_presets"]
+__all__ = ["ENV_VARS", "RECORD_MODES", "SSEMockConfig", "conformance_presets"]
 
-pytest_plugins = ["ssemock.pytest_options"]  # the option fixtures
+pytest_plugins = ["ssemock.pytest_options"]  # the fixtures a conftest.py overrides
 RECORD_MODES = ("none", "once", "new_episodes", "all")
-MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "stubs")
 ENV_VARS = env_vars()
 """What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
 
@@ -128,7 +131,7 @@ def conformance_presets() -> list[str]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("ssemock")
-    if marker is None or "ssemock" not in metafunc.fixturenames:
+    if marker is None or "sse_mock" not in metafunc.fixturenames:  # taken directly or through an alias
         return
     matrix = marker.kwargs.get("matrix", False)
     if not matrix:
@@ -137,7 +140,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if problem is not None:
         pytest.fail(f"@pytest.mark.ssemock: {problem}", pytrace=False)
     names = conformance_presets() if matrix is True else [str(n) for n in matrix]
-    metafunc.parametrize("ssemock", names, ids=names, indirect=True)
+    metafunc.parametrize("sse_mock", names, ids=names, indirect=True)
 
 
 @dataclass
@@ -198,34 +201,25 @@ def ssemock_server(pytestconfig: pytest.Config, ssemock_limits: Limits,
             del pytestconfig.stash[_SESSION]
 
 
-def _test_name(item: pytest.Item) -> str:
-    """The default cassette name (pytest-recording): ``test_x`` or ``TestClass.test_x``; in
-    parametrized tests every character other than letters, digits, ``.``, ``_``, ``-`` becomes
-    ``-`` (``test_x[a b]`` → ``test_x-a-b-``)."""
-    cls = getattr(item, "cls", None)
-    name = f"{cls.__name__}.{item.name}" if cls is not None else item.name
-    return re.sub(r"[^A-Za-z0-9._-]", "-", name)
-
-
-def _recorder(lookup: CassetteLookup, options: dict[str, Any], session: _Session) -> Recorder | None:
+def _recorder(lookup: CassetteLookup, settings: Settings, session: _Session) -> Recorder | None:
     """The recorder this test talks to in a record mode, or None to replay.
 
     ``once`` replays a cassette that exists anywhere in the lookup order and records a
     missing one; ``new_episodes`` and ``all`` always go through the recorder, which
-    replays or records each request as the mode says. Recordings are written to
-    ``cassettes/<test module>/<cassette name>.yaml`` beside the test.
+    replays or records each request as the mode says. Recordings are written to the
+    test's recording folder (:func:`ssemock_cassette_dir`).
     """
     mode = session.record_mode
     if mode == "none":
         return None
-    name = str(options.get("cassette") or lookup.test_name)
+    name = settings.cassette or lookup.test_name
     if mode == "once":
         try:
             lookup.find(name)
             return None
         except SSEMockError:
             pass
-    target = options.get("target") or session.target
+    target = settings.target or session.target
     if not target:
         raise RecorderConfigError(
             f"record mode {mode} needs the upstream provider: --ssemock-target URL, the ini key "
@@ -233,103 +227,35 @@ def _recorder(lookup: CassetteLookup, options: dict[str, Any], session: _Session
         )
     from .recorder import Recorder
 
-    match_on = options.get("match_on")
-    return Recorder(
-        str(target), lookup.recording_dir, mode=mode, cassette=name,
-        match_on=check_match_on(match_on) if match_on is not None else DEFAULT_MATCH_ON, limits=session.server.limits,
-    )
-
-
-def _marker_options(item: pytest.Item) -> dict[str, Any]:
-    marker = item.get_closest_marker("ssemock")
-    if marker is None:
-        return {}
-    if marker.args:
-        pytest.fail("@pytest.mark.ssemock takes keyword arguments only: " + ", ".join(MARKER_ARGS), pytrace=False)
-    unknown = sorted(set(marker.kwargs) - set(MARKER_ARGS))
-    if unknown:
-        pytest.fail(
-            f"@pytest.mark.ssemock: unknown argument {unknown[0]!r}; valid: {', '.join(MARKER_ARGS)}", pytrace=False
-        )
-    problem = marker_problem(marker.kwargs)
-    if problem is not None:
-        pytest.fail(f"@pytest.mark.ssemock: {problem}", pytrace=False)
-    return dict(marker.kwargs)
-
-
-def _names(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) and v for v in value)
-
-
-_MARKER_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    "cassette": ("a cassette name (str)", lambda v: isinstance(v, str) and bool(v)),
-    "scenario": ("scenario names (str, comma-separated)", lambda v: isinstance(v, str) and bool(v)),
-    "target": ("a provider URL (str)", lambda v: isinstance(v, str) and bool(v)),
-    "matrix": ("True, False or a list of scenario names", lambda v: isinstance(v, bool) or _names(v)),
-    "stubs": ("a stub file path (str) or a list of them ([]: the test's fixtures or helpers add stubs)",
-              lambda v: (isinstance(v, str) and bool(v)) or v == [] or _names(v)),
-}
-
-
-def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
-    """What is wrong with the ``@pytest.mark.ssemock`` arguments ``kwargs`` (one line), or None.
-
-    Each argument may be None (the default); otherwise ``cassette``, ``scenario`` and ``target``
-    are non-empty strings, ``matrix`` a bool or scenario names, ``match_on`` known matcher names,
-    ``timing_scale`` a finite number >= 0 (as ``MockServer`` and ``serve --timing-scale`` check).
-    """
-    for name, value in kwargs.items():
-        if value is None:
-            continue
-        try:
-            if name == "timing_scale":
-                check_timing_scale(value)
-            elif name == "match_on":
-                check_match_on(value)  # its messages name match_on
-            elif name in _MARKER_TYPES and not _MARKER_TYPES[name][1](value):
-                return f"{name}: expected {_MARKER_TYPES[name][0]}, got {short_repr(value)}"
-        except ConfigError as exc:
-            return str(exc) if name == "match_on" else f"{name}: {exc}"
-    return None
+    return Recorder(target, lookup.recording_dir, mode=mode, cassette=name,
+                    match_on=settings.match_on or DEFAULT_MATCH_ON, limits=session.server.limits)
 
 
 @pytest.fixture
-def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Iterator[SSEMockFixture]:
-    """A fake provider for this test: ``.url``, ``.use(cassette, scenario=...)``, ``.requests``,
+def sse_mock(
+    request: pytest.FixtureRequest, ssemock_server: MockServer, ssemock_config: Any, ssemock_cassette_dir: Path,
+    ssemock_cassette_name: str,
+) -> Iterator[SSEMockFixture]:
+    """A fake provider for this test (:class:`~ssemock.testing.SSEMockFixture`): ``.url``,
+    ``.use(cassette, scenario=...)``, ``.reply(...)``, ``.on(...)``, ``.requests``,
     ``.assert_requests(...)``, ``.assert_no_repeats()``."""
     session = request.config.stash[_SESSION]
     item = request.node
-    options = _marker_options(item)
+    try:
+        settings = settings_of(item, config_of(ssemock_config), getattr(request, "param", None))
+    except ConfigError as exc:
+        pytest.fail(f"ssemock: {exc}", pytrace=False)
     lookup = CassetteLookup(
-        test_dir=request.path.parent, module=request.path.stem, test_name=_test_name(item),
+        test_dir=request.path.parent, module=request.path.stem, test_name=ssemock_cassette_name,
         rootdir=request.config.rootpath, configured=session.configured, bundled=session.bundled,
-        cache=session.cache,
+        cache=session.cache, cassette_dir=Path(ssemock_cassette_dir),
     )
     handle = SSEMockFixture(ssemock_server, lookup, session.base,
                             [replace(stub, used=0) for stub in session.stubs])
-    scenarios = [s for s in (options.get("scenario"), getattr(request, "param", None)) if s]
-    scale = options.get("timing_scale")
-    problem = None
     try:
-        handle.recorder = _recorder(lookup, options, session)
-        cassette = None
-        if handle.recorder is None:
-            named = options.get("cassette")
-            cassette = lookup.find(named) if named is not None else lookup.own()
-        if handle.recorder is None and cassette is None:
-            handle.stubs_only = _stubbed(item, options, session, handle)
-        if handle.recorder is None and cassette is None and not handle.stubs_only:
-            problem = _no_cassette(item, lookup, session)
-        else:
-            handle.reset(
-                cassette, scenario=",".join(scenarios) or None,
-                timing_scale=session.timing_scale if scale is None else float(scale),
-                match_on=options.get("match_on"),
-            )
+        _prepare(handle, item, settings, session)
     except SSEMockError as exc:
-        problem = f"@pytest.mark.ssemock: {exc}"
-    if problem:
-        pytest.fail(problem, pytrace=False)
+        pytest.fail(f"@pytest.mark.ssemock: {exc}", pytrace=False)
     del session.failures[:]
     item.stash[_FIXTURE] = handle
     if handle.recorder is None:
@@ -340,35 +266,28 @@ def ssemock(request: pytest.FixtureRequest, ssemock_server: MockServer) -> Itera
     del item.stash[_FIXTURE]
 
 
-INLINE_STUB_NAMES = frozenset({"reply", "on"})
-"""A test whose code reads one of these attributes (``ssemock.reply``, ``ssemock.on``) stubs inline."""
+@pytest.fixture
+def ssemock(sse_mock: SSEMockFixture) -> SSEMockFixture:
+    """:func:`sse_mock` under its first name, kept for the tests that use it (in them, the fixture
+    hides ``import ssemock``)."""
+    return sse_mock
 
 
-def _code_names(code: CodeType) -> set[str]:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            names |= _code_names(const)
-    return names
-
-
-def _stubbed(item: pytest.Item, options: Mapping[str, Any], session: _Session, handle: SSEMockFixture) -> bool:
-    """True when stubs answer ``item`` (it has no cassette): the session has stub files, the
-    marker names some (added to ``handle``), or the test function's code uses the inline API."""
-    named = options.get("stubs")
-    if named is not None:  # stubs=[]: the test adds its stubs from a helper or a fixture
-        base = Path(str(item.path)).parent
-        paths = [named] if isinstance(named, str) else list(named)
-        handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in paths]))
-        return True
-    return bool(session.stubs) or _stubs_inline(getattr(item, "function", None))
-
-
-@functools.cache
-def _stubs_inline(function: Any) -> bool:
-    """True when the code of ``function`` (a test) reads :data:`INLINE_STUB_NAMES`; looked at once per function."""
-    code = getattr(function, "__code__", None)
-    return isinstance(code, CodeType) and bool(_code_names(code) & INLINE_STUB_NAMES)
+def _prepare(handle: SSEMockFixture, item: pytest.Item, settings: Settings, session: _Session) -> None:
+    """Point ``handle`` at the test's recorder (a record mode), its cassette, or, when it has none
+    in replay mode, at its stubs alone: the first request no stub answers then fails the test with
+    :func:`_no_cassette` (a test's stubs are known when its requests arrive, not before)."""
+    handle.recorder = _recorder(handle.lookup, settings, session)
+    cassette = None
+    if handle.recorder is None:
+        named = settings.cassette
+        cassette = handle.lookup.find(named) if named is not None else handle.lookup.own()
+        if settings.stubs:  # the marker's files, beside the test
+            base = Path(str(item.path)).parent
+            handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in settings.stubs]))
+        handle.stubs_only = cassette is None  # no bundled recording stands in for the test's own
+    scale = session.timing_scale if settings.timing_scale is None else settings.timing_scale
+    handle.reset(cassette, scenario=settings.scenario, timing_scale=scale, match_on=settings.match_on)
 
 
 def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:
@@ -378,16 +297,15 @@ def _record_command(item: pytest.Item, session: _Session, mode: str = "once") ->
 
 
 def _no_cassette(item: pytest.Item, lookup: CassetteLookup, session: _Session) -> str:
-    """Why a test without a cassette cannot run in replay mode, and what to do."""
+    """Why a test without a cassette cannot be answered in replay mode but by stubs, and what to do."""
     return (
         f"ssemock: {item.name} has no cassette: {lookup.default_path} does not exist and the test names none "
         f"(record mode {session.record_mode}: nothing is recorded, no request reaches the network).\n"
         f"Record it: {_record_command(item, session)}\n"
         "or name one: @pytest.mark.ssemock(cassette=NAME), a file beside the test, a configured cassette "
         f"or a bundled one ({', '.join(sorted(session.bundled))}).\n"
-        "Or answer with stubs: @pytest.mark.ssemock(stubs=FILE) or --ssemock-stubs PATH; a test whose own code "
-        "calls ssemock.reply / ssemock.on needs no cassette, but stubs added from a helper or a fixture are not "
-        "seen here: mark such a test @pytest.mark.ssemock(stubs=[])"
+        "Or answer it with stubs: sse_mock.reply(...) or sse_mock.on(...) (in the test, a fixture or a helper), "
+        "@pytest.mark.ssemock(stubs=FILE) or --ssemock-stubs PATH."
     )
 
 
@@ -406,9 +324,9 @@ def _rerecord_hint(item: pytest.Item, handle: SSEMockFixture, session: _Session)
 
 
 @pytest.fixture
-def ssemock_env(ssemock: SSEMockFixture, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def ssemock_env(sse_mock: SSEMockFixture, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Point the usual SDK environment variables at the fake provider; returns what was set."""
-    values = {name: value.format(url=ssemock.url) for name, value in ENV_VARS.items()}
+    values = {name: value.format(url=sse_mock.url) for name, value in ENV_VARS.items()}
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     return values
@@ -428,6 +346,8 @@ def _failure_report(item: pytest.Item) -> str | None:
             parts.append(f"ssemock: the fake provider failed while serving a request: {text}")
     report = handle.unmatched_report()
     if report:
+        if handle.stubs_only and handle.cassette is None and session is not None:  # a cassette would have answered
+            parts.append(_no_cassette(item, handle.lookup, session))
         parts.append(report)
         hint = _rerecord_hint(item, handle, session) if session is not None else None
         if hint:

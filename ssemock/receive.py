@@ -21,10 +21,11 @@ from aiohttp import web
 from .cassette import Request
 from .edge import ACCESS_NOTE, refuse
 from .edge.cors import cross_origin, rebound_page
-from .errors import BodyTimeoutError, JSONTooDeepError, SSEMockError
+from .errors import BodyTimeoutError, ConfigError, JSONTooDeepError, SSEMockError
 from .intake import check_json, journal_body, read_body
 from .journal import JournalEntry
 from .limits import MAX_SCENARIOS
+from .names import scenario_names
 from .redact import SECRET_QUERY_PARAMS, SECRET_REQUEST_HEADERS, redact_pairs
 from .refusals import (
     BodyTooLargeError,
@@ -54,15 +55,24 @@ class Route:
         cassette: the cassette named (header, prefix, else the server's default), or None.
         named: the request itself named the cassette (header or prefix): it is answered from that
             cassette, never by a stub.
-        scenario: the scenario names as given (``"a,b"``: header, prefix, else the server's default).
+        scenario: the scenario names asked for (the header's or prefix's ``"a,b"``, read by
+            :func:`~ssemock.names.scenario_names`; else the server's default), a tuple.
         last_event_id: the ``Last-Event-ID`` of a ``GET`` reconnect, or None.
+        unreadable: the header's or prefix's text when it holds an empty name (``","``, ``"a,"``),
+            refused by :meth:`Exchange.admit`; else None.
     """
 
     path: str
     cassette: str | None
     named: bool
-    scenario: str | None
+    scenario: tuple[str, ...]
     last_event_id: str | None
+    unreadable: str | None = None
+
+    @property
+    def scenario_text(self) -> str | None:
+        """The names as the journal writes them: ``"a,b"`` (``X-SSEMock-Scenario``'s form), or None."""
+        return self.unreadable or ",".join(self.scenario) or None
 
 
 @dataclass(eq=False)
@@ -95,6 +105,9 @@ class Exchange:
             raise self.refusal
         if rebound_page(self.request, state.cors_origins):
             raise CrossOriginError(_rebound_message(self.request))
+        if self.route.unreadable is not None:
+            raise UnknownScenarioError(f"no scenario named in {self.route.unreadable[:80]!r}: expected scenario "
+                                       "names, comma-separated", state.scenarios)
         self.scenario = compose(state, self.route.scenario)
 
     def refuse(self, error: SSEMockError) -> web.Response:
@@ -144,7 +157,7 @@ async def receive(request: web.Request, state: ServerState) -> Exchange:
         seq=state.received, time=time.time(), method=request.method, path=route.path,
         query=dict(received.query) if received.query else {},
         headers=dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
-        body=journaled, scenario=route.scenario, seed=state.seed,
+        body=journaled, scenario=route.scenario_text, seed=state.seed,
     )
     state.journal.append(entry)
     request[ACCESS_NOTE] = entry
@@ -157,9 +170,13 @@ def _route(request: web.Request, state: ServerState) -> Route:
         raise UnknownAdminPathError(request.path)
     headers = request.headers
     cassette = headers.get("X-SSEMock-Cassette", cassette)
-    return Route(path=path, cassette=cassette or state.cassette, named=bool(cassette),
-                 scenario=headers.get("X-SSEMock-Scenario", scenario) or state.scenario,
-                 last_event_id=requested_id(request.method, headers))
+    written = headers.get("X-SSEMock-Scenario", scenario)
+    try:
+        names, unreadable = scenario_names(written) or state.scenario, None
+    except ConfigError:
+        names, unreadable = (), written
+    return Route(path=path, cassette=cassette or state.cassette, named=bool(cassette), scenario=names,
+                 last_event_id=requested_id(request.method, headers), unreadable=unreadable)
 
 
 async def _body(request: web.Request, state: ServerState) -> tuple[bytes | None, SSEMockError | None]:
@@ -194,24 +211,21 @@ def split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     return unquote(path), cassette, scenario
 
 
-def compose(state: ServerState, names: str | None) -> Scenario | None:
-    """The scenario composed of ``names`` (comma-separated), or None when there are none.
+def compose(state: ServerState, names: tuple[str, ...]) -> Scenario | None:
+    """The scenario composed of ``names``, or None when there are none.
 
     Raises:
         TooManyScenariosError: more than :data:`~ssemock.limits.MAX_SCENARIOS` names.
-        UnknownScenarioError: a name that is not served, or no name at all (``,``).
+        UnknownScenarioError: a name that is not served.
     """
     if not names:
         return None
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    if len(wanted) > MAX_SCENARIOS:
-        raise TooManyScenariosError(len(wanted), MAX_SCENARIOS)
-    unknown = [n for n in wanted if n not in state.scenarios]
-    if unknown or not wanted:
-        named = f"no scenario named {unknown[0]!r}" if unknown else \
-            f"no scenario named in {names[:80]!r}: expected scenario names, comma-separated"
-        raise UnknownScenarioError(named, state.scenarios)
-    return Scenario.compose(state.scenarios[n] for n in wanted)
+    if len(names) > MAX_SCENARIOS:
+        raise TooManyScenariosError(len(names), MAX_SCENARIOS)
+    unknown = [n for n in names if n not in state.scenarios]
+    if unknown:
+        raise UnknownScenarioError(f"no scenario named {unknown[0]!r}", state.scenarios)
+    return Scenario.compose(state.scenarios[n] for n in names)
 
 
 def _rebound_message(request: web.Request) -> str:

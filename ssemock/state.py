@@ -36,7 +36,7 @@ class ServerState:
     Attributes:
         cassettes: cassettes by name, in matching priority order.
         scenarios: scenarios by name.
-        scenario: the default scenario names (comma-separated), or None.
+        scenario: the default scenario names, a tuple (``()``: none).
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
         strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
@@ -58,7 +58,7 @@ class ServerState:
         self,
         cassettes: dict[str, Cassette] | None = None,
         scenarios: dict[str, Scenario] | None = None,
-        scenario: str | None = None,
+        scenario: Sequence[str] = (),
         cassette: str | None = None,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
         strict: bool = False,
@@ -75,7 +75,7 @@ class ServerState:
     ) -> None:
         self.cassettes = {} if cassettes is None else cassettes
         self.scenarios = {} if scenarios is None else scenarios
-        self.scenario = scenario
+        self.scenario = tuple(scenario)
         self.cassette = cassette
         self.match_on = match_on
         self.strict = strict

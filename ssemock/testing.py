@@ -1,6 +1,6 @@
 """The per-test handle on a shared replay server, and cassette lookup beside a test.
 
-:class:`SSEMockFixture` is what the pytest fixture ``ssemock`` gives a test: the
+:class:`SSEMockFixture` is what the pytest fixture ``sse_mock`` (also ``ssemock``) gives a test: the
 server URL, :meth:`~SSEMockFixture.use` to pick a cassette and scenario, the
 journal and assertions over it. It does not import pytest, so it can also serve
 other test runners.
@@ -8,7 +8,8 @@ other test runners.
 Lookup order for a cassette named ``NAME`` (the pytest-recording convention first):
 
 1. a path to an existing file (absolute, or relative to the test file's directory);
-2. ``cassettes/<test module>/NAME.yaml`` (or ``.yml``) beside the test file;
+2. ``cassettes/<test module>/NAME.yaml`` (or ``.yml``) beside the test file (the test's recording
+   folder: in pytest, the ``ssemock_cassette_dir`` fixture);
 3. ``cassettes/NAME.yaml`` beside the test file;
 4. the configured cassette directories (loaded by name);
 5. the bundled real-world cassettes.
@@ -37,6 +38,7 @@ from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer
+from .names import scenario_names
 from .stubs import Chain, Stub, StubBook
 from .stubs import on as _on
 from .stubs import reply as _reply
@@ -62,6 +64,8 @@ class CassetteLookup:
         configured: cassettes from the configured directories, by name.
         bundled: the bundled cassettes, by name.
         cache: loaded cassette files by path, with their modification time (shared by tests).
+        cassette_dir: the test's recording folder, where its recordings are written and its own
+            cassette is looked for; None: ``cassettes/<module>/`` beside the test.
     """
 
     test_dir: Path
@@ -71,10 +75,17 @@ class CassetteLookup:
     configured: Mapping[str, Cassette]
     bundled: Mapping[str, Cassette]
     cache: dict[Path, tuple[float, Cassette]] = field(default_factory=dict)
+    cassette_dir: Path | None = None
+    _own_dir: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        here = os.fspath(self.test_dir)
+        self._own_dir = os.path.join(here, "cassettes", self.module) if self.cassette_dir is None \
+            else os.path.join(here, self.cassette_dir)  # an absolute folder stays itself
 
     @property
     def default_path(self) -> Path:
-        """``cassettes/<test module>/<test name>.yaml`` beside the test: the test's own cassette."""
+        """``<test name>.yaml`` in :attr:`recording_dir`: the test's own cassette."""
         return self.recording_dir / f"{self.test_name}.yaml"
 
     def candidates(self, name: str) -> list[Path]:
@@ -85,7 +96,7 @@ class CassetteLookup:
         """:meth:`candidates` as strings (cheaper to look for, once per test)."""
         here = os.fspath(self.test_dir)
         files = [os.path.join(here, name)]  # an absolute name stays itself
-        for base in (os.path.join(here, "cassettes", self.module), os.path.join(here, "cassettes")):
+        for base in (self._own_dir, os.path.join(here, "cassettes")):
             files += [os.path.join(base, f"{name}.yaml"), os.path.join(base, f"{name}.yml")]
         return files
 
@@ -115,8 +126,9 @@ class CassetteLookup:
 
     @property
     def recording_dir(self) -> Path:
-        """``cassettes/<test module>/`` beside the test: where this module's recordings go."""
-        return self.test_dir / "cassettes" / self.module
+        """The test's recording folder (``cassettes/<test module>/`` beside the test unless
+        :attr:`cassette_dir` says otherwise): where its recordings go."""
+        return Path(self._own_dir)
 
     def recorded_here(self, cassette: Cassette) -> bool:
         """True when ``cassette`` was loaded from :attr:`recording_dir`."""
@@ -124,7 +136,7 @@ class CassetteLookup:
 
     def own(self) -> Cassette | None:
         """The test's own cassette (:attr:`default_path`), when that file exists."""
-        path = os.path.join(self.test_dir, "cassettes", self.module, f"{self.test_name}.yaml")
+        path = os.path.join(self._own_dir, f"{self.test_name}.yaml")
         return self.load(Path(path)) if os.path.isfile(path) else None
 
     def load(self, file: Path) -> Cassette:
@@ -179,7 +191,7 @@ class SSEMockFixture:
         self._base = base
         self.recorder: Recorder | None = None
         self.cassette: Cassette | None = None
-        self.scenario: str | None = None
+        self.scenario: tuple[str, ...] = ()
         self.match_on: tuple[str, ...] = DEFAULT_MATCH_ON
         self.strict = False
         self.stubs = StubBook(stubs)
@@ -228,7 +240,7 @@ class SSEMockFixture:
         return self.recorder.url if self.recorder is not None else self.server.url
 
     def use(
-        self, cassette: CassetteRef | None = None, *, scenario: str | None = None,
+        self, cassette: CassetteRef | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
     ) -> SSEMockFixture:
         """Answer this test's requests from ``cassette`` under ``scenario``.
@@ -236,7 +248,8 @@ class SSEMockFixture:
         Args:
             cassette: a cassette name (see :class:`CassetteLookup`), a file path or a
                 :class:`Cassette`; None keeps the cassette in play.
-            scenario: scenario name(s), comma-separated; None replays faithfully.
+            scenario: scenario names, a tuple (``("crlf", "split-bytes")``; one name may be a
+                string, and a comma-separated string is split); None or ``()`` replays faithfully.
             timing_scale: multiplies recorded times (0 = no delays); None keeps the session's.
             match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``),
                 all required; None: the default for the cassette (see the module docstring).
@@ -247,18 +260,18 @@ class SSEMockFixture:
         Raises:
             CassetteNotFoundError: no such cassette (the message lists the places searched).
             ScenarioError: no such scenario (the message lists the known ones).
-            ConfigError: ``match_on`` is a string, empty or names an unknown matcher.
+            ConfigError: an empty scenario name; ``match_on`` is a string, empty or names an unknown matcher.
         """
         found = self.lookup.find(cassette) if cassette is not None else self.cassette
-        self._check_scenario(scenario)
+        names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(found, match_on)
-        self.cassette, self.scenario = found, scenario
+        self.cassette, self.scenario = found, names
         self._apply(timing_scale=timing_scale)
         return self
 
     def reset(
-        self, cassette: Cassette | None = None, *, scenario: str | None = None, timing_scale: float | None = None,
-        match_on: Sequence[str] | None = None,
+        self, cassette: Cassette | None = None, *, scenario: Sequence[str] | str | None = None,
+        timing_scale: float | None = None, match_on: Sequence[str] | None = None,
     ) -> None:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
         cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
@@ -268,9 +281,9 @@ class SSEMockFixture:
         Returns without waiting for the server's thread: the change is made there before any
         request that arrives after this call, and before anything asked of the server later
         (:attr:`requests`, :meth:`use`)."""
-        self._check_scenario(scenario)
+        names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
-        self.cassette, self.scenario = cassette, scenario
+        self.cassette, self.scenario = cassette, names
         self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
     def _matching(self, cassette: Cassette | None, match_on: Sequence[str] | None) -> tuple[tuple[str, ...], bool]:
@@ -279,13 +292,15 @@ class SSEMockFixture:
             return check_match_on(match_on), True
         return DEFAULT_MATCH_ON, cassette is not None and self.lookup.recorded_here(cassette)
 
-    def _check_scenario(self, scenario: str | None) -> None:
-        known = self.server.state.scenarios
-        for name in (n.strip() for n in (scenario or "").split(",")):
-            if name and name not in known:
+    def _scenario_names(self, scenario: Sequence[str] | str | None) -> tuple[str, ...]:
+        """``scenario`` as a tuple of served names; raises :class:`ScenarioError` naming one that is not served."""
+        names, known = scenario_names(scenario), self.server.state.scenarios
+        for name in names:
+            if name not in known:
                 raise ScenarioError(
                     "ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name
                 )
+        return names
 
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ssemock.argtypes import matcher_names, scenario_list
 from ssemock.cli import build_parser, main
 from ssemock.sse import decode
 
@@ -73,6 +74,8 @@ def test_serve_stops_cleanly_on_sigint(serve_process: tuple[subprocess.Popen[str
         (["serve", "--timing-scale", "nan"], "finite number"),
         (["serve", "--match-on", "method,,path"], "--match-on"),
         (["serve", "--match-on", ""], "--match-on"),
+        (["serve", "--scenario", "crlf,"], "--scenario"),
+        (["record", "--match-on", "method,,path"], "--match-on"),
         (["import", "vcr", "tests/data/realworld/gemini-streamgeneratecontent-crlf.vcr.yaml", "-o", "README.md"],
          "expected a directory"),
         (["inspect", "no-such-cassette"], "no-such-cassette"),
@@ -113,6 +116,9 @@ def test_inspect_decodes_gzip_bodies(capsys: pytest.CaptureFixture[str]) -> None
     assert "7 event(s)" in out and "message_stop:" in out
 
 
+NAME_TYPES = (str, Path, matcher_names, scenario_list)  # the option types that read no number
+
+
 def number_options() -> list[tuple[str, ...]]:
     """Every option of every command whose value is a number: (command words…, option)."""
     found: list[tuple[str, ...]] = []
@@ -122,7 +128,7 @@ def number_options() -> list[tuple[str, ...]]:
             if isinstance(action, argparse._SubParsersAction):
                 for name, child in action.choices.items():
                     walk(child, (*words, name))
-            elif action.type is not None and action.option_strings and action.type not in (str, Path):
+            elif action.type is not None and action.option_strings and action.type not in NAME_TYPES:
                 found.append((*words, action.option_strings[-1]))
 
     walk(build_parser(), ())
@@ -179,3 +185,11 @@ def test_workers_auto_and_its_bound(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         build_parser("serve").parse_args(["serve", "--workers", "257"])
     assert "argument --workers: expected a number of processes 1-256 or 'auto', got '257'" in capsys.readouterr().err
+
+
+def test_name_lists_are_read_once_into_tuples() -> None:
+    """``--scenario`` and ``--match-on`` are comma-separated on the command line and tuples past it."""
+    args = build_parser("serve").parse_args(["serve", "--scenario", "crlf, keepalive", "--match-on", "method,path"])
+    assert (args.scenario, args.match_on) == (("crlf", "keepalive"), ("method", "path"))
+    assert build_parser("serve").parse_args(["serve"]).match_on == ("method", "path", "body")
+    assert build_parser("record").parse_args(["record"]).match_on == ("method", "path", "body")

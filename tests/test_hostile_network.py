@@ -346,7 +346,7 @@ CHAT_CASSETTE = {"X-SSEMock-Cassette": "openai-chat-finish-length-usage"}
 
 def test_more_than_eight_scenarios_for_one_request_get_400_naming_the_bound() -> None:
     with MockServer() as server:
-        for names in ([",".join(["keepalive"] * 9)], ["keepalive," * 760]):
+        for names in ([",".join(["keepalive"] * 9)], [",".join(["keepalive"] * 760)]):
             by_header = httpx.post(server.url + "/v1/chat/completions", json={},
                                    headers={**CHAT_CASSETTE, "X-SSEMock-Scenario": names[0]}, timeout=30)
             by_path = httpx.get(f"{server.url}/_ssemock/s/{names[0]}/v1/chat/completions",

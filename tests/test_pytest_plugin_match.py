@@ -1,4 +1,5 @@
-"""The plugin never answers with the wrong recording: no cassette fails set-up; a changed prompt fails the test."""
+"""The plugin never answers with the wrong recording: a request of a test without a cassette (and no stub
+for it) fails the test; so does a changed prompt."""
 
 from __future__ import annotations
 
@@ -27,21 +28,24 @@ def test_chat(ssemock):
 """
 
 
-def test_a_test_without_a_cassette_fails_setup_naming_the_file_and_how_to_record(pytester: pytest.Pytester) -> None:
+def test_a_test_without_a_cassette_fails_naming_the_file_and_how_to_record(pytester: pytest.Pytester) -> None:
+    """Its first request (no stub answers it) fails the test, whether the client raises or swallows the 404."""
     pytester.makeini(INI)
     pytester.makepyfile(
         test_bare="""
         import httpx
+        import openai
         import pytest
 
-        def test_no_cassette(ssemock):
+        def test_no_cassette(sse_mock):
             # Before, a bundled stream answered this request and the test passed.
-            response = httpx.post(ssemock.url + "/v1/chat/completions", json={"model": "gpt-4o"})
-            assert response.status_code == 200
+            response = httpx.post(sse_mock.url + "/v1/chat/completions", json={"model": "gpt-4o"})
+            assert response.status_code == 404
 
         @pytest.mark.ssemock(scenario="keepalive")
         def test_scenario_only(ssemock_env):
-            pass
+            with openai.OpenAI(max_retries=0) as client:  # OPENAI_BASE_URL: the fake provider
+                client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "Hi"}])
 
         @pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
         def test_bundled_when_named(ssemock):
@@ -49,21 +53,26 @@ def test_a_test_without_a_cassette_fails_setup_naming_the_file_and_how_to_record
             assert response.status_code == 200
         """
     )
-    result = pytester.runpytest("--ssemock-target=https://api.openai.com")
-    result.assert_outcomes(passed=1, errors=2)
+    result = pytester.runpytest("--ssemock-target=https://api.openai.com", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=2)
     own = pytester.path / "cassettes" / "test_bare"
     result.stdout.fnmatch_lines([
-        "*ERROR at setup of test_no_cassette*",
+        "*_ test_no_cassette _*",
         f"ssemock: test_no_cassette has no cassette: {own}/test_no_cassette.yaml does not exist and the test "
         "names none (record mode none: nothing is recorded, no request reaches the network).",
         "Record it: pytest --ssemock-record=once --ssemock-target=https://api.openai.com "
         "'test_bare.py::test_no_cassette'",
         "or name one: @pytest.mark.ssemock(cassette=NAME), a file beside the test, a configured cassette or a "
         "bundled one (alibaba-qwen-chat-emoji-split, *).",
-        "Or answer with stubs: @pytest.mark.ssemock(stubs=FILE) or --ssemock-stubs PATH; *"
-        "mark such a test @pytest.mark.ssemock(stubs=[])",
-        "*ERROR at setup of test_scenario_only*",
-        f"ssemock: test_scenario_only has no cassette: {own}/test_scenario_only.yaml does not exist*",
+        "Or answer it with stubs: sse_mock.reply(...) or sse_mock.on(...) (in the test, a fixture or a helper), "
+        "@pytest.mark.ssemock(stubs=FILE) or --ssemock-stubs PATH.",
+        "ssemock: 1 request was refused by the fake provider:",
+        "#1 POST /v1/chat/completions -> 404 refused (ssemock_no_match)",
+        "*_ test_scenario_only _*",
+        "E * openai.NotFoundError: *",
+        f"E * ssemock: test_scenario_only has no cassette: {own}/test_scenario_only.yaml does not exist*",
+        "E * Record it: pytest --ssemock-record=once --ssemock-target=https://api.openai.com "
+        "'test_bare.py::test_scenario_only'",
     ])
 
 

@@ -16,7 +16,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssemock import MockServer, Scenario, ScenarioError, SSEMockError
+from ssemock import ConfigError, MockServer, Scenario, ScenarioError, SSEMockError
 from ssemock.cli import main
 from ssemock.mockserver import collect_cassettes, collect_scenarios
 from ssemock.plan import Plan
@@ -152,6 +152,23 @@ def test_selection_by_header_path_prefix_and_server_default(server: MockServer) 
     with MockServer(scenario="crlf", timing_scale=0) as default:
         r = raw_request(default.url, "POST", "/v1/chat/completions", b"{}", {"X-SSEMock-Cassette": CHAT})
         assert r.body == recorded().replace(b"\n", b"\r\n") and default.requests[0]["scenario"] == "crlf"
+    with MockServer(scenario=("crlf", "split-bytes"), timing_scale=0) as default:  # names: a tuple in Python
+        r = raw_request(default.url, "POST", "/v1/chat/completions", b"{}", {"X-SSEMock-Cassette": CHAT})
+        assert r.chunks == by_header.chunks and default.requests[0]["scenario"] == "crlf,split-bytes"
+
+
+@pytest.mark.parametrize("names", [("crlf", ""), "crlf,", ",", " ", [""]])
+def test_an_empty_default_scenario_name_is_a_config_error(names: str | tuple[str, ...]) -> None:
+    with pytest.raises(ConfigError, match=r"^scenario: an empty name in "):
+        MockServer(scenario=names)
+
+
+def test_an_empty_name_in_the_header_is_refused_not_skipped(server: MockServer) -> None:
+    for names in ("crlf,", "crlf,,split-bytes", ","):
+        r = wire(server, names)
+        error = json.loads(r.body)["error"]
+        assert (r.status, error["type"]) == (400, "ssemock_unknown_scenario")
+        assert error["message"] == f"no scenario named in {names!r}: expected scenario names, comma-separated"
 
 
 def test_steps_run_by_stage_then_in_the_order_written(server: MockServer) -> None:

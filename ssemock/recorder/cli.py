@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..argtypes import integer, seconds
+from ..argtypes import integer, matcher_names, seconds
 from ..background import stop_on_signals
 from ..config import Limits
 from ..edge import NetworkOptions, configure_logging
@@ -87,7 +87,7 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
     rec.add_argument("--read-timeout", type=seconds, default=600.0, metavar="SECONDS",
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
-    rec.add_argument("--match-on", default="method,path,body",
+    rec.add_argument("--match-on", type=matcher_names, default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
     add_limit_arguments(rec, "record")
     add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
             port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
             limits=limits, network=network, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
-            match_on=tuple(m.strip() for m in args.match_on.split(",") if m.strip()),
+            match_on=args.match_on,
             progress=None if args.quiet else sys.stderr, shown_target=shown,
         )
 
