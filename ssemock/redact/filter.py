@@ -32,7 +32,7 @@ from .names import (
     SECRET_RESPONSE_HEADERS,
     is_credential_name,
 )
-from .shapes import Hit, default_scanner, escape_safe
+from .shapes import Hit, default_scanner, disjoint, escape_safe
 from .stream import ChunkScrubber
 
 __all__ = [
@@ -186,16 +186,7 @@ class Filter:
             hits += escape_safe(data, credentials.find(data))
         for regex in self._user:
             hits += escape_safe(data, [Hit(m.start(), m.end(), "pattern") for m in regex.finditer(data)])
-        if len(hits) < 2:
-            return hits
-        out: list[Hit] = []
-        for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
-            if out and hit.start < out[-1].end:
-                if hit.end > out[-1].end:
-                    out[-1] = Hit(out[-1].start, hit.end, out[-1].rule)
-                continue
-            out.append(hit)
-        return out
+        return hits if len(hits) < 2 else disjoint(hits)
 
     def scrub(self, data: bytes, credentials: Credentials | None = None) -> tuple[bytes, Counter[str]]:
         """``data`` with every secret replaced by ``REDACTED``; and the count by rule."""
@@ -354,13 +345,7 @@ class Filter:
         content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
         kind = content_type.partition(";")[0].strip().lower()
         if kind == "application/x-www-form-urlencoded":
-            form = form_values(body, self.is_secret_name)
-            if form is None or not form[1]:
-                return body
-            kept, names, values = form
-            found += values
-            report.names += [f"body {n}" for n in names]
-            return urlencode(kept).encode("ascii")
+            return self._form(body, found, report)
         if kind == "multipart/form-data":
             spans = multipart_spans(body, content_type, self.is_secret_name)
             for name, start, end in reversed(spans):
@@ -368,6 +353,23 @@ class Filter:
                 report.names.append(f"body {name}")
                 body = body[:start] + REDACTED.encode() + body[end:]
         return body
+
+    def _form(self, body: bytes, found: list[str], report: Report) -> bytes:
+        """A form body without the values of credential-named fields nor the secrets in any value, read decoded
+        (``https%3A%2F%2F…`` is a URL; each is added to ``found``); re-encoded when anything was replaced."""
+        if (form := form_values(body, self.is_secret_name)) is None:
+            return body
+        found += form[2]
+        report.names += [f"body {n}" for n in form[1]]
+        out, rules = [], Counter[str]()
+        for name, value in form[0]:
+            clean, hits = self.scrub(raw := value.encode("utf-8", "surrogatepass"))
+            if hits:
+                found += self._sent(raw)
+                rules += hits
+            out.append((name, clean.decode("utf-8", "surrogatepass") if hits else value))
+        report.add("request body", rules)
+        return urlencode(out).encode("ascii") if form[1] or rules else body
 
     def _place(self, value: str, place: str, credentials: Credentials | None, report: Report) -> str:
         clean, rules = self.scrub(value.encode("utf-8", "surrogatepass"), credentials)
