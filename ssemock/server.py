@@ -358,7 +358,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         "method": method,
         "path": path,
         "query": dict(received.query) if received.query else {},
-        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
+        "headers": dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS, header=True)),
         "body": journaled,
         "cassette": None,
         "stub": None,
