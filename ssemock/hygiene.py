@@ -172,7 +172,7 @@ def _secrets(inter: Interaction) -> Iterator[str]:
                                 ("request header", req.headers, _FILTER.secret_request_headers),
                                 ("response header", resp.headers, _FILTER.secret_response_headers)):
         for key, value in pairs:
-            if _FILTER.is_secret_name(key, listed):
+            if _FILTER.is_secret_name(key, listed, header=kind != "query parameter"):
                 yield f"{kind} {short_repr(key)}: a secret name (the recorder drops it)"
             elif rules := _rules(value.encode("utf-8", "surrogatepass")):
                 yield f"{kind} {short_repr(key)}: {rules}"

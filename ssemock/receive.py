@@ -156,7 +156,7 @@ async def receive(request: web.Request, state: ServerState) -> Exchange:
     entry = JournalEntry(
         seq=state.received, time=time.time(), method=request.method, path=route.path,
         query=dict(received.query) if received.query else {},
-        headers=dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS)),
+        headers=dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS, header=True)),
         body=journaled, scenario=route.scenario_text, seed=state.seed,
     )
     state.journal.append(entry)

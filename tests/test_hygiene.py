@@ -315,3 +315,19 @@ def test_the_readme_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert hook["id"] == shipped["id"]
     assert main([*shlex.split(shipped["entry"])[1:], *hook["args"], "cassettes/chat.yaml"]) == 0
     assert "--ssemock-report-unused" in section
+
+
+def test_team_keys_passcodes_and_one_time_passwords_are_secret_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = yaml.safe_load((BUNDLED / "openai-chat-tool-calls-usage.yaml").read_text())
+    request = doc["interactions"][0]["request"]
+    request["headers"].update({"x-honeycomb-team": "hcaik-check-team-0123", "x-passcode": "check-482913",
+                               "x-otp": "check-771204"})
+    request["query"] = [["team", "platform"]]  # data, not a credential
+    target = tmp_path / "kinds.yaml"
+    target.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    status, lines, _ = _run(capsys, str(target))
+    assert status == 1
+    assert lines == [f"{target}: interaction 0: request header '{name}': a secret name (the recorder drops it)"
+                     for name in ("x-honeycomb-team", "x-passcode", "x-otp")]

@@ -68,6 +68,14 @@ class RecorderProcess:
         assert rest == (shown or target), self.first_line
         assert prefix.startswith("ssemock recording on http://127.0.0.1:"), self.first_line
         self.url = prefix.removeprefix("ssemock recording on ")
+        # Read what it says as it says it: a pipe left unread fills (64 KiB) and holds the recorder up.
+        self._err: list[str] = []
+        self._drain = threading.Thread(target=self._read_err, daemon=True)
+        self._drain.start()
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        self._err.extend(iter(self.proc.stderr.readline, ""))
 
     def peak_rss(self) -> int:
         """Peak resident set size in bytes (VmHWM)."""
@@ -78,8 +86,12 @@ class RecorderProcess:
 
     def finish(self, sig: int) -> tuple[int, str]:
         self.proc.send_signal(sig)
-        _, err = self.proc.communicate(timeout=30)
-        return self.proc.returncode, err
+        self.proc.wait(timeout=30)
+        self._drain.join(10)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return self.proc.returncode, "".join(self._err)
 
 
 @pytest.fixture

@@ -251,3 +251,25 @@ def test_a_piece_of_a_thinking_or_logprobs_event_keeps_its_signature_and_tokens(
     assert Filter().text(piece) == (piece, 0)
     assert Filter().text('{"type":"thinking","api_key":"PIECEKEYpiecekey",') == (
         '{"type":"thinking","api_key":"REDACTED",', 1)
+
+
+def test_team_keys_passcodes_and_one_time_passwords_are_credentials_by_kind(tmp_path: Path) -> None:
+    """Honeycomb's ``X-Honeycomb-Team`` (its API key), ``X-Passcode``, ``X-Otp``: dropped from the request and
+    replaced where echoed; a ``team`` field or query parameter is data and stays."""
+    team, passcode, otp = "hcaik_01hq9ZcorpusTEAMKEY7w3", "passcode-583920-x", "otp-771204-corpus"
+    body = {"team": "platform", "mfa": {"otp": otp, "otp_length": 6}, "user": {"passcode": passcode}}
+    with EchoUpstream() as up, Recorder(up.url, tmp_path, cassette="kinds") as rec:
+        live = httpx.post(f"{rec.url}/raw?team=backend", json=body,
+                          headers={"X-Honeycomb-Team": team, "X-Passcode": passcode, "X-Otp": otp})
+    [report] = rec.interactions
+    assert live.status_code == 200 and json.loads(live.json()["received"]) == body  # untouched upstream and back
+    assert {k.lower(): v for k, v in up.received[0]["headers"].items()}["x-honeycomb-team"] == team
+    assert_nowhere(tmp_path, team, passcode, otp)
+    [interaction] = Cassette.load(tmp_path / "kinds.yaml").interactions
+    assert not {"x-honeycomb-team", "x-passcode", "x-otp"} & {k.lower() for k, _ in interaction.request.headers}
+    assert json.loads(interaction.request.body or b"") == {
+        "team": "platform", "mfa": {"otp": REDACTED, "otp_length": 6}, "user": {"passcode": REDACTED}}
+    assert interaction.request.query == [("team", "backend")]
+    for name in ("request header x-honeycomb-team", "request header x-passcode", "request header x-otp",
+                 "body mfa.otp", "body user.passcode"):
+        assert name in report["filtered"], name

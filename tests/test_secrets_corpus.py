@@ -79,8 +79,9 @@ def _forms() -> list[Form]:
         value = next(opaque)
         forms.append(Form(f"query {name}", f"/json?alt=sse&{name}={quote(value)}", [value], body={"q": 1}))
     # Header names the issue saw reach disk, and the providers' own auth headers.
+    # Team keys (Honeycomb's), passcodes and one-time passwords: credentials by kind.
     for name in ["anthropic-api-key", "x-api-token", "X-Auth-Token", "x-api-key", "api-key", "x-goog-api-key",
-                 "X-Custom-Session"]:
+                 "X-Custom-Session", "X-Honeycomb-Team", "X-Passcode", "X-Otp", "X-TOTP-Code"]:
         value = next(opaque)
         forms.append(Form(f"header {name}", "/json", [value], headers={name: value}, body={"q": 1}))
     bearer = next(opaque)
@@ -196,7 +197,8 @@ def test_the_corpus_has_every_form_of_the_issue() -> None:
     names = " ".join(f.name for f in FORMS)
     for expected in ["query apikey", "query api-key", "query auth", "query sig", "query X-Amz-Signature",
                      "query password", "query client_secret", "header anthropic-api-key", "header x-api-token",
-                     "header X-Auth-Token", "body api_key", "body password", "URL path", "JSON-escaped",
+                     "header X-Auth-Token", "header X-Honeycomb-Team", "header X-Passcode", "header X-Otp",
+                     "body api_key", "body password", "URL path", "JSON-escaped",
                      *(f"shape {k} after a JSON escape" for k in SHAPES), "escaped twice",
                      *(f"shape {k} " for k in SHAPES), "telegram bot token in URL path",
                      "telegram bot token in a query value", "telegram bot token in prompt and stream",

@@ -202,6 +202,16 @@ def test_secrets_are_not_kept_in_the_journal() -> None:
     assert "sk-secret" not in str(entry) and "sk-ant-secret" not in str(entry) and "AIzaSECRET" not in str(entry)
 
 
+def test_team_keys_passcodes_and_one_time_passwords_are_not_kept_in_the_journal() -> None:
+    sent = {"X-Honeycomb-Team": "hcteam-journal-0123456789", "X-Passcode": "482913-journal", "X-Otp": "771204-journal"}
+    with MockServer([_two_turns()], scenarios=[]) as server:
+        httpx.post(server.url + "/v1/chat/completions?team=platform", json={}, headers=sent)
+        entry = server.requests[-1]
+    assert not any(value in str(entry) for value in sent.values())
+    assert entry["query"] == {"team": "platform"}  # a query parameter "team" is data
+    assert {k.lower() for k in entry["headers"]} & {k.lower() for k in sent} == set()
+
+
 async def test_async_with_runs_in_the_current_loop() -> None:
     async with MockServer([_two_turns()], scenarios=[]) as server:
         async with httpx.AsyncClient() as client:

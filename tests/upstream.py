@@ -167,11 +167,17 @@ class Upstream:
         return resp
 
     async def split(self, request: web.Request) -> web.StreamResponse:
-        """Streams back ``say`` cut at the byte offsets ``cuts``, one write (and a short pause) per piece."""
+        """Streams back ``say`` (or the bytes of the hex text ``say_hex``: an answer whose secrets the request
+        does not hold as they are) cut at the byte offsets ``cuts``, one write (and a short pause) per piece;
+        ``header_hex``: the value of an ``X-Echo`` answer header, in hex likewise."""
         body = await self._keep(request)
         doc = json.loads(body)
-        text, cuts = doc["say"].encode(), sorted({c for c in doc.get("cuts", []) if 0 < c < len(doc["say"].encode())})
-        resp = await self._start(request)
+        text = bytes.fromhex(doc["say_hex"]) if "say_hex" in doc else doc["say"].encode()
+        cuts = sorted({c for c in doc.get("cuts", []) if 0 < c < len(text)})
+        resp = web.StreamResponse(headers={**SSE_HEADERS, **self.extra_headers, **(
+            {"X-Echo": bytes.fromhex(doc["header_hex"]).decode()} if "header_hex" in doc else {})})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
         for a, b in zip([0, *cuts], [*cuts, len(text)]):
             await resp.write(text[a:b])
             await asyncio.sleep(0.002)

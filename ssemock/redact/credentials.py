@@ -11,6 +11,12 @@ replaced too.
 A value is too common to be searched everywhere when it is shorter than
 ``min_length`` characters (default 8) or is one lower-case word shorter than 16
 letters (``disabled``, ``required``): it is still removed where it was found by name.
+
+**Bounded**: the forms are searched by several RE2 patterns of at most :data:`GROUP_BYTES`
+bytes of forms each, each with a memory budget of :data:`BUDGET` bytes, so that a request
+holding a hundred keys stays within RE2's DFA (fast, and nothing logged: an RE2 pattern over its
+budget falls back to a slower matcher and writes "DFA out of memory" to stderr at every search).
+Without a backslash in the bytes searched, a pattern runs only where one of its forms occurs as it is.
 """
 
 from __future__ import annotations
@@ -25,9 +31,14 @@ from urllib.parse import quote, quote_plus
 
 from ..scanner.shapes import Hit, compile_bytes, escape_aware
 
-__all__ = ["DEFAULT_MIN_LENGTH", "Credentials", "values_of_header"]
+__all__ = ["BUDGET", "DEFAULT_MIN_LENGTH", "GROUP_BYTES", "Credentials", "values_of_header"]
 
 DEFAULT_MIN_LENGTH = 8
+GROUP_BYTES = 4096
+"""Bytes of forms (plain text, before the escapes are added) searched by one RE2 pattern."""
+BUDGET = 64 << 20
+"""RE2's memory budget for one pattern (``max_mem``, bytes): about four times what :data:`GROUP_BYTES` of forms
+need (RE2's default, 8 MiB, holds about 2 KiB); a few MiB are used in practice."""
 _WORD = re.compile(r"[a-z]{1,15}")
 
 
@@ -64,8 +75,7 @@ class Credentials:
     def __init__(self, values: Iterable[str] = (), *, min_length: int = DEFAULT_MIN_LENGTH) -> None:
         self.min_length = min_length
         self.values: set[str] = set()
-        self._pattern: Any = None
-        self._forms: tuple[bytes, ...] = ()
+        self._groups: tuple[tuple[tuple[bytes, ...], Any], ...] = ()  # (forms, their pattern)
         self.add(values)
 
     def add(self, values: Iterable[str]) -> None:
@@ -74,15 +84,21 @@ class Credentials:
         if not new:
             return
         self.values |= new
-        forms: set[bytes] = set()
-        for value in self.values:
-            for form in (value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1],
-                         quote(value, safe=""), quote_plus(value, safe="")):
-                forms.add(form.encode("utf-8"))
-        self._forms = tuple(forms)
-        # Longest first: a value that contains another is replaced whole.
-        alternatives = [escape_aware(f) for f in sorted(forms, key=lambda f: (-len(f), f))]
-        self._pattern = compile_bytes(b"|".join(alternatives))
+        forms = {text.encode("utf-8") for value in self.values for text in (
+            value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], quote(value, safe=""),
+            quote_plus(value, safe=""))}
+        # Longest first: a value that contains another is replaced whole (in one pattern, or where the spans
+        # found by two are merged).
+        groups: list[list[bytes]] = []
+        size = GROUP_BYTES
+        for form in sorted(forms, key=lambda f: (-len(f), f)):
+            if size + len(form) > GROUP_BYTES:
+                groups.append([])
+                size = 0
+            groups[-1].append(form)
+            size += len(form)
+        self._groups = tuple((tuple(group), compile_bytes(b"|".join(escape_aware(f) for f in group), max_mem=BUDGET))
+                             for group in groups)
 
     def _searchable(self, value: str) -> bool:
         return len(value) >= self.min_length and not _WORD.fullmatch(value) and value != "REDACTED"
@@ -96,10 +112,13 @@ class Credentials:
         return max((len(v.encode("utf-8")) * 6 for v in self.values), default=0)
 
     def find(self, data: bytes) -> list[Hit]:
-        """Every occurrence in ``data`` (rule ``"credential sent"``)."""
-        if self._pattern is None:
+        """Every occurrence in ``data`` (rule ``"credential sent"``), sorted by start; two may overlap."""
+        if not self._groups:
             return []
-        # Fast path: without a backslash in ``data`` (memchr), only the forms as they are can occur.
-        if data.find(b"\\") < 0 and not any(f in data for f in self._forms):
-            return []
-        return [Hit(m.start(), m.end(), "credential sent") for m in self._pattern.finditer(data)]
+        # Without a backslash in ``data`` (memchr), only the forms as they are can occur.
+        plain = data.find(b"\\") < 0
+        hits = []
+        for forms, pattern in self._groups:
+            if not plain or any(f in data for f in forms):
+                hits += [Hit(m.start(), m.end(), "credential sent") for m in pattern.finditer(data)]
+        return sorted(hits, key=lambda h: (h.start, -h.end)) if len(self._groups) > 1 else hits

@@ -19,9 +19,13 @@ from ..scanner.fields import (
     form_values,
     is_exempt,
     is_schema,
+    json_bytes,
     multipart_spans,
-    pair_name,
+    pair_of,
+    parse_json,
     parse_pairs,
+    redact_all,
+    redact_path,
 )
 from ..scanner.names import (
     REDACTED,
@@ -113,7 +117,7 @@ class Filter:
         patterns: extra regular expressions in RE2 syntax (Python's without backreferences and
             look-around), matched on the UTF-8 text of each body, header and path in linear
             time; every match is replaced by ``REDACTED``.
-        secret_words: extra credential words for the name rule (e.g. ``{"pin", "otp"}``).
+        secret_words: extra credential words for the name rule (e.g. ``{"pin"}``).
         allow_names: names the word rule must leave alone (e.g. ``{"x-session-hint"}``);
             exact names listed above or in the defaults are still dropped.
         credential_min_length: the shortest credential value (characters) replaced
@@ -166,10 +170,11 @@ class Filter:
         """Default plus extra query parameter names dropped whatever their words."""
         return SECRET_QUERY_PARAMS | self.query_params
 
-    def is_secret_name(self, name: str, listed: Iterable[str] = ()) -> bool:
-        """Whether ``name`` is dropped: in ``listed`` (lower case), or a credential by its words."""
+    def is_secret_name(self, name: str, listed: Iterable[str] = (), *, header: bool = False) -> bool:
+        """Whether ``name`` is dropped: in ``listed`` (lower case), or a credential by its words (``header``: a
+        header's name, see :func:`~ssemock.redact.names.is_credential_name`)."""
         return name.lower() in listed or is_credential_name(
-            name, extra_words=self.secret_words, allow=self.allow_names
+            name, extra_words=self.secret_words, allow=self.allow_names, header=header,
         )
 
     def prepare(self) -> None:
@@ -270,7 +275,7 @@ class Filter:
         report, found = Report(), []
         kept_headers = []
         for k, v in headers:
-            if self.is_secret_name(k, self.secret_request_headers):
+            if self.is_secret_name(k, self.secret_request_headers, header=True):
                 report.names.append(f"request header {k.lower()}")
                 found += values_of_header(k, v)
             else:
@@ -282,13 +287,13 @@ class Filter:
                 found.append(v)
             else:
                 kept_query.append((k, v))
-        doc = _json(body) if keep_body and body else None
+        doc = parse_json(body) if keep_body and body else None
         if doc is not None:
             # Every value under a credential name, also those of a duplicate key that json.loads drops.
             found += [str(v) for v in credential_values(parse_pairs(body or b""), self.is_secret_name)]
             doc = self._drop_fields(doc, "", found, report)
             for json_path in self.json_paths:
-                if _redact_path(doc, json_path.split("."), found):
+                if redact_path(doc, json_path.split("."), found):
                     report.names.append(f"body {json_path}")
         elif keep_body and body:
             body = self._form_fields(body, kept_headers, found, report)
@@ -313,7 +318,7 @@ class Filter:
         """Response headers without the secret ones, the rest scrubbed; ``report`` is added to."""
         out = []
         for k, v in headers:
-            if self.is_secret_name(k, self.secret_response_headers):
+            if self.is_secret_name(k, self.secret_response_headers, header=True):
                 report.names.append(f"response header {k.lower()}")
             else:
                 out.append((k, self._place(v, f"response header {k.lower()}", credentials, report)))
@@ -336,13 +341,7 @@ class Filter:
         content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
         kind = content_type.partition(";")[0].strip().lower()
         if kind == "application/x-www-form-urlencoded":
-            form = form_values(body, self.is_secret_name)
-            if form is None or not form[1]:
-                return body
-            kept, names, values = form
-            found += values
-            report.names += [f"body {n}" for n in names]
-            return urlencode(kept).encode("ascii")
+            return self._form(body, found, report)
         if kind == "multipart/form-data":
             spans = multipart_spans(body, content_type, self.is_secret_name)
             for name, start, end in reversed(spans):
@@ -350,6 +349,23 @@ class Filter:
                 report.names.append(f"body {name}")
                 body = body[:start] + REDACTED.encode() + body[end:]
         return body
+
+    def _form(self, body: bytes, found: list[str], report: Report) -> bytes:
+        """A form body without the values of credential-named fields nor the secrets in any value, read decoded
+        (``https%3A%2F%2F…`` is a URL; each is added to ``found``); re-encoded when anything was replaced."""
+        if (form := form_values(body, self.is_secret_name)) is None:
+            return body
+        found += form[2]
+        report.names += [f"body {n}" for n in form[1]]
+        out, rules = [], Counter[str]()
+        for name, value in form[0]:
+            clean, hits = self.scrub(raw := value.encode("utf-8", "surrogatepass"))
+            if hits:
+                found += self._sent(raw)
+                rules += hits
+            out.append((name, clean.decode("utf-8", "surrogatepass") if hits else value))
+        report.add("request body", rules)
+        return urlencode(out).encode("ascii") if form[1] or rules else body
 
     def _place(self, value: str, place: str, credentials: Credentials | None, report: Report) -> str:
         clean, rules = self.scrub(value.encode("utf-8", "surrogatepass"), credentials)
@@ -363,7 +379,7 @@ class Filter:
             clean_doc, rules = self.value(doc, credentials)
             report.add("request body", rules)
             if rules or (report.names and any(n.startswith("body ") for n in report.names)):
-                return _json_bytes(clean_doc)
+                return json_bytes(clean_doc)
             return body
         clean, rules = self.scrub(body, credentials)
         report.add("request body", rules)
@@ -375,33 +391,25 @@ class Filter:
         if not isinstance(doc, dict):
             return doc
         out = {}
-        pair = pair_name(doc, self.is_secret_name)  # {"name": "api_key", "value": SECRET}
+        pair = pair_of(doc, self.is_secret_name)  # {"Name": "api_key", "Value": SECRET}
         for k, v in doc.items():
-            if pair is not None and k == "value":
-                out[k] = _redact_all(v, found)
-                report.names.append(f"body {path}value ({pair[0]} {pair[1]})")
-            elif pair is not None and k == pair[0] and v == pair[1]:
+            if pair is not None and pair.secret and k == pair.value_member:
+                out[k] = redact_all(v, found)
+                report.names.append(f"body {path}{k} ({pair.name_member} {pair.name})")
+            elif pair is not None and k == pair.name_member:
                 out[k] = v  # the pair's name: not a secret
             elif self.is_secret_name(k) and not is_exempt(doc, k):
                 if isinstance(v, dict) and is_schema(v):  # a tool's ``password`` parameter: only its values
-                    out[k] = {kk: _redact_all(vv, found) if kk in VALUE_KEYS else self._drop_fields(
+                    out[k] = {kk: redact_all(vv, found) if kk in VALUE_KEYS else self._drop_fields(
                         vv, f"{path}{k}.{kk}.", found, report) for kk, vv in v.items()}
                     if not any(kk in VALUE_KEYS for kk in v):
                         continue
                 else:
-                    out[k] = _redact_all(v, found)
+                    out[k] = redact_all(v, found)
                 report.names.append(f"body {path}{k}")
             else:
                 out[k] = self._drop_fields(v, f"{path}{k}.", found, report)
         return out
-
-
-def _json(body: bytes | None) -> Any:
-    try:
-        doc = json.loads(body or b"")
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return None
-    return doc if isinstance(doc, (dict, list)) else None
 
 
 _PATTERN_OPTION = "--filter-regex / Filter(patterns=)"
@@ -426,46 +434,4 @@ def _user_pattern(pattern: str) -> Any:
         raise RecorderConfigError(f"filter pattern {pattern!r} ({_PATTERN_OPTION}) matches the empty string")
     return regex
 
-
-def _json_bytes(doc: Any) -> bytes:
-    """``doc`` as compact JSON in UTF-8; ASCII-escaped when it holds a lone surrogate (no UTF-8 form)."""
-    try:
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(doc, separators=(",", ":")).encode("ascii")
-
-
-def _redact_all(value: Any, found: list[str]) -> Any:
-    """Every scalar under a credential's name becomes ``REDACTED`` (null and booleans stay)."""
-    if isinstance(value, dict):
-        return {k: _redact_all(v, found) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_all(v, found) for v in value]
-    if value is None or isinstance(value, bool):
-        return value
-    found.append(str(value))
-    return REDACTED
-
-
-def _redact_path(doc: Any, keys: list[str], found: list[str]) -> bool:
-    if not keys:
-        return False
-    head, rest = keys[0], keys[1:]
-    if isinstance(doc, dict):
-        targets: list[Any] = list(doc) if head == "*" else [head] if head in doc else []
-    elif isinstance(doc, list):
-        indexes = range(len(doc))
-        targets = list(indexes) if head == "*" else [int(head)] if head.isdigit() and int(head) in indexes else []
-    else:
-        return False
-    changed = False
-    for key in targets:
-        if rest:
-            changed |= _redact_path(doc[key], rest, found)
-        else:
-            if isinstance(doc[key], (str, int, float)) and not isinstance(doc[key], bool):
-                found.append(str(doc[key]))
-            doc[key] = REDACTED
-            changed = True
-    return changed
 

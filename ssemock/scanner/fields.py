@@ -10,9 +10,11 @@ it goes (request or answer, whole or streamed):
   (:data:`VALUE_KEYS`: ``value``, ``default``, ``enum``, ``const``, ``example``,
   ``examples``), so OpenAI Realtime's ``client_secret: {"value": …}`` is found and a
   JSON Schema of a ``password`` parameter (``{"type": "string"}``) is not a secret,
-  unless it carries a value. A name/value pair (:func:`pair_name`: HAR's
-  ``{"name": "api_key", "value": …}``, Postman's ``{"key": "Authorization", "value": …}``)
-  whose name is a credential name gives up its ``value``; its name stays. Exempt:
+  unless it carries a value. A name/value pair (:func:`pair_of`, its member names in any
+  letter case: HAR's ``{"name": "api_key", "value": …}``, Postman's ``{"key": "Authorization",
+  "value": …}``, AWS tags' and SSM's ``{"Key"/"Name": …, "Value": …}``, CloudFormation's
+  ``{"ParameterKey": …, "ParameterValue": …}``) whose name is a credential name gives up its
+  value; its name stays, whatever the pair names (``{"Key": "Environment", …}`` is no secret). Exempt:
   Anthropic's thinking ``signature`` (also in a ``signature_delta``) and OpenAI's logprobs
   ``token`` (a piece of the answer's text).
 * **Text that is not JSON** (a broken JSON line, a log line, a path with
@@ -33,34 +35,42 @@ import email.policy
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from .names import CREDENTIAL_WORDS
+from .names import CREDENTIAL_WORDS, REDACTED, name_words
 from .shapes import Hit, compile_bytes
 
 __all__ = [
     "RULE",
     "VALUE_KEYS",
     "FieldFinder",
+    "Pair",
     "Pairs",
     "credential_values",
     "form_values",
     "is_exempt",
     "is_schema",
+    "json_bytes",
     "multipart_spans",
-    "pair_name",
+    "pair_of",
+    "parse_json",
     "parse_pairs",
+    "redact_all",
+    "redact_path",
 ]
 
 RULE = "credential name"
 NAME_MEMBERS = ("name", "key")
-"""The members naming the value of a name/value pair object (HAR, Postman): see :func:`pair_name`."""
+"""The last word of the member naming the value of a name/value pair object: see :func:`pair_of`."""
+VALUE_MEMBERS = ("value", "values")
+"""The last word of the member holding the value of a name/value pair object."""
 VALUE_KEYS = frozenset({"value", "default", "enum", "const", "example", "examples"})
 _SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 # Stems that every credential word contains (the prefilter; the name rule decides).
 _STEMS = ("key", "token", "secret", "auth", "sig", "pass", "pwd", "cookie", "session", "sessid", "credential",
-          "jwt", "bearer")
+          "jwt", "bearer", "otp")
 IsName = Callable[[str], bool]
 _TYPE = re.compile(rb'"type"\s*:\s*"([a-z_]{1,40})"')
 
@@ -91,20 +101,53 @@ def is_exempt(obj: dict[str, Any], key: str) -> bool:
     return key == "token" and "logprob" in obj
 
 
-def pair_name(obj: dict[str, Any], is_name: IsName) -> tuple[str, str] | None:
-    """The member and the credential name of a name/value pair object, else None.
+@dataclass(frozen=True)
+class Pair:
+    """A name/value pair object: which member names the value, that name, which member holds the value.
 
-    A pair is an object with a ``value`` member and a string ``name`` or ``key`` member
-    (:data:`NAME_MEMBERS`) that ``is_name`` calls a credential name: HAR's
-    ``{"name": "api_key", "value": "…"}``, Postman's ``{"key": "Authorization", "value": "…"}``.
+    Attributes:
+        name_member: e.g. ``"Key"``, ``"ParameterKey"``, ``"name"``.
+        name: the name it holds, e.g. ``"api_key"``.
+        value_member: e.g. ``"Value"``, ``"ParameterValue"``.
+        secret: ``name`` is a credential name (the value is a secret).
     """
-    if "value" not in obj:
+
+    name_member: str
+    name: str
+    value_member: str
+    secret: bool
+
+
+def pair_of(obj: dict[str, Any], is_name: IsName) -> Pair | None:
+    """The name/value pair that ``obj`` is, else None; member names compared without regard to letter case.
+
+    A pair has a member whose last word is ``name`` or ``key`` (:data:`NAME_MEMBERS`) holding a string,
+    and a member whose last word is ``value`` or ``values`` (:data:`VALUE_MEMBERS`), with the same words
+    before them, or none before the value's and a naming member that is no credential name itself
+    (``{"api_key": …, "value": …}`` is no pair): HAR's ``{"name", "value"}``, Postman's ``{"key", "value"}``,
+    AWS ``{"Key", "Value"}`` (tags) and ``{"Name", "Value"}`` (SSM), CloudFormation's
+    ``{"ParameterKey", "ParameterValue"}``, Elastic Beanstalk's ``{"OptionName", "Value"}``. When several
+    members could name it, one holding a credential name (``is_name``) is taken.
+    """
+    if len(obj) < 2 or not any(isinstance(k, str) and k[-6:].lower().endswith(("value", "values")) for k in obj):
+        return None  # the common case, without splitting names into words
+    values = [(k, words) for k in obj if isinstance(k, str) and (words := name_words(k)) and words[-1] in VALUE_MEMBERS]
+    if not values:
         return None
-    for member in NAME_MEMBERS:
-        name = obj.get(member)
-        if isinstance(name, str) and is_name(name):
-            return member, name
-    return None
+    found: Pair | None = None
+    for member, name in obj.items():
+        words = name_words(member) if isinstance(member, str) else []
+        if not isinstance(name, str) or not words or words[-1] not in NAME_MEMBERS:
+            continue
+        # "OptionName" names a bare "Value"; "api_key" beside a "value" is a credential, not a pair's name.
+        value = next((k for k, w in values if w[:-1] == words[:-1] or (len(w) == 1 and not is_name(member))), None)
+        if value is None:
+            continue
+        pair = Pair(member, name, value, is_name(name))
+        if pair.secret:
+            return pair
+        found = found or pair
+    return found
 
 
 def credential_values(doc: Any, is_name: IsName) -> list[Any]:
@@ -117,11 +160,11 @@ def credential_values(doc: Any, is_name: IsName) -> list[Any]:
 def _walk(node: Any, is_name: IsName, out: list[Any]) -> None:
     if isinstance(node, Pairs):
         obj = dict(node)
-        pair = pair_name(obj, is_name)
+        pair = pair_of(obj, is_name)
         for key, value in node:
-            if pair is not None and key == "value":
+            if pair is not None and pair.secret and key == pair.value_member:
                 _scalars(value, out)
-            elif pair is not None and key == pair[0] and value == pair[1]:
+            elif pair is not None and key == pair.name_member and value == pair.name:
                 continue  # the pair's name: not a secret
             elif is_name(key) and not is_exempt(obj, key):
                 _secret(value, is_name, out)
@@ -157,6 +200,60 @@ def _scalars(value: Any, out: list[Any]) -> None:
             _scalars(item, out)
     elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
         out.append(value)
+
+
+def parse_json(body: bytes | None) -> Any:
+    """``body`` parsed as JSON when it is an object or an array, else None."""
+    try:
+        doc = json.loads(body or b"")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return doc if isinstance(doc, (dict, list)) else None
+
+
+def json_bytes(doc: Any) -> bytes:
+    """``doc`` as compact JSON in UTF-8; ASCII-escaped when it holds a lone surrogate (no UTF-8 form)."""
+    try:
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc, separators=(",", ":")).encode("ascii")
+
+
+def redact_all(value: Any, found: list[str]) -> Any:
+    """Every scalar under a credential's name becomes ``REDACTED`` (null and booleans stay)."""
+    if isinstance(value, dict):
+        return {k: redact_all(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_all(v, found) for v in value]
+    if value is None or isinstance(value, bool):
+        return value
+    found.append(str(value))
+    return REDACTED
+
+
+def redact_path(doc: Any, keys: list[str], found: list[str]) -> bool:
+    """Replace the value at ``keys`` (``*``: any key or item) of ``doc`` in place by ``REDACTED`` (its value is
+    added to ``found``); whether anything was replaced."""
+    if not keys:
+        return False
+    head, rest = keys[0], keys[1:]
+    if isinstance(doc, dict):
+        targets: list[Any] = list(doc) if head == "*" else [head] if head in doc else []
+    elif isinstance(doc, list):
+        indexes = range(len(doc))
+        targets = list(indexes) if head == "*" else [int(head)] if head.isdigit() and int(head) in indexes else []
+    else:
+        return False
+    changed = False
+    for key in targets:
+        if rest:
+            changed |= redact_path(doc[key], rest, found)
+        else:
+            if isinstance(doc[key], (str, int, float)) and not isinstance(doc[key], bool):
+                found.append(str(doc[key]))
+            doc[key] = REDACTED
+            changed = True
+    return changed
 
 
 def form_values(body: bytes, is_name: IsName) -> tuple[list[tuple[str, str]], list[str], list[str]] | None:
@@ -219,9 +316,9 @@ class FieldFinder:
         stems = sorted({*_STEMS, *(w.lower() for w in extra_words)})
         assert all(any(s in w for s in _STEMS) for w in CREDENTIAL_WORDS)  # the prefilter misses none
         words = b"|".join(re.escape(s).encode("latin-1") for s in stems)
-        self._key = compile_bytes(  # a credential-named key, or a pair's credential name ("name": "api_key")
+        self._key = compile_bytes(  # a credential-named key, or a pair's credential name ("Name": "api_key")
             rb'(?i)(?:"[^"\\\r\n]{0,64}(?:' + words + rb')[^"\\\r\n]{0,64}"\s*:'
-            rb'|"(?:name|key)"\s*:\s*"[^"\\\r\n]{0,64}(?:' + words + rb'))'
+            rb'|"[^"\\\r\n]{0,32}(?:name|key)"\s*:\s*"[^"\\\r\n]{0,64}(?:' + words + rb'))'
         )
         self._json_pair = compile_bytes(
             rb'"([^"\\\r\n]{0,64}(?i:' + words + rb')[^"\\\r\n]{0,64})"\s*:\s*"((?:[^"\\\r\n]|\\[^\r\n])+)"'

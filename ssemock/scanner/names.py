@@ -3,9 +3,12 @@
 A name is split into lower-case words at separators (anything but a letter or a
 digit) and at camelCase boundaries (``xApiKey`` → ``x api key``, ``APIKey`` →
 ``api key``). It names a credential when one of its words, or two adjacent words
-written together, is a credential word (:data:`CREDENTIAL_WORDS`: ``key``,
-``apikey``, ``token``, ``secret``, ``auth``, ``authorization``, ``signature``,
-``sig``, ``password``, ``passwd``, ``cookie``, ``session``, ``credential``…), unless
+written together, is a credential word (:data:`CREDENTIAL_WORDS`, by kind: keys
+``key``, ``apikey``; tokens ``token``, ``jwt``; secrets ``secret``; ``auth``,
+``authorization``; signatures ``signature``, ``sig``; passwords ``password``, ``passwd``;
+passcodes ``passcode``; one-time passwords ``otp``, ``totp``, ``hotp``; ``cookie``,
+``session``; ``credential``…), or, in a header name only, its last word is a header
+credential word (:data:`HEADER_WORDS`: team keys, Honeycomb's ``X-Honeycomb-Team``), unless
 
 * the next word says the field is *about* the credential, not the credential
   (:data:`DESCRIPTOR_WORDS`: ``stop_token_ids``, ``session_id``, ``key_name``,
@@ -28,6 +31,7 @@ from collections.abc import Iterable
 __all__ = [
     "CREDENTIAL_WORDS",
     "DESCRIPTOR_WORDS",
+    "HEADER_WORDS",
     "PUBLIC_QUALIFIERS",
     "REDACTED",
     "SECRET_QUERY_PARAMS",
@@ -57,16 +61,25 @@ SECRET_QUERY_PARAMS = frozenset({"key", "api_key", "access_token", "token", "cod
 key, ``?code=…``, and an OAuth 2.0 authorization code, RFC 6749 section 4.1.2)."""
 
 CREDENTIAL_WORDS = frozenset({
-    "key", "apikey", "accesskey", "secretkey", "privatekey", "authkey", "signingkey", "masterkey",
+    # keys
+    "key", "apikey", "accesskey", "secretkey", "privatekey", "authkey", "signingkey", "masterkey", "teamkey",
+    # tokens
     "token", "apitoken", "accesstoken", "authtoken", "refreshtoken", "idtoken", "sessiontoken",
     "securitytoken", "bearertoken", "bearer", "jwt",
+    # secrets
     "secret", "secrets", "clientsecret", "apisecret", "appsecret",
     "auth", "oauth", "authorization",
     "signature", "sig",
-    "password", "passwd", "pwd", "passphrase",
+    # passwords, passcodes and one-time passwords (X-Passcode, X-Otp, totp_code)
+    "password", "passwd", "pwd", "passphrase", "passcode", "passcodes",
+    "otp", "otps", "totp", "hotp", "onetimepassword",
+    # cookies and sessions
     "cookie", "cookies", "session", "jsessionid", "phpsessid",
     "credential", "credentials",
 })
+HEADER_WORDS = frozenset({"team"})
+"""Words that name a credential as the last word of a *header* name only: team keys (Honeycomb's
+``X-Honeycomb-Team`` carries the team's API key). A JSON field or query parameter ``team`` is data."""
 DESCRIPTOR_WORDS = frozenset({
     "id", "ids", "name", "names", "type", "types", "count", "counts", "length", "len", "size", "limit",
     "limits", "file", "path", "url", "uri", "endpoint", "version", "alias", "method", "mode", "scheme",
@@ -98,18 +111,21 @@ def _words(name: str) -> tuple[str, ...]:
 
 
 def is_credential_name(
-    name: str, *, extra_words: Iterable[str] = (), allow: Iterable[str] = (),
+    name: str, *, extra_words: Iterable[str] = (), allow: Iterable[str] = (), header: bool = False,
 ) -> bool:
     """Whether ``name`` names a credential (see the module docstring).
 
     Args:
         name: a header, query parameter or JSON field name.
-        extra_words: more credential words (lower case), e.g. ``{"pin", "otp"}``.
+        extra_words: more credential words (lower case), e.g. ``{"pin"}``.
         allow: names never taken for credentials (compared case-insensitively).
+        header: ``name`` is a header's (:data:`HEADER_WORDS` count too).
     """
     if name.lower() in allow:
         return False
     words = _words(name)
+    if header and len(words) > 1 and words[-1] in HEADER_WORDS:
+        return True
     credential = CREDENTIAL_WORDS.union(extra_words) if extra_words else CREDENTIAL_WORDS
     for i in range(len(words)):
         # One word ("token"), or two written as one ("api" "key" is also "apikey").
@@ -123,12 +139,15 @@ def is_credential_name(
     return False
 
 
-def redact_pairs(pairs: Iterable[tuple[str, str]], secret: Iterable[str]) -> list[tuple[str, str]]:
-    """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential; keep order.
+def redact_pairs(
+    pairs: Iterable[tuple[str, str]], secret: Iterable[str], *, header: bool = False,
+) -> list[tuple[str, str]]:
+    """Drop the pairs named in ``secret`` (case-insensitive) or named like a credential (``header``: like a
+    header's, see :func:`is_credential_name`); keep order.
 
     The verdicts are remembered per name and per ``secret`` set (the same header and parameter names
     arrive with every request; at most :data:`_VERDICTS` names per set, for 16 sets)."""
-    dropped = _verdicts(secret if isinstance(secret, frozenset) else frozenset(secret))
+    dropped = _verdicts(secret if isinstance(secret, frozenset) else frozenset(secret), header)
     kept = []
     for pair in pairs:
         verdict = dropped.get(pair[0])
@@ -145,19 +164,20 @@ _VERDICTS = 4096
 class _Verdicts(dict[str, bool]):
     """Whether each name seen is dropped, for one set of secret names (``names``, lower case)."""
 
-    def __init__(self, names: frozenset[str]) -> None:
+    def __init__(self, names: frozenset[str], header: bool) -> None:
         super().__init__()
         self.names = names
+        self.header = header
 
 
 @functools.lru_cache(maxsize=16)
-def _verdicts(secret: frozenset[str]) -> _Verdicts:
-    return _Verdicts(frozenset(s.lower() for s in secret))
+def _verdicts(secret: frozenset[str], header: bool) -> _Verdicts:
+    return _Verdicts(frozenset(s.lower() for s in secret), header)
 
 
 def _judge(verdicts: _Verdicts, name: str) -> bool:
     """Whether ``name`` is dropped (remembered in ``verdicts`` while it holds fewer than :data:`_VERDICTS`)."""
-    verdict = name.lower() in verdicts.names or is_credential_name(name)
+    verdict = name.lower() in verdicts.names or is_credential_name(name, header=verdicts.header)
     if len(verdicts) < _VERDICTS:
         verdicts[name] = verdict
     return verdict

@@ -13,11 +13,15 @@ exactly the filter's own placeholder ``REDACTED`` (what a scrubbed recording hol
 skipped. Rules bound to file paths (``path = …``: Terraform, Kubernetes YAML, NuGet,
 PHP, PKCS#12 files) are left out: a recording has no file path.
 
+**Where a key ends** (:mod:`.bounds`): at any character that is not a letter or a digit
+(``npm_….``, ``/v1/files/npm_…/content``), not only where source code ends one; a secret never
+ends nor starts inside a UTF-8 character (:func:`utf8_safe`).
+
 **Our own forms** (:data:`OWN_RULES`; the provider-specific ones are the key shapes of
 :mod:`ssemock.providers`) catch provider keys that the catalogue misses or
 only matches at exact lengths (``sk-``, ``sk-proj-``, ``sk-ant-``, ``AIza``,
 ``Bearer …``, ``gsk_``, ``xai-``, ``hf_``, ``AKIA``/``ASIA``, ``ghp_``/``gho_``/
-``github_pat_``, ``ya29.``, ``pplx-``, ``r8_``, JWTs), also when a JSON string escapes
+``github_pat_``, ``ya29.``, ``pplx-``, ``r8_``, ``bedrock-api-key-``, JWTs), also when a JSON string escapes
 some of their characters as ``\\u00XX`` (``sk\\u002dproj-…``) or ``/`` as ``\\/``, also
 escaped twice (``sk\\\\u002dproj-…``, a JSON body echoed inside a JSON string).
 Escapes beyond ASCII (``\\u0441`` for a look-alike letter) and keys built from pieces
@@ -48,11 +52,12 @@ from typing import Any
 import re2  # type: ignore[import-untyped]
 
 from ..providers import KeyShape, key_shapes
+from .bounds import KEY_END, bounded, repeated_group
 from .names import REDACTED
 
 __all__ = [
-    "GITLEAKS_COMMIT", "OWN_RULES", "Hit", "Rule", "Scanner", "default_scanner", "disjoint", "escape_aware",
-    "escape_safe", "json_view",
+    "GITLEAKS_COMMIT", "KEY_END", "OWN_RULES", "Hit", "Rule", "Scanner", "bounded", "default_scanner", "disjoint",
+    "escape_aware", "escape_safe", "json_view", "utf8_safe",
 ]
 
 GITLEAKS_COMMIT = "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b"
@@ -131,9 +136,34 @@ def escape_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
     return out
 
 
-def compile_bytes(pattern: bytes) -> Any:
-    """An RE2 pattern over bytes in Latin-1 mode (every byte is one character)."""
-    return re2.compile(pattern, _OPTIONS)
+def utf8_safe(data: bytes, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with each end or start that falls inside a UTF-8 character (a non-ASCII byte, then a continuation
+    byte) moved out of it, the end before it and the start after it: a key ends before a non-ASCII character
+    that a rule's end took (``npm_…é``), and replacing it keeps the text UTF-8. A hit left empty is dropped."""
+    out = []
+    size = len(data)
+    for hit in hits:
+        start, end = hit.start, hit.end
+        while start < end < size and data[end - 1] >= 0x80 and 0x80 <= data[end] < 0xC0:
+            end -= 1
+        while 0 < start < end and data[start - 1] >= 0x80 and 0x80 <= data[start] < 0xC0:
+            start += 1
+        if (start, end) == (hit.start, hit.end):
+            out.append(hit)
+        elif end > start:
+            out.append(Hit(start, end, hit.rule))
+    return out
+
+
+def compile_bytes(pattern: bytes, *, max_mem: int | None = None) -> Any:
+    """An RE2 pattern over bytes in Latin-1 mode (every byte is one character); ``max_mem``: RE2's memory budget
+    for it in bytes (default RE2's, 8 MiB)."""
+    if max_mem is None:
+        return re2.compile(pattern, _OPTIONS)
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.max_mem = max_mem
+    return re2.compile(pattern, options)
 
 
 def _hex(code: int) -> bytes:
@@ -178,7 +208,7 @@ class Rule:
         source: ``"gitleaks"`` or ``"ssemock"``.
         regex: the compiled RE2 pattern (bytes).
         keywords: lower-case bytes; the rule runs only when one occurs (empty: always).
-        group: the capture group holding the secret (0: first non-empty group, or the match).
+        group: the capture group holding the secret (0: first non-empty group, or the match; -1: the match).
         entropy: minimum Shannon entropy of the secret in bits per byte (0: none).
         allow: compiled allow-list patterns and their target (``"secret"`` or ``"match"``).
         stopwords: lower-case bytes; a secret containing one is skipped.
@@ -283,6 +313,9 @@ OWN_RULES: tuple[Rule, ...] = (
     _prefixed("ssemock-github-token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"), b"A-Za-z0-9_", 20),
     _prefixed("ssemock-perplexity-key", (b"pplx-",), _ALNUM, 20),
     _prefixed("ssemock-replicate-token", (b"r8_",), _ALNUM, 20),
+    # An Amazon Bedrock short-lived API key: the prefix, then base64 of a presigned URL (the catalogue's rule
+    # finds the prefix alone, the signature would stay).
+    _prefixed("ssemock-bedrock-api-key", (b"bedrock-api-key-",), b"A-Za-z0-9+/=", 40),
     _jwt(),
     _telegram(),
     *_url_passwords(),
@@ -314,9 +347,14 @@ def load_gitleaks() -> tuple[Rule, ...]:
             target = "secret" if entry.get("regexTarget", "secret") == "secret" else "match"
             allow += [(compile_bytes(p.encode()), target) for p in entry.get("regexes", [])]
             stop += [s.lower().encode() for s in entry.get("stopwords", [])]
+        regex = compile_bytes(bounded(raw["regex"]).encode())
+        group = int(raw.get("secretGroup", 0))
+        if not group and regex.groups and (len(regex.groupindex) == regex.groups or repeated_group(raw["regex"])):
+            # Its groups only label (jwt-base64's header names) or repeat (a Teams webhook's "([a-z0-9]{4}-){3}")
+            # a piece of the key: the match is the key, not that piece.
+            group = -1
         rules.append(Rule(
-            raw["id"], "gitleaks", compile_bytes(raw["regex"].encode()),
-            tuple(k.lower().encode() for k in raw.get("keywords", [])), int(raw.get("secretGroup", 0)),
+            raw["id"], "gitleaks", regex, tuple(k.lower().encode() for k in raw.get("keywords", [])), group,
             float(raw.get("entropy", 0.0)), tuple(allow), tuple(stop),
         ))
     return tuple(rules)
@@ -358,7 +396,7 @@ class Scanner:
                 if catalogue_view is None:
                     catalogue_view = json_view(data, slash_in_key=False) if b"\\/" in data else view
                 hits += _rule_hits(rule, catalogue_view)
-        return disjoint(escape_safe(data, hits))
+        return disjoint(utf8_safe(data, escape_safe(data, hits)))
 
 
 _PLACED = REDACTED.encode("ascii")
@@ -367,8 +405,10 @@ _PLACED = REDACTED.encode("ascii")
 def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
     out = []
     for m in rule.regex.finditer(data):
-        if rule.group:
+        if rule.group > 0:
             start, end = m.span(rule.group)
+        elif rule.group < 0:
+            start, end = m.span()
         else:
             start, end = next((m.span(g) for g in range(1, (rule.regex.groups or 0) + 1)
                                if m.span(g)[0] >= 0 and m.span(g)[1] > m.span(g)[0]), m.span())
@@ -389,7 +429,7 @@ def _rule_hits(rule: Rule, data: bytes) -> list[Hit]:
 
 
 def disjoint(hits: list[Hit]) -> list[Hit]:
-    """``hits`` sorted by start, overlapping ones merged into one span (the earlier hit's rule named)."""
+    """``hits`` sorted by start, each overlap merged into one span (named by the earlier, longer one)."""
     out: list[Hit] = []
     for hit in sorted(hits, key=lambda h: (h.start, -h.end)):
         if out and hit.start < out[-1].end:
