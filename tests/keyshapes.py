@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ssemock.redact.shapes import Rule, Scanner, load_gitleaks
+from ssemock.scanner.shapes import Rule, Scanner, load_gitleaks
 
 _ALNUM = string.ascii_letters + string.digits
 _PRINTABLE = [chr(c) for c in range(0x21, 0x7F)]
@@ -171,7 +171,7 @@ def prefixed_shapes() -> tuple[Shape, ...]:
     import tomllib
     from importlib import resources
 
-    text = resources.files("ssemock.redact").joinpath("gitleaks.toml").read_text(encoding="utf-8")
+    text = resources.files("ssemock.scanner").joinpath("gitleaks.toml").read_text(encoding="utf-8")
     regexes = {raw["id"]: raw["regex"] for raw in tomllib.loads(text)["rules"] if "regex" in raw}
     shapes = (_shape(rule, regexes[rule.id]) for rule in load_gitleaks())
     return tuple(s for s in shapes if s is not None)

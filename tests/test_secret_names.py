@@ -265,7 +265,7 @@ def test_team_keys_passcodes_and_one_time_passwords_are_credentials_by_kind(tmp_
     assert live.status_code == 200 and json.loads(live.json()["received"]) == body  # untouched upstream and back
     assert {k.lower(): v for k, v in up.received[0]["headers"].items()}["x-honeycomb-team"] == team
     assert_nowhere(tmp_path, team, passcode, otp)
-    [interaction] = Cassette.load(tmp_path / "kinds.yaml").interactions
+    [interaction] = load(tmp_path / "kinds.yaml").interactions
     assert not {"x-honeycomb-team", "x-passcode", "x-otp"} & {k.lower() for k, _ in interaction.request.headers}
     assert json.loads(interaction.request.body or b"") == {
         "team": "platform", "mfa": {"otp": REDACTED, "otp_length": 6}, "user": {"passcode": REDACTED}}
