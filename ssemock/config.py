@@ -184,8 +184,8 @@ class Limits:
         "more to its response body (each added line counts 128 bytes more)",
         unit="bytes", flag="--max-scenario-growth", commands=("serve",))
     journal_capacity: int = knob(
-        JOURNAL_CAPACITY, "journal entries kept, the oldest dropped first",
-        unit="entries", low=1, flag="--journal-capacity", commands=("serve",))
+        JOURNAL_CAPACITY, "journal entries kept, the oldest dropped first (at most 10,000,000)",
+        unit="entries", low=1, high=10_000_000, flag="--journal-capacity", commands=("serve",))
     journal_body_limit: int = knob(
         JOURNAL_BODY, "journal larger request bodies as sha256 + size + prefix",
         unit="bytes", flag="--journal-body-limit", commands=("serve",))

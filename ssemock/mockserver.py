@@ -248,10 +248,11 @@ class MockServer:
 
     @property
     def url(self) -> str:
-        """The base URL, ``http://HOST:PORT``."""
+        """The base URL, ``http://HOST:PORT`` (``http://[::1]:PORT`` for an IPv6 address)."""
         if self._runner is None:
             raise ServerError("MockServer is not running")
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     @property
     def requests(self) -> list[dict[str, Any]]:

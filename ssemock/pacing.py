@@ -38,7 +38,7 @@ READ_WAIT = 0.1
 (a client that does not read then costs the budget, not the whole stream's time)."""
 _SPINS = 50
 """Turns of the event loop a boundary waits without a timer (about a millisecond: a reader that is
-running takes its read in tens of microseconds), before it polls once a millisecond."""
+running takes its read in tens of microseconds), before it polls after 1, 2, 4, 8 and then every 16 ms."""
 _POLL = 0.001
 
 
@@ -103,7 +103,9 @@ class Pacing:
             if now >= until:
                 self.unread += 1
                 return
-            await asyncio.sleep(0 if turns < _SPINS else min(_POLL, until - now))
+            # a reader that does not take its read at once is polled less and less often: a stalled
+            # client costs close to nothing while its boundary waits
+            await asyncio.sleep(0 if turns < _SPINS else min(_POLL * 2 ** min(turns - _SPINS, 4), until - now))
             turns += 1
 
     def notes(self, chunks: int) -> list[str]:

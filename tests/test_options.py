@@ -70,7 +70,7 @@ def test_a_bad_limit_text_exits_2_with_one_line(argv: list[str], needle: str,
 @pytest.mark.parametrize(("argv", "line"), [
     (["--limit", "max_request_body=-1KiB"], "max_request_body: expected an integer >= 0 (bytes), got -1024"),
     (["--limit", "max_json_depth=257"], "max_json_depth: expected an integer from 1 to 256, got 257"),
-    (["--limit", "journal_capacity=0"], "journal_capacity: expected an integer >= 1, got 0"),
+    (["--limit", "journal_capacity=0"], "journal_capacity: expected an integer from 1 to 10000000, got 0"),
     (["--limit", "header_timeout=0ms"], "header_timeout: expected a finite number of seconds > 0, got 0.0"),
     (["--limit", "grace=-1s"], "grace: expected a finite number of seconds >= 0, got -1.0"),
     (["--limit", "backlog=65536"], "backlog: expected an integer from 1 to 65535, got 65536"),
@@ -167,7 +167,7 @@ def test_the_keywords_that_predate_the_records_still_set_their_fields() -> None:
     assert (server.limits.max_request_body, server.limits.journal_capacity, server.network.grace) == (5, 3, 2.0)
     with pytest.raises(TypeError, match=r"^MockServer\(\) got an unexpected keyword argument 'max_requst_body'$"):
         MockServer(max_requst_body=5)
-    with pytest.raises(ConfigError, match=r"^journal_capacity: expected an integer >= 1, got 0$"):
+    with pytest.raises(ConfigError, match=r"^journal_capacity: expected an integer from 1 to 10000000, got 0$"):
         MockServer(journal_capacity=0)
     with pytest.raises(TypeError, match="'journal_capacity'"):  # not a bound of the recorder
         Recorder("http://127.0.0.1:9", journal_capacity=5)
@@ -221,3 +221,14 @@ def test_a_large_body_is_refused(ssemock):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["#1 POST /v1/chat/completions -> 413 refused (ssemock_body_too_large)",
                                  "  request body larger than 1024 bytes; the limit is set by *"])
+
+
+def test_a_journal_capacity_past_its_bound_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"^journal_capacity: expected an integer from 1 to 10000000, got "):
+        Limits(journal_capacity=2**70)
+
+
+def test_the_url_of_a_server_on_an_ipv6_address_brackets_it() -> None:
+    with MockServer(host="::1") as server:
+        assert server.url.startswith("http://[::1]:")
+        assert httpx.get(server.url + "/_ssemock/health").json()["status"] == "ok"
