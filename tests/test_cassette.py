@@ -234,9 +234,10 @@ def test_any_unordered_times_are_refused_naming_the_first_out_of_order(times: li
 
 
 def test_counts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ssemock.cassette import read
+    from ssemock.cassette import fields, yamltext
 
-    monkeypatch.setattr(read, "MAX_ITEMS", 3)
+    monkeypatch.setattr(fields, "MAX_ITEMS", 3)  # the check of a built list
+    monkeypatch.setattr(yamltext, "MAX_ITEMS", 3)  # the count while the YAML loads
     with pytest.raises(CassetteError, match=r"chunks: expected a list of at most 3 chunks"):
         loads(HEAD + "    chunks: [{text: a}, {text: b}, {text: c}, {text: d}]\n")
     with pytest.raises(CassetteError, match=r"interactions: expected a list of at most 3 interactions"):

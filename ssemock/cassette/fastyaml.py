@@ -21,7 +21,8 @@ instead of exhausting memory. The full safe loader runs only on a document that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -208,83 +209,164 @@ def fast_safe_load(
         Unsupported: the document is outside the subset (see the module docstring).
         yaml.YAMLError: the text is not valid YAML.
     """
-    stack: list[list[Any]] = []  # open containers: [kind, items, (field, what) if its items are counted]
+    bounds = _Bounds.of(items, max_nodes)
+    events = iter(yaml.parse(text, Loader=_Loader))
+    built = _build(events, bounds)
+    if built.unsupported is None:
+        return built.result
+    nodes = _skim(events, bounds, built)
+    if nodes > max_full_nodes:  # the full loader takes about 700 bytes per node
+        raise TooMany(f"YAML of at most {max_full_nodes:,} nodes when it holds what ssemock never writes "
+                      f"({built.unsupported}: a tag, a timestamp such as an unquoted date, a merge key, "
+                      f"a duplicate key...; quote it or remove it)", built.unsupported_at)
+    raise built.unsupported
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """What :func:`fast_safe_load` counts against: the node bound and the counted sequences."""
+
+    items: ItemBound | None
+    max_nodes: int
+    depths: frozenset[int]  # the depths of the counted lists
+    keyed: bool  # every counted list is a mapping's value: no list in a list is one
+
+    @classmethod
+    def of(cls, items: ItemBound | None, max_nodes: int) -> _Bounds:
+        if items is None:
+            return cls(None, max_nodes, frozenset(), False)
+        return cls(items, max_nodes, frozenset(len(path) for path, _ in items.fields),
+                   all(path and path[-1] is not None for path, _ in items.fields))
+
+    def counted(self, stack: list[list[Any]]) -> tuple[str, str] | None:
+        """The field and item name of a sequence opening inside ``stack``, if its items are counted."""
+        if self.items is None or len(stack) not in self.depths or (self.keyed and stack[-1][0] is SequenceStartEvent):
+            return None
+        return self.items.what(stack)
+
+
+@dataclass
+class _Built:
+    """Where :func:`_build` stopped: the document, or the first node outside the subset and the state there."""
+
     result: Any = None
-    documents = 0
-    nodes = 0
-    check = min(_CHECK_EVERY, max_nodes + 1)  # the node count at which to count again
-    # The depths of the counted lists; when each is a mapping's value (keyed), no list in a list is one.
-    depths = frozenset(len(path) for path, _ in items.fields) if items is not None else frozenset()
-    keyed = items is not None and all(path and path[-1] is not None for path, _ in items.fields)
-    unsupported: Unsupported | None = None  # once set, the rest is only counted and checked for refusals
-    unsupported_at = 0  # its line
-    event: Any
-    for event in yaml.parse(text, Loader=_Loader):
+    unsupported: Unsupported | None = None
+    unsupported_at: int = 0  # its line
+    stack: list[list[Any]] = field(default_factory=list)  # open containers: [kind, items, counted field]
+    nodes: int = 0
+    check: int = 0  # the node count at which to count again
+    documents: int = 0
+
+
+def _build(events: Iterator[Any], bounds: _Bounds) -> _Built:
+    """Build the document from ``events``, counting; stop at the first node outside the subset."""
+    built = _Built()
+    stack = built.stack
+    nodes, documents = 0, 0
+    check = min(_CHECK_EVERY, bounds.max_nodes + 1)
+    for event in events:
         kind = type(event)
         if kind is ScalarEvent:
             nodes += 1
             if nodes >= check:
-                check = _count(event, nodes, max_nodes, stack, items)
-            if unsupported is None:
-                try:
-                    value = _scalar(event)
-                except Unsupported as exc:
-                    if isinstance(exc, Refused):
-                        raise
-                    unsupported, value, unsupported_at = exc, None, _line(event)
-            else:
-                if event.anchor is not None:
-                    raise AliasFound(_line(event))
-                top = stack[-1] if stack else None  # only keys are kept: they name the counted fields
-                value = event.value if top and top[0] is MappingStartEvent and not len(top[1]) % 2 else None
+                check = _count(event, nodes, bounds.max_nodes, stack, bounds.items)
+            try:
+                value = _scalar(event)
+            except Unsupported as exc:
+                if isinstance(exc, Refused):
+                    raise
+                built.unsupported, built.unsupported_at, value = exc, _line(event), None
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             nodes += 1
             if nodes >= check:
-                check = _count(event, nodes, max_nodes, stack, items)
-            if event.anchor is not None:
-                raise AliasFound(_line(event))
-            if len(stack) >= MAX_NESTING:
-                raise Refused(f"sequences and mappings nested at most {MAX_NESTING} deep", _line(event))
-            counted = (items.what(stack)  # type: ignore[union-attr]
-                       if kind is SequenceStartEvent and len(stack) in depths
-                       and not (keyed and stack[-1][0] is SequenceStartEvent) else None)
-            stack.append([kind, [], counted])
-            if event.tag is not None and unsupported is None:
-                unsupported, unsupported_at = Unsupported("tag on a collection"), _line(event)
-            continue
+                check = _count(event, nodes, bounds.max_nodes, stack, bounds.items)
+            _open(event, kind, stack, bounds)
+            if event.tag is not None:
+                built.unsupported, built.unsupported_at = Unsupported("tag on a collection"), _line(event)
+            else:
+                continue
         elif kind is MappingEndEvent:
-            entry = stack.pop()
-            value = None
-            if unsupported is None:
-                try:
-                    value = _mapping(entry[1])
-                except Unsupported as exc:
-                    unsupported, unsupported_at = exc, _line(event)
+            try:
+                value = _mapping(stack.pop()[1])
+            except Unsupported as exc:
+                built.unsupported, built.unsupported_at, value = exc, _line(event), None
         elif kind is SequenceEndEvent:
             entry = stack.pop()
-            value = entry[1] if unsupported is None else None
-            if entry[2] is not None and len(entry[1]) > items.most:  # type: ignore[union-attr]
-                raise _too_many(event, entry[2], items)  # type: ignore[arg-type]
+            value = _close(event, entry, bounds)
         elif kind is AliasEvent:
             raise AliasFound(_line(event))
         elif kind is DocumentStartEvent:
             documents += 1
-            if documents > 1 and unsupported is None:
-                unsupported, unsupported_at = Unsupported("several documents"), _line(event)
+            if documents > 1:
+                built.unsupported, built.unsupported_at = Unsupported("several documents"), _line(event)
+            else:
+                continue
+        else:
             continue
+        if built.unsupported is not None:
+            if kind is ScalarEvent or kind is MappingEndEvent:
+                _append(stack, built, None)
+            built.nodes, built.check, built.documents = nodes, check, documents
+            return built
+        if stack:
+            stack[-1][1].append(value)
+        else:
+            built.result = value
+    return built
+
+
+def _skim(events: Iterator[Any], bounds: _Bounds, built: _Built) -> int:
+    """Count and check the rest of ``events`` for refusals, keeping only the keys that name the
+    counted fields; returns the node count."""
+    stack, nodes, check = built.stack, built.nodes, built.check
+    for event in events:
+        kind = type(event)
+        if kind is ScalarEvent or kind is MappingStartEvent or kind is SequenceStartEvent:
+            nodes += 1
+            if nodes >= check:
+                check = _count(event, nodes, bounds.max_nodes, stack, bounds.items)
+            if event.anchor is not None:
+                raise AliasFound(_line(event))
+            if kind is not ScalarEvent:
+                _open(event, kind, stack, bounds)
+                continue
+            top = stack[-1] if stack else None  # only keys are kept: they name the counted fields
+            value = event.value if top and top[0] is MappingStartEvent and not len(top[1]) % 2 else None
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            value = None
+            entry = stack.pop()
+            if kind is SequenceEndEvent:
+                _close(event, entry, bounds)
+        elif kind is AliasEvent:
+            raise AliasFound(_line(event))
         else:
             continue
         if stack:
             stack[-1][1].append(value)
-        else:
-            result = value
-    if unsupported is not None:
-        if nodes > max_full_nodes:  # the full loader takes about 700 bytes per node
-            raise TooMany(f"YAML of at most {max_full_nodes:,} nodes when it holds what ssemock never writes "
-                          f"({unsupported}: a tag, a timestamp such as an unquoted date, a merge key, "
-                          f"a duplicate key...; quote it or remove it)", unsupported_at)
-        raise unsupported
-    return result
+    return nodes
+
+
+def _open(event: Any, kind: type, stack: list[list[Any]], bounds: _Bounds) -> None:
+    """A mapping or sequence starts: refuse an anchor or nesting too deep, and push it."""
+    if event.anchor is not None:
+        raise AliasFound(_line(event))
+    if len(stack) >= MAX_NESTING:
+        raise Refused(f"sequences and mappings nested at most {MAX_NESTING} deep", _line(event))
+    stack.append([kind, [], bounds.counted(stack) if kind is SequenceStartEvent else None])
+
+
+def _close(event: Any, entry: list[Any], bounds: _Bounds) -> list[Any]:
+    """A sequence ends: refuse it when it is counted and holds too many items; its items."""
+    if entry[2] is not None and len(entry[1]) > bounds.items.most:  # type: ignore[union-attr]
+        raise _too_many(event, entry[2], bounds.items)  # type: ignore[arg-type]
+    return entry[1]  # type: ignore[no-any-return]
+
+
+def _append(stack: list[list[Any]], built: _Built, value: Any) -> None:
+    if stack:
+        stack[-1][1].append(value)
+    else:
+        built.result = value
 
 
 def _too_many(event: Any, counted: tuple[str, str], items: ItemBound) -> TooMany:

@@ -20,7 +20,8 @@ from ..limits import MAX_CASSETTE_FILE, claim_name
 from . import cache
 from .files import YAML_START, read_file
 from .model import Cassette
-from .read import cassette_items, load_yaml, parse_cassette, utf8_text
+from .read import parse_cassette
+from .yamltext import cassette_items, load_yaml, utf8_text
 
 __all__ = ["atomic_write", "dumps", "load", "load_cassettes", "load_file", "loads", "save"]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..cassette import Cassette, Request, loads
 from ..cassette.append import appendable, locked, remove_stale_temporaries, torn_start
-from ..cassette.read import read_text
+from ..cassette.yamltext import read_text
 from ..errors import RecorderConfigError, RecorderError
 from ..limits import MAX_CASSETTE_FILE
 from ..redact import Filter
