@@ -76,6 +76,8 @@ class Plan:
         grown: bytes the steps added so far, as counted by :meth:`charge`.
         running: the scenario name and the step (``steps[0].edit``) being applied, for errors.
         undecodable: why the recorded body does not decode (:meth:`decode_content`), or None.
+        ineffective: the steps that had no effect a client can see, and why, one line each (the
+            journal's ``notes``).
     """
 
     def __init__(
@@ -120,6 +122,7 @@ class Plan:
         self.grown = grown
         self.running = running
         self.undecodable: str | None = None
+        self.ineffective: list[str] = []
 
     @classmethod
     def of(

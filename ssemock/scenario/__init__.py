@@ -11,7 +11,10 @@ A scenario file (YAML)::
     - fragment: {mode: crlf}
 
 Order of application (design §2): the steps run stage by stage, ``event`` →
-``byte`` → ``chunk`` → ``transport``; within a stage, in the order written.
+``byte`` → ``chunk`` → ``transport``; within a stage by the step's phase (``timing`` before
+``fragment``, ``drop-and-resume`` before the other transport steps), then in the order written.
+So ``gzip-buffered,timed1`` and ``timed1,gzip-buffered`` send the same bytes at the same times.
+A step that had no effect a client can see says so, and why, in the journal's ``notes``.
 Composing scenarios (``X-SSEMock-Scenario: crlf,split-bytes``) concatenates
 their steps before that sort, so ``crlf,split-bytes`` and ``split-bytes,crlf``
 send the same bytes.
