@@ -64,7 +64,8 @@ class Plan:
             flushed on its own (``Z_SYNC_FLUSH``); None sends the chunks as they are.
         keepalive_every: seconds of silence after which the sending layer writes the
             comment ``keepalive_comment`` (at an event boundary only); 0 = off. Not scaled.
-        keepalive_comment: the bytes of one keep-alive comment block (``b": ping\n\n"``).
+        keepalive_comment: the bytes of one keep-alive comment block (``b": ping\n\n"``), or of a
+            ping event (``ping-event``); with ``keepalive_now``, ``{now}`` in it is the time of the write.
         heartbeat: seconds the stream stays open after its last chunk, sending keep-alive
             comments, unless the client leaves first; 0 = none. Not scaled.
         notes: what the steps did, one short line each (copied to the journal).
@@ -123,6 +124,17 @@ class Plan:
         self.running = running
         self.undecodable: str | None = None
         self.ineffective: list[str] = []
+        self.keepalive_now = False
+
+    def keepalive_block(self) -> bytes:
+        """The keep-alive block to write now: ``keepalive_comment``, with ``{now}`` replaced by the UTC
+        time (``2026-01-31 12:00:00.123456``, as sse-starlette's ``ping - {now}``) when ``keepalive_now``."""
+        if not self.keepalive_now:
+            return self.keepalive_comment
+        import datetime
+
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return self.keepalive_comment.replace(b"{now}", now.encode())
 
     @classmethod
     def of(

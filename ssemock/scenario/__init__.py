@@ -22,7 +22,8 @@ send the same bytes.
 * event: ``json-separators``, ``multiline-data``, ``long-lines``,
   ``line-separators``, ``no-done``, ``error-mid-stream``
   (:mod:`.event_steps`), ``insert``, ``edit``, ``drop``, ``replace``
-  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`), ``event-ids``
+  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`), ``copy``
+  (:mod:`.more_steps`), ``event-ids``
   (:mod:`.resume_steps`);
   only ``text/event-stream`` bodies;
 * byte: ``line-endings``, ``bom``, ``keepalive``, ``extra-fields``,
@@ -31,7 +32,8 @@ send the same bytes.
   only ``text/event-stream`` bodies;
 * chunk: ``timing``, ``fragment`` (:mod:`.chunk_steps`);
 * transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
-  ``disconnect``, ``framing``, ``content-encoding`` (:mod:`.transport_steps`),
+  ``disconnect``, ``framing``, ``content-encoding``, ``keep-alive-every``, ``heartbeat``
+  (:mod:`.transport_steps`), ``ping-event`` (:mod:`.more_steps`),
   ``drop-and-resume`` (:mod:`.resume_steps`).
 
 Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
@@ -56,6 +58,7 @@ from . import (
     ending_steps,
     event_steps,
     field_steps,
+    more_steps,
     resume_steps,
     transport_steps,
 )
@@ -82,6 +85,7 @@ __all__ = [
     "event_steps",
     "field_steps",
     "load_scenarios",
+    "more_steps",
     "resume_steps",
     "step_registry",
     "transport_steps",

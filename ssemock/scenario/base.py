@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server sta
     from .text import Line
 
 __all__ = [
-    "MAX_BYTES", "MAX_COUNT", "MAX_RETRY_MS", "MAX_SECONDS", "MAX_TEXT", "NEAR_MISSES", "STAGES", "STEPS", "Field", "LineStep",
-    "Step", "integer", "number", "register",
+    "MAX_BYTES", "MAX_COUNT", "MAX_RETRY_MS", "MAX_SECONDS", "MAX_TEXT", "NEAR_MISSES", "STAGES", "STEPS", "Field",
+    "LineStep", "Step", "integer", "number", "register",
 ]
 
 STAGES = ("event", "byte", "chunk", "transport")
