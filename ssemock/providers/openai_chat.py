@@ -150,7 +150,8 @@ def _synth_events(script: Script) -> list[Piece]:
     elif reply.text is None and calls:
         pass  # the first tool call's chunk carries the role
     else:
-        first: dict[str, Any] = {"content": "", str(field): None} if out else {"role": "assistant", "content": "", "refusal": None}
+        first: dict[str, Any] = ({"content": "", str(field): None} if out
+                                 else {"role": "assistant", "content": "", "refusal": None})
         out.append(chunk(first))
         out += per_token({"content": slot("t")}, script.tokens(reply.text or ""))
     for index, (ident, call) in enumerate(calls):
