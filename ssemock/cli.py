@@ -460,6 +460,7 @@ def _check_scenarios(files: list[Path]) -> int:
             status = 2
             continue
         print(f"{file}: ok, {scenario.name}, {len(scenario.steps)} step(s), preserves {scenario.preserves}")
+        print("".join(f"{file}: {note}\n" for note in scenario.check_notes()), end="")
     return status
 
 

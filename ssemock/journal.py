@@ -8,7 +8,8 @@ or the server's default, as text: ``"crlf,split-bytes"`` as ``X-SSEMock-Scenario
 ``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``; ``complete`` too for a client that had the whole
 answer and left before its recorded end), ``chunks_sent``,
-``bytes_sent`` and, for a refused request, ``error``. A body over the server's
+``bytes_sent``, ``notes`` (scenario steps that had no effect, and why; only when there is one) and, for a
+refused request, ``error``. A body over the server's
 ``journal_body_limit`` (64 KiB by default) is ``{"sha256": HEX, "size": BYTES,
 "prefix": TEXT}``; the server keeps the latest ``journal_capacity`` entries (1,000).
 """
@@ -70,6 +71,9 @@ class JournalEntry:
     """Set when the sending layer starts the answer."""
     resumed: Resumed | None = None
     error: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    """The scenario steps that had no effect a client can see, and why (``notes`` in :meth:`to_json`,
+    when there is one)."""
 
     @property
     def bytes_sent(self) -> int | None:
@@ -97,6 +101,8 @@ class JournalEntry:
             record["resumed"] = self.resumed
         if self.error is not None:
             record["error"] = self.error
+        if self.notes:
+            record["notes"] = self.notes
         return record
 
 

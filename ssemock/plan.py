@@ -64,7 +64,8 @@ class Plan:
             flushed on its own (``Z_SYNC_FLUSH``); None sends the chunks as they are.
         keepalive_every: seconds of silence after which the sending layer writes the
             comment ``keepalive_comment`` (at an event boundary only); 0 = off. Not scaled.
-        keepalive_comment: the bytes of one keep-alive comment block (``b": ping\n\n"``).
+        keepalive_comment: the bytes of one keep-alive comment block (``b": ping\n\n"``), or of a
+            ping event (``ping-event``); with ``keepalive_now``, ``{now}`` in it is the time of the write.
         heartbeat: seconds the stream stays open after its last chunk, sending keep-alive
             comments, unless the client leaves first; 0 = none. Not scaled.
         notes: what the steps did, one short line each (copied to the journal).
@@ -76,6 +77,8 @@ class Plan:
         grown: bytes the steps added so far, as counted by :meth:`charge`.
         running: the scenario name and the step (``steps[0].edit``) being applied, for errors.
         undecodable: why the recorded body does not decode (:meth:`decode_content`), or None.
+        ineffective: the steps that had no effect a client can see, and why, one line each (the
+            journal's ``notes``).
     """
 
     def __init__(
@@ -120,6 +123,18 @@ class Plan:
         self.grown = grown
         self.running = running
         self.undecodable: str | None = None
+        self.ineffective: list[str] = []
+        self.keepalive_now = False
+
+    def keepalive_block(self) -> bytes:
+        """The keep-alive block to write now: ``keepalive_comment``, with ``{now}`` replaced by the UTC
+        time (``2026-01-31 12:00:00.123456``, as sse-starlette's ``ping - {now}``) when ``keepalive_now``."""
+        if not self.keepalive_now:
+            return self.keepalive_comment
+        import datetime
+
+        now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return self.keepalive_comment.replace(b"{now}", now.encode())
 
     @classmethod
     def of(

@@ -297,7 +297,7 @@ class _Stream:
         await self.clock.sleep_until(self.loop, deadline)
 
     async def comment(self) -> None:
-        await self.response.write(self.plan.keepalive_comment)
+        await self.response.write(self.plan.keepalive_block())
         self.last = self.loop.time()
         self.comments += 1
 

@@ -57,6 +57,7 @@ async def shape(exchange: Exchange, answer: Answer, state: ServerState) -> Plan:
         except ScenarioTooLargeError as exc:  # the half-built plan is dropped: nothing was sent
             raise ScenarioTooLargeError(exc.scenario, exc.step, exc.limit, exc.added, line_cost=exc.line_cost,
                                         option=_GROWTH_OPTION) from None
+    entry.notes = plan.ineffective
     if last_id is not None and answer.remember is not None:
         if (note := resume(plan, last_id)) is None:
             raise UnknownEventIdError(last_id)

@@ -84,7 +84,9 @@ PROVIDER = Provider(
 # ``stream_options.include_usage`` every chunk has ``usage: null`` and a last chunk with no
 # choices carries the usage; then ``data: [DONE]``. Each chunk ends with an ``obfuscation``
 # padding string, as OpenAI sends it. Reasoning text is not streamed (Chat Completions has
-# no field for it); it counts in ``completion_tokens_details.reasoning_tokens``.
+# no field for it) unless the reply's ``reasoning_field`` names one: ``reasoning_content`` (DeepSeek,
+# Qwen) or ``reasoning`` (OpenRouter), streamed before the answer with ``content: null``; it counts in
+# ``completion_tokens_details.reasoning_tokens``.
 
 
 def _synth_call_id(script: Script) -> str:
@@ -138,13 +140,19 @@ def _synth_events(script: Script) -> list[Piece]:
     reply = script.reply
     out: list[Piece] = []
     calls = script.calls
+    field = getattr(reply, "reasoning_field", None)
+    if field and reply.reasoning:  # DeepSeek's reasoning_content, OpenRouter's reasoning: before the answer
+        out.append(chunk({"role": "assistant", "content": None, field: ""}))
+        out += per_token({"content": None, field: slot("t")}, script.tokens(reply.reasoning))
     if reply.refusal is not None:
         out.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
         out += per_token({"refusal": slot("t")}, script.tokens(reply.refusal))
     elif reply.text is None and calls:
         pass  # the first tool call's chunk carries the role
     else:
-        out.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+        first: dict[str, Any] = ({"content": "", str(field): None} if out
+                                 else {"role": "assistant", "content": "", "refusal": None})
+        out.append(chunk(first))
         out += per_token({"content": slot("t")}, script.tokens(reply.text or ""))
     for index, (ident, call) in enumerate(calls):
         start = {"index": index, "id": ident, "type": "function", "function": {"name": call.name, "arguments": ""}}
@@ -166,6 +174,8 @@ def _synth_answer(script: Script) -> dict[str, Any]:
     reply = script.reply
     message: dict[str, Any] = {"role": "assistant", "content": reply.text if reply.refusal is None else None,
                                "refusal": reply.refusal, "annotations": []}
+    if (field := getattr(reply, "reasoning_field", None)) and reply.reasoning:
+        message[field] = reply.reasoning
     if script.calls:
         message["tool_calls"] = [
             {"id": ident, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}

@@ -11,7 +11,10 @@ A scenario file (YAML)::
     - fragment: {mode: crlf}
 
 Order of application (design §2): the steps run stage by stage, ``event`` →
-``byte`` → ``chunk`` → ``transport``; within a stage, in the order written.
+``byte`` → ``chunk`` → ``transport``; within a stage by the step's phase (``timing`` before
+``fragment``, ``drop-and-resume`` before the other transport steps), then in the order written.
+So ``gzip-buffered,timed1`` and ``timed1,gzip-buffered`` send the same bytes at the same times.
+A step that had no effect a client can see says so, and why, in the journal's ``notes``.
 Composing scenarios (``X-SSEMock-Scenario: crlf,split-bytes``) concatenates
 their steps before that sort, so ``crlf,split-bytes`` and ``split-bytes,crlf``
 send the same bytes.
@@ -19,7 +22,8 @@ send the same bytes.
 * event: ``json-separators``, ``multiline-data``, ``long-lines``,
   ``line-separators``, ``no-done``, ``error-mid-stream``
   (:mod:`.event_steps`), ``insert``, ``edit``, ``drop``, ``replace``
-  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`), ``event-ids``
+  (:mod:`.edit_steps`, predicates and JSON paths in :mod:`.predicates`), ``copy``
+  (:mod:`.more_steps`), ``event-ids``
   (:mod:`.resume_steps`);
   only ``text/event-stream`` bodies;
 * byte: ``line-endings``, ``bom``, ``keepalive``, ``extra-fields``,
@@ -28,7 +32,8 @@ send the same bytes.
   only ``text/event-stream`` bodies;
 * chunk: ``timing``, ``fragment`` (:mod:`.chunk_steps`);
 * transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
-  ``disconnect``, ``framing``, ``content-encoding`` (:mod:`.transport_steps`),
+  ``disconnect``, ``framing``, ``content-encoding``, ``keep-alive-every``, ``heartbeat``
+  (:mod:`.transport_steps`), ``ping-event`` (:mod:`.more_steps`),
   ``drop-and-resume`` (:mod:`.resume_steps`).
 
 Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
@@ -53,6 +58,7 @@ from . import (
     ending_steps,
     event_steps,
     field_steps,
+    more_steps,
     resume_steps,
     transport_steps,
 )
@@ -79,6 +85,7 @@ __all__ = [
     "event_steps",
     "field_steps",
     "load_scenarios",
+    "more_steps",
     "resume_steps",
     "step_registry",
     "transport_steps",

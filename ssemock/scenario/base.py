@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server sta
     from .text import Line
 
 __all__ = [
-    "MAX_BYTES", "MAX_COUNT", "MAX_RETRY_MS", "MAX_SECONDS", "MAX_TEXT", "STAGES", "STEPS", "Field", "LineStep",
-    "Step", "integer", "number", "register",
+    "MAX_BYTES", "MAX_COUNT", "MAX_RETRY_MS", "MAX_SECONDS", "MAX_TEXT", "NEAR_MISSES", "STAGES", "STEPS", "Field",
+    "LineStep", "Step", "integer", "number", "register",
 ]
 
 STAGES = ("event", "byte", "chunk", "transport")
@@ -142,10 +142,16 @@ class Step:
 
     ``edits_body`` is False for steps that only change timing or headers (the
     recorded body then stays byte for byte, content encoding included).
+
+    ``phase`` orders the steps of one stage whatever the order written (lower first; steps of one
+    phase keep their written order): ``timing`` (0) runs before ``fragment`` (1), so a buffer is
+    timed by the new times; ``drop-and-resume`` (0) runs before the other transport faults, which
+    then apply to the stream that answers the reconnect too.
     """
 
     name: ClassVar[str] = ""
     stage: ClassVar[str] = "chunk"
+    phase: ClassVar[int] = 1
     fields: ClassVar[dict[str, Field]] = {}
     edits_body: ClassVar[bool] = True
 
@@ -175,8 +181,10 @@ class Step:
         for key, value in args.items():
             spec = cls.fields.get(key)
             if spec is None:
+                hint = NEAR_MISSES.get((cls.name, key))
                 raise ScenarioError(
-                    source, f"{where}.{key}", f"a field of {cls.name}: {', '.join(cls.fields) or '(none)'}", None
+                    source, f"{where}.{key}", f"a field of {cls.name}: {', '.join(cls.fields) or '(none)'}"
+                    + (f" ({key} is done by the step {hint})" if hint else ""), None
                 )
             if not spec.check(value):
                 raise ScenarioError(source, f"{where}.{key}", spec.expected, value)
@@ -216,6 +224,27 @@ class LineStep(Step):
             chunks = plan.response.chunks
             plan.response.chunks = join_lines(self.run(split_lines(chunks), plan), chunks)
 
+
+_KEEP_ALIVE = "keep-alive-every: {seconds: S, text: ping}"
+NEAR_MISSES: dict[tuple[str, str | None], str] = {
+    ("keepalive", "every_seconds"): _KEEP_ALIVE, ("keepalive", "seconds"): _KEEP_ALIVE,
+    ("keepalive", "every"): _KEEP_ALIVE, ("stall", "keepalive_every"): _KEEP_ALIVE,
+    ("stall", "keepalive"): _KEEP_ALIVE, ("stall", "every_seconds"): _KEEP_ALIVE,
+    ("keep-alive-every", "event"): "ping-event: {seconds: S}", ("heartbeat", "event"): "ping-event: {seconds: S}",
+    ("edit", "to"): "copy: {path: P, to: Q}", ("edit", "rename"): "copy: {path: P, to: Q, move: true}",
+    ("timing", "end"): "disconnect or heartbeat", ("stall", "after_bytes"): "disconnect: {after_bytes: N}",
+    ("inject-event", None): "insert", ("inject", None): "insert", ("add-event", None): "insert",
+    ("keep-alive", None): _KEEP_ALIVE, ("keepalive-every", None): _KEEP_ALIVE, ("ping", None): "ping-event",
+    ("ping-events", None): "ping-event", ("rename", None): "copy: {path: P, to: Q, move: true}",
+    ("copy-field", None): "copy", ("move", None): "copy: {path: P, to: Q, move: true}",
+    ("delay", None): "first-byte (before the headers) or stall (after N events)", ("pause", None): "stall",
+    ("sleep", None): "stall", ("error", None): "http-error or error-mid-stream", ("http-status", None): "http-error",
+    ("drop-event", None): "drop", ("remove", None): "drop", ("split", None): "fragment", ("chunk", None): "fragment",
+    ("gzip", None): "content-encoding: {coding: gzip}", ("compress", None): "content-encoding",
+    ("buffer", None): "fragment: {mode: buffer, size: 4096}", ("reconnect", None): "drop-and-resume",
+}
+"""Near-miss spellings (a step name with None, or a step's field) and the step that does what they ask:
+refusals name it."""
 
 STEPS: dict[str, type[Step]] = {}
 S = TypeVar("S", bound=type[Step])

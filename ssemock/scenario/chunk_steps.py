@@ -51,7 +51,10 @@ class TimingStep(Step):
     Fields: ``mode`` (recorded | none | scale | fixed | jitter), ``factor`` (for
     scale, 0 to 100), ``interval`` (seconds, for fixed; the largest gap for
     jitter; 0 to 3600), ``first_byte`` (seconds before the headers, replacing the
-    recorded start; 0 to 3600).
+    recorded start; 0 to 3600). The end of the stream (the close) moves with the chunks: right
+    after the last chunk for none, fixed and jitter, the recorded tail scaled for scale.
+    Timing runs before ``fragment`` whatever the order written (a buffer is sent when its last
+    byte is due under the new timing).
     """
 
     mode: str = "recorded"
@@ -61,6 +64,7 @@ class TimingStep(Step):
 
     name: ClassVar[str] = "timing"
     stage: ClassVar[str] = "chunk"
+    phase: ClassVar[int] = 0  # before any fragmentation, in any written order: buffers see the new times
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = {
         "mode": choice("recorded", "none", "scale", "fixed", "jitter"),
@@ -89,9 +93,15 @@ class TimingStep(Step):
             for _ in resp.chunks:
                 now += rng.uniform(0, self.interval)
                 times.append(now)
+        last = resp.chunks[-1].t + shift if resp.chunks else resp.start
+        tail = max(resp.end.t + shift - last, 0.0)  # the recorded wait between the last chunk and the end
         resp.chunks = [Chunk(max(t, resp.start), c.data) for t, c in zip(times, resp.chunks)]
-        resp.end.t = max(resp.end.t + shift, times[-1] if times else resp.start)
+        moved = max(times[-1], resp.start) if times else resp.start
+        tail *= {"recorded": 1.0, "scale": self.factor}.get(self.mode, 0.0)  # the end moves with the chunks
+        resp.end.t = moved + tail
         resp.timed = True
+        if plan.timing_scale == 0:
+            plan.ineffective.append(f"{self.name}: no effect at timing scale 0 (every recorded time is scaled to 0)")
 
     def note(self) -> str:
         gaps = {"recorded": "recorded gaps", "none": "no gaps", "scale": f"recorded gaps x {self.factor:g}",
@@ -188,6 +198,11 @@ class Fragment(Step):
             plan.notes.append(f"fragment: split up to byte {cuts[-1] if cuts else 0} only "
                               f"(at most {MAX_CHUNKS} chunks per response)")
         if buffer:
+            if len({c.t for c in resp.chunks}) <= 1 or plan.timing_scale == 0:
+                plan.ineffective.append(
+                    "fragment: buffer changes nothing a client can time: every chunk is due at one time "
+                    f"({'timing scale 0' if plan.timing_scale == 0 else 'a recording without timing'}; "
+                    "add a timing step such as timing: {mode: fixed, interval: 0.05})")
             resp.chunks = regroup(resp.chunks, cuts)
             plan.notes.append(f"fragment: {len(resp.chunks)} buffers of at most {self.size} bytes, "
                               "each sent when its last byte was recorded")

@@ -13,7 +13,7 @@ from ..cassette.read import read_yaml
 from ..errors import Described, ScenarioError
 from ..limits import MAX_SCENARIO_FILE, MAX_STEPS, claim_name
 from ..plan import Plan
-from .base import STAGES, STEPS, LineStep, Step
+from .base import NEAR_MISSES, STAGES, STEPS, LineStep, Step
 from .text import join_lines, split_lines
 
 __all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "step_registry"]
@@ -66,12 +66,13 @@ class Scenario:
             ScenarioTooLargeError: the steps would add more than ``plan.growth_limit`` bytes to the
                 body (:meth:`Plan.charge`); the plan, half built, is then to be dropped.
         """
-        ordered = sorted(enumerate(self.steps), key=lambda item: STAGES.index(item[1].stage))
+        ordered = sorted(enumerate(self.steps), key=lambda item: (STAGES.index(item[1].stage), item[1].phase))
         if any(step.edits_body for step in self.steps):
             plan.running = (self.name, "decoding the recorded Content-Encoding")
             if not plan.decode_content():  # never edited compressed: those steps are left out, and said so
                 plan.notes.extend(f"{step.name}: not applied, {plan.undecodable}"
                                   for step in self.steps if step.edits_body)
+                plan.ineffective.extend(plan.notes[-sum(s.edits_body for s in self.steps):])
                 ordered = [(index, step) for index, step in ordered if not step.edits_body]
         lines = None
         original = plan.response.chunks
@@ -101,6 +102,20 @@ class Scenario:
         if lines is not None:
             plan.response.chunks = join_lines(lines, original)
         return plan
+
+    def check_notes(self) -> list[str]:
+        """What ``ssemock scenarios check`` says besides ``ok``: steps that run in another order than
+        written (by stage and phase), and steps that may have no effect (a ``buffer`` without timing)."""
+        order = sorted(range(len(self.steps)), key=lambda i: (STAGES.index(self.steps[i].stage), self.steps[i].phase))
+        notes = [f"note: steps[{i}].{self.steps[i].name} runs before steps[{j}].{self.steps[j].name} "
+                 f"({self.steps[i].stage} stage, phase {self.steps[i].phase}), whatever the order written"
+                 for n, i in enumerate(order) for j in order[n + 1:]
+                 if j < i and self.steps[i].stage == self.steps[j].stage][:5]
+        timed = any(s.name == "timing" for s in self.steps)
+        notes += [f"note: steps[{i}].fragment (buffer) may change nothing a client can time: on a recording "
+                  "without timing or at timing scale 0 every buffer is due at once; add a timing step to time it"
+                  for i, s in enumerate(self.steps) if getattr(s, "mode", None) == "buffer" and not timed]
+        return notes
 
     def origin(self, index: int, step: str) -> tuple[str, str]:
         """The scenario name and the step (``steps[2].edit``) of step ``index``, in the scenario composed
@@ -188,7 +203,9 @@ def _step(item: Any, where: str, source: str) -> Step:
         raise ScenarioError(source, where, f"a one-key mapping naming a step: one of {names}", item)
     ((kind, args),) = item.items()
     if kind not in registry:
-        raise ScenarioError(source, where, f"a step name: one of {names}", kind)
+        hint = NEAR_MISSES.get((kind, None)) if isinstance(kind, str) else None
+        raise ScenarioError(source, where, (f"a step name ({kind} is done by the step {hint}); one of "
+                                            if hint else "a step name: one of ") + names, kind)
     return registry[kind].build(args, f"{where}.{kind}", source)
 
 

@@ -82,6 +82,7 @@ class DropAndResume(Step):
 
     name: ClassVar[str] = "drop-and-resume"
     stage: ClassVar[str] = "transport"
+    phase: ClassVar[int] = 0  # before the other transport faults: they apply to the reconnect's stream too
     fields: ClassVar[dict[str, Field]] = {
         "after_events": integer(1, MAX_COUNT),
         "how": choice("clean", "cut", "reset"),

@@ -219,10 +219,12 @@ class KeepAliveEvery(Step):
     YAML::
 
         - keep-alive-every: {seconds: 15, text: ping}     # ": ping" after 15 s without a write
+        - keep-alive-every: {seconds: 15, text: "ping - {now}"}  # ": ping - 2026-01-31 12:00:00.123456"
 
     Fields: ``seconds`` (the silence before a comment; wall time, not scaled; 0.01 to 3600,
     default 15), ``text`` (written ``: TEXT`` + LF + LF; at most 256 characters, no CR or LF;
-    default ``ping``). Comments go out while the server waits: before the first event,
+    default ``ping``; ``{now}`` is replaced by the UTC time of each write, ``2026-01-31 12:00:00.123456``,
+    as in ``ping - {now}``). Comments go out while the server waits: before the first event,
     between events, during a ``stall`` and, with ``first-byte``, instead of silence: the
     status line and headers are then sent at once and comments follow until the first
     event (as OpenRouter does). A comment is only written at an event boundary, so the
@@ -243,6 +245,7 @@ class KeepAliveEvery(Step):
     def apply(self, plan: Plan) -> None:
         plan.keepalive_every = self.seconds
         plan.keepalive_comment = f": {self.text}\n\n".encode()
+        plan.keepalive_now = "{now}" in self.text
         plan.notes.append(f"{self.name}: ': {self.text}' after every {self.seconds:g} s of silence")
 
 

@@ -15,7 +15,9 @@ Format (``ssemock_stubs: 1`` first)::
 
 A reply holds ``text``, ``reasoning``, ``tool_calls`` (``name``, ``arguments``, ``id``),
 ``refusal``, ``finish_reason``, ``usage`` (``input_tokens``, ``output_tokens``,
-``reasoning_tokens``) and ``model``, or ``error`` (``status``, ``body``, ``message``).
+``reasoning_tokens``), ``model`` and ``reasoning_field`` (``reasoning_content`` or ``reasoning``: the
+``/v1/chat/completions`` delta field that streams ``reasoning``, as DeepSeek or OpenRouter do), or
+``error`` (``status``, ``body``, ``message``).
 Bounds: :data:`MAX_STUB_FILE` bytes per file (1 MiB), :data:`MAX_STUBS` stubs per file
 (10,000), and those of :mod:`ssemock.stubs.model`. The YAML is read as cassettes are (anchors,
 aliases, duplicate keys and deep nesting refused with their line); stub names are unique per
@@ -32,7 +34,7 @@ from typing import Any
 from ..errors import StubError
 from .checks import check_finish, check_json, check_status, check_text, check_times, checked_mapping, parse_usage
 from .inline import Chain, tool_call
-from .model import MAX_TOOL_CALLS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing
+from .model import MAX_TOOL_CALLS, REASONING_FIELDS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing
 
 __all__ = ["MAX_STUBS", "MAX_STUB_FILE", "load_stubs", "parse_reply", "parse_stubs"]
 
@@ -40,7 +42,8 @@ FORMAT_KEY = "ssemock_stubs"
 MAX_STUB_FILE = 1024 * 1024
 MAX_STUBS = 10_000
 _MATCH_KEYS = ("provider", "path", "model", "equals", "contains", "regex", "tool_result", "turn")
-_REPLY_KEYS = ("text", "reasoning", "tool_calls", "refusal", "finish_reason", "usage", "model", "error")
+_REPLY_KEYS = ("text", "reasoning", "reasoning_field", "tool_calls", "refusal", "finish_reason", "usage", "model",
+               "error")
 
 
 def parse_reply(value: Any, file: str, field: str) -> Reply:
@@ -69,12 +72,15 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         check_json(entry.get("arguments", {}), file, f"{where}.arguments")
         made.append(tool_call(name, entry.get("arguments"), id=check_text(entry.get("id"), file, f"{where}.id")))
     check_finish(data.get("finish_reason"), file, f"{field}.finish_reason")
+    if data.get("reasoning_field") not in (None, *REASONING_FIELDS):
+        raise StubError(file, f"{field}.reasoning_field", "reasoning_content | reasoning | null",
+                        data["reasoning_field"])
     return Reply(
         text=check_text(data.get("text"), file, f"{field}.text"),
         reasoning=check_text(data.get("reasoning"), file, f"{field}.reasoning"), tool_calls=tuple(made),
         refusal=check_text(data.get("refusal"), file, f"{field}.refusal"), finish_reason=data.get("finish_reason"),
         usage=parse_usage(data.get("usage") or {}, file, f"{field}.usage"),
-        model=check_text(data.get("model"), file, f"{field}.model"),
+        model=check_text(data.get("model"), file, f"{field}.model"), reasoning_field=data.get("reasoning_field"),
     )
 
 

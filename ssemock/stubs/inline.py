@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import StubError
 from .checks import check_finish, check_json, check_status, check_text, check_times, parse_usage
-from .model import MAX_TOOL_CALLS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
+from .model import MAX_TOOL_CALLS, REASONING_FIELDS, Match, ProviderError, Reply, Stub, Timing, ToolCall, Usage
 
 __all__ = ["Chain", "on", "reply"]
 
@@ -29,7 +29,7 @@ def _check_text(field: str, value: Any) -> None:
 def make_reply(
     text: str | None = None, *, reasoning: str | None = None, tool_calls: Sequence[ToolCall] = (),
     refusal: str | None = None, finish_reason: str | None = None, usage: Usage | Mapping[str, int] | None = None,
-    model: str | None = None,
+    model: str | None = None, reasoning_field: str | None = None,
 ) -> Reply:
     """A checked :class:`Reply` (raises :class:`~ssemock.errors.StubError` naming the field)."""
     for name, value in (("text", text), ("reasoning", reasoning), ("refusal", refusal), ("model", model)):
@@ -43,8 +43,10 @@ def make_reply(
         raise StubError("<inline>", "usage", "a mapping of input_tokens, output_tokens, reasoning_tokens", usage)
     parsed = usage if isinstance(usage, Usage) else parse_usage(usage, "<inline>", "usage") if usage else _COUNTED
     check_finish(finish_reason, "<inline>", "finish_reason")
+    if reasoning_field not in (None, *REASONING_FIELDS):
+        raise StubError("<inline>", "reasoning_field", "reasoning_content | reasoning | None", reasoning_field)
     return Reply(text=text, reasoning=reasoning, tool_calls=tuple(tool_calls), refusal=refusal,
-                 finish_reason=finish_reason, usage=parsed, model=model)
+                 finish_reason=finish_reason, usage=parsed, model=model, reasoning_field=reasoning_field)
 
 
 def tool_call(name: str, arguments: Mapping[str, Any] | None = None, *, id: str | None = None) -> ToolCall:  # noqa: A002

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_TEXT",
     "MAX_TOOL_CALLS",
     "PROVIDERS",
+    "REASONING_FIELDS",
     "Hit",
     "Match",
     "ProviderError",
@@ -93,6 +94,10 @@ class ProviderError:
     message: str = "The server had an error while processing your request."
 
 
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""The values of :attr:`Reply.reasoning_field`."""
+
+
 @dataclass(frozen=True)
 class Reply:
     """What a stub answers.
@@ -109,6 +114,9 @@ class Reply:
         usage: token counts; unset ones are counted.
         error: answer with this HTTP error instead.
         model: the model name reported; None: the one asked for.
+        reasoning_field: on ``/v1/chat/completions``, the delta field that streams ``reasoning``:
+            ``reasoning_content`` (DeepSeek, Qwen) or ``reasoning`` (OpenRouter); None: not streamed
+            (as OpenAI).
     """
 
     text: str | None = None
@@ -119,6 +127,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     error: ProviderError | None = None
     model: str | None = None
+    reasoning_field: str | None = None
 
     @property
     def finish(self) -> str:
