@@ -125,6 +125,17 @@ def test_error_mid_stream_openrouter_and_gemini(server: MockServer) -> None:
 
 
 # ---- HTTP errors ------------------------------------------------------------------------------
+# OpenAI's error bodies (API reference, "Error codes"): {"error": {"message", "type", "param", "code"}}
+OPENAI_ERRORS = {
+    401: {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "param": None,
+                    "code": "invalid_api_key"}},
+    429: {"error": {"message": "Rate limit reached for requests.", "type": "requests", "param": None,
+                    "code": "rate_limit_exceeded"}},
+    500: {"error": {"message": "The server had an error while processing your request.", "type": "server_error",
+                    "param": None, "code": None}},
+}
+
+
 @pytest.mark.parametrize(("name", "status", "sdk_error"), [
     ("http-401", 401, openai.AuthenticationError),
     ("http-429", 429, openai.RateLimitError),
@@ -134,12 +145,12 @@ def test_http_json_errors(server: MockServer, name: str, status: int, sdk_error:
     r = wire(server, name)
     fields = preset(name)
     assert r.status == status == fields["status"] and r.header("content-type") == "application/json"
-    assert r.header("content-length") == str(len(r.body)) and json.loads(r.body) == fields["json"]
+    assert r.header("content-length") == str(len(r.body)) and json.loads(r.body) == OPENAI_ERRORS[status]
     if name == "http-429":
         assert r.header("retry-after") == "2"
     with pytest.raises(sdk_error) as caught:
         openai_chat(server, name)
-    assert caught.value.body == fields["json"]["error"]  # type: ignore[attr-defined]
+    assert caught.value.body == OPENAI_ERRORS[status]["error"]  # type: ignore[attr-defined]
 
 
 def test_http_429_the_openai_sdk_waits_retry_after_then_retries(server: MockServer) -> None:

@@ -140,8 +140,7 @@ def _synth_events(script: Script) -> list[Piece]:
     reply = script.reply
     out: list[Piece] = []
     calls = script.calls
-    field = getattr(reply, "reasoning_field", None)
-    if field and reply.reasoning:  # DeepSeek's reasoning_content, OpenRouter's reasoning: before the answer
+    if (field := getattr(reply, "reasoning_field", None)) and reply.reasoning:  # DeepSeek, OpenRouter: first
         out.append(chunk({"role": "assistant", "content": None, field: ""}))
         out += per_token({"content": None, field: slot("t")}, script.tokens(reply.reasoning))
     if reply.refusal is not None:

@@ -16,7 +16,7 @@ from ..plan import Plan
 from .base import NEAR_MISSES, STAGES, STEPS, LineStep, Step
 from .text import join_lines, split_lines
 
-__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "step_registry"]
+__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "on_reconnect", "step_registry"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
@@ -50,7 +50,8 @@ class Scenario:
     source: str | None = field(default=None, compare=False, repr=False)
     parts: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
-    def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None) -> Plan:
+    def apply(self, plan: Plan, cancelled: Callable[[], bool] | None = None,
+              only: Callable[[Step], bool] | None = None) -> Plan:
         """Apply the steps to ``plan`` in stage order; returns the same plan.
 
         A recorded gzip/deflate body is decompressed first when a step edits the
@@ -61,18 +62,21 @@ class Scenario:
         Args:
             cancelled: asked before each step; True stops applying (the plan, half built,
                 is then to be dropped: its client left or the server stops).
+            only: apply only the steps it says True of (:func:`on_reconnect` and its negation split a
+                scenario around the cut of a ``Last-Event-ID`` reconnect); default all.
 
         Raises:
             ScenarioTooLargeError: the steps would add more than ``plan.growth_limit`` bytes to the
                 body (:meth:`Plan.charge`); the plan, half built, is then to be dropped.
         """
-        ordered = sorted(enumerate(self.steps), key=lambda item: (STAGES.index(item[1].stage), item[1].phase))
-        if any(step.edits_body for step in self.steps):
+        ordered = sorted(((i, s) for i, s in enumerate(self.steps) if only is None or only(s)),
+                         key=lambda item: (STAGES.index(item[1].stage), item[1].phase))
+        if any(step.edits_body for _, step in ordered):
             plan.running = (self.name, "decoding the recorded Content-Encoding")
             if not plan.decode_content():  # never edited compressed: those steps are left out, and said so
-                plan.notes.extend(f"{step.name}: not applied, {plan.undecodable}"
-                                  for step in self.steps if step.edits_body)
-                plan.ineffective.extend(plan.notes[-sum(s.edits_body for s in self.steps):])
+                skipped = [f"{step.name}: not applied, {plan.undecodable}" for _, step in ordered if step.edits_body]
+                plan.notes.extend(skipped)
+                plan.ineffective.extend(skipped)
                 ordered = [(index, step) for index, step in ordered if not step.edits_body]
         lines = None
         original = plan.response.chunks
@@ -188,6 +192,13 @@ def _name(name: str, source: str) -> str:
     if re.fullmatch(_NAME, name) is None:
         raise ScenarioError(source, "name", NAME_RULE, name)
     return name
+
+
+def on_reconnect(step: Step) -> bool:
+    """Whether ``step`` also applies to the stream that answers a ``Last-Event-ID`` reconnect, counted from
+    the reconnect's first event: every transport step (stall, disconnect, http-error, keep-alive, framing,
+    …) but ``drop-and-resume`` (phase 0), which would drop the reconnect again."""
+    return step.stage == "transport" and step.phase > 0
 
 
 def step_registry() -> dict[str, type[Step]]:

@@ -28,8 +28,8 @@ class Copy(_EventStep):
 
     YAML::
 
-        - copy: {path: choices[0].delta.reasoning_content, to: choices[0].delta.reasoning}
-        - copy: {path: choices[0].delta.content, to: choices[0].delta.reasoning, move: true}
+        - copy: {path: "choices[0].delta.reasoning_content", to: "choices[0].delta.reasoning"}
+        - copy: {path: "choices[0].delta.content", to: "choices[0].delta.reasoning", move: true}
         - copy: {where: {type: message_start}, first: 1, path: message.id, to: message.request_id}
 
     Fields: ``path`` (the JSON path read), ``to`` (the JSON path written; its parent must exist:
