@@ -255,7 +255,6 @@ class _Built:
     stack: list[list[Any]] = field(default_factory=list)  # open containers: [kind, items, counted field]
     nodes: int = 0
     check: int = 0  # the node count at which to count again
-    documents: int = 0
 
 
 def _build(events: Iterator[Any], bounds: _Bounds) -> _Built:
@@ -306,7 +305,7 @@ def _build(events: Iterator[Any], bounds: _Bounds) -> _Built:
         if built.unsupported is not None:
             if kind is ScalarEvent or kind is MappingEndEvent:
                 _append(stack, built, None)
-            built.nodes, built.check, built.documents = nodes, check, documents
+            built.nodes, built.check = nodes, check
             return built
         if stack:
             stack[-1][1].append(value)
