@@ -19,6 +19,8 @@ YAML nodes, full loader    1,000,000        :data:`MAX_YAML_NODES_FULL` (YAML ss
 YAML nodes per character   1 per 8          :data:`YAML_NODE_CHARS` (past the first 1,000,000 nodes)
 HAR entries imported       10,000           :data:`MAX_HAR_ENTRIES` (``import har --max-entries``)
 cassette file, ``check``   10 MiB           :data:`MAX_CHECK_SIZE` (``ssemock check --max-size``)
+response headers, cassette 90, 8,190 B/line   :data:`MAX_RESPONSE_HEADERS`, :data:`MAX_HEADER_LINE`,
+                           64 KiB in all    :data:`MAX_RESPONSE_HEADER_BYTES`
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
 steps in one scenario      100              :data:`MAX_STEPS`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
@@ -52,11 +54,14 @@ __all__ = [
     "MAX_CHECK_SIZE",
     "MAX_DECODED_BODY",
     "MAX_HAR_ENTRIES",
+    "MAX_HEADER_LINE",
     "MAX_INT_DIGITS",
     "MAX_ITEMS",
     "MAX_JSON_DEPTH",
     "MAX_JSON_PARSE",
     "MAX_REQUEST_BODY",
+    "MAX_RESPONSE_HEADERS",
+    "MAX_RESPONSE_HEADER_BYTES",
     "MAX_SCENARIOS",
     "MAX_SCENARIO_FILE",
     "MAX_SCENARIO_GROWTH",
@@ -112,6 +117,15 @@ MAX_CHECK_SIZE = 10 * 1024 * 1024
 should hold; ``--max-size``)."""
 MAX_HAR_ENTRIES = 10_000
 """Most entries in one HAR file imported (``ssemock import har --max-entries``)."""
+MAX_RESPONSE_HEADERS = 90
+"""Most response headers in one recorded interaction: Python's ``http.client`` refuses an answer with more
+than 100 header lines, and the replay server adds up to ten of its own (``X-SSEMock-*``, ``Date``...)."""
+MAX_HEADER_LINE = 8190
+"""Longest response header line (``Name: value``) in a cassette, in bytes: aiohttp's client (and its
+server, for requests) refuses longer lines (``max_line_size``, ``max_field_size``)."""
+MAX_RESPONSE_HEADER_BYTES = 64 * 1024
+"""Most bytes of response header lines in one recorded interaction, in bytes (64 KiB: ``http.client`` and
+most clients refuse more)."""
 MAX_SCENARIO_FILE = 1024 * 1024
 """Largest scenario file read, in bytes (1 MiB)."""
 MAX_STEPS = 100

@@ -124,3 +124,54 @@ def test_a_cassette_built_in_code_has_its_reason_phrase_checked_too(reason: str)
     with pytest.raises(CassetteError) as caught:
         MockServer(cassettes=[cassette])
     assert "<cassette built>" in str(caught.value) and "interactions[0].response.reason" in str(caught.value)
+
+
+HEADERS_CASSETTE = """ssemock_cassette: 1
+interactions:
+- request: {{method: GET, path: /x}}
+  response:
+    status: 200
+    headers: {headers}
+    chunks: [{{t: 0, text: hi}}]
+"""
+
+# http.client (Lib/http/client.py) refuses an answer with more than _MAXHEADERS = 100 header lines;
+# aiohttp's client refuses a header line over max_line_size / max_field_size = 8190 bytes.
+TOO_MANY = "{" + ", ".join(f"x-h{i}: v" for i in range(100_027)) + "}"
+TOO_LONG = "{x-big: " + "a" * 5_000_000 + "}"
+TOO_MUCH = "{" + ", ".join(f"x-h{i}: {'a' * 8000}" for i in range(9)) + "}"
+
+
+@pytest.mark.parametrize(("headers", "field", "expected"), [
+    (TOO_MANY, "interactions[0].response.headers", "expected at most 90 response headers"),
+    (TOO_LONG, "interactions[0].response.headers.x-big", "expected a header line of at most 8190 bytes"),
+    (TOO_MUCH, "interactions[0].response.headers", "expected response headers of at most 65536 bytes in all"),
+], ids=["100027-headers", "5MB-value", "72KB-in-all"])
+def test_response_headers_no_client_accepts_are_refused_at_load(
+    tmp_path: Path, headers: str, field: str, expected: str
+) -> None:
+    """It loaded, `inspect` passed it and `serve` sent an answer that http.client and aiohttp refuse."""
+    path = tmp_path / "headers.yaml"
+    path.write_text(HEADERS_CASSETTE.format(headers=headers), encoding="utf-8")
+    with pytest.raises(CassetteError) as caught:
+        MockServer(cassettes=[path]).start()
+    assert str(caught.value).startswith(f"{path}: {field}: {expected}"), str(caught.value)[:300]
+    done = subprocess.run([sys.executable, "-m", "ssemock", "inspect", str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith(f"ssemock: error: {path}: {field}: {expected}")
+
+
+def test_ninety_headers_of_8190_byte_lines_within_64_kib_are_served_and_read_by_http_client(tmp_path: Path) -> None:
+    import http.client
+
+    headers = {f"x-h{i}": "v" for i in range(89)} | {"x-long": "b" * (8190 - len("x-long: "))}
+    path = tmp_path / "headers.yaml"
+    path.write_text(HEADERS_CASSETTE.format(headers="{" + ", ".join(f"{k}: {v}" for k, v in headers.items()) + "}"),
+                    encoding="utf-8")
+    with MockServer(cassettes=[path]) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]), timeout=10)
+        conn.request("GET", "/x")
+        answer = conn.getresponse()
+        assert (answer.status, answer.read()) == (200, b"hi")
+        assert answer.getheader("x-long") == headers["x-long"] and answer.getheader("x-h88") == "v"
+        conn.close()

@@ -229,13 +229,19 @@ def test_the_recorder_answers_its_own_health_and_never_forwards_admin_paths(tmp_
     with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
         health = raw_request(rec.url, "GET", "/_ssemock/health")
         others = [raw_request(rec.url, method, path) for method, path in
-                  [("POST", "/_ssemock/health"), ("GET", "/_ssemock/requests"), ("GET", "/_ssemock")]]
-        assert all(i["action"] == "refused" for i in rec.interactions)
+                  [("POST", "/_ssemock/health"), ("GET", "/_ssemock/requests"), ("GET", "/_ssemock"),
+                   ("POST", "/_SSEMOCK/health"), ("GET", "/_SSEMock/requests"), ("GET", "/_SseMock")]]
+        escaped = raw_request(rec.url, "GET", "/%5Fssemock/health")  # the same path: the recorder's own answer
+        raw_request(rec.url, "GET", "/_ssemockish/x")  # not the admin prefix: forwarded
+        assert [i["action"] for i in rec.interactions] == ["refused"] * 6 + ["recorded"]
     assert health.status == 200 and (health.header("content-type") or "").startswith("application/json")
     assert json.loads(health.body) == {"status": "ok", "record_mode": "all", "target": up.url, "cassettes": 0}
-    assert [o.status for o in others] == [404, 404, 404]
-    assert json.loads(others[0].body)["error"]["type"] == "ssemock_admin_path"
-    assert up.received == [] and list(tmp_path.iterdir()) == []
+    assert [o.status for o in others] == [404] * 6
+    assert {json.loads(o.body)["error"]["type"] for o in others} == {"ssemock_admin_path"}
+    assert escaped.status == 200 and json.loads(escaped.body) == json.loads(health.body)
+    assert up.received == [] and [p.name for p in tmp_path.iterdir()] == [rec.interactions[-1]["cassette"] + ".yaml"]
+    assert [i.request.path for i in load(tmp_path / f"{rec.interactions[-1]['cassette']}.yaml").interactions] == [
+        "/_ssemockish/x"]
 
 
 ESCAPED_KEYS = [

@@ -14,7 +14,10 @@ from typing import Any
 from ..errors import CassetteError, Described
 from ..limits import (
     MAX_CASSETTE_SECONDS,
+    MAX_HEADER_LINE,
     MAX_ITEMS,
+    MAX_RESPONSE_HEADER_BYTES,
+    MAX_RESPONSE_HEADERS,
     number,
 )
 from .model import (
@@ -110,6 +113,27 @@ def check_headers(v: Validator, pairs: list[tuple[str, str]], where: str) -> lis
         if not text.isascii():
             utf8(v, text, f"{where}.{name}")
     return pairs
+
+
+def response_headers(v: Validator, pairs: list[tuple[str, str]], where: str) -> list[tuple[str, str]]:
+    """:func:`check_headers`, and the bounds clients put on an answer's headers: at most
+    :data:`~ssemock.limits.MAX_RESPONSE_HEADERS` of them, each line ``Name: value`` at most
+    :data:`~ssemock.limits.MAX_HEADER_LINE` bytes, :data:`~ssemock.limits.MAX_RESPONSE_HEADER_BYTES` in all
+    (a longer answer would load and then be refused by ``http.client`` and aiohttp)."""
+    if len(pairs) > MAX_RESPONSE_HEADERS:
+        raise v.fail(where, f"at most {MAX_RESPONSE_HEADERS} response headers (clients refuse more)",
+                     Described(None, f"{len(pairs)} headers"))
+    total = 0
+    for name, text in pairs:
+        line = len(name) + 2 + (len(text) if text.isascii() else len(text.encode("utf-8", "replace")))
+        if line > MAX_HEADER_LINE:
+            raise v.fail(f"{where}.{name}", f"a header line of at most {MAX_HEADER_LINE} bytes (clients refuse "
+                         "longer ones)", Described(None, f"a line of {line} bytes"))
+        total += line + 2
+    if total > MAX_RESPONSE_HEADER_BYTES:
+        raise v.fail(where, f"response headers of at most {MAX_RESPONSE_HEADER_BYTES} bytes in all (clients "
+                     "refuse more)", Described(None, f"{total} bytes"))
+    return check_headers(v, pairs, where)
 
 
 _SURROGATE = "text without a lone surrogate (U+D800 to U+DFFF are not characters: UTF-8 cannot carry them)"

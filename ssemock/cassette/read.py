@@ -113,7 +113,7 @@ def check_cassette(cassette: Cassette, source: str) -> None:
         fields.no_content(v, resp, f"{where}.response", "chunks")
         if resp.reason is not None:
             fields.reason(v, resp.reason, f"{where}.response.reason")
-        fields.check_headers(v, resp.headers, f"{where}.response.headers")
+        fields.response_headers(v, resp.headers, f"{where}.response.headers")
         v.seconds(resp.start, f"{where}.response.start")
         for j, chunk in enumerate(v.items(resp.chunks, f"{where}.response.chunks", "chunks")):
             if not (type(chunk.t) is float and 0.0 <= chunk.t <= MAX_CASSETTE_SECONDS):  # else: what seconds accepts
@@ -177,7 +177,7 @@ def _response(v: fields.Validator, item: Any, where: str) -> Response:
     resp = Response(
         status=status,
         reason=fields.reason(v, doc["reason"], f"{where}.reason") if "reason" in doc else None,
-        headers=fields.headers(v, doc.get("headers", {}), f"{where}.headers"),
+        headers=fields.response_headers(v, v.pairs(doc.get("headers", {}), f"{where}.headers"), f"{where}.headers"),
         start=v.seconds(doc.get("start", 0.0), f"{where}.start"),
         timed=timing == "recorded",
     )

@@ -1,7 +1,7 @@
 """The recording reverse proxy: aiohttp handler, upstream forwarding, tee to the spool.
 
 ``GET /_ssemock/health`` is answered by the recorder itself; no ``/_ssemock/`` path
-is ever forwarded or recorded (any other one is a 404 ``ssemock_admin_path``).
+is ever forwarded or recorded, in any letter case (any other one is a 404 ``ssemock_admin_path``).
 
 For each request: pick the cassette (``X-SSEMock-Cassette`` header, else the
 recorder's default cassette, else the request fingerprint), replay a matching
@@ -99,7 +99,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     arrived = loop.time()
     info = ProgressRow(request.method, options.filter.name(request.path))
-    if request.path == ADMIN_PREFIX.rstrip("/") or request.path.startswith(ADMIN_PREFIX):
+    if _admin(request.path):
         return _refuse(st, replace(info, path=_shown_path(st, request)), AdminPathError())
     try:
         body = await read_body(request, options.limits.max_request_body, _BODY_OPTION)
@@ -131,6 +131,11 @@ async def handle(request: web.Request) -> web.StreamResponse:
     if options.mode is RecordMode.NONE or (options.mode is RecordMode.ONCE and store.existed):
         return _refuse(st, info, NotRecordedError(options.mode.value, name, f"{request.method} {request.path}"))
     return await _forward(request, st, store, received, info, redacted, headers)
+
+
+def _admin(path: str) -> bool:
+    """``path`` is under ``/_ssemock/`` in any letter case (``/_SSEMOCK/health`` is never forwarded)."""
+    return path[: len(ADMIN_PREFIX)].lower() == ADMIN_PREFIX or path.lower() == ADMIN_PREFIX.rstrip("/")
 
 
 def _refuse(st: RecorderState, info: ProgressRow, error: SSEMockError, action: str = "refused") -> web.Response:
