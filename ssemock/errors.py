@@ -25,6 +25,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
     └── RequestError                        a request refused by a check (ssemock.refusals)
         ├── UnreadableBodyError (ValueError)      400 ssemock_bad_request
         │   └── BadRequestBodyError               400 ssemock_bad_request_body (the recorder)
+        ├── MalformedRequestError (ValueError)    400 ssemock_malformed_request (the HTTP parser refused it)
         ├── InvalidTextError (ValueError)         400 ssemock_bad_request
         ├── TooManyScenariosError (ValueError)    400 ssemock_too_many_scenarios
         ├── UnknownScenarioError (LookupError)    400 ssemock_unknown_scenario
@@ -34,8 +35,10 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── AdminPathError (LookupError)          404 ssemock_admin_path (the recorder)
         ├── UnknownEventIdError (LookupError)     404 ssemock_unknown_event_id
         ├── BodyTooLargeError (ValueError)        413 ssemock_body_too_large
+        ├── UnsupportedEncodingError (ValueError) 415 ssemock_unsupported_encoding
         ├── MisdirectedHostError (PermissionError)  421 ssemock_misdirected_host
-        └── UpstreamError (ConnectionError)       502 ssemock_upstream_error (the recorder)
+        ├── UpstreamError (ConnectionError)       502 ssemock_upstream_error (the recorder)
+        └── HTTPVersionError (ValueError)         505 ssemock_http_version_not_supported
 
 :data:`ssemock.refusals.HTTP_ERRORS` lists every error answered over HTTP;
 :func:`ssemock.edge.replies.refuse` writes the answer.

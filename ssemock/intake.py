@@ -17,11 +17,12 @@ import functools
 from typing import Any
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from .cassette import Request, body_digest
 from .errors import JSONTooDeepError
 from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
-from .refusals import BodyTooLargeError
+from .refusals import BodyTooLargeError, UnreadableBodyError
 
 __all__ = ["READ_SLICE", "THREAD_PARSE", "check_json", "journal_body", "read_body"]
 
@@ -36,8 +37,10 @@ async def read_body(request: web.Request, limit: int, option: str) -> bytes:
 
     Raises:
         BodyTooLargeError: past ``limit`` bytes (413 ``ssemock_body_too_large``).
-        Exception: whatever reading raises otherwise (e.g. a body labelled gzip that is not gzip;
-            :class:`~ssemock.errors.BodyTimeoutError` when it does not arrive in time).
+        UnreadableBodyError: the body does not decode (labelled gzip and not gzip: 400
+            ``ssemock_bad_request``, with the decoder's reason on one line).
+        Exception: whatever reading raises otherwise (:class:`~ssemock.errors.BodyTimeoutError` when it
+            does not arrive in time).
     """
     declared = request.content_length
     if declared is not None and declared > limit:
@@ -45,17 +48,23 @@ async def read_body(request: web.Request, limit: int, option: str) -> bytes:
     content = request.content
     pieces: list[bytes] = []
     size = since_yield = 0
-    while chunk := await content.readany():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLargeError(limit, option)
-        pieces.append(chunk)
-        if content.at_eof():  # the next read would say so: not awaited (a body that came whole, the usual case)
-            break
-        since_yield += len(chunk)
-        if since_yield >= READ_SLICE:
-            since_yield = 0
-            await asyncio.sleep(0)
+    try:
+        while chunk := await content.readany():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLargeError(limit, option)
+            pieces.append(chunk)
+            if content.at_eof():  # the next read would say so: not awaited (a body that came whole, the usual case)
+                break
+            since_yield += len(chunk)
+            if since_yield >= READ_SLICE:
+                since_yield = 0
+                await asyncio.sleep(0)
+    except web.RequestPayloadError as exc:  # e.g. a body labelled gzip that is not gzip
+        content.feed_eof()  # nothing more to read after the answer
+        cause = exc.__cause__
+        reason = cause.message if isinstance(cause, HttpProcessingError) else str(exc)
+        raise UnreadableBodyError(" ".join(str(reason).split())) from None
     if size > READ_SLICE:  # bytes.join copies a large result without holding the interpreter
         return await asyncio.to_thread(b"".join, pieces)
     return b"".join(pieces)

@@ -185,9 +185,9 @@ async def _body(request: web.Request, state: ServerState) -> tuple[bytes | None,
         return await read_body(request, state.limits.max_request_body, _BODY_OPTION), None
     except web.HTTPException:
         raise  # aiohttp's own answers
-    except (BodyTooLargeError, BodyTimeoutError) as exc:  # a timeout: journaled; the network edge answers the 408
+    except (BodyTooLargeError, BodyTimeoutError, UnreadableBodyError) as exc:  # a timeout: journaled; the edge answers
         return None, exc
-    except Exception as exc:  # e.g. a body labelled gzip that is not gzip
+    except Exception as exc:  # a failure of the connection
         request.content.feed_eof()  # nothing more to drain after the answer
         return None, UnreadableBodyError(str(exc))
 

@@ -27,7 +27,9 @@ __all__ = [
     "BadRequestBodyError",
     "BodyTooLargeError",
     "CrossOriginError",
+    "HTTPVersionError",
     "InvalidTextError",
+    "MalformedRequestError",
     "MisdirectedHostError",
     "NotRecordedError",
     "RequestError",
@@ -37,6 +39,7 @@ __all__ = [
     "UnknownEventIdError",
     "UnknownScenarioError",
     "UnreadableBodyError",
+    "UnsupportedEncodingError",
     "UpstreamError",
     "error_codes",
 ]
@@ -54,6 +57,7 @@ class UnreadableBodyError(RequestError, ValueError):
     close = True
 
     def __init__(self, reason: str) -> None:
+        self.reason = reason
         super().__init__(f"cannot read the request body: {reason}")
 
 
@@ -62,6 +66,19 @@ class BadRequestBodyError(UnreadableBodyError):
 
     code = "ssemock_bad_request_body"
     close = False
+
+
+class MalformedRequestError(RequestError, ValueError):
+    """Bytes the HTTP/1.1 parser refuses (not HTTP, a bad request line, a header line over 8,190 bytes,
+    more than 128 headers, bytes after ``Connection: close``); the message gives the parser's reason, never
+    the bytes; the connection is closed."""
+
+    status = 400
+    code = "ssemock_malformed_request"
+    close = True
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"malformed HTTP request: {reason}")
 
 
 class InvalidTextError(RequestError, ValueError):
@@ -132,7 +149,8 @@ class UnknownAdminPathError(RequestError, LookupError):
 
 
 class AdminPathError(RequestError, LookupError):
-    """A ``/_ssemock/`` path sent to the recorder, which forwards none and answers only its health."""
+    """A ``/_ssemock/`` path in any letter case (``/_SSEMOCK/health``) sent to the recorder, which forwards
+    none and answers only its health."""
 
     status = 404
     code = "ssemock_admin_path"
@@ -206,6 +224,18 @@ class MisdirectedHostError(RequestError, PermissionError):
     code = "ssemock_misdirected_host"
 
 
+class UnsupportedEncodingError(RequestError, ValueError):
+    """A request body in a ``Content-Encoding`` the server cannot decode (``br`` without the Brotli package,
+    ``zstd`` without zstandard; gzip and deflate always decode); the connection is closed."""
+
+    status = 415
+    code = "ssemock_unsupported_encoding"
+    close = True
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the request body cannot be decoded: {reason}")
+
+
 class UpstreamError(RequestError, ConnectionError):
     """The recorder's upstream failed, or answered with an interim (1xx) status as its final one."""
 
@@ -213,11 +243,25 @@ class UpstreamError(RequestError, ConnectionError):
     code = "ssemock_upstream_error"
 
 
+class HTTPVersionError(RequestError, ValueError):
+    """A request in an HTTP version other than 1.0 and 1.1 (``HTTP/2.0`` as a request line, the HTTP/2
+    connection preface ``PRI * HTTP/2.0`` of a client with prior knowledge, ``HTTP/3.0``): ssemock speaks
+    HTTP/1.1 (RFC 9110 section 15.6.6); the connection is closed."""
+
+    status = 505
+    code = "ssemock_http_version_not_supported"
+    close = True
+
+    def __init__(self, version: str) -> None:
+        super().__init__(f"{version} is not served: ssemock speaks HTTP/1.1 (and 1.0)")
+
+
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
-    UnreadableBodyError, BadRequestBodyError, InvalidTextError, JSONTooDeepError, TooManyScenariosError,
-    UnknownScenarioError, BadCassetteError, CrossOriginError, NoMatchError, NotRecordedError, UnknownCassetteError,
-    UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError, BodyTooLargeError,
-    MisdirectedHostError, ScenarioTooLargeError, UpstreamError,
+    UnreadableBodyError, BadRequestBodyError, MalformedRequestError, InvalidTextError, JSONTooDeepError,
+    TooManyScenariosError, UnknownScenarioError, BadCassetteError, CrossOriginError, NoMatchError, NotRecordedError,
+    UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
+    BodyTooLargeError,
+    UnsupportedEncodingError, MisdirectedHostError, ScenarioTooLargeError, UpstreamError, HTTPVersionError,
 )
 """Every error answered over HTTP, by status: its class gives ``status``, ``code`` and ``detail_names``."""
 

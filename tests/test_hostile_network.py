@@ -245,10 +245,76 @@ def test_malformed_http_is_a_400_and_one_log_line_without_traceback(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     answer, lines = _malformed_logs(quiet_server, MALFORMED[case], caplog)
-    assert b"400 Bad Request" in answer
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0].endswith(b" 400 Bad Request") and b"application/json" in head
+    error = json.loads(body)["error"]
+    assert error["type"] == "ssemock_malformed_request" and error["message"].startswith("malformed HTTP request: ")
+    assert len(body) < 400 and b"aaaa" not in body and b"\\x" not in body  # the parser's reason, never the bytes
     malformed = [line for line in lines if line.startswith("malformed HTTP request from 127.0.0.1 -> 400: ")]
     assert len(malformed) == 1 and "\n" not in malformed[0] and len(malformed[0]) < 300, lines
     assert len(lines) == 1, lines
+
+
+def test_64_kb_of_garbage_gets_a_short_answer(quiet_server: MockServer, caplog: pytest.LogCaptureFixture) -> None:
+    """aiohttp echoed the bytes it refused: 64 KB of garbage got a 64-188 KB answer."""
+    caplog.set_level(logging.DEBUG)
+    answer, lines = _malformed_logs(quiet_server, b"X" * 65536 + b"\r\n\r\n", caplog)
+    _, _, body = answer.partition(b"\r\n\r\n")
+    assert len(answer) < 1024 and json.loads(body)["error"]["type"] == "ssemock_malformed_request"
+    assert lines == ["malformed HTTP request from 127.0.0.1 -> 400: Invalid method encountered"]
+
+
+def _importable(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+VERSIONS = {  # RFC 9110 section 15.6.6: 505, answered in HTTP/1.1 (RFC 9112 section 2.3)
+    "HTTP/2.0 request line": (b"GET /v1/chat/completions HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n", "HTTP/2.0"),
+    "HTTP/2 preface": (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "the HTTP/2 connection preface (PRI * HTTP/2.0)"),
+    "HTTP/3.0 request line": (b"GET /v1/chat/completions HTTP/3.0\r\nHost: 127.0.0.1\r\n\r\n", "HTTP/3.0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VERSIONS))
+def test_an_http_version_other_than_1_is_a_505_in_json(
+    quiet_server: MockServer, case: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``HTTP/2.0`` gave a 500 and a 30-line traceback, then a 200 with the status line ``HTTP/2.0 200 OK``."""
+    caplog.set_level(logging.DEBUG)
+    quiet_server.reset()
+    data, shown = VERSIONS[case]
+    answer, lines = _malformed_logs(quiet_server, data, caplog)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n")[0] in (b"HTTP/1.1 505 HTTP Version Not Supported",
+                                       b"HTTP/1.0 505 HTTP Version Not Supported")
+    assert json.loads(body) == {"error": {"type": "ssemock_http_version_not_supported",
+                                          "message": f"{shown} is not served: ssemock speaks HTTP/1.1 (and 1.0)"}}
+    assert len(lines) == 1 and " -> 505" in lines[0], lines
+    assert quiet_server.requests == []  # never reached the replay
+
+
+def test_a_request_body_in_an_encoding_that_cannot_be_decoded_is_a_415_in_json(
+    quiet_server: MockServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``br`` (without the Brotli package) or ``zstd`` (without zstandard) was aiohttp's text/plain 400."""
+    caplog.set_level(logging.DEBUG)
+    missing = [coding for coding, modules in [("br", ("brotli", "brotlicffi")), ("zstd", ("backports.zstd",))]
+               if not any(_importable(m) for m in modules)]
+    assert missing, "both br and zstd decode here: nothing to refuse"
+    for coding in missing:
+        data = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Encoding: " + coding.encode() + b"\r\nContent-Length: 4\r\n\r\nabcd")
+        answer, lines = _malformed_logs(quiet_server, data, caplog)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert b" 415 Unsupported Media Type" in head.split(b"\r\n")[0] and b"application/json" in head
+        error = json.loads(body)["error"]
+        assert error["type"] == "ssemock_unsupported_encoding", error
+        assert error["message"].startswith("the request body cannot be decoded: ") and coding in error["message"]
+        assert len(lines) == 1 and lines[0].startswith("malformed HTTP request from 127.0.0.1 -> 415: "), lines
 
 
 def test_garbage_after_a_request_on_a_keep_alive_connection_is_one_more_line(

@@ -10,8 +10,11 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import re
 import signal
+import socket
+import time
 from pathlib import Path
 
 import httpx
@@ -135,12 +138,36 @@ def test_a_gzip_request_body_is_forwarded_and_recorded_decoded(tmp_path: Path) -
     assert "content-encoding" not in {k.lower() for k, _ in request.headers}
 
 
-def test_a_malformed_gzip_request_body_is_a_400_json_error(tmp_path: Path) -> None:
+def test_a_malformed_gzip_request_body_is_a_400_json_error_without_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The client got its 400, and the recorder logged three chained tracebacks (aiohttp read the rest
+    of the body after the answer)."""
+    caplog.set_level(logging.DEBUG)
     headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
     with Upstream() as up, Recorder(up.url, tmp_path) as rec:
         answer = raw_request(rec.url, "POST", "/json", b"not gzip at all", headers)
         assert rec.interactions[0]["action"] == "refused"
-    assert answer.status == 400 and json.loads(answer.body)["error"]["type"] == "ssemock_bad_request_body"
+        time.sleep(0.2)  # aiohttp reads what is left of the body after the answer
+    assert answer.status == 400 and json.loads(answer.body)["error"] == {
+        "type": "ssemock_bad_request_body",
+        "message": "cannot read the request body: Can not decode content-encoding: gzip"}
+    assert up.received == [] and list(tmp_path.iterdir()) == []
+    assert [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
+
+
+def test_an_http_2_request_line_is_a_505_and_never_forwarded(tmp_path: Path) -> None:
+    """It was forwarded and recorded, and answered with the status line ``HTTP/2.0 404``."""
+    with Upstream() as up, Recorder(up.url, tmp_path, mode="all") as rec:
+        port = int(rec.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /json HTTP/2.0\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")
+            answer = b""
+            while data := sock.recv(65536):
+                answer += data
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 505 HTTP Version Not Supported\r\n")
+    assert json.loads(body)["error"]["type"] == "ssemock_http_version_not_supported"
     assert up.received == [] and list(tmp_path.iterdir()) == []
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "ACCESS_LOGGER",
     "ACCESS_NOTE",
     "NO_NOTE",
+    "REFUSED_REASON",
     "ROUTED",
     "SELF_REPORTED",
     "SERVER_LOGGER",
@@ -90,6 +91,8 @@ ACCESS_NOTE: web.RequestKey[AccessNote] = web.RequestKey("ssemock_access_note")
 SELF_REPORTED: web.RequestKey[bool] = web.RequestKey("ssemock_self_reported")
 # Set on every request that reached the application (the others were refused by the HTTP parser).
 ROUTED: web.RequestKey[bool] = web.RequestKey("ssemock_routed")
+# The one-line reason of a request the HTTP parser refused (ssemock.edge.malformed).
+REFUSED_REASON: web.RequestKey[str] = web.RequestKey("ssemock_refused_reason")
 _HANDLER_NAME = "ssemock-cli"
 
 
@@ -131,7 +134,7 @@ class AccessLogger(AbstractAccessLogger):
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         if request.get(SELF_REPORTED):
             return
-        reason = response.text if isinstance(response, web.Response) and not request.get(ROUTED) else None
+        reason = request.get(REFUSED_REASON) if not request.get(ROUTED) else None
         size = response.content_length if response.content_length is not None else response.body_length
         self.logger.info(access_line(request, response.status, time, body_bytes=size, reason=reason))
 
@@ -141,10 +144,14 @@ class AccessLogger(AbstractAccessLogger):
 
 
 class _DropMalformedHttp(logging.Filter):
-    """Drops aiohttp's traceback for a request its parser refused (the access line reports it)."""
+    """Drops aiohttp's traceback for a request its parser refused, or whose body did not decode (the
+    access line reports it: the client got its 400 or 415; aiohttp logs the second when it reads the
+    rest of the body after the answer)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, web.RequestPayloadError) and isinstance(exc.__cause__, HttpProcessingError):
+            return False
         return not isinstance(exc, HttpProcessingError)
 
 

@@ -4,6 +4,8 @@
 :class:`NetworkOptions` (``keepalive_timeout`` = header timeout, listen ``backlog``,
 ``shutdown_timeout`` = grace) and one middleware, :func:`edge_middleware`, that
 
+* refuses an HTTP version other than 1.x (505, :mod:`.malformed`; the parser's own refusals are
+  answered there too);
 * refuses admin requests (every request, for the recorder) from other sites (:mod:`.guard`);
 * gives the request body ``body_timeout`` seconds to arrive (then ``408
   ssemock_body_timeout``, connection closed);
@@ -36,6 +38,7 @@ from .logs import (
     access_line,
     limit_accept_errors,
 )
+from .malformed import EdgeServer, version_refusal
 from .options import NetworkOptions, is_loopback
 from .replies import refuse
 
@@ -117,6 +120,9 @@ async def edge_middleware(request: web.Request, handler: Handler) -> web.StreamR
     """Admin guard, body deadline, in-flight count, access line of cut requests (see module docstring)."""
     request[ROUTED] = True
     edge = request.app[EDGE]
+    wrong_version = version_refusal(request)
+    if wrong_version is not None:
+        return wrong_version
     if edge.guard_every_path or admin_path(request.path):
         refused = refusal(request, edge.host, edge.options.allowed_hosts, every_path=edge.guard_every_path)
         if refused is not None:
@@ -194,11 +200,21 @@ def make_runner(
     edge = app[EDGE] = Edge(options, host, tuple(self_reporting), guard_every_path=guard_every_path)
     app.middlewares.insert(0, edge_middleware)
     app.on_shutdown.append(edge.stop)
-    return web.AppRunner(
+    return _EdgeRunner(
         app, handle_signals=False, access_log=ACCESS_LOGGER, access_log_class=AccessLogger, logger=SERVER_LOGGER,
         keepalive_timeout=options.header_timeout, handler_cancellation=handler_cancellation,
         shutdown_timeout=max(options.grace, 0.001),  # aiohttp waits without limit for 0
     )
+
+
+class _EdgeRunner(web.AppRunner):
+    """An application runner whose connections answer their parser's refusals as ssemock's own
+    (:mod:`.malformed`)."""
+
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = EdgeServer  # the same server; only the connection handler it makes differs
+        return server
 
 
 async def start_runner(

@@ -66,6 +66,7 @@ from ..refusals import (
     BadRequestBodyError,
     BodyTooLargeError,
     NotRecordedError,
+    UnreadableBodyError,
     UpstreamError,
 )
 from ..send import send_plan
@@ -106,8 +107,8 @@ async def handle(request: web.Request) -> web.StreamResponse:
         received = Request(request.method, request.path, [(str(k), v) for k, v in request.query.items()],
                            _client_headers(request), body)
         await check_json(received, options.limits.max_json_depth, _DEPTH_OPTION)
-    except web.RequestPayloadError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
-        return _refuse(st, replace(info, path=_shown_path(st, request)), BadRequestBodyError(_one_line(exc)))
+    except UnreadableBodyError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
+        return _refuse(st, replace(info, path=_shown_path(st, request)), BadRequestBodyError(exc.reason))
     except (BodyTooLargeError, JSONTooDeepError) as exc:  # never forwarded nor recorded
         return _refuse(st, replace(info, path=_shown_path(st, request)), exc)
     # What may be written down, and the credentials sent: also kept out of the cassette's file name.
@@ -189,10 +190,6 @@ def _shown_path(st: RecorderState, request: web.Request) -> str:
     query = [(str(k), v) for k, v in request.query.items()]
     redacted = st.options.filter.request(request.path, query, _client_headers(request), None, keep_body=False)
     return st.options.filter.name(redacted.path)
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
 
 
 def _client_headers(request: web.Request) -> list[tuple[str, str]]:
