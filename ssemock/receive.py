@@ -21,7 +21,7 @@ from aiohttp import web
 from .cassette import Request
 from .edge import ACCESS_NOTE, refuse
 from .edge.cors import cross_origin, rebound_page
-from .errors import BodyTimeoutError, ConfigError, JSONTooDeepError, SSEMockError
+from .errors import BodyTimeoutError, ConfigError, JSONTooDeepError, SSEMockError, redacted
 from .intake import check_json, journal_body, read_body
 from .journal import JournalEntry
 from .limits import MAX_SCENARIOS
@@ -153,15 +153,28 @@ async def receive(request: web.Request, state: ServerState) -> Exchange:
             refusal = exc
     journaled = None if refusal is not None else await journal_body(received, state.limits.journal_body_limit)
     state.received += 1  # from here to the append, no await: entries stay in seq order
+    path, query, headers = _shown(route.path, received.query,
+                                  redact_pairs(received.headers, SECRET_REQUEST_HEADERS, header=True))
     entry = JournalEntry(
-        seq=state.received, time=time.time(), method=request.method, path=route.path,
-        query=dict(received.query) if received.query else {},
-        headers=dict(redact_pairs(received.headers, SECRET_REQUEST_HEADERS, header=True)),
+        seq=state.received, time=time.time(), method=request.method, path=path, query=query, headers=headers,
         body=journaled, scenario=route.scenario_text, seed=state.seed,
     )
     state.journal.append(entry)
     request[ACCESS_NOTE] = entry
     return Exchange(request, arrived, route, received, entry, refusal)
+
+
+def _shown(
+    path: str, query: list[tuple[str, str]], headers: list[tuple[str, str]]
+) -> tuple[str, dict[str, str], dict[str, str]]:
+    """What the journal shows of a request: its path, query and header values through the secret scanner
+    (:func:`~ssemock.errors.redacted`), so that a key in the path (``/bot<token>/getMe``) reads ``REDACTED``.
+    Scanned as one text first (about 8 microseconds for a usual request), one by one only if it holds one."""
+    joined = "\n".join([path, *(value for _, value in query), *(value for _, value in headers)])
+    if redacted(joined) == joined:
+        return path, dict(query), dict(headers)
+    return (redacted(path), {name: redacted(value) for name, value in query},
+            {name: redacted(value) for name, value in headers})
 
 
 def _route(request: web.Request, state: ServerState) -> Route:

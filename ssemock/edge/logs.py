@@ -32,6 +32,8 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 
+from ..errors import redacted
+
 __all__ = [
     "ACCESS_LOGGER",
     "ACCESS_NOTE",
@@ -116,8 +118,9 @@ def access_line(
     status = note.status or status
     outcome = note.outcome or outcome or ("refused" if (status or 0) >= 400 else "complete")
     sent = body_bytes if note.bytes_sent is None else note.bytes_sent
-    line = (f"{request.method} {_clean(request.rel_url.raw_path, 300)} -> {status if status is not None else '-'} "
-            f"{outcome}, {sent if sent is not None else '-'} bytes, {seconds * 1000:.0f} ms")
+    path = _clean(redacted(request.rel_url.raw_path), 300)  # a key in the path is never logged
+    line = (f"{request.method} {path} -> {status if status is not None else '-'} {outcome}, "
+            f"{sent if sent is not None else '-'} bytes, {seconds * 1000:.0f} ms")
     if note.cassette:
         index = note.interaction
         line += f"; cassette {_clean(note.cassette, 120)}" + (f" #{index}" if index is not None else "")

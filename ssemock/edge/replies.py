@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from ..errors import SSEMockError
+from ..errors import SSEMockError, redacted
 
 __all__ = ["Refused", "error_response", "refuse"]
 
@@ -23,12 +23,16 @@ def refuse(error: SSEMockError, entry: Refused | None = None, *, shown: str | No
     str(error), **error.details()}}`` with the status ``error.status``; the connection ends with it
     when ``error.close`` (the request body was left unread).
 
+    Every string of the answer (and of the journal's copy) goes through the secret scanner first
+    (:func:`~ssemock.errors.redacted`): a message quoting the request (``no recorded interaction matches
+    POST /bot<token>/getMe``) never echoes a key it held.
+
     Args:
         entry: the request's journal entry, noted ``refused`` with that status and that same error dict.
         shown: the message told instead (to a web page of another origin): the answer then holds the
             type and this message only; the journal keeps the whole error.
     """
-    body = {"type": error.code, "message": str(error), **error.details()}
+    body = _shown({"type": error.code, "message": str(error), **error.details()})
     if entry is not None:
         entry.status, entry.outcome, entry.error = error.status, "refused", body
     reply = web.json_response({"error": body if shown is None else {"type": error.code, "message": shown}},
@@ -36,6 +40,17 @@ def refuse(error: SSEMockError, entry: Refused | None = None, *, shown: str | No
     if error.close:
         reply.force_close()
     return reply
+
+
+def _shown(value: Any) -> Any:
+    """``value`` (strings, lists, dicts) with key shapes and values under credential names replaced."""
+    if isinstance(value, str):
+        return redacted(value)
+    if isinstance(value, list):
+        return [_shown(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _shown(item) for key, item in value.items()}
+    return value
 
 
 def error_response(status: int, kind: str, message: str, **extra: Any) -> web.Response:
