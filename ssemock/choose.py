@@ -6,7 +6,8 @@
 2. a stub (:mod:`ssemock.stubs`), unless the request named its cassette;
 3. a recorded interaction that matches it (:mod:`ssemock.matching`; the indexes live there).
 
-It notes in the journal entry what answers (``cassette`` and ``interaction``, or ``stub``).
+It notes in the journal entry what answers (``cassette`` and ``interaction`` with the ``choice`` that
+picked it, or ``stub``); ``X-SSEMock-Interaction: N`` pins the interaction (:mod:`ssemock.pinning`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .edge import stopping
 from .errors import NoMatchError
 from .intake import THREAD_PARSE
 from .matching import find_interaction, indexes_ready, key_request, prepare_indexes
+from .pinning import choice, pinned_interaction, read_pin
 from .receive import Exchange
 from .refusals import InvalidTextError, UnknownCassetteError
 from .resume import Stream
@@ -98,15 +100,21 @@ async def _matched(exchange: Exchange, state: ServerState) -> Answer:
         await asyncio.to_thread(prepare_indexes, state.indexes, pool, state.match_on)
     if pool and len(received.body or b"") > THREAD_PARSE:  # its canonical JSON text: off the loop
         await asyncio.to_thread(key_request, received, state.match_on)
+    pin = read_pin(exchange.request.headers)
+    explicit = name is not None and not state.strict
     try:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
-                                 explicit=name is not None and not state.strict)
+                                 explicit=explicit) if pin is None else pinned_interaction(
+            pool, received, state.match_on, pin, explicit=explicit, played=state.played)
     except NoMatchError as exc:
+        if pin is not None:
+            raise
         # scoring thousands of stubs takes a while: off the loop
         stub = await off_loop(exchange.request.app, lambda _: state.stubs.closest(received)) if len(
             state.stubs) else None
         raise _with_stub(exc, stub) from None
     exchange.entry.cassette, exchange.entry.interaction = match.cassette.name, match.index
+    exchange.entry.choice = choice(match, state.played, pin is not None)
     return Answer(match.interaction.response, request=match.interaction.request,
                   remember=(exchange.route.path, match.cassette.name, match.index))
 

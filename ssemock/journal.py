@@ -3,7 +3,9 @@
 A journal entry (:class:`JournalEntry`, as JSON :meth:`JournalEntry.to_json`) is what the replay
 server records for each request it received (see :mod:`ssemock.server`): ``seq``, ``method``, ``path``, ``query``,
 ``headers`` (secrets removed), ``body`` (parsed JSON or text), ``cassette``,
-``interaction``, ``stub`` (the stub that answered, when one did), ``scenario`` (the names asked for,
+``interaction``, ``choice`` (why that interaction answered: the first matching one not yet played, a
+repeat, or pinned by ``X-SSEMock-Interaction``; :mod:`ssemock.pinning`), ``stub`` (the stub that
+answered, when one did), ``scenario`` (the names asked for,
 or the server's default, as text: ``"crlf,split-bytes"`` as ``X-SSEMock-Scenario`` writes them), ``seed``,
 ``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``; ``complete`` too for a client that had the whole
@@ -65,6 +67,9 @@ class JournalEntry:
     cassette: str | None = None
     stub: str | None = None
     interaction: int | None = None
+    choice: str | None = None
+    """Why that interaction answered (:func:`ssemock.pinning.choice`); ``choice`` in :meth:`to_json`
+    when an interaction answered."""
     status: int | None = None
     outcome: str | None = None
     sent: Sent | None = None
@@ -103,6 +108,8 @@ class JournalEntry:
             record["error"] = self.error
         if self.notes:
             record["notes"] = self.notes
+        if self.choice is not None:
+            record["choice"] = self.choice
         return record
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "PlayCounts",
     "check_match_on",
     "describe",
+    "differences",
     "find_interaction",
     "indexes_ready",
     "key_request",
@@ -187,7 +188,8 @@ class Match:
         self.interaction = interaction
 
 
-def _failures(received: Request, recorded: Request, match_on: Sequence[str]) -> list[str]:
+def differences(received: Request, recorded: Request, match_on: Sequence[str]) -> list[str]:
+    """``"NAME: difference"`` for each matcher of ``match_on`` that ``recorded`` fails (empty: it matches)."""
     out = []
     for name in match_on:
         try:
@@ -323,7 +325,7 @@ def _body_passes(received: Request, recorded: Request) -> bool:
 
 
 def _passes(received: Request, recorded: Request, match_on: Sequence[str]) -> bool:
-    """Whether every matcher of ``match_on`` passes (:func:`_failures` is empty)."""
+    """Whether every matcher of ``match_on`` passes (:func:`differences` is empty)."""
     try:
         for name in match_on:
             MATCHERS[name](received, recorded)
@@ -359,7 +361,7 @@ def _indexed(
         if not _passes(received, recorded, rule.match_on):
             return False, None
     else:
-        fails = _failures(received, recorded, rule.match_on)
+        fails = differences(received, recorded, rule.match_on)
         if len(fails) != tier[0] or any(f.split(":", 1)[0] in rule.required for f in fails):
             return False, None
     return True, Match(cassette, position, cassette.interactions[position])
@@ -376,7 +378,7 @@ def _linear(
     for cassette in pool:
         for index, inter in enumerate(cassette.interactions):
             position += 1
-            fails = _failures(received, inter.request, match_on)
+            fails = differences(received, inter.request, match_on)
             if any(f.split(":", 1)[0] in required for f in fails):
                 continue
             rec = inter.request
@@ -443,7 +445,7 @@ def _no_match(
     likeness: dict[str, float] = {}
     for position, cassette, index in _report_sample(pool, received, required, indexes):
         inter = cassette.interactions[index]
-        hard = [f for f in _failures(received, inter.request, match_on) if f.split(":", 1)[0] in required]
+        hard = [f for f in differences(received, inter.request, match_on) if f.split(":", 1)[0] in required]
         path = inter.request.path
         if path not in likeness:
             likeness[path] = SequenceMatcher(None, aligned_path(received.path, path), path).ratio()

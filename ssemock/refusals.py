@@ -24,6 +24,7 @@ __all__ = [
     "HTTP_ERRORS",
     "AdminPathError",
     "BadCassetteError",
+    "BadInteractionPinError",
     "BadRequestBodyError",
     "BodyTooLargeError",
     "CrossOriginError",
@@ -129,6 +130,18 @@ class BadCassetteError(RequestError, ValueError):
     def __init__(self, cause: SSEMockError) -> None:
         self.cause = cause
         super().__init__(str(cause))
+
+
+class BadInteractionPinError(RequestError, ValueError):
+    """An ``X-SSEMock-Interaction`` header that is not an interaction index (a whole number from 0)."""
+
+    status = 400
+    code = "ssemock_bad_interaction"
+
+    def __init__(self, value: str) -> None:
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        super().__init__(f"X-SSEMock-Interaction: {shown!r}: expected the index of an interaction in its cassette, "
+                         "a whole number from 0")
 
 
 class CrossOriginError(RequestError, PermissionError):
@@ -258,7 +271,8 @@ class HTTPVersionError(RequestError, ValueError):
 
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     UnreadableBodyError, BadRequestBodyError, MalformedRequestError, InvalidTextError, JSONTooDeepError,
-    TooManyScenariosError, UnknownScenarioError, BadCassetteError, CrossOriginError, NoMatchError, NotRecordedError,
+    TooManyScenariosError, UnknownScenarioError, BadCassetteError, BadInteractionPinError,
+    CrossOriginError, NoMatchError, NotRecordedError,
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,
     UnsupportedEncodingError, MisdirectedHostError, ScenarioTooLargeError, UpstreamError, HTTPVersionError,
