@@ -21,7 +21,7 @@ from urllib.parse import urlencode
 import aiohttp
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette, MockServer
@@ -30,8 +30,8 @@ from ssemock.cassette import Chunk, End, Interaction, Request, Response, load
 from ssemock.cassette.append import BEGIN_MARK, END_MARK, appendable
 from ssemock.errors import RecorderConfigError
 from ssemock.recorder import Recorder, RecordMode, record_mode
-from ssemock.recorder.proxy import EventCounter
 from ssemock.recorder.store import Entry, Spool
+from ssemock.recorder.tee import EventCounter
 from ssemock.recorder.writer import append_entries, write_cassette
 from ssemock.sse import Event, decode
 
@@ -327,6 +327,9 @@ def _entry(chunks: list[tuple[float, bytes]], body: bytes | None, how: str) -> E
                              .map(sorted), st.none() | _bytes), min_size=1, max_size=4),
     cut=st.floats(0, 1),
 )
+# A body whose base64 text is "...Pwd0...gA==": the text scan took "Pwd0AAAAgA=" for a password pair and
+# wrote "gA=REDACTED", which does not load.
+@example(items=[([], b"\x00\x00\x00\x00\x00\x00?\x07t\x00\x00\x00\x80")], cut=0.0)
 def test_a_file_cut_anywhere_loads_only_complete_interactions(
     items: list[tuple[list[tuple[float, bytes]], bytes | None]], cut: float, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

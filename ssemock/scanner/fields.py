@@ -325,7 +325,7 @@ class FieldFinder:
         )
         self._text_pair = compile_bytes(
             rb"(?:^|[^A-Za-z0-9_.\-])([A-Za-z0-9_.\-]{0,64}(?i:" + words + rb")[A-Za-z0-9_.\-]{0,64})="
-            rb"([^\s&;\"'<>,?#\\]+)"
+            rb"([^\s&;\"'<>,?#\\=][^\s&;\"'<>,?#\\]*)"  # not "=": base64 padding (``…Pwd0gA==``) is no pair
         )
         self._any = compile_bytes(rb"(?i)(?:" + words + rb")")
 
