@@ -23,7 +23,7 @@ from .intake import THREAD_PARSE
 from .matching import find_interaction, indexes_ready, key_request, prepare_indexes
 from .pinning import choice, pinned_interaction, read_pin
 from .receive import Exchange
-from .refusals import InvalidTextError, UnknownCassetteError
+from .refusals import BodyNotRecordedError, InvalidTextError, UnknownCassetteError
 from .resume import Stream
 from .state import ServerState, off_loop
 
@@ -115,6 +115,9 @@ async def _matched(exchange: Exchange, state: ServerState) -> Answer:
         raise _with_stub(exc, stub) from None
     exchange.entry.cassette, exchange.entry.interaction = match.cassette.name, match.index
     exchange.entry.choice = choice(match, state.played, pin is not None)
+    missing = match.interaction.response.body_not_recorded
+    if missing is not None:  # an empty answer would pretend to be the recorded one
+        raise BodyNotRecordedError(match.cassette.name, match.index, missing)
     return Answer(match.interaction.response, request=match.interaction.request,
                   remember=(exchange.route.path, match.cassette.name, match.index))
 

@@ -357,6 +357,8 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"\n#{index} {line['request']} -> {resp.status} {line['content_type'] or ''}".rstrip())
         print(f"  {len(sizes)} chunk(s), {sum(sizes)} bytes, sizes min/max {min(sizes, default=0)}/"
               f"{max(sizes, default=0)}; end: {resp.end.how}")
+        if resp.body_not_recorded is not None:
+            print(f"  body not recorded: {resp.body_not_recorded} (a replay answers 500 ssemock_body_not_recorded)")
         if resp.timed:
             gaps = [b.t - a.t for a, b in zip(resp.chunks, resp.chunks[1:])]
             first = resp.chunks[0].t if resp.chunks else resp.end.t

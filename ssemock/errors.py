@@ -38,6 +38,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── BodyTooLargeError (ValueError)        413 ssemock_body_too_large
         ├── UnsupportedEncodingError (ValueError) 415 ssemock_unsupported_encoding
         ├── MisdirectedHostError (PermissionError)  421 ssemock_misdirected_host
+        ├── BodyNotRecordedError (LookupError)    500 ssemock_body_not_recorded
         ├── UpstreamError (ConnectionError)       502 ssemock_upstream_error (the recorder)
         └── HTTPVersionError (ValueError)         505 ssemock_http_version_not_supported
 
@@ -97,6 +98,10 @@ class SSEMockError(Exception):
     def details(self) -> dict[str, Any]:
         """The JSON error's fields besides ``type`` and ``message``: each of :attr:`detail_names`."""
         return {name: getattr(self, name) for name in self.detail_names}
+
+    def answer_headers(self) -> dict[str, str]:
+        """Headers of the answer besides ``Content-Type`` (none unless the class says otherwise)."""
+        return {}
 
     def withheld(self) -> tuple[str, str] | None:
         """What a web page of another origin is told instead of the message, when the message holds

@@ -12,6 +12,8 @@ Every cassette file is checked for:
   credential names, ``Bearer`` tokens) finds in the path, query, header values and bodies
   (compressed answers are read decoded by :mod:`ssemock.coding`, and as stored; one that does
   not decode is a finding) — the rule that matched is named, never the value;
+* **bodies not recorded**: an interaction the recorder kept without its body (``body_not_recorded``:
+  it did not decode) is a finding, since its replay is refused;
 * **age** (only with ``max_age``): ``provenance.recorded_at`` (ISO 8601, written by the
   recorder and the HAR importer) older than ``max_age`` is a *warning*, as is a cassette
   without it; a ``recorded_at`` that is not a date is a finding.
@@ -131,6 +133,9 @@ def check_cassette(cassette: Cassette, file: str, *, max_age: float | None = Non
     """Secrets and age of a loaded cassette (``file`` names it in the findings)."""
     out = [Finding(file, what, index) for index, inter in enumerate(cassette.interactions)
            for what in _secrets(inter)]
+    out += [Finding(file, f"response body not recorded ({inter.response.body_not_recorded}): a replay answers 500 "
+                          "ssemock_body_not_recorded; record it again", index)
+            for index, inter in enumerate(cassette.interactions) if inter.response.body_not_recorded is not None]
     try:
         when = recorded_at(cassette)
     except ValueError as exc:

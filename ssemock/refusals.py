@@ -26,6 +26,7 @@ __all__ = [
     "BadCassetteError",
     "BadInteractionPinError",
     "BadRequestBodyError",
+    "BodyNotRecordedError",
     "BodyTooLargeError",
     "CrossOriginError",
     "HTTPVersionError",
@@ -249,6 +250,25 @@ class UnsupportedEncodingError(RequestError, ValueError):
         super().__init__(f"the request body cannot be decoded: {reason}")
 
 
+class BodyNotRecordedError(RequestError, LookupError):
+    """The interaction that matches was recorded without its body (``body_not_recorded``: it did not
+    decode, e.g. ``br``), so no answer can be replayed; the answer's ``X-SSEMock-Body-Not-Recorded``
+    header says why too."""
+
+    status = 500
+    code = "ssemock_body_not_recorded"
+    detail_names = ("cassette", "interaction", "reason")
+
+    def __init__(self, cassette: str, interaction: int, reason: str) -> None:
+        self.cassette, self.interaction, self.reason = cassette, interaction, reason
+        super().__init__(f"{cassette} #{interaction} matches, but its body was not recorded ({reason}): record it "
+                         "again (the recorder forwards Accept-Encoding: identity unless told to keep the encoding)")
+
+    def answer_headers(self) -> dict[str, str]:
+        shown = self.reason.encode("ascii", "replace").decode("ascii")
+        return {"X-SSEMock-Body-Not-Recorded": shown if len(shown) <= 300 else shown[:299] + "?"}
+
+
 class UpstreamError(RequestError, ConnectionError):
     """The recorder's upstream failed, or answered with an interim (1xx) status as its final one."""
 
@@ -275,7 +295,8 @@ HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     CrossOriginError, NoMatchError, NotRecordedError,
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,
-    UnsupportedEncodingError, MisdirectedHostError, ScenarioTooLargeError, UpstreamError, HTTPVersionError,
+    UnsupportedEncodingError, MisdirectedHostError, BodyNotRecordedError, ScenarioTooLargeError, UpstreamError,
+    HTTPVersionError,
 )
 """Every error answered over HTTP, by status: its class gives ``status``, ``code`` and ``detail_names``."""
 

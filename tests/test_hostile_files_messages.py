@@ -115,8 +115,8 @@ def test_a_key_shaped_mapping_key_named_as_the_field_reads_redacted(tmp_path: Pa
     path.write_text(CASSETTE_HEAD + f"    {KEY}: 1\n")
     assert main(["inspect", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err == f"ssemock: error: {path}: interactions[0].response.REDACTED: expected one of the keys chunks, " \
-                  "end, eol, events, headers, interval, reason, start, status, timing\n"
+    assert err == f"ssemock: error: {path}: interactions[0].response.REDACTED: expected one of the keys " \
+                  "body_not_recorded, chunks, end, eol, events, headers, interval, reason, start, status, timing\n"
 
 
 def test_scenario_and_stub_files_linked_to_secrets_are_refused_without_quoting_them(

@@ -115,6 +115,15 @@ def check_headers(v: Validator, pairs: list[tuple[str, str]], where: str) -> lis
     return pairs
 
 
+def not_recorded(v: Validator, resp: Response, value: Any, where: str) -> str:
+    """``body_not_recorded``: one line of text (at most 500 characters) on a response without chunks."""
+    if type(value) is not str or not value or len(value) > 500 or not value.isprintable():
+        raise v.fail(where, "why the body was not recorded, one line of at most 500 characters", value)
+    if resp.chunks:
+        raise v.fail(where, "no chunks: a body not recorded has none", Described(None, f"{len(resp.chunks)} chunks"))
+    return value
+
+
 def response_headers(v: Validator, pairs: list[tuple[str, str]], where: str) -> list[tuple[str, str]]:
     """:func:`check_headers`, and the bounds clients put on an answer's headers: at most
     :data:`~ssemock.limits.MAX_RESPONSE_HEADERS` of them, each line ``Name: value`` at most

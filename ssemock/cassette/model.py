@@ -152,6 +152,10 @@ class Response:
         end: when and how the body ended.
         timed: False when the recording kept no timing (e.g. imported from VCR.py):
             every ``t`` is then 0 and replay sends the chunks without delay.
+        body_not_recorded: why the recorder kept no body (it did not decode: an unknown coding such
+            as ``br``, corrupt data, more than ``MAX_DECODED_BODY`` decoded), or None. Such an
+            interaction has no chunks; the replay server refuses it (500 ``ssemock_body_not_recorded``)
+            rather than answer an empty body.
     """
 
     status: int = 200
@@ -161,6 +165,7 @@ class Response:
     start: float = 0.0
     end: End = field(default_factory=End)
     timed: bool = True
+    body_not_recorded: str | None = None
 
     @property
     def body(self) -> bytes:

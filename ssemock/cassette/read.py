@@ -67,7 +67,8 @@ def check_times(cassette: Cassette) -> None:
     of seconds from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h). Unlike a file, its
     times need not be in order (an ``End()`` left at 0 is common and harmless). Its statuses
     (200-599; 204 and 304 without a body) and reason phrases are checked as a file's are (RFC
-    9112 characters, at most 512).
+    9112 characters, at most 512), its response headers (names, values and bounds) and
+    ``body_not_recorded`` as a file's are.
 
     Raises:
         CassetteError: naming the cassette (``<cassette NAME>``) and the field.
@@ -79,6 +80,9 @@ def check_times(cassette: Cassette) -> None:
         fields.no_content(v, resp, where, "chunks")
         if resp.reason is not None:
             fields.reason(v, resp.reason, f"{where}.reason")
+        if resp.body_not_recorded is not None:
+            fields.not_recorded(v, resp, resp.body_not_recorded, f"{where}.body_not_recorded")
+        fields.response_headers(v, resp.headers, f"{where}.headers")
         v.seconds(resp.start, f"{where}.start")
         v.seconds(resp.end.t, f"{where}.end.t")
         for j, chunk in enumerate(resp.chunks):
@@ -113,6 +117,8 @@ def check_cassette(cassette: Cassette, source: str) -> None:
         fields.no_content(v, resp, f"{where}.response", "chunks")
         if resp.reason is not None:
             fields.reason(v, resp.reason, f"{where}.response.reason")
+        if resp.body_not_recorded is not None:
+            fields.not_recorded(v, resp, resp.body_not_recorded, f"{where}.response.body_not_recorded")
         fields.response_headers(v, resp.headers, f"{where}.response.headers")
         v.seconds(resp.start, f"{where}.response.start")
         for j, chunk in enumerate(v.items(resp.chunks, f"{where}.response.chunks", "chunks")):
@@ -168,7 +174,8 @@ def _response(v: fields.Validator, item: Any, where: str) -> Response:
     doc = v.mapping(item, where)
     v.known(
         doc, where,
-        {"status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end"},
+        {"status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end",
+         "body_not_recorded"},
     )
     status = fields.status(v, doc.get("status", 200), f"{where}.status")
     timing = doc.get("timing", "recorded")
@@ -188,6 +195,8 @@ def _response(v: fields.Validator, item: Any, where: str) -> Response:
     else:
         resp.chunks = _chunks(v, doc.get("chunks", []), f"{where}.chunks")
     fields.no_content(v, resp, where, "events" if "events" in doc else "chunks")
+    if "body_not_recorded" in doc:
+        resp.body_not_recorded = fields.not_recorded(v, resp, doc["body_not_recorded"], f"{where}.body_not_recorded")
     last, last_at = fields.ordered(v, resp, where, "events" in doc)
     end_doc = v.mapping(doc.get("end", {}), f"{where}.end")
     v.known(end_doc, f"{where}.end", {"t", "how"})

@@ -84,6 +84,8 @@ def interaction_doc(inter: Interaction) -> dict[str, Any]:
     sdoc["timing"] = "recorded" if resp.timed else "none"
     if resp.timed:
         sdoc["start"] = resp.start
+    if resp.body_not_recorded is not None:
+        sdoc["body_not_recorded"] = resp.body_not_recorded
     sdoc["chunks"] = [chunk_doc(c, resp.timed) for c in resp.chunks]
     # A file's times are ordered (the reader checks): an end given before the last chunk
     # (e.g. ``End()`` left at 0 in code) is written at the last chunk, which replays the same.

@@ -60,6 +60,7 @@ from ..refusals import (
     AdminPathError,
     BadCassetteError,
     BadRequestBodyError,
+    BodyNotRecordedError,
     BodyTooLargeError,
     NotRecordedError,
     UnreadableBodyError,
@@ -168,6 +169,8 @@ async def _replay(
     index = indexes[match.index]
     store.played[(store.name, index)] = store.played.get((store.name, index), 0) + 1
     response = store.entries[index].interaction(with_chunks=True).response
+    if response.body_not_recorded is not None:  # an empty answer would pretend to be the recorded one
+        return _refuse(st, info, BodyNotRecordedError(store.name, index, response.body_not_recorded))
     # what send_plan notes of the replay (not journaled: the recorder's record is its progress row)
     entry = JournalEntry(seq=0, time=time.time(), method=received.method, path=info.path, query={}, headers={},
                          body=None, scenario=None, seed=0)
@@ -377,6 +380,9 @@ class _Recording:
         self.report.add("response body", rules)
         if self.tee.dropped is not None:
             self.report.names.append(f"response body dropped: {self.tee.dropped}")
+            self.response.body_not_recorded = self.tee.dropped
+        if self.tee.stored_decoded is not None:
+            self.report.names.append(f"response body {self.tee.stored_decoded}")
         counter = EventCounter() if self.tee.counts_events(headers) else None
         filtered = self.report.lines()
         entry = Entry(self.request, self.response, spool, filtered=filtered,

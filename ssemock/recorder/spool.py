@@ -11,7 +11,7 @@ import struct
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 from ..cassette import Chunk, Interaction, Request, Response
@@ -106,4 +106,4 @@ class Entry:
         """An :class:`Interaction` (chunks read back from the spool when ``with_chunks``)."""
         r = self.response
         chunks = list(self.spool.chunks()) if with_chunks else []
-        return Interaction(self.request, Response(r.status, r.reason, r.headers, chunks, r.start, r.end, r.timed))
+        return Interaction(self.request, replace(r, chunks=chunks))

@@ -73,6 +73,7 @@ class Tee:
         self.encoding = encoding
         self.complete = True  # set False before close() for a body cut short (its last member may stop anywhere)
         self.dropped: str | None = None  # why the body is not recorded (it does not decode)
+        self.stored_decoded: str | None = None  # why an encoded body is stored decoded (a secret in it)
         self._coded: _CodedScan | None = None  # the scan of an encoded body
         try:
             decoder = Decoder(encoding)
@@ -189,6 +190,12 @@ class Tee:
             return self.spool, Counter(), _without_coding(headers)
         if self._coded is not None:
             if found:  # a secret in an encoded body: stored decoded, scrubbed
+                wire = self._coded.wire.rules if not self._coded.plain.hits else None
+                self.stored_decoded = (
+                    "stored decoded, without its Content-Encoding: a secret in the decoded body was replaced"
+                    if wire is None else "stored decoded, without its Content-Encoding: its encoded bytes held a "
+                    f"secret ({', '.join(sorted(wire))}) outside the decoded body (e.g. a gzip header's file name), "
+                    "which is not kept")
                 return self._decode_and_scrub(headers)
             return self.spool, Counter(), headers
         for piece in self._scrub.close():
