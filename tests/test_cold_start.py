@@ -184,7 +184,7 @@ def test_the_model_classes_keep_their_dataclass_behaviour() -> None:
         "Interaction(request=Request(method='POST', path='/v1/chat/completions', query=[], headers=[], body=b'{}', "
         "body_sha256=None, body_size=None), response=Response(status=200, reason=None, headers=[('content-type', "
         "'text/event-stream')], chunks=[Chunk(t=0.5, data=b'data: x\\n\\n')], start=0.0, end=End(t=0.75, how='clean'), "
-        "timed=True))")
+        "timed=True, body_not_recorded=None))")
     assert dataclasses.asdict(Interaction(request, response))["response"]["end"] == {"t": 0.75, "how": "clean"}
     scenario = Scenario("a", [], "one", "events", source="a.yaml")
     assert scenario == Scenario("a", [], "one", "events") and repr(scenario) == (
