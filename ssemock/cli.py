@@ -29,7 +29,6 @@ from .argtypes import (
     worker_count,
 )
 from .errors import ConfigError, ScenarioError, SSEMockError
-from .names import scenario_names
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -331,7 +330,9 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     path = Path(args.cassette)
-    if (path.is_file() and _is_stub_file(path)) or (path.is_dir() and _holds_stub_files(path)):
+    from .stubs.files import holds_stub_files, is_stub_file
+
+    if (path.is_file() and is_stub_file(path)) or (path.is_dir() and holds_stub_files(path)):
         from .stubs import load_stubs
         from .stubs.preview import stub_cassette
 
@@ -345,92 +346,18 @@ def _inspect(args: argparse.Namespace) -> int:
         return _plot(cassette, args)
     if args.scenario is not None or args.interaction is not None:
         raise UsageError("--scenario and --interaction go with --plot")
-    from .server import cassette_summary
+    from .inspection import describe_cassette
 
-    summary = cassette_summary(cassette)
-    print(f"cassette {cassette.name}: {len(cassette.interactions)} interaction(s)")
-    for key, value in cassette.provenance.items():
-        print(f"  {key}: {value}")
-    for index, (inter, line) in enumerate(zip(cassette.interactions, summary["interactions"])):
-        resp = inter.response
-        sizes = [len(c.data) for c in resp.chunks]
-        print(f"\n#{index} {line['request']} -> {resp.status} {line['content_type'] or ''}".rstrip())
-        print(f"  {len(sizes)} chunk(s), {sum(sizes)} bytes, sizes min/max {min(sizes, default=0)}/"
-              f"{max(sizes, default=0)}; end: {resp.end.how}")
-        if resp.body_not_recorded is not None:
-            print(f"  body not recorded: {resp.body_not_recorded} (a replay answers 500 ssemock_body_not_recorded)")
-        if resp.timed:
-            gaps = [b.t - a.t for a, b in zip(resp.chunks, resp.chunks[1:])]
-            first = resp.chunks[0].t if resp.chunks else resp.end.t
-            print(f"  timing: headers {resp.start:.3f} s, first chunk {first:.3f} s, end {resp.end.t:.3f} s, "
-                  f"largest gap {max(gaps, default=0.0):.3f} s")
-        else:
-            print("  timing: none (imported without timing; replayed without delays)")
-        if args.chunks:
-            for c in resp.chunks:
-                print(f"    t={c.t:.6f}  {len(c.data)} bytes")
-        _print_events(resp.body, resp.header("content-type") or "", resp.header("content-encoding"))
+    for line in describe_cassette(cassette, chunks=args.chunks):
+        print(line)
     return 0
-
-
-def _holds_stub_files(directory: Path) -> bool:
-    """True when a ``*.yaml`` / ``*.yml`` file under ``directory`` is a stub file (what ``serve --stubs`` reads)."""
-    return any(p.is_file() and _is_stub_file(p) for pattern in ("*.yaml", "*.yml") for p in directory.rglob(pattern))
-
-
-def _is_stub_file(path: Path) -> bool:
-    """True when the file starts with the stub format key (``ssemock_stubs: 1``)."""
-    with path.open("rb") as file:
-        return file.read(64).lstrip().startswith(b"ssemock_stubs")
 
 
 def _plot(cassette: Cassette, args: argparse.Namespace) -> int:
-    from .mockserver import collect_scenarios
-    from .plot import draw, pick_interaction, timeline
-    from .scenario import Scenario
+    from .plot import plot_interaction
 
-    scenario = None
-    if args.scenario is not None:
-        if Path(args.scenario).is_file():
-            scenario = Scenario.load(args.scenario)
-        else:
-            known = collect_scenarios(None)
-            try:
-                names = scenario_names(args.scenario)
-            except ConfigError:
-                names = ()
-            if not names or any(n not in known for n in names):
-                raise UsageError(f"--scenario: no scenario file or bundled scenario named {args.scenario!r}")
-            scenario = Scenario.compose(known[n] for n in names)
-    index = pick_interaction(cassette, args.interaction)
-    line = timeline(cassette, index, scenario)
-    draw(line, args.plot)
-    print(f"{args.plot}: {line.title}, {len(line.chunks)} chunk(s), {len(line.events)} event(s), end {line.end_how}")
+    print(plot_interaction(cassette, args.plot, scenario=args.scenario, interaction=args.interaction))
     return 0
-
-
-def _print_events(body: bytes, content_type: str, encoding: str | None) -> None:
-    from .importers import decoded_body
-    from .sse import Comment, decode
-
-    if encoding and encoding.lower() != "identity":
-        plain = decoded_body(body, encoding)
-        if plain is None:
-            print(f"  body: {len(body)} bytes, {encoding}-encoded (not decodable)")
-            return
-        body = plain
-    if "event-stream" not in content_type:
-        print(f"  body: {body[:100].decode('utf-8', 'replace')!r}" + ("…" if len(body) > 100 else ""))
-        return
-    items = decode(body, comments=True)
-    events = [i for i in items if not isinstance(i, Comment)]
-    print(f"  {len(events)} event(s), {len(items) - len(events)} comment(s):")
-    for item in items:
-        if isinstance(item, Comment):
-            print(f"    : {item.text}")
-        else:
-            data = item.data if len(item.data) <= 90 else item.data[:89] + "…"
-            print(f"    {item.type}: {data}")
 
 
 def _scenarios(args: argparse.Namespace) -> int:

@@ -29,11 +29,12 @@ from typing import Any
 
 from .cassette import Cassette
 from .diff import timed_events
-from .errors import PlotError
+from .errors import ConfigError, PlotError
+from .names import scenario_names
 from .plan import Plan
 from .scenario import Scenario
 
-__all__ = ["FORMATS", "Timeline", "draw", "pick_interaction", "timeline"]
+__all__ = ["FORMATS", "Timeline", "draw", "pick_interaction", "plot_interaction", "timeline"]
 
 FORMATS = ("svg", "png")
 _INSTALL = "pip install 'ssemock[plot]'"
@@ -72,6 +73,37 @@ class Timeline:
     first_byte_delay: float = 0.0
     pauses: list[tuple[float, float]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+
+def plot_interaction(cassette: Cassette, path: Path, *, scenario: str | None = None,
+                     interaction: int | None = None) -> str:
+    """Draw interaction ``interaction`` of ``cassette`` (None: the only one) into ``path``, under
+    ``scenario`` (a scenario file, or bundled names ``a,b``); returns the line that describes it.
+
+    Raises:
+        ConfigError: no scenario file nor bundled scenario of that name.
+        PlotError: see :func:`pick_interaction` and :func:`draw`.
+    """
+    index = pick_interaction(cassette, interaction)
+    line = timeline(cassette, index, None if scenario is None else _scenario(scenario))
+    draw(line, path)
+    return f"{path}: {line.title}, {len(line.chunks)} chunk(s), {len(line.events)} event(s), end {line.end_how}"
+
+
+def _scenario(spec: str) -> Scenario:
+    """A scenario file, or bundled scenarios by name (``--scenario``)."""
+    if Path(spec).is_file():
+        return Scenario.load(spec)
+    from .mockserver import collect_scenarios
+
+    known = collect_scenarios(None)
+    try:
+        names = scenario_names(spec)
+    except ConfigError:
+        names = ()
+    if not names or any(n not in known for n in names):
+        raise ConfigError(f"--scenario: no scenario file or bundled scenario named {spec!r}")
+    return Scenario.compose(known[n] for n in names)
 
 
 def pick_interaction(cassette: Cassette, index: int | None) -> int:

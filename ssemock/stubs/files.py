@@ -36,7 +36,8 @@ from .checks import check_finish, check_json, check_status, check_text, check_ti
 from .inline import Chain, tool_call
 from .model import MAX_TOOL_CALLS, REASONING_FIELDS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing
 
-__all__ = ["MAX_STUBS", "MAX_STUB_FILE", "load_stubs", "parse_reply", "parse_stubs"]
+__all__ = ["MAX_STUBS", "MAX_STUB_FILE", "holds_stub_files", "is_stub_file", "load_stubs", "parse_reply",
+           "parse_stubs"]
 
 FORMAT_KEY = "ssemock_stubs"
 MAX_STUB_FILE = 1024 * 1024
@@ -157,3 +158,14 @@ def load_stubs(source: str | os.PathLike[str]) -> list[Stub]:
     except FileNotFoundError:
         raise StubError(str(path), "", "an existing stub file or directory", None) from None
     return parse_stubs(doc, str(path))
+
+
+def is_stub_file(path: Path) -> bool:
+    """True when the file starts with the stub format key (``ssemock_stubs: 1``)."""
+    with path.open("rb") as file:
+        return file.read(64).lstrip().startswith(b"ssemock_stubs")
+
+
+def holds_stub_files(directory: Path) -> bool:
+    """True when a ``*.yaml`` / ``*.yml`` file under ``directory`` is a stub file (what ``serve --stubs`` reads)."""
+    return any(p.is_file() and is_stub_file(p) for pattern in ("*.yaml", "*.yml") for p in directory.rglob(pattern))
