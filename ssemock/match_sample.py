@@ -14,7 +14,7 @@ from .cassette import Cassette, Request
 from .match_index import IndexCache, route_key
 from .placeholder_routes import aligned_path
 
-__all__ = ["LIKENESS_CHARS", "REPORT_BUDGET", "path_likeness", "report_sample"]
+__all__ = ["LIKENESS_CHARS", "LIKENESS_SLACK", "REPORT_BUDGET", "path_likeness", "report_sample"]
 
 REPORT_BUDGET = 32
 """At most this many interactions are compared with a request that matched none, to name
@@ -64,20 +64,25 @@ def report_sample(
 
 
 LIKENESS_CHARS = 128
-"""Characters of each path :func:`path_likeness` compares at most: a longer path is compared by its first
-and last half of that (difflib's ratio takes time that grows with the product of the lengths: 32 request
-paths of 8 KB took 0.3 s against distinct recorded paths)."""
+"""Characters of a recorded path :func:`path_likeness` compares at most: a longer path is compared by
+its first and last half of that (difflib's ratio takes time that grows with the product of the
+lengths: 32 request paths of 8 KB took 0.3 s against distinct recorded paths)."""
+LIKENESS_SLACK = 32
+"""Characters of a received path compared beyond the recorded path's length (cut as above): a request
+path that long is more than unlike the recording already, and a long one costs no more than a short one."""
 
 
 def path_likeness(received: str, recorded: str) -> float:
     """How alike two paths are, from 0 to 1 (:meth:`difflib.SequenceMatcher.ratio`), ``received`` written
     with the segments that fit a placeholder of ``recorded`` as recorded (:func:`aligned_path`), each path
-    cut to :data:`LIKENESS_CHARS` characters."""
+    cut to :data:`LIKENESS_CHARS` characters, ``received`` to :data:`LIKENESS_SLACK` more than ``recorded``."""
     from difflib import SequenceMatcher  # only a request that matched nothing needs it
 
-    return SequenceMatcher(None, _clipped(aligned_path(received, recorded)), _clipped(recorded)).ratio()
+    mine = _clipped(aligned_path(received, recorded), min(LIKENESS_CHARS, len(recorded) + LIKENESS_SLACK))
+    return SequenceMatcher(None, mine, _clipped(recorded, LIKENESS_CHARS)).ratio()
 
 
-def _clipped(text: str) -> str:
-    half = LIKENESS_CHARS // 2
-    return text if len(text) <= LIKENESS_CHARS else text[:half] + text[-half:]
+def _clipped(text: str, most: int) -> str:
+    """``text``, or its first and last ``most // 2`` characters when it is longer than ``most``."""
+    half = most // 2
+    return text if len(text) <= most else text[:half] + text[len(text) - half :]
