@@ -18,8 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ssemock import MockServer
-from ssemock.match_index import path_fits, query_fits
-from ssemock.placeholder_routes import PlaceholderIndex, RouteKey, holds_placeholder
+from ssemock.placeholder_routes import PlaceholderIndex, RouteKey, holds_placeholder, path_fits, query_fits
 from ssemock.redact import REDACTED
 
 FILLER = 3000
