@@ -36,6 +36,7 @@ MODULES = (
     "cold_start",
     "recorder_kill",
     "match_100k",
+    "placeholder_routes",
     "abort_storm",
     "hostile_bodies",
     "stub_synthesis",

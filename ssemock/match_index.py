@@ -17,7 +17,8 @@ its *body key*:
 A recorded path segment or query value holding the filter's placeholder ``REDACTED`` (a secret
 the recorder removed, e.g. a bot token in ``/botREDACTED/sendMessage``) stands for any non-empty
 text there (:func:`path_fits`, :func:`query_fits`); such interactions are filed apart, under their
-recorded route, which each request is compared with (:meth:`CassetteIndex.routes_for`).
+recorded route, which a :class:`~ssemock.placeholder_routes.PlaceholderIndex` finds for each request
+by its path segments (:meth:`CassetteIndex.routes_for`).
 
 Equal keys are necessary for a match, not sufficient (a digest could collide, ``NaN`` is
 not equal to itself): :mod:`ssemock.matching` runs the matchers on the interaction chosen.
@@ -42,15 +43,23 @@ from typing import Any
 
 from .cassette import Cassette, Request, body_digest
 from .cassette.model import parse_json
+from .placeholder_routes import (
+    PlaceholderIndex,
+    RouteKey,
+    aligned_path,
+    holds_placeholder,
+    path_fits,
+    query_fits,
+    redacted_fits,
+)
 from .redact import REDACTED
 
-__all__ = ["INDEXED_MATCHERS", "CassetteIndex", "IndexCache", "PlayCounts", "Route", "aligned_path", "body_key",
-           "path_fits", "query_fits", "route_key"]
+__all__ = ["INDEXED_MATCHERS", "CassetteIndex", "IndexCache", "PlayCounts", "Route", "RouteKey", "aligned_path",
+           "body_key", "path_fits", "query_fits", "redacted_fits", "route_key"]
 
 INDEXED_MATCHERS = frozenset({"method", "path", "query", "body"})
 """The matchers an index understands; any other matcher in ``match_on`` means a linear scan."""
 
-RouteKey = tuple[str | None, str | None, tuple[tuple[str, str], ...] | None]
 Tier = tuple[int, int, int]
 """How good a candidate is, smaller is better: (body differs, recorded without a body, already played)."""
 
@@ -64,73 +73,6 @@ def route_key(request: Request, fields: frozenset[str]) -> RouteKey:
         request.path if "path" in fields else None,
         tuple(sorted((str(k), str(v)) for k, v in request.query)) if "query" in fields else None,
     )
-
-
-def redacted_fits(received: str, recorded: str) -> bool:
-    """Whether ``received`` is ``recorded`` with each ``REDACTED`` in it standing for a non-empty text
-    (the rest of ``recorded`` compared character for character).
-
-    Each literal piece between placeholders is found at its leftmost place after the previous one (a
-    leftmost place never loses a match the others would give), so the time is linear in the lengths,
-    whatever the received text (a regular expression ``.+a.+a.+b`` backtracks: a request path of 100
-    characters held the loop 12 s against a recorded segment of six placeholders)."""
-    if REDACTED not in recorded:
-        return received == recorded
-    first, *middle, last = recorded.split(REDACTED)
-    if not (received.startswith(first) and received.endswith(last)):
-        return False
-    position, end = len(first), len(received) - len(last)  # the placeholders' text lies in [position, end)
-    for piece in middle:  # at least one character before each piece, and one left after it
-        found = received.find(piece, position + 1, end - 1)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    return position < end
-
-
-def path_fits(received: str, recorded: str) -> bool:
-    """Whether the path ``received`` matches ``recorded``: equal, segment by segment, except that a
-    recorded segment holding ``REDACTED`` matches a segment with any non-empty text in its place."""
-    if received == recorded:
-        return True
-    if REDACTED not in recorded:
-        return False
-    got, want = received.split("/"), recorded.split("/")
-    return len(got) == len(want) and all(
-        a == b or (REDACTED in b and redacted_fits(a, b)) for a, b in zip(got, want))
-
-
-def aligned_path(received: str, recorded: str) -> str:
-    """``received`` with each segment that a recorded ``REDACTED`` segment matches written as recorded
-    (a message then shows where the paths differ, not the secret)."""
-    if REDACTED not in recorded:
-        return received
-    got, want = received.split("/"), recorded.split("/")
-    return "/".join(b if REDACTED in b and redacted_fits(a, b) else a for a, b in zip(got, want)) + "".join(
-        "/" + a for a in got[len(want):])
-
-
-def query_fits(received: Iterable[tuple[str, str]], recorded: Iterable[tuple[str, str]]) -> bool:
-    """Whether the query parameters ``received`` match ``recorded``, order ignored: the same names as
-    often, with equal values, except that a recorded value holding ``REDACTED`` matches any non-empty
-    value in its place."""
-    got, want = sorted(received), sorted(recorded)
-    if got == want:
-        return True
-    if len(got) != len(want) or not any(REDACTED in v for _, v in want):
-        return False
-    left = []  # the received pairs no recorded pair equals
-    for pair in got:
-        if pair in want:
-            want.remove(pair)
-        else:
-            left.append(pair)
-    for name, value in want:  # the recorded pairs left: each must hold the placeholder and fit one received
-        fit = next((i for i, (k, v) in enumerate(left) if k == name and redacted_fits(v, value)), None)
-        if fit is None:
-            return False
-        del left[fit]
-    return True
 
 
 def _canonical_float(text: str) -> float | int:
@@ -278,20 +220,32 @@ class CassetteIndex:
     Attributes:
         routes: :class:`Route` by route key.
         patterned: :class:`Route` by recorded route key, for the routes whose path or a query value
-            holds ``REDACTED`` (compared with each request: :meth:`routes_for`), in cassette order.
+            holds ``REDACTED`` (found for a request by :attr:`placeholders`: :meth:`routes_for`), in
+            cassette order.
+        placeholders: the keys of :attr:`patterned`, filed by path segment.
         sites: interaction indexes by ``(method, path)``, in cassette order (for reports).
+        methods: the methods of :attr:`sites` by path, in the order the sites were met.
     """
 
     def __init__(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> None:
         self.fields = fields
         self.routes: dict[RouteKey, Route] = {}
         self.patterned: dict[RouteKey, Route] = {}
+        self.placeholders = PlaceholderIndex()
         self.sites: dict[tuple[str, str], list[int]] = {}
+        self.methods: dict[str, list[str]] = {}
         for index, interaction in enumerate(cassette.interactions):
             request = interaction.request
-            self.sites.setdefault((request.method, request.path), []).append(index)
+            site = self.sites.get((request.method, request.path))
+            if site is None:
+                site = self.sites[(request.method, request.path)] = []
+                self.methods.setdefault(request.path, []).append(request.method)
+            site.append(index)
             place = route_key(request, fields)
-            routes = self.patterned if _holds_placeholder(place) else self.routes
+            routes = self.routes
+            if holds_placeholder(place):
+                routes = self.patterned
+                self.placeholders.add(place)
             route = routes.setdefault(place, Route())
             if request.body is None and request.body_sha256 is None:
                 route.wildcard.append(index)
@@ -310,16 +264,9 @@ class CassetteIndex:
 
     def routes_for(self, request: Request) -> list[Route]:
         """The routes of :attr:`patterned` that ``request`` matches, in cassette order."""
-        method, path, query = route_key(request, self.fields)
-        return [route for (m, p, q), route in self.patterned.items()
-                if m == method and (p is None or path_fits(path or "", p))
-                and (q is None or query_fits(query or (), q))]
-
-
-def _holds_placeholder(key: RouteKey) -> bool:
-    """Whether the recorded path or a recorded query value of a route key holds ``REDACTED``."""
-    return (key[1] is not None and REDACTED in key[1]) or (
-        key[2] is not None and any(REDACTED in value for _, value in key[2]))
+        if not self.patterned:
+            return []
+        return [self.patterned[key] for key in self.placeholders.fitting(route_key(request, self.fields))]
 
 
 class PlayCounts(dict[tuple[str, int], int]):

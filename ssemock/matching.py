@@ -32,13 +32,11 @@ from .match_index import (
     PlayCounts,
     Received,
     Tier,
-    aligned_path,
     body_key,
     choose,
-    path_fits,
-    query_fits,
-    route_key,
 )
+from .match_sample import REPORT_BUDGET, path_likeness, report_sample
+from .placeholder_routes import aligned_path, path_fits, query_fits
 from .redact import REDACTED
 
 __all__ = [
@@ -315,15 +313,6 @@ def key_request(received: Request, match_on: Sequence[str]) -> None:
         body_key(received, keep=True)
 
 
-def _body_passes(received: Request, recorded: Request) -> bool:
-    """Whether the ``body`` matcher passes."""
-    try:
-        MATCHERS["body"](received, recorded)
-    except AssertionError:
-        return False
-    return True
-
-
 def _passes(received: Request, recorded: Request, match_on: Sequence[str]) -> bool:
     """Whether every matcher of ``match_on`` passes (:func:`differences` is empty)."""
     try:
@@ -332,6 +321,10 @@ def _passes(received: Request, recorded: Request, match_on: Sequence[str]) -> bo
     except AssertionError:
         return False
     return True
+
+
+_body_passes = functools.partial(_passes, match_on=("body",))
+"""Whether the ``body`` matcher passes."""
 
 
 def _indexed(
@@ -390,65 +383,19 @@ def _linear(
     return None if best is None else best[1]
 
 
-REPORT_BUDGET = 32
-"""At most this many interactions are compared with a request that matched none, to name
-the closest: first those of its own route and of its method and path, then the others in
-cassette order. A miss therefore costs O(number of distinct method + path pairs) plus 32
-comparisons, whatever the size of the cassettes."""
-
-
-def _report_sample(
-    pool: list[Cassette], received: Request, required: Sequence[str], indexes: IndexCache | None,
-) -> list[tuple[int, Cassette, int]]:
-    """Up to :data:`REPORT_BUDGET` ``(position, cassette, index)`` to compare for the report."""
-    chosen: dict[tuple[int, int], tuple[int, Cassette, int]] = {}
-    offsets = []
-    total = 0
-    for cassette in pool:
-        offsets.append(total)
-        total += len(cassette.interactions)
-
-    def take(order: int, indexes_: Iterable[int]) -> None:
-        for i in indexes_:
-            if len(chosen) >= REPORT_BUDGET:
-                return
-            chosen.setdefault((order, i), (offsets[order] + i, pool[order], i))
-
-    if indexes is not None and total > REPORT_BUDGET:
-        fields = _route_fields(required)
-        for order, cassette in enumerate(pool):
-            index = indexes.get(cassette, fields, False)
-            route = index.routes.get(route_key(received, fields))
-            if route is not None:
-                take(order, route.bodied[:3] + route.wildcard[:3])
-            take(order, index.sites.get((received.method, received.path), [])[:3])
-            for other in index.routes_for(received):
-                take(order, other.bodied[:3] + other.wildcard[:3])
-        for order, cassette in enumerate(pool):
-            index = indexes.get(cassette, fields, False)
-            for (method, path), members in index.sites.items():
-                if path == received.path and method != received.method:
-                    take(order, members[:3])
-    for order, cassette in enumerate(pool):
-        take(order, range(min(len(cassette.interactions), REPORT_BUDGET)))
-    return sorted(chosen.values(), key=lambda c: c[0])
-
-
 def _no_match(
     pool: list[Cassette], received: Request, match_on: Sequence[str], required: Sequence[str],
     indexes: IndexCache | None,
 ) -> NoMatchError:
     """The error for a request that matched nothing, naming the closest interactions."""
-    from difflib import SequenceMatcher  # only a request that matched nothing needs it
-
     near: list[tuple[int, float, int, Match, list[str]]] = []
     likeness: dict[str, float] = {}
-    for position, cassette, index in _report_sample(pool, received, required, indexes):
+    for position, cassette, index in report_sample(pool, received, _route_fields(required), indexes):
         inter = cassette.interactions[index]
         hard = [f for f in differences(received, inter.request, match_on) if f.split(":", 1)[0] in required]
         path = inter.request.path
         if path not in likeness:
-            likeness[path] = SequenceMatcher(None, aligned_path(received.path, path), path).ratio()
+            likeness[path] = path_likeness(received.path, path)
         near.append((len(hard), -likeness[path], position, Match(cassette, index, inter), hard))
     near.sort(key=lambda n: n[:3])
     closest: list[dict[str, Any]] = [
