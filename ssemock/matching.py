@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cassette import Cassette, Interaction, Request, body_digest
+from .closeness import Closeness
 from .errors import ConfigError, NoMatchError
 from .match_index import (
     INDEXED_MATCHERS,
@@ -387,16 +388,19 @@ def _no_match(
     pool: list[Cassette], received: Request, match_on: Sequence[str], required: Sequence[str],
     indexes: IndexCache | None,
 ) -> NoMatchError:
-    """The error for a request that matched nothing, naming the closest interactions."""
+    """The error for a request that matched nothing, naming the closest interactions: by the number of
+    matchers they fail, then by how far they are (:mod:`ssemock.closeness`), then in cassette order."""
     near: list[tuple[int, float, int, Match, list[str]]] = []
     likeness: dict[str, float] = {}
+    closeness = Closeness(received)
     for position, cassette, index in report_sample(pool, received, _route_fields(required), indexes):
         inter = cassette.interactions[index]
         hard = [f for f in differences(received, inter.request, match_on) if f.split(":", 1)[0] in required]
         path = inter.request.path
         if path not in likeness:
             likeness[path] = path_likeness(received.path, path)
-        near.append((len(hard), -likeness[path], position, Match(cassette, index, inter), hard))
+        far = closeness.distance(inter.request, (f.split(":", 1)[0] for f in hard), likeness[path])
+        near.append((len(hard), far, position, Match(cassette, index, inter), hard))
     near.sort(key=lambda n: n[:3])
     closest: list[dict[str, Any]] = [
         {"cassette": m.cassette.name, "interaction": m.index, "request": describe(m.interaction.request),
