@@ -18,7 +18,7 @@ from __future__ import annotations
 from .core import Recorder
 from .modes import RecordMode, record_mode
 from .progress import Progress, ProgressRow
-from .proxy import CASSETTE_HEADER
+from .relay import CASSETTE_HEADER
 from .state import RecorderOptions
 
 __all__ = ["CASSETTE_HEADER", "Progress", "ProgressRow", "RecordMode", "Recorder", "RecorderOptions", "record_mode"]

@@ -38,7 +38,6 @@ is decoded by aiohttp; it is forwarded and recorded decoded, without its
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import re
 import time
@@ -47,9 +46,9 @@ from dataclasses import replace
 import aiohttp
 from aiohttp import web
 
-from ..cassette import End, Request, Response, body_digest, no_content, reason_phrase
+from ..cassette import End, Request, Response, body_digest, reason_phrase
 from ..coding import CODINGS
-from ..edge import abort_connection, refuse, set_framing
+from ..edge import refuse
 from ..errors import CassetteError, JSONTooDeepError, NoMatchError, RecorderConfigError, RecorderError, SSEMockError
 from ..intake import check_json, read_body
 from ..journal import JournalEntry
@@ -69,6 +68,7 @@ from ..refusals import (
 from ..send import send_plan
 from .modes import RecordMode
 from .progress import ProgressRow
+from .relay import CASSETTE_HEADER, HOP_BY_HOP, client_response, finish_client, relay
 from .spool import Entry, Spool
 from .state import STATE, RecorderState
 from .store import CassetteStore, cassette_name_for, check_cassette_name
@@ -76,15 +76,10 @@ from .tee import EventCounter, Tee
 
 __all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "WRITE_BEFORE_END_MAX", "handle", "health"]
 
-CASSETTE_HEADER = "X-SSEMock-Cassette"
 WRITE_BEFORE_END_MAX = 1 << 20
 """Bytes of response body up to which an interaction is on disk before its client gets the
 last byte; a larger one is written right after (5-30 MB/s of YAML on a 2-core machine)."""
 ADMIN_PREFIX = "/_ssemock/"
-_HOP_BY_HOP = frozenset(
-    {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
-     "transfer-encoding", "upgrade", "host", "content-length", CASSETTE_HEADER.lower()}
-)
 _BODY_OPTION = "Recorder(limits=Limits(max_request_body=BYTES)) or ssemock record --max-request-body BYTES"
 _DEPTH_OPTION = "Recorder(limits=Limits(max_json_depth=N)) or ssemock record --max-json-depth N"
 _DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
@@ -209,7 +204,7 @@ def _decodable_accept(value: str) -> str:
 
 
 def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str, str]]:
-    headers = [(k, v) for k, v in _client_headers(request) if k.lower() not in _HOP_BY_HOP]
+    headers = [(k, v) for k, v in _client_headers(request) if k.lower() not in HOP_BY_HOP]
     if not st.options.keep_encoding:
         headers = [(k, v) for k, v in headers if k.lower() != "accept-encoding"] + [("Accept-Encoding", "identity")]
     else:  # only codings the scan can read: a body it cannot decode is not recorded
@@ -253,56 +248,10 @@ async def _stream(
     loop = asyncio.get_running_loop()
     start = loop.time() - t0
     raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in upstream.raw_headers]
-    response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
-    for k, v in raw_headers:
-        if k.lower() not in _HOP_BY_HOP:
-            response.headers.add(k, v)
-    no_body = no_content(request.method, upstream.status)
-    if upstream.headers.get("Content-Length") is not None and "chunked" not in upstream.headers.get(
-        "Transfer-Encoding", ""
-    ):
-        response.content_length = int(upstream.headers["Content-Length"])
-    elif not no_body:
-        set_framing(request, response, "chunked")  # close-delimited for an HTTP/1.0 client
+    response, no_body = client_response(request, upstream, raw_headers)
     tee = Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""),
-               redacted.credentials)
-    how = "clean"
-    cancelled: BaseException | None = None
-    # The bytes that complete a length-framed answer (or its headers, when it is empty) wait
-    # until the interaction is on disk: a client that has its whole answer finds it recorded.
-    left = None if no_body else response.content_length
-    held = b""
-    try:
-        if left != 0 and not no_body:
-            await response.prepare(request)
-        while True:
-            data = await upstream.content.readany()
-            if not data:
-                break
-            t = round(loop.time() - t0, 6)
-            if left is not None:
-                left -= len(data)
-                if left <= 0:
-                    held = data
-                    tee.add(t, data)
-                    continue
-            try:
-                await response.write(data)  # the client first; the tee only keeps the read
-            except ConnectionError:
-                how = "client_gone"
-                break
-            finally:
-                tee.add(t, data)  # never waits: a read the scan cannot take now is spooled raw
-    except (TimeoutError, aiohttp.ServerTimeoutError):
-        how = "timeout"
-    except aiohttp.ClientPayloadError as exc:
-        how = "reset" if _is_reset(exc) else "cut"
-    except (ConnectionResetError, aiohttp.ClientOSError):
-        how = "reset"
-    except ConnectionError:
-        how = "client_gone"
-    except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
-        how, cancelled = "timeout", exc
+              redacted.credentials)
+    how, held, cancelled = await relay(request, response, upstream, tee, t0, no_body)
     end = loop.time() - t0
     tee.complete = how == "clean"
     report = redacted.report
@@ -332,7 +281,7 @@ async def _stream(
     st.report(info)
     if cancelled is not None:
         raise cancelled
-    await _finish_client(request, response, how, held)
+    await finish_client(request, response, how, held)
     return response
 
 
@@ -346,7 +295,7 @@ async def _finish_large(
     finished = asyncio.get_running_loop().create_future()
     st.finishing.add(finished)
     try:
-        await _finish_client(request, response, recording.response.end.how, held)
+        await finish_client(request, response, recording.response.end.how, held)
         try:
             spool, entry, _ = await recording.entry(True)
         except asyncio.CancelledError:  # stopping: scrubbed without the loop, then written at stop
@@ -388,32 +337,6 @@ class _Recording:
         entry = Entry(self.request, self.response, spool, filtered=filtered,
                       observe=counter.feed if counter else None)
         return spool, entry, counter
-
-
-async def _finish_client(request: web.Request, response: web.StreamResponse, how: str, held: bytes) -> None:
-    if how == "client_gone":
-        return
-    with contextlib.suppress(ConnectionError):
-        if not response.prepared:
-            await response.prepare(request)
-        if held:
-            await response.write(held)
-    if how == "clean":
-        with contextlib.suppress(ConnectionError):
-            await response.write_eof()
-    elif how == "reset":
-        abort_connection(request, reset=True)
-    elif how in ("cut", "timeout"):
-        abort_connection(request, reset=False)
-
-
-def _is_reset(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ConnectionResetError) or "reset by peer" in str(seen).lower():
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, str]]) -> RedactedRequest:
