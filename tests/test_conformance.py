@@ -8,15 +8,19 @@ dispatches from the recorded bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx
 import openai
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
 
 import ssemock
 from ssemock import MockServer
@@ -64,6 +68,8 @@ Reader = Callable[[httpx.Client, Stream, "str | None"], Seen]
 READERS: dict[str, Reader] = {"decoder": read_with_decoder, "httpx-sse": read_with_httpx_sse}
 
 # Findings: real clients that fail a preserving preset (strict: the test fails when they are fixed).
+GENAI_LINES = ("google-genai 3.6.1 ({}): a line that does not start with 'data: ' (with the space) is read as a line of"
+               " raw JSON, so {} raises UnknownApiResponseError ('Failed to parse response as JSON')")
 FINDINGS = {
     ("bom", "httpx-sse"): "httpx-sse 0.4.3 keeps a leading U+FEFF: the first field name becomes '\ufeffdata'"
                           " or '\ufeffevent', so the first event is lost or loses its type (WHATWG strips one BOM)",
@@ -76,6 +82,9 @@ FINDINGS = {
     ("meta-blocks", "openai"): "openai SDK: a block with only 'retry:' or 'id:' is dispatched with empty data,"
                                " and json.loads('') raises JSONDecodeError out of the stream",
     ("bom", "anthropic"): "anthropic SDK: its SSE decoder keeps a leading U+FEFF, so message_start is lost",
+    **{(name, "google-genai"): GENAI_LINES.format(name, trigger) for name, trigger in {
+        "bom": "'\ufeffdata: {…}'", "keepalive": "': OPENROUTER PROCESSING'", "extra-fields": "'id: 1'",
+        "meta-blocks": "'retry: 3000'", "no-space": "'data:{…}'", "torture": "': OPENROUTER PROCESSING'"}.items()},
 }
 
 
@@ -186,6 +195,46 @@ def test_openai_and_anthropic_sdks_assemble_the_clean_text(server: MockServer, s
     assert texts >= 2, "the SDK assembles text from the recordings"
 
 
+# ---- google-genai: Gemini recordings, each served alone (the SDK writes its own request body) --------------
+GEMINI_STREAMS = [s for s in STREAMS
+                  if s.path.startswith("/v1beta/models/") and s.path.endswith(":streamGenerateContent")]
+
+
+@pytest.fixture(scope="module")
+def gemini_server() -> Iterator[MockServer]:
+    cassettes = collect_cassettes(None)
+    alone = [dataclasses.replace(cassettes[s.cassette], name=s.id.replace("#", "-"),
+                                 interactions=[cassettes[s.cassette].interactions[s.index]]) for s in GEMINI_STREAMS]
+    with MockServer(alone, match_on=("method", "path"), timing_scale=0) as running:
+        yield running
+
+
+def genai_outcome(server: MockServer, stream: Stream, scenario: str | None) -> tuple[str, Any]:
+    """The chunks google-genai makes of the stream (its HTTP response left out), or the error it raises."""
+    headers = {k: v for k, v in stream.headers(scenario).items() if k.startswith("X-")}
+    headers["X-SSEMock-Cassette"] = stream.id.replace("#", "-")
+    model = stream.path.removeprefix("/v1beta/models/").removesuffix(":streamGenerateContent")
+    options = {"base_url": server.url, "api_version": "v1beta", "headers": headers}
+    server.reset()
+    with genai.Client(api_key="AIza-test", http_options=options) as client:  # type: ignore[arg-type]
+        try:
+            return ("chunks", [c.model_dump(mode="json", exclude_none=True, exclude={"sdk_http_response"})
+                               for c in client.models.generate_content_stream(model=model, contents="Hi")])
+        except (genai_errors.APIError, genai_errors.UnknownApiResponseError) as exc:
+            return ("raised", f"{type(exc).__name__}: {str(exc)[:60]}")
+
+
+@pytest.mark.parametrize(("scenario", "reader"), cases("google-genai"))
+def test_google_genai_makes_the_clean_chunks(gemini_server: MockServer, scenario: str, reader: str) -> None:
+    assert len(GEMINI_STREAMS) == 3
+    for stream in GEMINI_STREAMS:
+        clean = CLEAN.get((reader, stream)) or CLEAN.setdefault((reader, stream),
+                                                                genai_outcome(gemini_server, stream, None))
+        assert clean[0] == "chunks" and clean[1], stream.id
+        assert genai_outcome(gemini_server, stream, scenario) == clean, stream.id
+        assert gemini_server.requests[0]["outcome"] == "complete"
+
+
 # ---- one-bug readers: each passes every single preset of the first round, not the combined one -----
 def interpret(lines: Iterable[str]) -> Seen:
     """WHATWG field rules on ready-made lines (the event type is reset when an event is dispatched)."""
@@ -267,3 +316,14 @@ def test_ids_then_keepalive_comments_keep_the_events(server: MockServer, client:
         assert sdk_outcome(server, stream, IDS_THEN_COMMENTS) == sdk_outcome(server, stream, None)
     else:
         assert READERS[reader](client, stream, IDS_THEN_COMMENTS) == stream.truth()
+
+
+def test_the_readme_lists_the_google_genai_findings() -> None:
+    """The README's list of real clients that fail a preserving preset names google-genai's, as found above."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Real clients that fail a preserving preset")
+    paragraph = readme[start : readme.index("\n\n", start)]
+    said = paragraph[paragraph.index("google-genai 3.6.1") :].split(" and passes the other presets")[0]
+    found = sorted(name for name, reader in FINDINGS if reader == "google-genai")
+    assert sorted(re.findall(r"under (.*?) \(", said.replace("\n", " "))[0].replace(" and", ",").split(", ")) == \
+        [f"`{name}`" for name in found]

@@ -374,3 +374,67 @@ def test_cli_import_refuses_what_the_loader_would_refuse_and_writes_nothing(
     assert not out.exists()  # nothing written, not even the good one
     assert main(["import", "vcr", str(good), "-o", str(out)]) == 0
     assert main(["inspect", str(out / "good.yaml")]) == 0
+
+
+# pydantic-ai's json_body_serializer (VCR.py): a JSON body becomes `parsed_body` (YAML data) on requests
+# and responses alike, `body` removed, `content-length` set to len(json.dumps(parsed_body)).
+ANSWER = {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o-mini",
+          "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Paris – ok"}}]}
+PARSED_BODY_CASSETTE = {"version": 1, "interactions": [
+    {"request": {"method": "POST", "uri": "https://api.openai.com/v1/chat/completions",
+                 "headers": {"content-type": ["application/json"]},
+                 "parsed_body": {"model": "gpt-4o-mini", "stream": True,
+                                 "messages": [{"role": "user", "content": "stream it"}]}},
+     "response": {"status": {"code": 200, "message": "OK"}, "headers": {"content-type": ["text/event-stream"]},
+                  "body": {"string": 'data: {"choices":[{"delta":{"content":"streamed"}}]}\n\ndata: [DONE]\n\n'}}},
+    {"request": {"method": "POST", "uri": "https://api.openai.com/v1/chat/completions",
+                 "headers": {"content-type": ["application/json"]},
+                 "parsed_body": {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "answer it"}]}},
+     "response": {"status": {"code": 200, "message": "OK"},
+                  "headers": {"content-type": ["application/json"],
+                              "content-length": [str(len(json.dumps(ANSWER).encode()))]},
+                  "parsed_body": ANSWER}},
+]}
+
+
+def test_vcr_parsed_bodies_are_kept_and_served_by_body(tmp_path: Path) -> None:
+    """Imported with ``ssemock import vcr``, served by ``ssemock serve``: each request body picks its
+    interaction, and a JSON answer kept as ``parsed_body`` is sent (it was an empty 200)."""
+    import subprocess
+
+    import httpx
+
+    from .processes import reap
+
+    source = tmp_path / "openai.yaml"
+    source.write_text(yaml.safe_dump(PARSED_BODY_CASSETTE, allow_unicode=True), encoding="utf-8")
+    assert main(["import", "vcr", str(source), "-o", str(tmp_path / "out")]) == 0
+    proc = subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--cassettes", str(tmp_path / "out"),
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip().removeprefix("ssemock serving on ")
+        sent = [httpx.post(url + "/v1/chat/completions", json=i["request"]["parsed_body"], timeout=10)
+                for i in reversed(PARSED_BODY_CASSETTE["interactions"])]
+        other = httpx.post(url + "/v1/chat/completions", json={"model": "gpt-4o-mini", "messages": []}, timeout=10)
+    finally:
+        reap(proc)
+    answered, streamed = sent
+    assert answered.status_code == 200 and answered.headers["content-type"] == "application/json"
+    assert answered.json() == ANSWER
+    # as pydantic-ai's deserializer writes it back (json.dumps of the data as the file holds it), of the
+    # length its serializer wrote into content-length
+    stored = yaml.safe_load(source.read_text(encoding="utf-8"))["interactions"][1]["response"]
+    assert answered.content == json.dumps(stored["parsed_body"]).encode()
+    assert len(answered.content) == int(stored["headers"]["content-length"][0])
+    assert streamed.text.endswith("data: [DONE]\n\n") and '"streamed"' in streamed.text
+    assert other.status_code == 404 and other.json()["error"]["type"] == "ssemock_no_match"
+
+
+def test_vcr_parsed_body_answers_have_their_recorded_length() -> None:
+    """The real MCP session's two OpenAI chat answers were stored as ``parsed_body``."""
+    raw = yaml.safe_load((REALWORLD / "mcp-deepwiki-ping-comments-crlf.vcr.yaml").read_text(encoding="utf-8"))
+    cassette = import_vcr(REALWORLD / "mcp-deepwiki-ping-comments-crlf.vcr.yaml")
+    lengths = [(int(r["response"]["headers"]["content-length"][0]), len(i.response.body))
+               for r, i in zip(raw["interactions"], cassette.interactions) if "parsed_body" in r["response"]]
+    assert lengths == [(904, 904), (1339, 1339)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import yaml
 from ssemock import Limits, MockServer, NetworkOptions, Scenario
 from ssemock.cassette import loads
 from ssemock.mockserver import collect_cassettes
+from ssemock.sse import Event, decode
 
 from .sseclients import sse_streams
 
@@ -97,3 +99,18 @@ def test_the_mockserver_signature_is_the_code_s() -> None:
     assert {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in readme.items()} == \
         {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in code.items()}
     assert [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY] == list(code)[1:]
+
+
+def test_the_readme_names_the_mcp_recording_s_protocol_version() -> None:
+    """The version the README says MCP clients must accept is the one the bundled recording's server answered,
+    and the installed ``mcp`` SDK negotiates it (``tests/test_resume.py`` runs that client on the recording)."""
+    from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    cassette = collect_cassettes(None)["mcp-deepwiki-ping-comments-crlf"]
+    answers = [json.loads(e.data) for i in cassette.interactions for e in decode(i.response.body)
+               if isinstance(e, Event) and e.data.startswith("{")]
+    versions = {a["result"]["protocolVersion"] for a in answers if "protocolVersion" in a.get("result", {})}
+    assert versions == {"2025-11-25"}
+    said = re.search(r"MCP recording's `initialize` answer is protocol version `([^`]+)`", section("What is bundled"))
+    assert said is not None and {said.group(1)} == versions
+    assert said.group(1) in HANDSHAKE_PROTOCOL_VERSIONS

@@ -2,9 +2,11 @@
 
 Handles the variants seen in real files: request bodies as ``body`` (string or
 ``{string: ...}``) or pydantic-ai's ``parsed_body`` (YAML data); response bodies
-as text (``|+`` blocks, double-quoted strings with ``\\r\\n`` escapes) or
+as text (``|+`` blocks, double-quoted strings with ``\\r\\n`` escapes),
 ``!!binary`` (e.g. gzip with ``Content-Encoding: gzip``, kept encoded, so the
-client receives exactly what the provider sent). Secret headers and query
+client receives exactly what the provider sent) or ``parsed_body`` (a JSON answer, written
+back as pydantic-ai's ``json_body_serializer.deserialize`` does: ``json.dumps`` with its
+defaults, the length its ``content-length`` header was set to). Secret headers and query
 parameters are dropped (see :mod:`ssemock.redact`).
 """
 
@@ -83,7 +85,7 @@ def _interaction(p: Path, item: Any, i: int, dropped: list[int]) -> Interaction:
     if not isinstance(code, int):
         raise ImportFormatError(p, f"{where}.response.status.code", "an HTTP status code", code)
     request, sent = request_from_url(req["method"], req["uri"], _headers(req.get("headers")), _request_body(req))
-    body = _bytes(p, resp.get("body"), f"{where}.response.body")
+    body = _response_body(p, resp, f"{where}.response")
     if code in NO_CONTENT_STATUSES and body:
         dropped.append(i)
     response = untimed_response(code, status.get("message"), _headers(resp.get("headers")), body, sent)
@@ -109,6 +111,12 @@ def _request_body(req: dict[str, Any]) -> bytes | None:
     if body is None or body in ("", b""):
         return None if body is None else b""
     return body if isinstance(body, bytes) else str(body).encode("utf-8")
+
+
+def _response_body(p: Path, resp: dict[str, Any], where: str) -> bytes:
+    if "parsed_body" in resp:  # pydantic-ai's serializer: a JSON answer kept as YAML data, ``body`` removed
+        return json.dumps(resp["parsed_body"]).encode("utf-8")
+    return _bytes(p, resp.get("body"), f"{where}.body")
 
 
 def _bytes(p: Path, body: Any, where: str) -> bytes:
