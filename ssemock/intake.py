@@ -96,7 +96,7 @@ async def check_json(received: Request, max_depth: int, option: str) -> None:
 
 THREAD_PARSE = 64 * 1024
 """Bodies larger than this many bytes (64 KiB) are parsed as JSON, and keyed for matching
-(canonical JSON text, :func:`ssemock.match_index.body_key`), in a thread, not on the event loop."""
+(canonical JSON text, :func:`ssemock.body_key.body_key`), in a thread, not on the event loop."""
 
 
 async def journal_body(received: Request, limit: int) -> Any:

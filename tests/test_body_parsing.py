@@ -13,11 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
+import ssemock.body_key
 import ssemock.limits
-import ssemock.match_index
 from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response
+from ssemock.body_key import TEXT_PIECE, WHOLE_TEXT
 from ssemock.intake import THREAD_PARSE
-from ssemock.match_index import TEXT_PIECE, WHOLE_TEXT
 
 PATH = "/v1/chat/completions"
 
@@ -48,7 +48,7 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
     seen = Calls()
-    real_loads, real_encoder = json.loads, ssemock.match_index._ENCODER
+    real_loads, real_encoder = json.loads, ssemock.body_key._ENCODER
 
     def loads(data: Any, **kwargs: Any) -> Any:
         seen.loads.append((threading.get_ident(), len(data)))
@@ -59,7 +59,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
         return real_encoder.encode(value)
 
     monkeypatch.setattr(json, "loads", loads)
-    monkeypatch.setattr(ssemock.match_index, "_ENCODER", types.SimpleNamespace(encode=encode))
+    monkeypatch.setattr(ssemock.body_key, "_ENCODER", types.SimpleNamespace(encode=encode))
     yield seen
 
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ssemock.errors import RecorderConfigError
 from ssemock.redact import GITLEAKS_COMMIT, REDACTED, Credentials, Filter, is_credential_name
-from ssemock.scanner.shapes import default_scanner, load_gitleaks
+from ssemock.scanner.own_rules import default_scanner
+from ssemock.scanner.shapes import load_gitleaks
 
 # Names the issue saw reach disk, and credential names of the providers' own documentation.
 CREDENTIAL_NAMES = [

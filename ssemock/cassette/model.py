@@ -89,7 +89,7 @@ class Request:
     # matching asks every candidate for its JSON on every request; a received body is parsed
     # once for the depth check, the journal, stubs and matching alike.
     _parsed: tuple[bytes | None, Any, int] | None = field(default=None, init=False, repr=False, compare=False)
-    # (body it was keyed from, key): see :func:`ssemock.match_index.body_key` (``keep=True``).
+    # (body it was keyed from, key): see :func:`ssemock.body_key.body_key` (``keep=True``).
     _body_key: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def json(self) -> Any:

@@ -34,8 +34,9 @@ from ..scanner.names import (
     SECRET_RESPONSE_HEADERS,
     is_credential_name,
 )
+from ..scanner.own_rules import default_scanner
 from ..scanner.scrub import replaced
-from ..scanner.shapes import Hit, default_scanner, disjoint, escape_safe
+from ..scanner.shapes import Hit, disjoint, escape_safe
 from .credentials import DEFAULT_MIN_LENGTH, Credentials, values_of_header
 from .stream import ChunkScrubber
 

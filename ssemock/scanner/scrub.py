@@ -7,7 +7,8 @@ from collections import Counter
 
 from .fields import FieldFinder
 from .names import REDACTED, is_credential_name
-from .shapes import Hit, default_scanner, disjoint
+from .own_rules import default_scanner
+from .shapes import Hit, disjoint
 
 __all__ = ["default_fields", "replaced", "scrub_text"]
 
