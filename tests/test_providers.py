@@ -278,7 +278,8 @@ def test_http_429_openai_chat_and_responses(rate_limited: MockServer) -> None:
         with pytest.raises(openai.RateLimitError) as caught:
             client.responses.create(model="gpt-5", input="Hi", stream=True,
                                     extra_headers=headers("openai-responses-function-call"))
-        assert caught.value.body == {"message": "Too Many Requests", "type": "requests", "param": None,
+        # the message of OpenAI's 429 ("Error codes": "429 - Rate limit reached for requests")
+        assert caught.value.body == {"message": "Rate limit reached for requests.", "type": "requests", "param": None,
                                      "code": "rate_limit_exceeded"}
 
 
@@ -290,7 +291,8 @@ def test_http_429_anthropic(rate_limited: MockServer) -> None:
                                extra_headers=headers("anthropic-messages-thinking"))
     body = caught.value.body
     assert isinstance(body, dict) and body["type"] == "error" and body["request_id"].startswith("req_")
-    assert body["error"] == {"type": "rate_limit_error", "message": "Too Many Requests"}
+    # Anthropic docs, "Errors": 429 rate_limit_error, "Your account has hit a rate limit."
+    assert body["error"] == {"type": "rate_limit_error", "message": "Your account has hit a rate limit."}
 
 
 def test_http_429_gemini(rate_limited: MockServer) -> None:
@@ -299,8 +301,8 @@ def test_http_429_gemini(rate_limited: MockServer) -> None:
     with genai.Client(api_key="AIza-test", http_options=options) as client, \
             pytest.raises(genai_errors.ClientError) as caught:
         list(client.models.generate_content_stream(model="gemini-2.0-flash-exp", contents="Hi"))
-    assert (caught.value.code, caught.value.status, caught.value.message) == (429, "RESOURCE_EXHAUSTED",
-                                                                              "Too Many Requests")
+    assert (caught.value.code, caught.value.status, caught.value.message) == (
+        429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")  # Google's own message
 
 
 def test_http_429_openrouter_has_a_numeric_code(rate_limited: MockServer) -> None:
@@ -381,7 +383,8 @@ def test_the_readme_provider_errors_examples_run() -> None:
     plan = Plan.of(interaction.response, request=interaction.request)
     Scenario.from_dict({"steps": http}).apply(plan)
     assert plan.response.status == 429 and ("retry-after", "2") in plan.response.headers
-    assert json.loads(plan.response.body)["error"] == {"type": "rate_limit_error", "message": "Too Many Requests"}
+    assert json.loads(plan.response.body)["error"] == {"type": "rate_limit_error",
+                                                       "message": "Your account has hit a rate limit."}
 
 
 

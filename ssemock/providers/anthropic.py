@@ -68,12 +68,22 @@ def http_error(spec: ErrorSpec, status: int) -> Any:
     return {**_error(spec, status), "request_id": REQUEST_ID}
 
 
+HTTP_MESSAGES = {
+    401: "invalid x-api-key",  # the API's answer to a wrong key (docs, "Errors": an issue with your API key)
+    429: "Your account has hit a rate limit.",  # Anthropic docs, "Errors"
+    500: "An unexpected error has occurred internal to Anthropic's systems.",
+    529: "Anthropic's API is temporarily overloaded.",
+}
+"""The messages Anthropic's HTTP errors carry, by status."""
+
+
 PROVIDER = Provider(
     name="anthropic",
     title="Anthropic Messages API",
     recognise=recognise,
     stream_error=stream_error,
     http_error=http_error,
+    http_messages=HTTP_MESSAGES,
     key_shapes=(SK_KEY,),
     secret_request_headers=frozenset({"x-api-key"}),
     secret_response_headers=frozenset({"anthropic-organization-id"}),

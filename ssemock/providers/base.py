@@ -155,6 +155,8 @@ class Provider:
         secret_response_headers: lower-case response header names that identify the account.
         env: environment variable -> value its SDKs read; ``{url}`` stands for the fake provider's base URL.
         synthesize: a stream synthesizer for answers without a recording, or None (not provided).
+        http_messages: HTTP status -> the error message this provider sends with it (its documented
+            wording), for an ``http-error`` step that sets none; other statuses: the reason phrase.
     """
 
     name: str
@@ -167,3 +169,4 @@ class Provider:
     secret_response_headers: frozenset[str] = frozenset()
     env: Mapping[str, str] = field(default_factory=dict)
     synthesize: Callable[..., Any] | None = None
+    http_messages: Mapping[int, str] = field(default_factory=dict)

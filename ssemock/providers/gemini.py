@@ -77,12 +77,25 @@ def http_error(spec: ErrorSpec, status: int) -> Any:
     return _error(spec, status)
 
 
+HTTP_MESSAGES = {
+    # Google APIs' message for a request without valid credentials (Vertex AI, an OAuth token that is not)
+    401: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other "
+         "valid authentication credential.",
+    429: "Resource has been exhausted (e.g. check quota).",
+    500: "An internal error has occurred. Please retry or report in "
+         "https://developers.generativeai.google/guide/troubleshooting",
+    503: "The model is overloaded. Please try again later.",
+}
+"""The messages the Gemini API's HTTP errors carry, by status (its troubleshooting guide lists the statuses)."""
+
+
 PROVIDER = Provider(
     name="gemini",
     title="Google Gemini API and Gemini on Vertex AI",
     recognise=recognise,
     stream_error=stream_error,
     http_error=http_error,
+    http_messages=HTTP_MESSAGES,
     key_shapes=(KeyShape("ssemock-google-api-key", ("AIza",), "A-Za-z0-9_-", 30),
                 KeyShape("ssemock-google-oauth-token", ("ya29.",), "A-Za-z0-9_-", 20)),
     secret_request_headers=frozenset({"x-goog-api-key"}),

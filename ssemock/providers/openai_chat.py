@@ -28,7 +28,7 @@ from .base import ErrorSpec, KeyShape, Provider, SentPayloads, chosen
 from .chat import by_status, error_lines
 from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, run, slot
 
-__all__ = ["PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error", "text_event"]
+__all__ = ["HTTP_MESSAGES", "PROVIDER", "SK_KEY", "SYNTHESIS", "openai_error", "text_event"]
 
 TYPES = {400: "invalid_request_error", 429: "requests", 500: "server_error"}
 CODES: dict[int, str | None] = {401: "invalid_api_key", 429: "rate_limit_exceeded"}
@@ -61,8 +61,19 @@ def http_error(spec: ErrorSpec, status: int) -> Any:
     return {"error": openai_error(spec, status)}
 
 
+HTTP_MESSAGES = {
+    # OpenAI, "Error codes" (platform.openai.com/docs/guides/error-codes): the message of each status.
+    401: "Incorrect API key provided.",
+    429: "Rate limit reached for requests.",
+    500: "The server had an error while processing your request.",
+    503: "The engine is currently overloaded, please try again later.",
+}
+"""The messages OpenAI's HTTP errors carry, by status (also those of the Responses API)."""
+
+
 PROVIDER = Provider(
     name="openai-chat",
+    http_messages=HTTP_MESSAGES,
     title="OpenAI Chat Completions (and compatible APIs)",
     recognise=recognise,
     stream_error=stream_error,

@@ -24,8 +24,8 @@ from typing import Any
 
 from .base import ErrorSpec, Provider, SentPayloads, chosen, dump
 from .chat import by_status, last_payload
+from .openai_chat import HTTP_MESSAGES, TYPES
 from .openai_chat import PROVIDER as CHAT
-from .openai_chat import TYPES
 from .synthesis import ALNUM, HEX, Piece, Script, Synthesis, Template, dumps, nearest, run, slot
 
 __all__ = ["PROVIDER", "SYNTHESIS"]
@@ -64,6 +64,7 @@ def stream_error(spec: ErrorSpec, sent: SentPayloads) -> list[str]:
 
 PROVIDER = Provider(
     name="openai-responses",
+    http_messages=HTTP_MESSAGES,
     title="OpenAI Responses API",
     recognise=recognise,
     stream_error=stream_error,

@@ -64,8 +64,9 @@ class HttpError(Step):
     are HTTP tokens, values have no CR, LF, NUL or other control character but
     tab), and the body: ``json`` (any JSON body) or ``text`` (a text body), or else the
     provider's own error body for the status, shaped by ``provider`` (auto, recognised from
-    the request, or a provider name), ``message`` (default the status's reason phrase,
-    at most 65,536 characters), ``type``, ``code`` (string, integer or null), ``choices``
+    the request, or a provider name), ``message`` (default the provider's own wording for the
+    status where ssemock knows it, e.g. Anthropic's ``invalid x-api-key`` for 401, else the status's
+    reason phrase; at most 65,536 characters), ``type``, ``code`` (string, integer or null), ``choices``
     (each defaulting to the provider's value for the status; see :mod:`ssemock.providers`) and
     ``extra`` (more fields merged into the error object, at most 64 KiB as JSON).
     ``content_type``: a header value; default ``application/json`` for a JSON body,
@@ -119,8 +120,9 @@ class HttpError(Step):
         else:
             value = self.json
             if value is None:
-                spec = prov.error_spec(self, self.message or phrase(self.status))
-                value = prov.provider_of(plan, self.provider).http_error(spec, self.status)
+                provider = prov.provider_of(plan, self.provider)
+                message = self.message or provider.http_messages.get(self.status) or phrase(self.status)
+                value = provider.http_error(prov.error_spec(self, message), self.status)
             body, kind = json.dumps(value).encode("utf-8"), "application/json"
         resp.status, resp.reason = self.status, None
         resp.headers = [("Content-Type", self.content_type or kind), *self.headers.items()]
