@@ -21,7 +21,6 @@ known only by its digest, whatever the cassette order.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -72,7 +71,7 @@ class Closeness:
             return far / len(keys)
         if len(mine) > TEXT_CHARS or len(theirs) > TEXT_CHARS:
             return _size_distance(len(mine), len(theirs))
-        return 1.0 - difflib.SequenceMatcher(None, mine, theirs, autojunk=False).quick_ratio()
+        return 1.0 - _likeness(mine, theirs)
 
     def _received_leaves(self) -> dict[str, Any] | None:
         if not self._read:
@@ -108,8 +107,15 @@ def _leaf_distance(a: Any, b: Any) -> float:
     if a == b:
         return 0.0
     if isinstance(a, str):
-        return 1.0 - difflib.SequenceMatcher(None, a[:TEXT_CHARS], b[:TEXT_CHARS], autojunk=False).quick_ratio()
+        return 1.0 - _likeness(a[:TEXT_CHARS], b[:TEXT_CHARS])
     return 1.0
+
+
+def _likeness(a: Any, b: Any) -> float:
+    """difflib's quick ratio of two strings or byte strings, 0 to 1."""
+    from difflib import SequenceMatcher  # only a request that matched nothing needs it
+
+    return SequenceMatcher(None, a, b, autojunk=False).quick_ratio()
 
 
 def _pairs_distance(a: list[tuple[str, str]], b: list[tuple[str, str]]) -> float:

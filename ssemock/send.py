@@ -325,7 +325,8 @@ class _Stream:
         notes = self.sent.injected
         notes.extend(self.pacing.notes(len(self.chunks)))
         if self.keepalive:
-            notes.append(f"keep-alive: {self.comments} comment(s) sent, {len(self.plan.keepalive_comment)} bytes each")
+            kind = "ping event(s)" if self.plan.keepalive_comment.startswith(b"event:") else "comment(s)"
+            notes.append(f"keep-alive: {self.comments} {kind} sent, {len(self.plan.keepalive_comment)} bytes each")
         if self.heartbeat_end:
             notes.append(f"heartbeat: {self.heartbeat_end}")
 

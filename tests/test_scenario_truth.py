@@ -19,7 +19,7 @@ from ssemock import Cassette, MockServer
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
 from ssemock.errors import ScenarioError
 from ssemock.scenario import Scenario
-from ssemock.sse import Event, decode
+from ssemock.sse import Comment, Event, decode
 from ssemock.stubs import reply
 
 # A recording whose chunks come at once and whose end came 1.372 s later (the case seen).
@@ -141,6 +141,23 @@ def test_ping_events_during_a_stall_reach_both_decoders(tmp_path: Path) -> None:
         pings = [e for e in events if e[0] == "ping"]
         assert len(pings) >= 2 and all(json.loads(d) == {"type": "ping"} for _, d in pings)  # Anthropic docs
         assert [json.loads(d)["n"] for t, d in events if t != "ping"] == [0, 1, 2]
+
+
+def test_ping_events_are_counted_as_events_and_replacing_comments_is_said(tmp_path: Path) -> None:
+    """The journal counted ping events as "comment(s)", and a ping-event after keep-alive-every silently
+    replaced its comments."""
+    file = _scenario(tmp_path, "both", "- stall: {after_events: 1, seconds: 0.35}\n- keep-alive-every: {seconds: 0.1}\n"
+                                       "- ping-event: {seconds: 0.1}\n")
+    with MockServer([_timed("/v1/messages")], scenarios=[file], scenario="both") as server:
+        r = httpx.post(server.url + "/v1/messages", json={}, timeout=10)
+        [entry] = server.requests
+    items = decode(r.content, comments=True)
+    pings = [e for e in items if isinstance(e, Event) and e.type == "ping"]
+    assert not [c for c in items if isinstance(c, Comment)] and len(pings) >= 2
+    ping = b'event: ping\ndata: {"type": "ping"}\n\n'  # Anthropic docs, "Streaming Messages": ping events
+    assert f"keep-alive: {len(pings)} ping event(s) sent, {len(ping)} bytes each" in entry["injected"]
+    assert ("keep-alive-every: no effect, replaced by ping-event: a stream has one keep-alive filler (comments or "
+            "ping events), the last step written wins") in entry["notes"]
 
 
 def test_keep_alive_text_with_the_current_time(tmp_path: Path) -> None:

@@ -105,6 +105,7 @@ class PingEvent(KeepAliveEvery):
     fields: ClassVar[dict[str, Field]] = {"seconds": number(KEEPALIVE_MIN)}
 
     def apply(self, plan: Plan) -> None:
+        self.replaces(plan)
         plan.keepalive_every = self.seconds
         plan.keepalive_comment = ANTHROPIC_PING
         plan.keepalive_now = False

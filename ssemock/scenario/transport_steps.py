@@ -244,7 +244,15 @@ class KeepAliveEvery(Step):
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = {"seconds": number(KEEPALIVE_MIN), "text": short_text()}
 
+    def replaces(self, plan: Plan) -> None:
+        """Say in the plan's "no effect" notes that this step replaces another keep-alive filler."""
+        if plan.keepalive_every:
+            earlier = "ping-event" if plan.keepalive_comment.startswith(b"event:") else "keep-alive-every"
+            plan.ineffective.append(f"{earlier}: no effect, replaced by {self.name}: a stream has one keep-alive "
+                                    "filler (comments or ping events), the last step written wins")
+
     def apply(self, plan: Plan) -> None:
+        self.replaces(plan)
         plan.keepalive_every = self.seconds
         plan.keepalive_comment = f": {self.text}\n\n".encode()
         plan.keepalive_now = "{now}" in self.text
