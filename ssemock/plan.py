@@ -27,6 +27,7 @@ from __future__ import annotations
 import random
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 from .cassette import Chunk, End, Request, Response
 from .coding import ContentCodingError, Decoder
@@ -125,6 +126,15 @@ class Plan:
         self.undecodable: str | None = None
         self.ineffective: list[str] = []
         self.keepalive_now = False
+
+    def observable(self) -> tuple[Any, ...]:
+        """What a client can tell of this plan (the response, its framing, timing, coding, keep-alive and
+        faults), to find a step that changed none of it."""
+        r = self.response
+        return (r.status, r.reason, tuple(r.headers), tuple(r.chunks), r.start, r.end, r.timed, self.framing,
+                self.timing_scale, self.first_byte_delay, tuple(sorted(self.pauses.items())), self.pace, self.budget,
+                self.content_encoding, self.keepalive_every, self.keepalive_comment, self.keepalive_now,
+                self.heartbeat, self.resume_body)
 
     def keepalive_block(self) -> bytes:
         """The keep-alive block to write now: ``keepalive_comment``, with ``{now}`` replaced by the UTC

@@ -211,3 +211,16 @@ def test_stubs_stream_reasoning_in_the_field_asked_for(field: str) -> None:
     assert next(i for i, d in enumerate(deltas) if d.get(field)) < next(
         i for i, d in enumerate(deltas) if d.get("content")
     )
+
+
+def test_every_step_that_changed_nothing_is_named_in_the_notes(tmp_path: Path) -> None:
+    """Steps whose target is not in the response (no tool call to strip of its id, a Content-Type already
+    what the step sets) said nothing; the steps that did change it are not named."""
+    file = _scenario(tmp_path, "idle", '- edit: {delete: ["choices[0].delta.tool_calls[0].id"]}\n'
+                                       "- content-type: {value: text/event-stream}\n- bom: {}\n")
+    with MockServer([_timed()], scenarios=[file], scenario="idle", timing_scale=0) as server:
+        r = httpx.post(server.url + "/v1/chat/completions", json={}, timeout=10)
+        [entry] = server.requests
+    assert r.content.startswith(b"\xef\xbb\xbf")  # the bom step did change it
+    assert entry["notes"] == ["edit: no effect, no line of this stream is one it changes",
+                              "content-type: no effect, this response holds nothing it changes"]

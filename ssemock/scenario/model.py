@@ -91,18 +91,23 @@ class Scenario:
                     if lines is None:
                         original = plan.response.chunks
                         lines = split_lines(original)
-                    before = list(lines)  # a step may return the list it was given
+                    before, said = list(lines), len(plan.ineffective)  # a step may return the list it was given
                     lines = step.run(lines, plan)
-                    if len(plan.notes) == written and lines == before:
-                        plan.notes.append(f"{step.name}: no line changed")
+                    if lines == before and len(plan.ineffective) == said:
+                        plan.ineffective.append(f"{step.name}: no effect, no line of this stream is one it changes")
+                        if len(plan.notes) == written:
+                            plan.notes.append(f"{step.name}: no line changed")
                 if len(plan.notes) == written and plan.is_event_stream:
                     plan.notes.append(step.note())
                 continue
             if lines is not None:
                 plan.response.chunks, lines = join_lines(lines, original), None
+            seen, said = plan.observable(), len(plan.ineffective)
             step.apply(plan)
             if len(plan.notes) == written:
                 plan.notes.append(step.note())
+            if len(plan.ineffective) == said and plan.observable() == seen:
+                plan.ineffective.append(f"{step.name}: no effect, this response holds nothing it changes")
         if lines is not None:
             plan.response.chunks = join_lines(lines, original)
         return plan
