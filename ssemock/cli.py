@@ -28,6 +28,7 @@ from .argtypes import (
     scenario_list,
     worker_count,
 )
+from .commands import COMMANDS, DESCRIPTION, EXAMPLES, HelpFormatter, epilog
 from .errors import ConfigError, ScenarioError, SSEMockError
 from .version import __version__
 
@@ -54,12 +55,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``ssemock`` argument parser; ``command`` (the sub-command about to be parsed, None: any)
     spares building the other commands' parsers, and the imports their defaults need (a command that
     does not exist gets them all, for the list of choices in its error)."""
-    parser = _Parser(prog="ssemock", description="Record and replay Server-Sent Events streams.")
+    parser = _Parser(prog="ssemock", description=DESCRIPTION, epilog=epilog(EXAMPLES), formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"ssemock {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, (help_text, add_arguments) in _COMMANDS.items():
-        if command not in _COMMANDS or name == command:
-            add_arguments(sub.add_parser(name, help=help_text))
+    for name, entry in COMMANDS.items():
+        if command not in COMMANDS or name == command:
+            _ADD_ARGUMENTS[name](sub.add_parser(name, help=entry.help, description=entry.description,
+                                                epilog=epilog(entry.examples), formatter_class=HelpFormatter))
     return parser
 
 
@@ -169,18 +171,13 @@ def _add_check_parser(check: argparse.ArgumentParser) -> None:
                        help="warn about recordings older than this (provenance.recorded_at)")
 
 
-_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
-    "serve": ("serve cassettes over HTTP (replay)", _add_serve_arguments),
-    "import": ("convert foreign recordings into ssemock cassettes", _add_import_parsers),
-    "inspect": ("show a cassette's interactions, chunks, timing and events", _add_inspect_arguments),
-    "diff": ("compare two cassettes event by event and in time; exit 0 equal, 1 different", _add_diff_arguments),
-    "scenarios": ("list the bundled scenarios, one line each; 'check FILE…' validates files",
-                  _add_scenarios_arguments),
-    "check": ("lint cassettes: format, size, secrets, age (exit 1 on findings)", _add_check_parser),
-    "record": ("record a provider through a streaming reverse proxy", _add_record_arguments),
+_ADD_ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "serve": _add_serve_arguments, "import": _add_import_parsers, "inspect": _add_inspect_arguments,
+    "diff": _add_diff_arguments, "scenarios": _add_scenarios_arguments, "check": _add_check_parser,
+    "record": _add_record_arguments,
 }
-"""Each sub-command: its help line, and the function adding its options (called only for the command
-parsed, or for all when the command is not known yet, e.g. ``ssemock --help``)."""
+"""The function adding each sub-command's options (called only for the command parsed, or for all when
+it is not known yet, e.g. ``ssemock --help``); their texts are :data:`ssemock.commands.COMMANDS`."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
