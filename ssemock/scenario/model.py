@@ -85,24 +85,15 @@ class Scenario:
                 return plan
             plan.step_index = index
             plan.running = self.origin(index, step.name)
-            written = len(plan.notes)
             if isinstance(step, LineStep):
-                if plan.is_event_stream:
-                    if lines is None:
-                        original = plan.response.chunks
-                        lines = split_lines(original)
-                    before, said = list(lines), len(plan.ineffective)  # a step may return the list it was given
-                    lines = step.run(lines, plan)
-                    if lines == before and len(plan.ineffective) == said:
-                        plan.ineffective.append(f"{step.name}: no effect, no line of this stream is one it changes")
-                        if len(plan.notes) == written:
-                            plan.notes.append(f"{step.name}: no line changed")
-                if len(plan.notes) == written and plan.is_event_stream:
-                    plan.notes.append(step.note())
+                if plan.is_event_stream and lines is None:
+                    original = plan.response.chunks
+                    lines = split_lines(original)
+                lines = _run_lines(step, lines, plan)
                 continue
             if lines is not None:
                 plan.response.chunks, lines = join_lines(lines, original), None
-            seen, said = plan.observable(), len(plan.ineffective)
+            written, seen, said = len(plan.notes), plan.observable(), len(plan.ineffective)
             step.apply(plan)
             if len(plan.notes) == written:
                 plan.notes.append(step.note())
@@ -241,3 +232,19 @@ def load_scenarios(directory: str | os.PathLike[str]) -> dict[str, Scenario]:
         claim_name(claimed, scenario.name, file, ScenarioError, "scenario")
         found[scenario.name] = scenario
     return found
+
+
+def _run_lines(step: LineStep, lines: list[Any] | None, plan: Plan) -> list[Any] | None:
+    """Run a line step over ``lines`` (None: the body is not an event stream, the step does nothing) and
+    note what it did, or that it changed no line."""
+    written = len(plan.notes)
+    if lines is not None:
+        before, said = list(lines), len(plan.ineffective)  # a step may return the list it was given
+        lines = step.run(lines, plan)
+        if lines == before and len(plan.ineffective) == said:
+            plan.ineffective.append(f"{step.name}: no effect, no line of this stream is one it changes")
+            if len(plan.notes) == written:
+                plan.notes.append(f"{step.name}: no line changed")
+        if len(plan.notes) == written:
+            plan.notes.append(step.note())
+    return lines
