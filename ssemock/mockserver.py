@@ -31,6 +31,7 @@ from .names import scenario_names
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 from .stubs import StubBook
+from .tls import TLSFiles, local_authority, server_context
 
 if TYPE_CHECKING:
     from .stubs import Stub
@@ -189,6 +190,9 @@ class MockServer:
         cors_origins: origins (``https://app.example:8443``) whose web pages may read replay
             answers, besides loopback origins (``http://localhost:3000``, any port), which always
             may; ``"*"``: any web page (see :mod:`ssemock.edge.cors`).
+        tls: serve over https: True with ssemock's local authority (:func:`ssemock.tls.local_authority`; its
+            certificate is ``tls.ca``, for the client's ``SSL_CERT_FILE`` or ``verify=``), or a
+            :class:`~ssemock.tls.TLSFiles` of your own; False (default): plain http.
         **keywords: the fields of ``limits`` and ``network`` one by one (``max_request_body=N``),
             as before the records; each replaces that field of the record given.
 
@@ -218,6 +222,7 @@ class MockServer:
         network: NetworkOptions = NetworkOptions(),
         stubs: Iterable[StubSource] | StubSource | None = None,
         cors_origins: Iterable[str] = (),
+        tls: bool | TLSFiles = False,
         **keywords: Any,
     ) -> None:
         limits, network = replace_fields("MockServer", "serve", keywords, limits, network)
@@ -238,6 +243,8 @@ class MockServer:
         check_names(self.state)
         self.host = host
         self.port = port
+        self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
+        self._context = None if self.tls is None else server_context(self.tls)
         self._runner: web.AppRunner | None = None
         self._background = BackgroundLoop("ssemock-server", self.start, self.stop)
 
@@ -248,11 +255,11 @@ class MockServer:
 
     @property
     def url(self) -> str:
-        """The base URL, ``http://HOST:PORT`` (``http://[::1]:PORT`` for an IPv6 address)."""
+        """The base URL, ``http://HOST:PORT`` (``http://[::1]:PORT`` for an IPv6 address; ``https://`` with TLS)."""
         if self._runner is None:
             raise ServerError("MockServer is not running")
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return f"{'http' if self.tls is None else 'https'}://{host}:{self.port}"
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -285,7 +292,7 @@ class MockServer:
         """Start serving in the running event loop. Raises :class:`ServerError`."""
         try:
             runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
-                                        exposure=EXPOSURE, handler_cancellation=True)
+                                        exposure=EXPOSURE, handler_cancellation=True, ssl_context=self._context)
         except OSError as exc:
             raise ServerError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         self.port = runner.addresses[0][1]

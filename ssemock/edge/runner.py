@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -220,6 +221,7 @@ class _EdgeRunner(web.AppRunner):
 async def start_runner(
     app: web.Application, host: str, port: int, options: NetworkOptions, *, exposure: str,
     handler_cancellation: bool = False, self_reporting: Sequence[Handler] = (), guard_every_path: bool = False,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> web.AppRunner:
     """Serve ``app`` on ``host:port`` in the running loop, with ``options``; returns its runner.
 
@@ -230,6 +232,7 @@ async def start_runner(
         self_reporting: route handlers that write their own line per request.
         guard_every_path: refuse a foreign ``Host`` or ``Origin`` on every path (the recorder,
             which forwards requests with the target's credentials), not only on admin paths.
+        ssl_context: serve over TLS with it (:mod:`ssemock.tls`); None: plain TCP.
 
     Raises:
         OSError: the address cannot be bound (the runner is cleaned up).
@@ -237,7 +240,7 @@ async def start_runner(
     runner = make_runner(app, host, options, handler_cancellation=handler_cancellation,
                          self_reporting=self_reporting, guard_every_path=guard_every_path)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True, backlog=options.backlog)
+    site = web.TCPSite(runner, host, port, reuse_address=True, backlog=options.backlog, ssl_context=ssl_context)
     try:
         await site.start()
     except OSError:

@@ -1,0 +1,117 @@
+"""Replay over https: ``MockServer(tls=True)`` and ``ssemock serve --tls`` answer over TLS with a
+certificate of ssemock's local authority, which clients trust through ``SSL_CERT_FILE`` (no code change);
+the bytes are those of the plain http replay. Real servers on 127.0.0.1, read by httpx, the openai SDK
+in its own process and Python's ssl."""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ssemock import ConfigError, MockServer
+from ssemock.sse import decode
+from ssemock.tls import TLSFiles, local_authority, trust_env
+
+NAME = "openai-chat-tool-calls-usage"
+
+
+@pytest.fixture
+def tls_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "ssemock" / "tls"
+
+
+def _ask(server: MockServer, **client: object) -> bytes:
+    request = server.state.cassettes[NAME].interactions[0].request
+    with httpx.Client(timeout=20, **client) as http:  # type: ignore[arg-type]
+        answer = http.post(server.url + request.path, content=request.body,
+                           headers={"Content-Type": "application/json"})
+    assert answer.status_code == 200
+    return answer.content
+
+
+def test_the_https_replay_sends_the_bytes_of_the_http_one(tls_dir: Path) -> None:
+    with MockServer(scenarios=[], timing_scale=0) as plain:
+        expected = _ask(plain)
+    with MockServer(scenarios=[], timing_scale=0, tls=True) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        assert server.tls is not None and server.tls.ca == tls_dir / "ca.pem"
+        got = _ask(server, verify=ssl.create_default_context(cafile=str(server.tls.ca)))
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            _ask(server)  # the system's authorities do not know it
+    assert got == expected and decode(got) == decode(expected)
+    assert stat.S_IMODE(os.stat(tls_dir / "server-key.pem").st_mode) == 0o600
+    assert sorted(p.name for p in tls_dir.iterdir()) == ["ca.pem", "server-key.pem", "server.pem"]  # no CA key
+
+
+def test_the_certificate_names_localhost_and_both_loopback_addresses(tls_dir: Path) -> None:
+    files = local_authority()
+    context = ssl.create_default_context(cafile=str(files.ca))
+    with MockServer(scenarios=[], tls=files) as server:
+        for host in ("localhost", "127.0.0.1"):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw, \
+                    context.wrap_socket(raw, server_hostname=host) as tls:
+                assert tls.version() in ("TLSv1.2", "TLSv1.3") and tls.selected_alpn_protocol() in (None, "http/1.1")
+    assert local_authority() == files and (tls_dir / "ca.pem").read_bytes() == files.ca.read_bytes()  # kept
+
+
+def test_the_openai_sdk_trusts_it_from_the_environment_alone(tls_dir: Path) -> None:
+    script = (
+        "import openai, sys\n"
+        "client = openai.OpenAI(base_url=sys.argv[1] + '/v1', api_key='sk-test', max_retries=0)\n"
+        "stream = client.chat.completions.create(model='gpt-4o-mini', stream=True,\n"
+        "    messages=[{'role': 'user', 'content': 'What is the weather in Paris and in Tokyo?'}])\n"
+        "print(sum(1 for _ in stream))\n"
+    )
+    cassette = MockServer(scenarios=[]).state.cassettes[NAME]
+    with MockServer([cassette], scenarios=[], timing_scale=0, match_on=("method", "path"), tls=True) as server:
+        assert server.tls is not None
+        env = {**os.environ, **trust_env(server.tls)}
+        done = subprocess.run([sys.executable, "-c", script, server.url], capture_output=True, text=True,
+                              timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    events = [e for e in decode(cassette.interactions[0].response.body) if e.data != "[DONE]"]
+    assert int(done.stdout) == len(events)  # one chunk object per recorded event
+
+
+def test_serve_tls_prints_the_authority_to_trust(tls_dir: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tls_dir.parent.parent)}
+    process = subprocess.Popen([sys.executable, "-m", "ssemock", "serve", "--port", "0", "--tls"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        url = process.stdout.readline().split()[-1]
+        lines = [process.stderr.readline() for _ in range(2)]
+        health = httpx.get(url + "/_ssemock/health", verify=ssl.create_default_context(
+            cafile=str(tls_dir / "ca.pem")), timeout=10)
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert url.startswith("https://127.0.0.1:") and health.json()["status"] == "ok"
+    assert f"TLS: clients trust {tls_dir / 'ca.pem'} (SSL_CERT_FILE={tls_dir / 'ca.pem'})\n" in lines
+
+
+def test_a_certificate_of_your_own_or_a_broken_one(tmp_path: Path, tls_dir: Path) -> None:
+    files = local_authority()
+    own = TLSFiles(files.cert, files.key)  # as a user's own: no authority to print
+    assert trust_env(own) == {}
+    with MockServer(scenarios=[], tls=own) as server:
+        trusted = ssl.create_default_context(cafile=str(files.ca))
+        assert httpx.get(server.url + "/_ssemock/health", verify=trusted, timeout=10).status_code == 200
+    (tmp_path / "bad.pem").write_text("not a certificate\n")
+    with pytest.raises(ConfigError, match=r"bad\.pem, .*server-key\.pem: expected a PEM certificate chain and its "
+                                          r"private key"):
+        MockServer(tls=TLSFiles(tmp_path / "bad.pem", files.key))
+    with pytest.raises(ConfigError, match=r"missing\.pem: no such TLS certificate or key file"):
+        MockServer(tls=TLSFiles(tmp_path / "missing.pem", files.key))
+    done = subprocess.run([sys.executable, "-m", "ssemock", "serve", "--port", "0", "--tls-cert", str(files.cert)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr == "ssemock: error: serve: --tls-cert and --tls-key go together\n"
