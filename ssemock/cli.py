@@ -35,7 +35,6 @@ from .version import __version__
 if TYPE_CHECKING:
     from .cassette import Cassette
     from .mockserver import MockServer
-    from .tls import TLSFiles
 
 # Each command imports what it needs when it runs: ``serve`` never imports the importers, the diff,
 # the plot, the lint or the workers (tests/test_cold_start.py checks it).
@@ -67,7 +66,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
-    from .edge.arguments import add_limit_arguments, add_network_arguments
+    from .edge.arguments import add_limit_arguments, add_network_arguments, add_tls_arguments
     from .matching import MATCHERS
 
     serve.add_argument("--cassettes", action="append", type=Path, metavar="DIR",
@@ -90,15 +89,10 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                        help="an origin (https://app.example:8443) whose web pages may read replay answers, besides "
                             "loopback origins (localhost, 127.0.0.1, [::1], any port); '*': any web page (repeatable)")
-    serve.add_argument("--tls", action="store_true",
-                       help="serve over https with ssemock's local certificate authority (made once, kept in "
-                            "~/.cache/ssemock/tls; its CA file is printed: SSL_CERT_FILE=…); needs "
-                            "pip install 'ssemock[tls]'")
-    serve.add_argument("--tls-cert", type=Path, metavar="FILE", help="with --tls: your own certificate chain (PEM)")
-    serve.add_argument("--tls-key", type=Path, metavar="FILE", help="with --tls: its private key (PEM)")
     serve.add_argument("--workers", type=worker_count, metavar="N|auto",
                        help="serve from N processes on one port (auto: one per core; needs gunicorn: "
                             "pip install 'ssemock[workers]'); the journal gathers them all")
+    add_tls_arguments(serve)
     add_limit_arguments(serve, "serve")
     add_network_arguments(serve, "serve", grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, "
                                                      "then cut them (a second signal exits at once)")
@@ -241,32 +235,22 @@ def _server(args: argparse.Namespace) -> MockServer:
     from .bundled import bundled_scenarios
     from .config import Limits
     from .edge import NetworkOptions
-    from .edge.arguments import record_of
+    from .edge.arguments import record_of, tls_choice
     from .mockserver import MockServer
 
     scenarios = [bundled_scenarios(), *args.scenarios] if args.scenarios else None
     try:
+        tls = tls_choice(args)
+        if tls and args.workers is not None:
+            raise ConfigError("--tls goes without --workers (the worker processes serve plain http)")
         return MockServer(
-            args.cassettes, tls=_tls(args), scenarios=scenarios, scenario=args.scenario, host=args.host,
+            args.cassettes, tls=tls, scenarios=scenarios, scenario=args.scenario, host=args.host,
             port=args.port, match_on=args.match_on, timing_scale=args.timing_scale, seed=args.seed,
             limits=record_of(Limits, args, "serve"), network=record_of(NetworkOptions, args, "serve"),
             stubs=args.stubs, cors_origins=args.cors_origin,
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None
-
-
-def _tls(args: argparse.Namespace) -> TLSFiles | bool:
-    """``--tls`` (with ``--tls-cert`` and ``--tls-key``: the user's own files)."""
-    if (args.tls_cert is None) != (args.tls_key is None):
-        raise ConfigError("--tls-cert and --tls-key go together")
-    if not args.tls and args.tls_cert is None:
-        return False
-    if args.workers is not None:
-        raise ConfigError("--tls goes without --workers (the worker processes serve plain http)")
-    from .tls import TLSFiles
-
-    return TLSFiles(args.tls_cert, args.tls_key) if args.tls_cert is not None else True
 
 
 async def _run_until_signal(server: MockServer) -> int:

@@ -115,3 +115,19 @@ def test_a_certificate_of_your_own_or_a_broken_one(tmp_path: Path, tls_dir: Path
     done = subprocess.run([sys.executable, "-m", "ssemock", "serve", "--port", "0", "--tls-cert", str(files.cert)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr == "ssemock: error: serve: --tls-cert and --tls-key go together\n"
+
+
+def test_the_recorder_accepts_https_clients_and_records_as_over_http(tls_dir: Path, tmp_path: Path) -> None:
+    from ssemock.cassette import load
+    from ssemock.recorder import Recorder
+
+    from .upstream import SCRIPTS, Upstream
+
+    script, _ = SCRIPTS["chat"]
+    with Upstream() as up, Recorder(up.url, tmp_path / "out", tls=True, cassette="tls") as rec:
+        assert rec.url.startswith("https://127.0.0.1:") and rec.tls is not None and rec.tls.ca is not None
+        trusted = ssl.create_default_context(cafile=str(rec.tls.ca))
+        answer = httpx.post(rec.url + "/stream/chat", json={}, verify=trusted, timeout=20)
+    assert answer.status_code == 200 and answer.content == b"".join(data for _, data in script)
+    [interaction] = load(tmp_path / "out" / "tls.yaml").interactions
+    assert interaction.response.body == answer.content and interaction.request.path == "/stream/chat"

@@ -17,13 +17,17 @@ import contextlib
 import functools
 import resource
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ..argtypes import option_quantity
 from ..config import Knob, Limits, knobs
+from ..errors import ConfigError
+from ..tls import TLSFiles
 from .options import NetworkOptions
 
-__all__ = ["add_limit_arguments", "add_network_arguments", "knob_value", "raise_open_files_limit", "record_of"]
+__all__ = ["add_limit_arguments", "add_network_arguments", "add_tls_arguments", "knob_value", "raise_open_files_limit",
+           "record_of", "tls_choice"]
 
 R = TypeVar("R")
 RECORDS = (Limits, NetworkOptions)
@@ -127,3 +131,26 @@ def raise_open_files_limit() -> None:
     if hard == resource.RLIM_INFINITY or soft < hard:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--tls``, ``--tls-cert FILE``, ``--tls-key FILE`` (``serve`` and ``record``: :mod:`ssemock.tls`)."""
+    parser.add_argument("--tls", action="store_true",
+                        help="answer over https with ssemock's local certificate authority (made once, kept in "
+                             "~/.cache/ssemock/tls; its CA file is printed: SSL_CERT_FILE=…); needs "
+                             "pip install 'ssemock[tls]'")
+    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="with --tls: your own certificate chain (PEM)")
+    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="with --tls: its private key (PEM)")
+
+
+def tls_choice(args: argparse.Namespace) -> TLSFiles | bool:
+    """What the TLS options ask for: False (plain http), True (the local authority) or the user's own files.
+
+    Raises:
+        ConfigError: ``--tls-cert`` without ``--tls-key`` or the other way round.
+    """
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise ConfigError("--tls-cert and --tls-key go together")
+    if args.tls_cert is not None:
+        return TLSFiles(args.tls_cert, args.tls_key)
+    return bool(args.tls)

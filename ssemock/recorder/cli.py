@@ -31,7 +31,14 @@ from ..argtypes import integer, matcher_names, seconds
 from ..background import stop_on_signals
 from ..config import Limits
 from ..edge import NetworkOptions, configure_logging
-from ..edge.arguments import add_limit_arguments, add_network_arguments, raise_open_files_limit, record_of
+from ..edge.arguments import (
+    add_limit_arguments,
+    add_network_arguments,
+    add_tls_arguments,
+    raise_open_files_limit,
+    record_of,
+    tls_choice,
+)
 from ..errors import RecorderConfigError, RecorderError
 from ..matching import MATCHERS
 from .modes import RecordMode
@@ -89,6 +96,7 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", type=matcher_names, default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
+    add_tls_arguments(rec)
     add_limit_arguments(rec, "record")
     add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
                                                     "then record them as ended by 'timeout' (a second signal exits "
@@ -114,13 +122,14 @@ def run(args: argparse.Namespace) -> int:
     )
 
     limits, network = record_of(Limits, args, "record"), record_of(NetworkOptions, args, "record")
+    tls = tls_choice(args)
 
     def make(target: str, shown: str | None = None) -> Recorder:
         return Recorder(
             target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
             port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
             limits=limits, network=network, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
-            match_on=args.match_on,
+            match_on=args.match_on, tls=tls,
             progress=None if args.quiet else sys.stderr, shown_target=shown,
         )
 
@@ -182,6 +191,8 @@ async def _until_signal(recorder: Recorder) -> int:
     stop = stop_on_signals()
     await recorder.start()
     print(f"ssemock recording on {recorder.url} -> {recorder.target}", flush=True)
+    if recorder.tls is not None and recorder.tls.ca is not None:
+        print(f"TLS: clients trust {recorder.tls.ca} (SSL_CERT_FILE={recorder.tls.ca})", file=sys.stderr, flush=True)
     print(f"record mode {recorder.mode.value}; cassettes in {recorder.options.directory}",
           file=sys.stderr, flush=True)
     status = 0

@@ -26,6 +26,7 @@ from ..matching import DEFAULT_MATCH_ON, check_match_on
 from ..redact import Filter
 from ..send import TIMELINE
 from ..timeline import Timeline
+from ..tls import TLSFiles, local_authority, server_context
 from .modes import RecordMode, record_mode
 from .progress import Progress
 from .proxy import handle, health
@@ -162,6 +163,8 @@ class Recorder:
             before they are recorded as ended by ``timeout``: 5 s by default (:data:`RECORDER_NETWORK`).
         **keywords: the fields of ``limits`` and ``network`` the recorder reads, one by one
             (``max_request_body=N``, ``grace=S``), as before the records; each replaces that field.
+        tls: accept https clients, as :class:`ssemock.MockServer` does (``True``: ssemock's local authority,
+            :mod:`ssemock.tls`; or your own :class:`~ssemock.tls.TLSFiles`); the upstream side is unchanged.
 
     Attributes:
         url: ``http://HOST:PORT`` once started.
@@ -201,6 +204,7 @@ class Recorder:
         shown_target: str | None = None,
         limits: Limits = Limits(),
         network: NetworkOptions = RECORDER_NETWORK,
+        tls: bool | TLSFiles = False,
         **keywords: Any,
     ) -> None:
         base_url, shown, credentials = split_target(target)
@@ -222,16 +226,19 @@ class Recorder:
             keep_encoding=keep_encoding, match_on=tuple(match_on), replay_timing_scale=replay_timing_scale,
             limits=limits,
         )
+        self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
+        self._context = None if self.tls is None else server_context(self.tls)
         self.state: RecorderState | None = None
         self._runner: web.AppRunner | None = None
         self._background = BackgroundLoop("ssemock-recorder", self.start, self.stop)
 
     @property
     def url(self) -> str:
-        """The base URL, ``http://HOST:PORT``. Raises :class:`RecorderError` when not running."""
+        """The base URL, ``http://HOST:PORT`` (``https://`` with ``tls``). Raises :class:`RecorderError` when not
+        running."""
         if self._runner is None:
             raise RecorderError("Recorder is not running")
-        return f"http://{self.host}:{self.port}"
+        return f"{'http' if self.tls is None else 'https'}://{self.host}:{self.port}"
 
     @property
     def mode(self) -> RecordMode:
@@ -275,7 +282,8 @@ class Recorder:
                     "target URL's credentials, if it has any) and read what is replayed")
         try:
             runner = await start_runner(app, self.host, self.port, self.network, exposure=exposure,
-                                        self_reporting=(handle,), guard_every_path=True)
+                                        self_reporting=(handle,), guard_every_path=True,
+                                        ssl_context=self._context)
         except OSError as exc:
             await state.session.close()
             raise RecorderError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
