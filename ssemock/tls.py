@@ -12,6 +12,7 @@ another certificate with it. A certificate and key of the user's own can be give
 
 from __future__ import annotations
 
+import fcntl
 import os
 import ssl
 from dataclasses import dataclass
@@ -63,14 +64,21 @@ def local_authority(directory: Path | None = None) -> TLSFiles:
     except ImportError:
         raise ConfigError("TLS needs trustme: pip install 'ssemock[tls]' (or give a certificate and key of your "
                           "own: --tls-cert FILE --tls-key FILE)") from None
-    authority = trustme.CA(organization_name="ssemock local CA")
-    leaf = authority.issue_cert(*TLS_NAMES, organization_name="ssemock")
     try:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic_write_bytes(files.key, leaf.private_key_pem.bytes())
-        os.chmod(files.key, 0o600)
-        atomic_write_bytes(files.cert, b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
-        atomic_write_bytes(ca, authority.cert_pem.bytes())  # last: its presence says the set is whole
+        with open(where / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another process making them at the same time: one set, not a mix
+            try:
+                server_context(files)
+                return files  # made by that other process meanwhile
+            except ConfigError:
+                pass
+            authority = trustme.CA(organization_name="ssemock local CA")
+            leaf = authority.issue_cert(*TLS_NAMES, organization_name="ssemock")
+            atomic_write_bytes(files.key, leaf.private_key_pem.bytes())
+            os.chmod(files.key, 0o600)
+            atomic_write_bytes(files.cert, b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
+            atomic_write_bytes(ca, authority.cert_pem.bytes())
     except OSError as exc:
         raise ConfigError(f"cannot write the local TLS authority's files to {where}: {exc.strerror or exc}") from None
     return files

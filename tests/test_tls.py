@@ -49,7 +49,20 @@ def test_the_https_replay_sends_the_bytes_of_the_http_one(tls_dir: Path) -> None
             _ask(server)  # the system's authorities do not know it
     assert got == expected and decode(got) == decode(expected)
     assert stat.S_IMODE(os.stat(tls_dir / "server-key.pem").st_mode) == 0o600
-    assert sorted(p.name for p in tls_dir.iterdir()) == ["ca.pem", "server-key.pem", "server.pem"]  # no CA key
+    assert sorted(p.name for p in tls_dir.iterdir()) == [".lock", "ca.pem", "server-key.pem", "server.pem"]  # no CA key
+
+
+def test_processes_making_the_authority_at_once_agree_on_one(tls_dir: Path) -> None:
+    script = "from ssemock.tls import local_authority, server_context; server_context(local_authority())"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tls_dir.parent.parent)}
+    runs = [subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE) for _ in range(6)]
+    assert [run.wait(timeout=120) for run in runs] == [0] * 6, [run.stderr.read() for run in runs if run.stderr]
+    for run in runs:
+        run.stderr.close() if run.stderr else None
+    files = local_authority()
+    with MockServer(scenarios=[], tls=files) as server:
+        trusted = ssl.create_default_context(cafile=str(files.ca))
+        assert httpx.get(server.url + "/_ssemock/health", verify=trusted, timeout=10).status_code == 200
 
 
 def test_the_certificate_names_localhost_and_both_loopback_addresses(tls_dir: Path) -> None:
