@@ -91,7 +91,7 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                             "loopback origins (localhost, 127.0.0.1, [::1], any port); '*': any web page (repeatable)")
     serve.add_argument("--workers", type=worker_count, metavar="N|auto",
                        help="serve from N processes on one port (auto: one per core; needs gunicorn: "
-                            "pip install 'ssemock[workers]'); the journal gathers them all")
+                            "pip install gunicorn, ssemock's 'workers' extra); the journal gathers them all")
     add_tls_arguments(serve)
     add_limit_arguments(serve, "serve")
     add_network_arguments(serve, "serve", grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, "
@@ -105,7 +105,7 @@ def _add_inspect_arguments(ins: argparse.ArgumentParser) -> None:
                      help="for a stub file: the provider format to show (openai-chat, openai-responses, anthropic, "
                           "gemini, openrouter; default openai-chat)")
     ins.add_argument("--plot", type=Path, metavar="FILE.svg|FILE.png",
-                     help="draw one interaction's chunks, gaps and events over time (needs ssemock[plot])")
+                     help="draw one interaction's chunks, gaps and events over time (needs matplotlib: the plot extra)")
     ins.add_argument("--interaction", type=integer, metavar="N",
                      help="the interaction drawn (default: the first event stream)")
     ins.add_argument("--scenario", metavar="NAME[,NAME…]|FILE",
@@ -224,7 +224,8 @@ def _serve(args: argparse.Namespace) -> int:
         try:
             from .workers import serve_workers
         except ImportError as exc:
-            raise UsageError(f"serve --workers needs gunicorn ({exc}): pip install 'ssemock[workers]'") from None
+            raise UsageError(f"serve --workers needs gunicorn ({exc}): pip install gunicorn (ssemock's 'workers' "
+                             "extra)") from None
         return serve_workers(server, args.workers)
     import asyncio
 

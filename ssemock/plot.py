@@ -14,7 +14,7 @@ The picture carries what it shows as data, for tools and tests: the SVG's or PNG
 with an id: ``chunks``, ``gaps``, ``events-TYPE``, ``first-byte``, ``first-event``,
 ``end-HOW``, ``injected-first-byte-delay``, ``injected-pause-N``, ``injected-notes``.
 
-matplotlib comes with the ``plot`` extra (``pip install 'ssemock[plot]'``) and is imported
+matplotlib comes with the ``plot`` extra (``pip install matplotlib`` does the same) and is imported
 only when a picture is drawn; without it :class:`~ssemock.errors.PlotError` says how to install it.
 """
 
@@ -37,7 +37,7 @@ from .scenario import Scenario
 __all__ = ["FORMATS", "Timeline", "draw", "pick_interaction", "plot_interaction", "timeline"]
 
 FORMATS = ("svg", "png")
-_INSTALL = "pip install 'ssemock[plot]'"
+_INSTALL = "pip install matplotlib (ssemock's 'plot' extra)"
 _COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
 

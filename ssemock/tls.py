@@ -2,7 +2,7 @@
 
 ``ssemock serve --tls`` and ``MockServer(tls=True)`` answer over TLS with a certificate for ``localhost``,
 ``127.0.0.1`` and ``::1`` signed by ssemock's own local certificate authority. Both are made once with
-trustme (a well-kept library of the Python TLS ecosystem; ``pip install 'ssemock[tls]'``) and kept in
+trustme (a well-kept library of the Python TLS ecosystem; the ``tls`` extra, or ``pip install trustme``) and kept in
 ``$XDG_CACHE_HOME/ssemock/tls`` (else ``~/.cache/ssemock/tls``): ``ca.pem`` (the certificate clients
 trust: ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``NODE_EXTRA_CA_CERTS``), ``server.pem`` and
 ``server-key.pem`` (mode 0600). The authority's own private key is never written: nobody can sign
@@ -62,8 +62,8 @@ def local_authority(directory: Path | None = None) -> TLSFiles:
     try:
         import trustme
     except ImportError:
-        raise ConfigError("TLS needs trustme: pip install 'ssemock[tls]' (or give a certificate and key of your "
-                          "own: --tls-cert FILE --tls-key FILE)") from None
+        raise ConfigError("TLS needs trustme: pip install trustme (ssemock's 'tls' extra), or give a certificate "
+                          "and key of your own: --tls-cert FILE --tls-key FILE") from None
     try:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(where / ".lock", "a") as lock:

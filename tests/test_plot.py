@@ -114,7 +114,8 @@ def test_without_matplotlib_the_error_says_how_to_install_it(tmp_path: Path) -> 
             f"sys.exit(main(['inspect', {THINKING!r}, '--plot', {str(tmp_path / 'x.svg')!r}]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == "ssemock: error: drawing x.svg needs matplotlib: pip install 'ssemock[plot]'\n"
+    assert done.stderr == ("ssemock: error: drawing x.svg needs matplotlib: pip install matplotlib (ssemock's 'plot' "
+                           "extra)\n")
 
 
 def test_the_readme_example_prints_what_the_readme_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -137,8 +137,8 @@ def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
     """``--tls``, ``--tls-cert FILE``, ``--tls-key FILE`` (``serve`` and ``record``: :mod:`ssemock.tls`)."""
     parser.add_argument("--tls", action="store_true",
                         help="answer over https with ssemock's local certificate authority (made once, kept in "
-                             "~/.cache/ssemock/tls; its CA file is printed: SSL_CERT_FILE=…); needs "
-                             "pip install 'ssemock[tls]'")
+                             "~/.cache/ssemock/tls; its CA file is printed: SSL_CERT_FILE=…; needs "
+                             "trustme: pip install trustme, ssemock's 'tls' extra)")
     parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="with --tls: your own certificate chain (PEM)")
     parser.add_argument("--tls-key", type=Path, metavar="FILE", help="with --tls: its private key (PEM)")
 
