@@ -31,7 +31,8 @@ from typing import Any
 from .cassette import Cassette, Interaction, Response
 from .errors import JSONTooDeepError
 from .limits import NOT_JSON, load_json
-from .matching import describe, json_difference
+from .matchers import json_difference
+from .matching import describe
 from .sse import Decoder, Event
 
 __all__ = ["MAX_IGNORED", "TOLERANCE", "Difference", "TimedEvent", "diff_cassettes", "timed_events"]

@@ -1,6 +1,6 @@
 """Request matching: named matchers, ``match_on``, and the closest-match report.
 
-A matcher is a plain function ``(received, recorded) -> None`` that raises
+A matcher (:mod:`ssemock.matchers`) is a plain function ``(received, recorded) -> None`` that raises
 ``AssertionError`` with a readable difference (the vcrpy ``matchers.py`` shape).
 ``match_on`` is the tuple of matcher names an interaction must pass; the default
 is :data:`DEFAULT_MATCH_ON` (method + path + body).
@@ -19,12 +19,11 @@ most :data:`REPORT_BUDGET` interactions to name the closest.
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cassette import Cassette, Interaction, Request, body_digest
+from .cassette import Cassette, Interaction, Request
 from .closeness import Closeness
 from .errors import ConfigError, NoMatchError
 from .match_index import (
@@ -37,8 +36,7 @@ from .match_index import (
     choose,
 )
 from .match_sample import REPORT_BUDGET, path_likeness, report_sample
-from .placeholder_routes import aligned_path, path_fits, query_fits
-from .redact import REDACTED
+from .matchers import MATCHERS, Matcher, query_text
 
 __all__ = [
     "DEFAULT_MATCH_ON",
@@ -57,7 +55,6 @@ __all__ = [
     "prepare_indexes",
 ]
 
-Matcher = Callable[[Request, Request], None]
 DEFAULT_MATCH_ON: tuple[str, ...] = ("method", "path", "body")
 
 
@@ -81,99 +78,6 @@ def _check_names(match_on: Iterable[str]) -> None:
     unknown = [m for m in match_on if m not in MATCHERS]
     if unknown:
         raise ConfigError(f"unknown matcher {unknown[0]!r}; valid: {', '.join(MATCHERS)}")
-
-
-def _require(condition: bool, difference: str) -> None:
-    """Raise ``AssertionError(difference)`` unless ``condition`` holds.
-
-    An explicit raise, not ``assert``: it must work under ``python -O`` and keep its
-    message when pytest rewrites the asserts of installed plugins' packages.
-    """
-    if not condition:
-        raise AssertionError(difference)
-
-
-def method(received: Request, recorded: Request) -> None:
-    """The HTTP methods are equal."""
-    if received.method != recorded.method:  # the message is written only for a difference
-        raise AssertionError(f"{received.method} != recorded {recorded.method}")
-
-
-def path(received: Request, recorded: Request) -> None:
-    """The URL paths are equal (after any ``/_ssemock/`` prefix is removed); a recorded segment holding
-    the filter's ``REDACTED`` (a secret the recorder removed, ``/botREDACTED/sendMessage``) matches any
-    non-empty text in its place."""
-    if received.path != recorded.path and not path_fits(received.path, recorded.path):
-        raise AssertionError(f"{aligned_path(received.path, recorded.path)} != recorded {recorded.path}")
-
-
-def query(received: Request, recorded: Request) -> None:
-    """The query parameters are equal, order ignored; a recorded value holding ``REDACTED`` matches any
-    non-empty value in its place. (Parameters named like credentials never reach a cassette; the
-    replay server drops them from the requests it receives too.)"""
-    if not (received.query or recorded.query):
-        return
-    if not query_fits(received.query, recorded.query):
-        got, want = sorted(received.query), sorted(recorded.query)
-        raise AssertionError(f"{_qs(got) or '(none)'} != recorded {_qs(want) or '(none)'}")
-
-
-def body(received: Request, recorded: Request) -> None:
-    """The bodies are equal: as JSON values when both parse as JSON, else as bytes.
-
-    A recorded body stored by digest is compared by SHA-256 and size; an
-    interaction recorded without a body matches any body.
-    """
-    if recorded.body_sha256 is not None:
-        got = body_digest(received.body or b"")
-        _require(got == recorded.body_sha256, (
-            f"sha256 {got[:12]}… ({len(received.body or b'')} bytes) != recorded "
-            f"{recorded.body_sha256[:12]}… ({recorded.body_size} bytes)"
-        ))
-        return
-    if recorded.body is None:
-        return
-    mine, theirs = received.json_view(), recorded.json_view()
-    if mine is not None and theirs is not None:
-        difference = json_difference(mine, theirs, "")
-        _require(difference is None, difference or "")
-        return
-    got_b, want_b = received.body or b"", recorded.body
-    _require(got_b == want_b, f"{_short(got_b)} != recorded {_short(want_b)}")
-
-
-MATCHERS: dict[str, Matcher] = {"method": method, "path": path, "query": query, "body": body}
-
-
-def json_difference(got: Any, want: Any, where: str) -> str | None:
-    """The first difference between two JSON values, as ``"where: got != recorded want"``.
-
-    A recorded value that the recorder's filter replaced by ``"REDACTED"`` matches any value.
-    """
-    if want == REDACTED:
-        return None
-    if isinstance(got, dict) and isinstance(want, dict):
-        for key in sorted(set(got) | set(want), key=str):
-            sub = f"{where}.{key}" if where else str(key)
-            if key not in got:
-                return f"{sub}: missing, recorded {_short(want[key])}"
-            if key not in want:
-                return f"{sub}: {_short(got[key])} not in the recording"
-            found = json_difference(got[key], want[key], sub)
-            if found:
-                return found
-        return None
-    if isinstance(got, list) and isinstance(want, list):
-        for i, (a, b) in enumerate(zip(got, want)):
-            found = json_difference(a, b, f"{where}[{i}]")
-            if found:
-                return found
-        if len(got) != len(want):
-            return f"{where or 'value'}: {len(got)} items != recorded {len(want)}"
-        return None
-    if got == want and isinstance(got, bool) == isinstance(want, bool):
-        return None  # 1 and 1.0 are the same JSON number; true is not 1
-    return f"{where or 'value'}: {_short(got)} != recorded {_short(want)}"
 
 
 class Match:
@@ -411,7 +315,7 @@ def _no_match(
     if closest:
         top = closest[0]
         message = (
-            f"no recorded interaction matches {asked} (match on {', '.join(match_on)}); closest: "
+            f"no recorded interaction matches {asked} ({_matched_on(match_on, required)}); closest: "
             f"{top['cassette']} #{top['interaction']} {top['request']}, which differs in "
             + "; ".join(near[0][4])
         )
@@ -420,30 +324,14 @@ def _no_match(
     return NoMatchError(message, asked, closest)
 
 
+def _matched_on(match_on: Sequence[str], required: Sequence[str]) -> str:
+    """``match on method, path, body``; ``match on method, path; body only ranks, the cassette being named``."""
+    ranking = [m for m in match_on if m not in required]
+    text = f"match on {', '.join(required)}"
+    return text + (f"; {', '.join(ranking)} only ranks, the cassette being named" if ranking else "")
+
+
 def describe(request: Request) -> str:
     """``"METHOD /path?query"`` for messages and the journal."""
-    qs = f"?{_qs(request.query)}" if request.query else ""
+    qs = f"?{query_text(request.query)}" if request.query else ""
     return f"{request.method} {request.path}{qs}"
-
-
-def _qs(pairs: Iterable[tuple[str, str]]) -> str:
-    return "&".join(f"{k}={v}" for k, v in pairs)
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    """At most ``limit`` characters, rendering no more of a large value than that (messages are
-    built for every candidate, also when it matches)."""
-    if isinstance(value, (bytes, str)):
-        value = value[: limit + 1]
-    if isinstance(value, bytes):
-        text = repr(value)
-    else:
-        text = ""
-        for piece in _ENCODER.iterencode(value):  # lazily, piece by piece
-            text += piece
-            if len(text) > limit:
-                break
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False)

@@ -18,8 +18,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .cassette import Cassette, Request
+from .closeness import Closeness
 from .errors import NoMatchError
 from .limits import MAX_ITEMS
+from .match_sample import path_likeness
 from .matching import Match, describe, differences
 from .refusals import BadInteractionPinError
 
@@ -55,6 +57,8 @@ def pinned_interaction(
     """
     required = [m for m in match_on if not (explicit and m == "body")]
     closest: list[dict[str, Any]] = []
+    ranks: list[tuple[int, float]] = []
+    closeness = Closeness(received)
     for cassette in pool:
         if index >= len(cassette.interactions):
             continue
@@ -64,17 +68,23 @@ def pinned_interaction(
             key = (cassette.name, index)
             played[key] = played.get(key, 0) + 1
             return Match(cassette, index, interaction)
+        likeness = path_likeness(received.path, interaction.request.path) if "path" in required else 1.0
+        far = closeness.distance(interaction.request, (f.split(":", 1)[0] for f in fails), likeness)
+        ranks.append((len(fails), far))
         closest.append({"cassette": cassette.name, "interaction": index, "request": describe(interaction.request),
                         "differences": fails})
     if not closest:
         sizes = ", ".join(f"{c.name}: {len(c.interactions)}" for c in pool[:5]) or "no cassette"
         message = (f"{PIN_HEADER}: {index} pins no interaction: no cassette served here has one of that index "
                    f"(interactions, from 0: {sizes})")
-    else:
-        first = closest[0]
-        message = (f"{PIN_HEADER}: {index} pins {first['cassette']} #{index} {first['request']}, which does not match "
-                   f"{describe(received)}: {'; '.join(str(f) for f in first['differences'])}")
-    raise NoMatchError(message, describe(received), closest[:5])
+        raise NoMatchError(message, describe(received), [])
+    closest = [closest[n] for _, _, n in sorted((*rank, n) for n, rank in enumerate(ranks))][:3]  # closest first
+    first = closest[0]
+    message = (f"{PIN_HEADER}: {index} pins {first['cassette']} #{index} {first['request']}, which does not match "
+               f"{describe(received)}: {'; '.join(str(f) for f in first['differences'])}")
+    if len(ranks) > 1:
+        message += f" ({len(ranks)} cassettes have an interaction {index}: name one with X-SSEMock-Cassette)"
+    raise NoMatchError(message, describe(received), closest)
 
 
 def choice(match: Match, played: Mapping[tuple[str, int], int], pinned: bool) -> str:

@@ -104,3 +104,27 @@ def test_ssemock_serve_match_on_path_pins_with_the_header(tmp_path: Path) -> Non
     assert pinned == [(200, "data: first\n\n")] * 2
     assert [(e["cassette"], e["interaction"], e["choice"]) for e in journal] == [
         ("turns", 0, "pinned by X-SSEMock-Interaction: 0")] * 2
+
+
+def test_a_pin_without_a_cassette_names_the_closest_first_and_says_to_name_one() -> None:
+    """Among the bundled cassettes, interaction 1 of the one recorded on the same path comes first, and the
+    message says how to choose (seen: the first cassette in name order, with 5 candidates listed)."""
+    with MockServer(scenarios=[], timing_scale=0) as server:
+        answer = httpx.post(server.url + "/v1/chat/completions", content=b"{}",
+                            headers={"X-SSEMock-Interaction": "1", "Content-Type": "application/json"}, timeout=10)
+    error = answer.json()["error"]
+    assert answer.status_code == 404 and len(error["closest"]) == 3
+    assert (error["closest"][0]["cassette"], error["closest"][0]["request"]) == (
+        "openai-chat-tool-calls-usage", "POST /v1/chat/completions")
+    assert [d.split(":")[0] for d in error["closest"][0]["differences"]] == ["body"]
+    assert error["message"].endswith("cassettes have an interaction 1: name one with X-SSEMock-Cassette)")
+
+
+def test_a_miss_in_a_named_cassette_says_the_body_only_ranks() -> None:
+    with MockServer([_cassette()], scenarios=[], timing_scale=0) as server:
+        answer = httpx.post(server.url + "/v2/chat/completions", content=b'{"turn": 1}',
+                            headers={"X-SSEMock-Cassette": "turns"}, timeout=10)
+    assert answer.status_code == 404
+    assert answer.json()["error"]["message"].startswith(
+        "no recorded interaction matches POST /v2/chat/completions (match on method, path; body only ranks, the "
+        "cassette being named); closest: turns #0")
