@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import re
 import reprlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -71,6 +72,7 @@ __all__ = [
     "ScenarioTooLargeError",
     "ServerError",
     "StubError",
+    "did_you_mean",
     "redacted",
     "short_repr",
     "shown_field",
@@ -155,6 +157,14 @@ an integer of more than 4,300 digits as text."""
 # The patterns are compiled on first use (re's cache): most processes write no error message.
 _PLAIN = r"[A-Za-z0-9_\-\[\]. ()]*\Z"
 _LONG_RUN = r"[A-Za-z0-9]{16}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'split-utf8'?`` for the known name closest to a misspelt one (difflib), else ``""``."""
+    from difflib import get_close_matches  # only an error needs it
+
+    close = get_close_matches(name, list(known), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def redacted(text: str) -> str:
@@ -311,6 +321,8 @@ class CassetteNotFoundError(SSEMockError, FileNotFoundError, KeyError):
         self.name = name
         self.known = sorted(known or [])
         message = f"{name}: no such cassette file or directory" if path else f"no cassette named {name!r}"
+        if known and not path:
+            message += did_you_mean(name, known)
         if known is not None:
             message += f"; known: {', '.join(self.known) or '(none)'}"
         super().__init__(message)

@@ -22,7 +22,7 @@ from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
 from .config import Limits, replace_fields
-from .edge import NetworkOptions, start_runner
+from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
 from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
 from .limits import claim_name
@@ -294,7 +294,8 @@ class MockServer:
             runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
                                         exposure=EXPOSURE, handler_cancellation=True, ssl_context=self._context)
         except OSError as exc:
-            raise ServerError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+            reason = f"{exc.strerror or exc}{port_hint(exc)}"
+            raise ServerError(f"cannot listen on {self.host}:{self.port}: {reason}") from None
         self.port = runner.addresses[0][1]
         self._runner = runner
 

@@ -21,7 +21,7 @@ from aiohttp import web
 from .cassette import Request
 from .edge import ACCESS_NOTE, refuse
 from .edge.cors import cross_origin, rebound_page
-from .errors import BodyTimeoutError, ConfigError, JSONTooDeepError, SSEMockError, redacted
+from .errors import BodyTimeoutError, ConfigError, JSONTooDeepError, SSEMockError, did_you_mean, redacted
 from .intake import check_json, journal_body, read_body
 from .journal import JournalEntry
 from .limits import MAX_SCENARIOS
@@ -237,7 +237,8 @@ def compose(state: ServerState, names: tuple[str, ...]) -> Scenario | None:
         raise TooManyScenariosError(len(names), MAX_SCENARIOS)
     unknown = [n for n in names if n not in state.scenarios]
     if unknown:
-        raise UnknownScenarioError(f"no scenario named {unknown[0]!r}", state.scenarios)
+        raise UnknownScenarioError(f"no scenario named {unknown[0]!r}{did_you_mean(unknown[0], state.scenarios)}",
+                                   state.scenarios)
     return Scenario.compose(state.scenarios[n] for n in names)
 
 

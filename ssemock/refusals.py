@@ -18,6 +18,7 @@ from .errors import (
     NoMatchError,
     ScenarioTooLargeError,
     SSEMockError,
+    did_you_mean,
 )
 
 __all__ = [
@@ -183,6 +184,7 @@ class UnknownCassetteError(CassetteNotFoundError):
     def __init__(self, name: str, known: Iterable[str]) -> None:
         super().__init__(name)
         self.known = sorted(known)
+        self.args = (str(self.args[0]) + did_you_mean(name, self.known),)
 
     def withheld(self) -> tuple[str, str]:
         return f"no cassette named {self.name!r}", "the cassettes served"

@@ -122,3 +122,38 @@ def test_an_unknown_matcher_is_a_config_error_in_matching_too() -> None:
     cassette = Cassette("c", [Interaction(Request("GET", "/"), Response(200))])
     with pytest.raises(ConfigError, match=r"unknown matcher 'colour'; valid: method, "):
         find_interaction([cassette], Request("GET", "/"), ("method", "colour"))
+
+
+def test_a_misspelt_scenario_or_cassette_name_is_answered_with_the_closest_name() -> None:
+    """Seen by a newcomer: ``split-utf9`` listed all 40 scenarios, and a cassette typo all cassettes."""
+    import httpx
+
+    from ssemock import MockServer
+
+    with MockServer(timing_scale=0) as server:
+        scenario = httpx.post(server.url + "/v1/chat/completions", json={}, timeout=10,
+                              headers={"X-SSEMock-Scenario": "split-utf9"}).json()["error"]
+        cassette = httpx.post(server.url + "/v1/chat/completions", json={}, timeout=10,
+                              headers={"X-SSEMock-Cassette": "openai-chat-finsh-length-usage"}).json()["error"]
+        unlike = httpx.post(server.url + "/v1/chat/completions", json={}, timeout=10,
+                            headers={"X-SSEMock-Scenario": "zzz"}).json()["error"]
+    assert scenario["message"] == "no scenario named 'split-utf9'; did you mean 'split-utf8'?"
+    assert cassette["message"].startswith(
+        "no cassette named 'openai-chat-finsh-length-usage'; did you mean 'openai-chat-finish-length-usage'?")
+    assert unlike["message"] == "no scenario named 'zzz'" and "split-utf8" in unlike["known"]
+
+
+def test_a_port_another_process_holds_says_how_to_pick_one() -> None:
+    import socket
+
+    from ssemock import MockServer, ServerError
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        with pytest.raises(ServerError) as caught, MockServer(scenarios=[], port=port):
+            pass
+    assert str(caught.value).startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    assert str(caught.value).endswith("(another process holds it: pick another with --port N / port=N, or 0 for a "
+                                      "free one)")

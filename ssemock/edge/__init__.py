@@ -10,7 +10,7 @@ errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (the
 
 from .framing import abort_connection, set_framing
 from .logs import ACCESS_NOTE, configure_logging
-from .options import NetworkOptions, is_loopback
+from .options import NetworkOptions, is_loopback, port_hint
 from .replies import error_response, refuse
 from .runner import activity, start_runner, stopping
 
@@ -22,6 +22,7 @@ __all__ = [
     "configure_logging",
     "error_response",
     "is_loopback",
+    "port_hint",
     "refuse",
     "set_framing",
     "start_runner",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ __all__ = [
     "NetworkOptions",
     "host_names",
     "is_loopback",
+    "port_hint",
 ]
 
 DEFAULT_HEADER_TIMEOUT = 30.0  # seconds
@@ -106,3 +108,9 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def port_hint(exc: OSError) -> str:
+    """What to do when a port cannot be bound because another process holds it (``EADDRINUSE``), else ``""``."""
+    return " (another process holds it: pick another with --port N / port=N, or 0 for a free one)" if (
+        exc.errno == errno.EADDRINUSE) else ""

@@ -20,7 +20,7 @@ from aiohttp import web
 from ..background import BackgroundLoop
 from ..cassette.append import remove_stale_temporaries
 from ..config import Limits, replace_fields
-from ..edge import NetworkOptions, start_runner
+from ..edge import NetworkOptions, port_hint, start_runner
 from ..errors import RecorderConfigError, RecorderError
 from ..matching import DEFAULT_MATCH_ON, check_match_on
 from ..redact import Filter
@@ -286,7 +286,8 @@ class Recorder:
                                         ssl_context=self._context)
         except OSError as exc:
             await state.session.close()
-            raise RecorderError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+            reason = f"{exc.strerror or exc}{port_hint(exc)}"
+            raise RecorderError(f"cannot listen on {self.host}:{self.port}: {reason}") from None
         self.port = runner.addresses[0][1]
         self.state, self._runner = state, runner
 
