@@ -14,22 +14,29 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from .cassette import Request, body_digest
+from .coding import ContentCodingError, decode, parse_codings
 from .errors import JSONTooDeepError
 from .limits import JOURNAL_PREFIX, MAX_JSON_PARSE
-from .refusals import BodyTooLargeError, UnreadableBodyError
+from .refusals import BodyTooLargeError, UnreadableBodyError, UnsupportedEncodingError
 
-__all__ = ["READ_SLICE", "THREAD_PARSE", "check_json", "journal_body", "read_body"]
+__all__ = ["PARSER_CODINGS", "READ_SLICE", "THREAD_PARSE", "body_was_decoded", "check_json", "journal_body",
+           "read_body"]
 
 
 async def read_body(request: web.Request, limit: int, option: str) -> bytes:
     """The request body, at most ``limit`` bytes (``Content-Length`` checked before reading).
     ``option`` names how to change the limit.
+
+    The body is given decoded from its ``Content-Encoding``: aiohttp's parser undoes one ``gzip``,
+    ``deflate`` (``br``, ``zstd`` with their packages); the rest (stacked ``gzip, gzip``, ``x-gzip``) is undone
+    here, so a body is never matched, scanned or recorded still encoded.
 
     The body is read piece by piece, letting the event loop run after every
     :data:`READ_SLICE` bytes (a body that arrived all at once is not gathered in one go),
@@ -39,6 +46,7 @@ async def read_body(request: web.Request, limit: int, option: str) -> bytes:
         BodyTooLargeError: past ``limit`` bytes (413 ``ssemock_body_too_large``).
         UnreadableBodyError: the body does not decode (labelled gzip and not gzip: 400
             ``ssemock_bad_request``, with the decoder's reason on one line).
+        UnsupportedEncodingError: a ``Content-Encoding`` ssemock does not decode (415).
         Exception: whatever reading raises otherwise (:class:`~ssemock.errors.BodyTimeoutError` when it
             does not arrive in time).
     """
@@ -65,9 +73,37 @@ async def read_body(request: web.Request, limit: int, option: str) -> bytes:
         cause = exc.__cause__
         reason = cause.message if isinstance(cause, HttpProcessingError) else str(exc)
         raise UnreadableBodyError(" ".join(str(reason).split())) from None
-    if size > READ_SLICE:  # bytes.join copies a large result without holding the interpreter
-        return await asyncio.to_thread(b"".join, pieces)
-    return b"".join(pieces)
+    body = await asyncio.to_thread(b"".join, pieces) if size > READ_SLICE else b"".join(pieces)
+    return await _undo_codings(request.headers.get("Content-Encoding", ""), body, limit)
+
+
+PARSER_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})
+"""A ``Content-Encoding`` of one of these alone is undone by aiohttp's parser (letter case ignored)."""
+
+
+def body_was_decoded(headers: Mapping[str, str]) -> bool:
+    """Whether :func:`read_body` gives the body decoded from a ``Content-Encoding`` (other than ``identity``)."""
+    codings = headers.get("Content-Encoding", "").split(",")
+    return any(c.strip().lower() not in ("", "identity") for c in codings)
+
+
+async def _undo_codings(header: str, body: bytes, limit: int) -> bytes:
+    """``body`` decoded from the codings aiohttp's parser leaves (stacked ``gzip, gzip``, ``x-gzip``): a body is
+    never read, matched, scanned or recorded still encoded. Raises UnsupportedEncodingError (415) for a coding
+    ssemock does not decode, UnreadableBodyError (400) for data that does not decode or decodes past ``limit``."""
+    if not header.strip() or header.strip().lower() in PARSER_CODINGS:
+        return body
+    try:
+        if not parse_codings(header):
+            return body  # identity
+    except ContentCodingError as exc:
+        raise UnsupportedEncodingError(str(exc)) from None
+    try:
+        if len(body) > READ_SLICE:
+            return await asyncio.to_thread(decode, body, header, limit=limit)
+        return decode(body, header, limit=limit)
+    except ContentCodingError as exc:
+        raise UnreadableBodyError(str(exc)) from None
 
 
 READ_SLICE = 1024 * 1024

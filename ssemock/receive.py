@@ -34,6 +34,7 @@ from .refusals import (
     UnknownAdminPathError,
     UnknownScenarioError,
     UnreadableBodyError,
+    UnsupportedEncodingError,
 )
 from .resume import requested_id
 from .scenario import Scenario
@@ -198,7 +199,8 @@ async def _body(request: web.Request, state: ServerState) -> tuple[bytes | None,
         return await read_body(request, state.limits.max_request_body, _BODY_OPTION), None
     except web.HTTPException:
         raise  # aiohttp's own answers
-    except (BodyTooLargeError, BodyTimeoutError, UnreadableBodyError) as exc:  # a timeout: journaled; the edge answers
+    except (BodyTooLargeError, BodyTimeoutError, UnreadableBodyError, UnsupportedEncodingError) as exc:
+        # refused and journaled (a timeout: the network edge answers the 408)
         return None, exc
     except Exception as exc:  # a failure of the connection
         request.content.feed_eof()  # nothing more to drain after the answer

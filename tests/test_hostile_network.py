@@ -511,3 +511,26 @@ def test_a_client_leaving_in_the_middle_of_the_journal_gets_one_client_gone_line
     [line] = [r.getMessage() for r in caplog.records if "/_ssemock/requests" in r.getMessage()]
     assert "client_gone" in line
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+@pytest.mark.parametrize(("coding", "status", "kind"), [
+    ("gzip, br", 415, "ssemock_unsupported_encoding"), ("foo", 415, "ssemock_unsupported_encoding"),
+    ("x-gzip", 400, "ssemock_bad_request"),
+])
+def test_a_body_labelled_with_codings_the_parser_leaves_is_decoded_or_refused(
+    quiet_server: MockServer, coding: str, status: int, kind: str
+) -> None:
+    """``gzip, br`` or ``foo`` was taken as the raw body and answered 200."""
+    answer = httpx.post(quiet_server.url + "/v1/chat/completions", content=b"abcde", timeout=10,
+                        headers={"Content-Encoding": coding})
+    assert (answer.status_code, answer.json()["error"]["type"]) == (status, kind)
+
+
+def test_a_body_gzipped_twice_is_matched_decoded(quiet_server: MockServer) -> None:
+    import gzip
+
+    quiet_server.reset()
+    body = gzip.compress(gzip.compress(b'{"x": 1}', mtime=0), mtime=0)
+    httpx.post(quiet_server.url + "/v1/chat/completions", content=body, timeout=10,
+               headers={"Content-Encoding": "gzip, gzip", "Content-Type": "application/json"})
+    assert quiet_server.requests[0]["body"] == {"x": 1}

@@ -304,3 +304,40 @@ def test_the_readme_lists_every_record_option_and_the_once_mode_as_coded() -> No
     assert "8080" in row
     assert "only replays existing ones" not in readme
     assert "a cassette that existed when first used is only\nreplayed" in readme
+
+
+@pytest.mark.parametrize("coding", ["gzip, gzip", "gzip, identity", "x-gzip", "X-GZIP"])
+def test_a_request_body_in_codings_aiohttp_leaves_is_decoded_scanned_and_recorded_plain(
+    coding: str, tmp_path: Path
+) -> None:
+    """The recorder stored such a body as its compressed bytes (base64 of gzip holding the key), and
+    ``ssemock check`` found nothing: aiohttp's parser undoes one gzip, not two nor x-gzip."""
+    key = "sk-proj-" + "Q7x9" * 8 + "dE9fG"
+    payload = {"api_key": key, "messages": [{"role": "user", "content": f"my key is {key}."}]}
+    body = json.dumps(payload).encode()
+    for _ in range(2 if coding.startswith("gzip, gzip") else 1):
+        body = gzip.compress(body, mtime=0)
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="c") as rec:
+        answer = raw_request(rec.url, "POST", "/json", body, {"Content-Type": "application/json",
+                                                              "Content-Encoding": coding})
+    assert answer.status == 200
+    assert json.loads(up.received[0]["body"]) == payload  # forwarded decoded
+    assert "Content-Encoding" not in up.received[0]["headers"]
+    text = (tmp_path / "c.yaml").read_text(encoding="utf-8")
+    assert key not in text and "REDACTED" in text
+    [interaction] = load(tmp_path / "c.yaml").interactions
+    assert interaction.request.json()["api_key"] == "REDACTED"
+    assert "content-encoding" not in {k.lower() for k, _ in interaction.request.headers}
+
+
+@pytest.mark.parametrize(("coding", "status", "code"), [
+    ("gzip, br", 415, "ssemock_unsupported_encoding"), ("foo", 415, "ssemock_unsupported_encoding"),
+    ("gzip, gzip", 400, "ssemock_bad_request_body"),  # not gzip twice
+])
+def test_a_request_body_in_codings_ssemock_cannot_undo_is_refused_and_never_recorded(
+    coding: str, status: int, code: str, tmp_path: Path
+) -> None:
+    with Upstream() as up, Recorder(up.url, tmp_path, cassette="c") as rec:
+        answer = raw_request(rec.url, "POST", "/json", b"abcde", {"Content-Encoding": coding})
+    assert (answer.status, json.loads(answer.body)["error"]["type"]) == (status, code)
+    assert up.received == [] and list(tmp_path.iterdir()) == []

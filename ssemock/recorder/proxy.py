@@ -50,7 +50,7 @@ from ..cassette import End, Request, Response, body_digest, reason_phrase
 from ..coding import CODINGS
 from ..edge import refuse
 from ..errors import CassetteError, JSONTooDeepError, NoMatchError, RecorderConfigError, RecorderError, SSEMockError
-from ..intake import check_json, read_body
+from ..intake import body_was_decoded, check_json, read_body
 from ..journal import JournalEntry
 from ..matching import find_interaction
 from ..plan import Plan
@@ -63,6 +63,7 @@ from ..refusals import (
     BodyTooLargeError,
     NotRecordedError,
     UnreadableBodyError,
+    UnsupportedEncodingError,
     UpstreamError,
 )
 from ..send import send_plan
@@ -82,7 +83,6 @@ last byte; a larger one is written right after (5-30 MB/s of YAML on a 2-core ma
 ADMIN_PREFIX = "/_ssemock/"
 _BODY_OPTION = "Recorder(limits=Limits(max_request_body=BYTES)) or ssemock record --max-request-body BYTES"
 _DEPTH_OPTION = "Recorder(limits=Limits(max_json_depth=N)) or ssemock record --max-json-depth N"
-_DECODED_REQUEST_CODINGS = frozenset({"gzip", "deflate", "br", "zstd"})  # as aiohttp's parser decodes them
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
@@ -101,7 +101,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
         await check_json(received, options.limits.max_json_depth, _DEPTH_OPTION)
     except UnreadableBodyError as exc:  # e.g. a Content-Encoding: gzip body that is not gzip
         return _refuse(st, replace(info, path=_shown_path(st, request)), BadRequestBodyError(exc.reason))
-    except (BodyTooLargeError, JSONTooDeepError) as exc:  # never forwarded nor recorded
+    except (BodyTooLargeError, JSONTooDeepError, UnsupportedEncodingError) as exc:  # never forwarded nor recorded
         return _refuse(st, replace(info, path=_shown_path(st, request)), exc)
     # What may be written down, and the credentials sent: also kept out of the cassette's file name.
     headers = _upstream_headers(request, st)
@@ -187,13 +187,9 @@ def _shown_path(st: RecorderState, request: web.Request) -> str:
 
 
 def _client_headers(request: web.Request) -> list[tuple[str, str]]:
-    """The request headers, without ``Content-Encoding`` when aiohttp decoded the body.
-
-    aiohttp's parser decodes a request body whose ``Content-Encoding`` is one of
-    :data:`_DECODED_REQUEST_CODINGS`; the decoded body is what is forwarded and recorded.
-    """
-    coding = request.headers.get("Content-Encoding", "")
-    decoded = coding.isascii() and coding.lower() in _DECODED_REQUEST_CODINGS
+    """The request headers, without ``Content-Encoding`` when the body was read decoded (by aiohttp's parser or
+    :func:`~ssemock.intake.read_body`): the decoded body is what is forwarded and recorded."""
+    decoded = body_was_decoded(request.headers)
     return [(str(k), v) for k, v in request.headers.items() if not (decoded and k.lower() == "content-encoding")]
 
 
