@@ -33,7 +33,7 @@ from typing import Any
 
 from .cassette import Cassette, Interaction, load
 from .coding import decode_lenient
-from .errors import CassetteError, ConfigError, short_repr
+from .errors import CassetteError, ConfigError, redacted, short_repr
 from .limits import MAX_CASSETTE_FILE, MAX_CHECK_SIZE
 from .redact import Filter
 
@@ -133,8 +133,8 @@ def check_cassette(cassette: Cassette, file: str, *, max_age: float | None = Non
     """Secrets and age of a loaded cassette (``file`` names it in the findings)."""
     out = [Finding(file, what, index) for index, inter in enumerate(cassette.interactions)
            for what in _secrets(inter)]
-    out += [Finding(file, f"response body not recorded ({inter.response.body_not_recorded}): a replay answers 500 "
-                          "ssemock_body_not_recorded; record it again", index)
+    out += [Finding(file, f"response body not recorded ({redacted(inter.response.body_not_recorded)}): a replay "
+                          "answers 500 ssemock_body_not_recorded; record it again", index)
             for index, inter in enumerate(cassette.interactions) if inter.response.body_not_recorded is not None]
     try:
         when = recorded_at(cassette)
@@ -191,6 +191,8 @@ def _secrets(inter: Interaction) -> Iterator[str]:
         places.append(("response body (stored encoded)", body))
         body = plain
     places.append(("response body", body))
+    if resp.body_not_recorded is not None:
+        places.append(("body_not_recorded", resp.body_not_recorded.encode("utf-8", "surrogatepass")))
     for place, data in places:
         if rules := _rules(data):
             yield f"{place}: {rules}"

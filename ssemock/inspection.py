@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .cassette import Cassette, Response
+from .errors import redacted
 from .refusals import BodyNotRecordedError
 
 __all__ = ["describe_cassette"]
@@ -36,7 +37,8 @@ def _response_lines(resp: Response, chunks: bool) -> Iterator[str]:
     yield (f"  {len(sizes)} chunk(s), {sum(sizes)} bytes, sizes min/max {min(sizes, default=0)}/"
            f"{max(sizes, default=0)}; end: {resp.end.how}")
     if resp.body_not_recorded is not None:
-        yield f"  body not recorded: {resp.body_not_recorded} (a replay answers 500 {BodyNotRecordedError.code})"
+        yield (f"  body not recorded: {redacted(resp.body_not_recorded)} (a replay answers 500 "
+               f"{BodyNotRecordedError.code})")
     if resp.timed:
         gaps = [b.t - a.t for a, b in zip(resp.chunks, resp.chunks[1:])]
         first = resp.chunks[0].t if resp.chunks else resp.end.t

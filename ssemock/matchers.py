@@ -120,6 +120,10 @@ def json_difference(got: Any, want: Any, where: str) -> str | None:
 def _short(value: Any, limit: int = 60) -> str:
     """At most ``limit`` characters, rendering no more of a large value than that (messages are
     built for every candidate, also when it matches)."""
+    if isinstance(value, bytes):  # scanned as bytes first: in a repr, "\xfe" would glue to the key after it
+        from .scanner.scrub import scrub_bytes  # only a message needs it
+
+        value = scrub_bytes(value[: limit + 256])
     if isinstance(value, (bytes, str)):
         value = value[: limit + 1]
     if isinstance(value, bytes):

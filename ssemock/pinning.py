@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from multidict import CIMultiDictProxy
+
 from .cassette import Cassette, Request
 from .closeness import Closeness
 from .errors import NoMatchError
@@ -36,9 +38,13 @@ def read_pin(headers: Mapping[str, str]) -> int | None:
     Raises:
         BadInteractionPinError: the value is not such an index (400 ``ssemock_bad_interaction``).
     """
-    text = headers.get(PIN_HEADER)
-    if text is None:
+    given = headers.getall(PIN_HEADER, []) if isinstance(headers, CIMultiDictProxy) else [
+        v for k, v in headers.items() if k.lower() == PIN_HEADER.lower()]
+    if not given:
         return None
+    if len(given) > 1:
+        raise BadInteractionPinError(", ".join(given))
+    text = given[0]
     value = text.strip()
     if not (value.isascii() and value.isdigit()) or len(value) > 7 or int(value) >= MAX_ITEMS:
         raise BadInteractionPinError(text)

@@ -20,6 +20,7 @@ from .errors import (
     SSEMockError,
     did_you_mean,
 )
+from .limits import MAX_ITEMS
 
 __all__ = [
     "HTTP_ERRORS",
@@ -142,8 +143,8 @@ class BadInteractionPinError(RequestError, ValueError):
 
     def __init__(self, value: str) -> None:
         shown = value if len(value) <= 40 else value[:40] + "…"
-        super().__init__(f"X-SSEMock-Interaction: {shown!r}: expected the index of an interaction in its cassette, "
-                         "a whole number from 0")
+        super().__init__(f"X-SSEMock-Interaction: {shown!r}: expected one header, the index of an interaction in "
+                         f"its cassette: a whole number from 0 to {MAX_ITEMS - 1}")
 
 
 class CrossOriginError(RequestError, PermissionError):

@@ -83,8 +83,17 @@ def test_a_pin_that_is_not_an_index_is_a_400(value: str) -> None:
         answer = httpx.post(server.url + "/v1/chat/completions", headers={"X-SSEMock-Interaction": value.encode()},
                             timeout=10)
     assert answer.status_code == 400 and answer.json()["error"]["type"] == "ssemock_bad_interaction"
-    assert "expected the index of an interaction in its cassette, a whole number from 0" in answer.json()["error"][
-        "message"]
+    assert ("expected one header, the index of an interaction in its cassette: a whole number from 0 to 999999"
+            in answer.json()["error"]["message"])
+
+
+def test_two_pins_are_refused_not_half_followed() -> None:
+    """Two headers pinned interaction 0 while the journal's headers said 1."""
+    with MockServer([_cassette()], scenarios=[], match_on=("method", "path"), timing_scale=0) as server:
+        answer = httpx.post(server.url + "/v1/chat/completions", timeout=10,
+                            headers=[("X-SSEMock-Interaction", "0"), ("X-SSEMock-Interaction", "1")])
+    assert answer.status_code == 400 and answer.json()["error"]["type"] == "ssemock_bad_interaction"
+    assert answer.json()["error"]["message"].startswith("X-SSEMock-Interaction: '0, 1': expected one header")
 
 
 def test_ssemock_serve_match_on_path_pins_with_the_header(tmp_path: Path) -> None:

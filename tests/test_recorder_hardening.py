@@ -257,13 +257,14 @@ def test_the_recorder_answers_its_own_health_and_never_forwards_admin_paths(tmp_
         health = raw_request(rec.url, "GET", "/_ssemock/health")
         others = [raw_request(rec.url, method, path) for method, path in
                   [("POST", "/_ssemock/health"), ("GET", "/_ssemock/requests"), ("GET", "/_ssemock"),
-                   ("POST", "/_SSEMOCK/health"), ("GET", "/_SSEMock/requests"), ("GET", "/_SseMock")]]
+                   ("POST", "/_SSEMOCK/health"), ("GET", "/_SSEMock/requests"), ("GET", "/_SseMock"),
+                   ("POST", "//_ssemock/health"), ("POST", "/./_ssemock/health"), ("POST", "/v1/../_ssemock/health")]]
         escaped = raw_request(rec.url, "GET", "/%5Fssemock/health")  # the same path: the recorder's own answer
         raw_request(rec.url, "GET", "/_ssemockish/x")  # not the admin prefix: forwarded
-        assert [i["action"] for i in rec.interactions] == ["refused"] * 6 + ["recorded"]
+        assert [i["action"] for i in rec.interactions] == ["refused"] * 9 + ["recorded"]
     assert health.status == 200 and (health.header("content-type") or "").startswith("application/json")
     assert json.loads(health.body) == {"status": "ok", "record_mode": "all", "target": up.url, "cassettes": 0}
-    assert [o.status for o in others] == [404] * 6
+    assert [o.status for o in others] == [404] * 9
     assert {json.loads(o.body)["error"]["type"] for o in others} == {"ssemock_admin_path"}
     assert escaped.status == 200 and json.loads(escaped.body) == json.loads(health.body)
     assert up.received == [] and [p.name for p in tmp_path.iterdir()] == [rec.interactions[-1]["cassette"] + ".yaml"]

@@ -118,16 +118,16 @@ def access_line(
     status = note.status or status
     outcome = note.outcome or outcome or ("refused" if (status or 0) >= 400 else "complete")
     sent = body_bytes if note.bytes_sent is None else note.bytes_sent
-    path = _clean(redacted(request.rel_url.raw_path), 300)  # a key in the path is never logged
+    path = _clean(redacted(request.path), 300)  # decoded, then scanned: a key in the path is never logged
     line = (f"{request.method} {path} -> {status if status is not None else '-'} {outcome}, "
             f"{sent if sent is not None else '-'} bytes, {seconds * 1000:.0f} ms")
     if note.cassette:
         index = note.interaction
-        line += f"; cassette {_clean(note.cassette, 120)}" + (f" #{index}" if index is not None else "")
+        line += f"; cassette {_clean(redacted(note.cassette), 120)}" + (f" #{index}" if index is not None else "")
     if note.stub:
-        line += f"; stub {_clean(note.stub, 120)}"
+        line += f"; stub {_clean(redacted(note.stub), 120)}"
     if note.scenario:
-        line += f"; scenario {_clean(note.scenario, 120)}"
+        line += f"; scenario {_clean(redacted(note.scenario), 120)}"
     return f"{line}; from {remote}"
 
 

@@ -3,12 +3,14 @@
 aiohttp answers bytes its parser refuses with a ``text/plain`` 400 that echoes them (64 KB of
 garbage got a 64 KB answer) and in the HTTP version of the request line (``HTTP/2.0 200`` for a
 request line saying ``HTTP/2.0``). Here each becomes a refusal of :mod:`ssemock.refusals`, answered
-by :func:`~ssemock.edge.replies.refuse` as every other one is, in ``HTTP/1.1``:
+by :func:`~ssemock.edge.replies.refuse` as every other one is (the parser's refusals in the status line
+aiohttp writes for a request it could not read, ``HTTP/1.0``; a ``HTTP/2.0`` request line's in ``HTTP/1.1``):
 
-* the parser's refusals: 400 ``ssemock_malformed_request`` with the parser's reason (at most
-  200 characters, never the bytes); a body in a ``Content-Encoding`` that cannot be decoded (``br``
-  without Brotli): 415 ``ssemock_unsupported_encoding``; the HTTP/2 connection preface or an
-  HTTP version the parser refuses (``HTTP/3.0``): 505 ``ssemock_http_version_not_supported``;
+* the parser's refusals: 400 ``ssemock_malformed_request`` with the parser's reason (at most 200
+  characters, never the bytes nor the URL, through the secret scanner); a body in a
+  ``Content-Encoding`` that cannot be decoded (``br`` without Brotli): 415
+  ``ssemock_unsupported_encoding``; the HTTP/2 connection preface or an HTTP version the parser
+  refuses (``HTTP/3.0``): 505 ``ssemock_http_version_not_supported``;
 * a request line the parser takes but ssemock does not serve (``HTTP/2.0``): the same 505, from
   :func:`version_refusal` (the edge middleware asks it first).
 
@@ -21,9 +23,9 @@ from __future__ import annotations
 import re
 
 from aiohttp import HttpVersion11, web
-from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.http_exceptions import ContentEncodingError, InvalidURLError
 
-from ..errors import SSEMockError
+from ..errors import SSEMockError, redacted
 from ..refusals import HTTPVersionError, MalformedRequestError, UnsupportedEncodingError
 from .logs import REFUSED_REASON
 from .replies import refuse
@@ -32,7 +34,7 @@ __all__ = ["EdgeRequestHandler", "EdgeServer", "parser_refusal", "version_refusa
 
 _REASON_CHARS = 200
 _VERSION = re.compile(r"HTTP/(\d)\.\d(?=['\"])")
-_ECHO = re.compile(r":?\s*b(['\"]).*$")
+_ECHO = re.compile(r":?\s*(?:b['\"]|bytearray\().*$")
 
 
 def parser_refusal(exc: BaseException | None, message: str | None) -> SSEMockError:
@@ -41,7 +43,9 @@ def parser_refusal(exc: BaseException | None, message: str | None) -> SSEMockErr
     text = message if message is not None else str(exc or "")
     reason = " ".join(text.split("\n\n", 1)[0].split())
     reason = _ECHO.sub("", reason).rstrip(":. ")  # "Got more than 8190 bytes when reading: b'aaa...'"
-    reason = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…"
+    if isinstance(exc, InvalidURLError):  # its message is the URL itself
+        reason = "an invalid URL in the request line"
+    reason = redacted(reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…")
     if isinstance(exc, ContentEncodingError):
         return UnsupportedEncodingError(reason)
     if "PRI/Upgrade" in text:

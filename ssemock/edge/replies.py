@@ -36,7 +36,7 @@ def refuse(error: SSEMockError, entry: Refused | None = None, *, shown: str | No
     if entry is not None:
         entry.status, entry.outcome, entry.error = error.status, "refused", body
     reply = web.json_response({"error": body if shown is None else {"type": error.code, "message": shown}},
-                              status=error.status, headers=error.answer_headers() or None)
+                              status=error.status, headers=_shown(error.answer_headers()) or None)
     if error.close:
         reply.force_close()
     return reply

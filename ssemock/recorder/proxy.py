@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import posixpath
 import re
 import time
 from dataclasses import replace
@@ -127,8 +128,11 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 
 def _admin(path: str) -> bool:
-    """``path`` is under ``/_ssemock/`` in any letter case (``/_SSEMOCK/health`` is never forwarded)."""
-    return path[: len(ADMIN_PREFIX)].lower() == ADMIN_PREFIX or path.lower() == ADMIN_PREFIX.rstrip("/")
+    """``path`` is under ``/_ssemock/`` in any letter case, also written with ``//``, ``/./`` or ``/x/../``
+    (``/_SSEMOCK/health``, ``//_ssemock/health``: never forwarded; a client library or the upstream would
+    read them as the admin path)."""
+    folded = posixpath.normpath("/" + path.lstrip("/")).lower()
+    return folded[: len(ADMIN_PREFIX)] == ADMIN_PREFIX or folded == ADMIN_PREFIX.rstrip("/")
 
 
 def _refuse(st: RecorderState, info: ProgressRow, error: SSEMockError, action: str = "refused") -> web.Response:

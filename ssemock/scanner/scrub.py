@@ -10,7 +10,7 @@ from .names import REDACTED, is_credential_name
 from .own_rules import default_scanner
 from .shapes import Hit, disjoint
 
-__all__ = ["default_fields", "replaced", "scrub_text"]
+__all__ = ["default_fields", "replaced", "scrub_bytes", "scrub_text"]
 
 
 @functools.cache
@@ -30,6 +30,11 @@ def replaced(data: bytes, hits: list[Hit]) -> tuple[bytes, Counter[str]]:
         pos = hit.end
     pieces.append(data[pos:])
     return b"".join(pieces), Counter(h.rule for h in hits)
+
+
+def scrub_bytes(data: bytes) -> bytes:
+    """``data`` with key shapes and values under credential names (the default rules) replaced by ``REDACTED``."""
+    return replaced(data, disjoint(default_scanner().find(data) + default_fields().find(data)))[0]
 
 
 def scrub_text(text: str) -> tuple[str, int]:
