@@ -90,14 +90,13 @@ def _leaves(value: Any) -> dict[str, Any] | None:
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         prefix, node = stack.pop()
-        if isinstance(node, dict) and node:
-            stack.extend((f"{prefix}.{k}", v) for k, v in node.items())
-        elif isinstance(node, list) and node:
-            stack.extend((f"{prefix}.{i}", v) for i, v in enumerate(node))
+        if (isinstance(node, (dict, list))) and node:
+            if len(out) + len(stack) + len(node) > MAX_LEAVES:  # before any item is walked: bounded work
+                return None
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((f"{prefix}.{k}", v) for k, v in items)
         else:
             out[prefix] = node
-            if len(out) > MAX_LEAVES:
-                return None
     return out
 
 

@@ -294,17 +294,24 @@ def _no_match(
 ) -> NoMatchError:
     """The error for a request that matched nothing, naming the closest interactions: by the number of
     matchers they fail, then by how far they are (:mod:`ssemock.closeness`), then in cassette order."""
-    near: list[tuple[int, float, int, Match, list[str]]] = []
-    likeness: dict[str, float] = {}
-    closeness = Closeness(received)
+    found: list[tuple[int, int, Match, list[str]]] = []
     for position, cassette, index in report_sample(pool, received, _route_fields(required), indexes):
         inter = cassette.interactions[index]
         hard = [f for f in differences(received, inter.request, match_on) if f.split(":", 1)[0] in required]
-        path = inter.request.path
+        found.append((len(hard), position, Match(cassette, index, inter), hard))
+    found.sort(key=lambda n: n[:2])
+    # How far each is, for those that may be among the first 3 (as few differing matchers as the third).
+    likeness: dict[str, float] = {}
+    closeness = Closeness(received)
+    near: list[tuple[int, float, int, Match, list[str]]] = []
+    for fails, position, match, hard in found:
+        if len(near) >= 3 and fails > near[2][0]:
+            break
+        path = match.interaction.request.path
         if path not in likeness:
             likeness[path] = path_likeness(received.path, path)
-        far = closeness.distance(inter.request, (f.split(":", 1)[0] for f in hard), likeness[path])
-        near.append((len(hard), far, position, Match(cassette, index, inter), hard))
+        far = closeness.distance(match.interaction.request, (f.split(":", 1)[0] for f in hard), likeness[path])
+        near.append((fails, far, position, match, hard))
     near.sort(key=lambda n: n[:3])
     closest: list[dict[str, Any]] = [
         {"cassette": m.cassette.name, "interaction": m.index, "request": describe(m.interaction.request),

@@ -7,6 +7,7 @@ event loop, so synchronous clients (``openai.OpenAI``, ``requests``) work;
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import math
 import os
@@ -28,6 +29,7 @@ from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioE
 from .limits import claim_name
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .names import scenario_names
+from .scanner.own_rules import default_scanner
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
 from .stubs import StubBook
@@ -290,6 +292,10 @@ class MockServer:
     # ---- async ----------------------------------------------------------------
     async def start(self) -> None:
         """Start serving in the running event loop. Raises :class:`ServerError`."""
+        # The secret scanner (what the journal, the access log and refusals show goes through it) is built
+        # first, in a thread (about 80 ms), not by the first request on the event loop, where it held
+        # every other request that long.
+        await asyncio.to_thread(default_scanner)
         try:
             runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
                                         exposure=EXPOSURE, handler_cancellation=True, ssl_context=self._context)

@@ -8,6 +8,8 @@ escapes in them (see :mod:`ssemock.scanner.shapes`); :func:`default_scanner` run
 
 from __future__ import annotations
 
+import threading
+
 from ..providers import KeyShape, key_shapes
 from .shapes import Rule, Scanner, char_class, compile_bytes, escape_aware, key_run, load_gitleaks
 
@@ -103,11 +105,15 @@ OWN_RULES: tuple[Rule, ...] = (
 
 
 _DEFAULT: Scanner | None = None
+_BUILDING = threading.Lock()
 
 
 def default_scanner() -> Scanner:
-    """The scanner of the shipped catalogue and our own forms (built once, on first use)."""
+    """The scanner of the shipped catalogue and our own forms (built once, on first use, about 80 ms; a
+    caller that comes while another thread builds it waits for that one)."""
     global _DEFAULT
     if _DEFAULT is None:
-        _DEFAULT = Scanner((*load_gitleaks(), *OWN_RULES))
+        with _BUILDING:
+            if _DEFAULT is None:
+                _DEFAULT = Scanner((*load_gitleaks(), *OWN_RULES))
     return _DEFAULT
