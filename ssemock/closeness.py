@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .cassette import Request
+from .match_sample import path_likeness
 
 __all__ = ["MAX_LEAVES", "TEXT_CHARS", "Closeness"]
 
@@ -41,13 +42,16 @@ class Closeness:
         self.request = request
         self._leaves: dict[str, Any] | None = None
         self._read = False
+        self._likeness: dict[str, float] = {}  # by recorded path: candidates often share one
 
-    def distance(self, recorded: Request, failing: Iterable[str], path_likeness: float) -> float:
+    def distance(self, recorded: Request, failing: Iterable[str]) -> float:
         """The sum of the distances (0 to 1 each) of the matchers ``failing`` (see the module docstring)."""
         total = 0.0
         for name in failing:
             if name == "path":
-                total += 1.0 - path_likeness
+                if recorded.path not in self._likeness:
+                    self._likeness[recorded.path] = path_likeness(self.request.path, recorded.path)
+                total += 1.0 - self._likeness[recorded.path]
             elif name == "query":
                 total += _pairs_distance(self.request.query, recorded.query)
             elif name == "body":

@@ -35,7 +35,7 @@ from .match_index import (
     body_key,
     choose,
 )
-from .match_sample import REPORT_BUDGET, path_likeness, report_sample
+from .match_sample import REPORT_BUDGET, report_sample
 from .matchers import MATCHERS, Matcher, query_text
 
 __all__ = [
@@ -47,12 +47,14 @@ __all__ = [
     "Matcher",
     "PlayCounts",
     "check_match_on",
+    "closest_entry",
     "describe",
     "differences",
     "find_interaction",
     "indexes_ready",
     "key_request",
     "prepare_indexes",
+    "rank_closest",
 ]
 
 DEFAULT_MATCH_ON: tuple[str, ...] = ("method", "path", "body")
@@ -294,41 +296,48 @@ def _no_match(
 ) -> NoMatchError:
     """The error for a request that matched nothing, naming the closest interactions: by the number of
     matchers they fail, then by how far they are (:mod:`ssemock.closeness`), then in cassette order."""
-    found: list[tuple[int, int, Match, list[str]]] = []
-    for position, cassette, index in report_sample(pool, received, _route_fields(required), indexes):
+    found = []
+    for _, cassette, index in sorted(report_sample(pool, received, _route_fields(required), indexes),
+                                     key=lambda sampled: sampled[0]):  # in cassette order
         inter = cassette.interactions[index]
         hard = [f for f in differences(received, inter.request, match_on) if f.split(":", 1)[0] in required]
-        found.append((len(hard), position, Match(cassette, index, inter), hard))
-    found.sort(key=lambda n: n[:2])
-    # How far each is, for those that may be among the first 3 (as few differing matchers as the third).
-    likeness: dict[str, float] = {}
-    closeness = Closeness(received)
-    near: list[tuple[int, float, int, Match, list[str]]] = []
-    for fails, position, match, hard in found:
-        if len(near) >= 3 and fails > near[2][0]:
-            break
-        path = match.interaction.request.path
-        if path not in likeness:
-            likeness[path] = path_likeness(received.path, path)
-        far = closeness.distance(match.interaction.request, (f.split(":", 1)[0] for f in hard), likeness[path])
-        near.append((fails, far, position, match, hard))
-    near.sort(key=lambda n: n[:3])
-    closest: list[dict[str, Any]] = [
-        {"cassette": m.cassette.name, "interaction": m.index, "request": describe(m.interaction.request),
-         "differences": diffs}
-        for _, _, _, m, diffs in near[:3]
-    ]
+        found.append((Match(cassette, index, inter), hard))
+    ranked = rank_closest(received, found)
+    closest = [closest_entry(match, hard) for match, hard in ranked]
     asked = describe(received)
     if closest:
         top = closest[0]
         message = (
             f"no recorded interaction matches {asked} ({_matched_on(match_on, required)}); closest: "
             f"{top['cassette']} #{top['interaction']} {top['request']}, which differs in "
-            + "; ".join(near[0][4])
+            + "; ".join(ranked[0][1])
         )
     else:
         message = f"no recorded interaction matches {asked}: no cassette has any interaction"
     return NoMatchError(message, asked, closest)
+
+
+def rank_closest(
+    received: Request, found: Sequence[tuple[Match, list[str]]], limit: int = 3,
+) -> list[tuple[Match, list[str]]]:
+    """The first ``limit`` of ``found`` (candidates in cassette order, each with the ``"NAME: difference"`` of
+    the matchers it fails): by the number of matchers failed, then by how far it is (:mod:`ssemock.closeness`),
+    then in cassette order. The distance is measured only for those that may be among the first ``limit``."""
+    closeness = Closeness(received)
+    near: list[tuple[int, float, int]] = []
+    for n in sorted(range(len(found)), key=lambda n: (len(found[n][1]), n)):
+        match, hard = found[n]
+        if len(near) >= limit and len(hard) > near[limit - 1][0]:
+            break
+        far = closeness.distance(match.interaction.request, (f.split(":", 1)[0] for f in hard))
+        near.append((len(hard), far, n))
+    return [found[n] for _, _, n in sorted(near)[:limit]]
+
+
+def closest_entry(match: Match, hard: list[str]) -> dict[str, Any]:
+    """A ``closest`` entry of a 404: ``{"cassette", "interaction", "request", "differences"}``."""
+    return {"cassette": match.cassette.name, "interaction": match.index,
+            "request": describe(match.interaction.request), "differences": hard}
 
 
 def _matched_on(match_on: Sequence[str], required: Sequence[str]) -> str:

@@ -15,16 +15,13 @@ else the answer is 404 ``ssemock_no_match`` with how it differs; a value that is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from multidict import CIMultiDictProxy
 
 from .cassette import Cassette, Request
-from .closeness import Closeness
 from .errors import NoMatchError
 from .limits import MAX_ITEMS
-from .match_sample import path_likeness
-from .matching import Match, describe, differences
+from .matching import Match, closest_entry, describe, differences, rank_closest
 from .refusals import BadInteractionPinError
 
 __all__ = ["PIN_HEADER", "choice", "pinned_interaction", "read_pin"]
@@ -62,9 +59,7 @@ def pinned_interaction(
         NoMatchError: no cassette has such an interaction, or it differs (the closest lists each one).
     """
     required = [m for m in match_on if not (explicit and m == "body")]
-    closest: list[dict[str, Any]] = []
-    ranks: list[tuple[int, float]] = []
-    closeness = Closeness(received)
+    found = []
     for cassette in pool:
         if index >= len(cassette.interactions):
             continue
@@ -74,22 +69,18 @@ def pinned_interaction(
             key = (cassette.name, index)
             played[key] = played.get(key, 0) + 1
             return Match(cassette, index, interaction)
-        likeness = path_likeness(received.path, interaction.request.path) if "path" in required else 1.0
-        far = closeness.distance(interaction.request, (f.split(":", 1)[0] for f in fails), likeness)
-        ranks.append((len(fails), far))
-        closest.append({"cassette": cassette.name, "interaction": index, "request": describe(interaction.request),
-                        "differences": fails})
-    if not closest:
+        found.append((Match(cassette, index, interaction), fails))
+    if not found:
         sizes = ", ".join(f"{c.name}: {len(c.interactions)}" for c in pool[:5]) or "no cassette"
         message = (f"{PIN_HEADER}: {index} pins no interaction: no cassette served here has one of that index "
                    f"(interactions, from 0: {sizes})")
         raise NoMatchError(message, describe(received), [])
-    closest = [closest[n] for _, _, n in sorted((*rank, n) for n, rank in enumerate(ranks))][:3]  # closest first
+    closest = [closest_entry(match, fails) for match, fails in rank_closest(received, found)]
     first = closest[0]
     message = (f"{PIN_HEADER}: {index} pins {first['cassette']} #{index} {first['request']}, which does not match "
-               f"{describe(received)}: {'; '.join(str(f) for f in first['differences'])}")
-    if len(ranks) > 1:
-        message += f" ({len(ranks)} cassettes have an interaction {index}: name one with X-SSEMock-Cassette)"
+               f"{describe(received)}: {'; '.join(first['differences'])}")
+    if len(found) > 1:
+        message += f" ({len(found)} cassettes have an interaction {index}: name one with X-SSEMock-Cassette)"
     raise NoMatchError(message, describe(received), closest)
 
 
