@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from multidict import CIMultiDictProxy
+from multidict import MultiMapping
 
 from .cassette import Cassette, Request
 from .errors import NoMatchError
@@ -29,14 +29,14 @@ __all__ = ["PIN_HEADER", "choice", "pinned_interaction", "read_pin"]
 PIN_HEADER = "X-SSEMock-Interaction"
 
 
-def read_pin(headers: Mapping[str, str]) -> int | None:
+def read_pin(headers: MultiMapping[str]) -> int | None:
     """The index ``X-SSEMock-Interaction`` pins (0 to ``MAX_ITEMS - 1``), or None without the header.
 
     Raises:
-        BadInteractionPinError: the value is not such an index (400 ``ssemock_bad_interaction``).
+        BadInteractionPinError: the value is not such an index, or the header is given more than once
+            (400 ``ssemock_bad_interaction``).
     """
-    given = headers.getall(PIN_HEADER, []) if isinstance(headers, CIMultiDictProxy) else [
-        v for k, v in headers.items() if k.lower() == PIN_HEADER.lower()]
+    given = headers.getall(PIN_HEADER, [])
     if not given:
         return None
     if len(given) > 1:
