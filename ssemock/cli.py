@@ -260,8 +260,10 @@ async def _run_until_signal(server: MockServer) -> int:
     stop = stop_on_signals()
     await server.start()
     print(f"ssemock serving on {server.url}", flush=True)
-    if server.tls is not None and server.tls.ca is not None:
-        print(f"TLS: clients trust {server.tls.ca} (SSL_CERT_FILE={server.tls.ca})", file=sys.stderr, flush=True)
+    from .tls import trust_notice
+
+    if notice := trust_notice(server.tls):
+        print(notice, file=sys.stderr, flush=True)
     names = ", ".join(server.state.cassettes) or "(none)"
     print(f"{len(server.state.cassettes)} cassette(s): {names}", file=sys.stderr, flush=True)
     if len(server.state.stubs):

@@ -21,7 +21,7 @@ from pathlib import Path
 from .cassette.append import atomic_write_bytes
 from .errors import ConfigError
 
-__all__ = ["TLS_NAMES", "TLSFiles", "local_authority", "server_context", "tls_dir", "trust_env"]
+__all__ = ["TLS_NAMES", "TLSFiles", "local_authority", "server_context", "tls_dir", "trust_env", "trust_notice"]
 
 TLS_NAMES = ("localhost", "127.0.0.1", "::1")
 """The names and addresses the local server certificate is valid for."""
@@ -113,3 +113,10 @@ def trust_env(files: TLSFiles) -> dict[str, str]:
         return {}
     ca = str(files.ca)
     return {"SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca, "NODE_EXTRA_CA_CERTS": ca}
+
+
+def trust_notice(files: TLSFiles | None) -> str | None:
+    """The line ``serve`` and ``record`` print on start for the local authority: which file clients trust."""
+    if files is None or files.ca is None:
+        return None
+    return f"TLS: clients trust {files.ca} (SSL_CERT_FILE={files.ca})"

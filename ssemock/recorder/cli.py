@@ -41,6 +41,7 @@ from ..edge.arguments import (
 )
 from ..errors import RecorderConfigError, RecorderError
 from ..matching import MATCHERS
+from ..tls import trust_notice
 from .modes import RecordMode
 
 if TYPE_CHECKING:
@@ -191,8 +192,8 @@ async def _until_signal(recorder: Recorder) -> int:
     stop = stop_on_signals()
     await recorder.start()
     print(f"ssemock recording on {recorder.url} -> {recorder.target}", flush=True)
-    if recorder.tls is not None and recorder.tls.ca is not None:
-        print(f"TLS: clients trust {recorder.tls.ca} (SSL_CERT_FILE={recorder.tls.ca})", file=sys.stderr, flush=True)
+    if notice := trust_notice(recorder.tls):
+        print(notice, file=sys.stderr, flush=True)
     print(f"record mode {recorder.mode.value}; cassettes in {recorder.options.directory}",
           file=sys.stderr, flush=True)
     status = 0
