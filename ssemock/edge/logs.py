@@ -113,7 +113,8 @@ def access_line(
     """The one-line description of a request and how its answer ended (see the module docstring)."""
     remote = request.remote or "-"
     if not request.get(ROUTED):  # refused by the HTTP parser: no method, no path
-        return f"malformed HTTP request from {remote} -> {status}: {_clean(' '.join((reason or '').split()), 200)}"
+        shown = _clean(redacted(" ".join((reason or "").split())), 200)  # the parser's reason, scanned as all shown
+        return f"malformed HTTP request from {remote} -> {status}: {shown}"
     note = request.get(ACCESS_NOTE, NO_NOTE)
     status = note.status or status
     outcome = note.outcome or outcome or ("refused" if (status or 0) >= 400 else "complete")

@@ -25,7 +25,7 @@ import re
 from aiohttp import HttpVersion11, web
 from aiohttp.http_exceptions import ContentEncodingError, InvalidURLError
 
-from ..errors import SSEMockError, redacted
+from ..errors import SSEMockError
 from ..refusals import HTTPVersionError, MalformedRequestError, UnsupportedEncodingError
 from .logs import REFUSED_REASON
 from .replies import refuse
@@ -45,7 +45,7 @@ def parser_refusal(exc: BaseException | None, message: str | None) -> SSEMockErr
     reason = _ECHO.sub("", reason).rstrip(":. ")  # "Got more than 8190 bytes when reading: b'aaa...'"
     if isinstance(exc, InvalidURLError):  # its message is the URL itself
         reason = "an invalid URL in the request line"
-    reason = redacted(reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…")
+    reason = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1] + "…"
     if isinstance(exc, ContentEncodingError):
         return UnsupportedEncodingError(reason)
     if "PRI/Upgrade" in text:
@@ -81,9 +81,7 @@ class EdgeRequestHandler(web.RequestHandler):
             return answer
         error = parser_refusal(exc, message)
         request[REFUSED_REASON] = str(error).removeprefix("malformed HTTP request: ")  # the line says it
-        reply = refuse(error)
-        reply.force_close()
-        return reply
+        return refuse(error)  # these errors close the connection
 
 
 class EdgeServer(web.Server):
