@@ -38,6 +38,8 @@ from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKED = ("python", "yaml", "sh", "text")
+# Every fenced block, with its whole info string (empty included) as the lexeme "info".
+FENCES = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n", re.MULTILINE))
 _ENVIRONMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PROGRAMS = {"python3": "python", "python3.11": "python", "python3.12": "python", "python3.13": "python", "pip3": "pip"}
 _URL = re.compile(r"https?://(?:127\.0\.0\.1|localhost)(?::\d+)?")
@@ -155,10 +157,8 @@ def refuse_unchecked(example: Example) -> None:
 class _Unchecked:
     """Yields every fenced block whose info string is not one of :data:`CHECKED` (an empty one included)."""
 
-    lexer = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n", re.MULTILINE))
-
     def __call__(self, document: Document) -> Iterator[Region]:
-        for region in self.lexer(document):
+        for region in FENCES(document):
             if region.lexemes["info"].strip() not in CHECKED:
                 region.parsed = region.lexemes["info"]
                 region.evaluator = refuse_unchecked
@@ -169,6 +169,14 @@ def _teardown(namespace: dict[str, Any]) -> None:
     stack = namespace.get("_docs_servers")
     if stack is not None:
         stack.close()
+
+
+def page_blocks(page: str, language: str) -> list[str]:
+    """The sources of the ``language`` fenced blocks of ``page`` (a path from the project's root, e.g.
+    ``docs/how-to/stubs.md``), in order, as Sybil's lexer reads them: for tests that check what an
+    example promises beyond running (the bytes a step sends, say)."""
+    document = Document((ROOT / page).read_text(encoding="utf-8"), str(ROOT / page))
+    return [str(region.lexemes["source"]) for region in FENCES(document) if region.lexemes["info"].strip() == language]
 
 
 def sybil() -> Sybil:
