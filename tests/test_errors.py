@@ -1,11 +1,13 @@
 """The error tree: what errors.py draws is what the classes are, every HTTP error code is in one
-table, and the README's table of codes is written from it."""
+table, and the docs' page of error codes (reference/errors.md, generated) is written from it."""
 
 from __future__ import annotations
 
 import builtins
+import importlib
 import inspect
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from ssemock.cassette import Interaction, Request, Response
 from ssemock.matching import find_interaction
 from ssemock.refusals import HTTP_ERRORS, error_codes
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parent.parent
 TREE_LINE = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<name>\w+)(?: \((?P<builtins>[\w, ]+)\))?")
 BUILTINS = {name for name, value in vars(builtins).items() if isinstance(value, type)}
 
@@ -83,19 +85,26 @@ def _plain(text: str) -> str:
 
 
 def error_table() -> str:
-    """The README's table of error codes, written from ``HTTP_ERRORS``."""
+    """The table of error codes the docs must show, written from ``HTTP_ERRORS``."""
     rows = ["| status | `type` | error class | fields besides `type`, `message` | when |", "|---|---|---|---|---|"]
     for error in HTTP_ERRORS:
         fields = ", ".join(f"`{name}`" for name in error.detail_names) or "—"
-        when = _plain(error.__doc__ or "")
+        when = _plain(error.__doc__ or "").replace("|", "\\|")
         rows.append(f"| {error.status} | `{error.code}` | `{error.__name__}` | {fields} | {when} |")
     return "\n".join(rows) + "\n"
 
 
-def test_the_readme_table_of_error_codes_is_written_from_the_table() -> None:
-    start = README.index("| status | `type` | error class |")
-    end = README.index("\n\n", start) + 1
-    assert README[start:end] == error_table(), "README.md: replace the table of error codes with\n" + error_table()
+def test_the_docs_page_of_error_codes_is_written_from_the_table() -> None:
+    """reference/errors.md, as docs/gen writes it for ``mkdocs build``: the table of every code, by status."""
+    sys.path.insert(0, str(ROOT / "docs" / "gen"))
+    try:
+        ref_errors = importlib.import_module("ref_errors")
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "gen"))
+    page = ref_errors.page()
+    assert error_table() in page
+    assert page.count("| `ssemock_") == len(HTTP_ERRORS) == len(error_table().splitlines()) - 2
+    assert "404 ssemock_no_match" in page  # the exception tree, drawn with the statuses
 
 
 def test_no_module_but_the_error_classes_writes_an_error_code() -> None:
