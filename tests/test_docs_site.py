@@ -95,6 +95,14 @@ def test_the_home_page_and_the_reference_pages_render_in_chromium(node: str, chr
     assert [name for name in STEPS if f"\n{name}" not in str(steps["text"])] == []  # each step's heading
 
 
+def test_the_site_holds_every_json_schema_of_the_package(site: Path) -> None:
+    """Each ``ssemock/schemas/*.json`` is served as ``schemas/NAME`` (the URL editors are pointed at)."""
+    shipped = sorted((ROOT / "ssemock" / "schemas").glob("*.json"))
+    for schema in shipped:
+        assert (site / "schemas" / schema.name).read_bytes() == schema.read_bytes(), schema.name
+    assert sorted(p.name for p in (site / "schemas").glob("*.json")) == [p.name for p in shipped]
+
+
 class _Links(HTMLParser):
     """The ``href`` and ``src`` of a page's elements, and the ids (and ``name`` of anchors) it defines."""
 

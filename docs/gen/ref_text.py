@@ -32,19 +32,22 @@ def first_paragraph(text: str) -> str:
 
 
 def markdown(text: str, *, code: str = "text") -> str:
-    """A docstring as Markdown: roles and literals as code, each ``::`` block as a fenced ``code`` block."""
+    """A docstring as Markdown: roles and literals as code, each ``::`` block as a fenced ``code`` block
+    (at the indentation of the line that opens it, so that it stays inside a Google-style section)."""
     out: list[str] = []
     lines = text.splitlines()
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line.rstrip().endswith("::"):
-            head = line.rstrip()[:-2].rstrip()
+        if line.rstrip().endswith("::") and not line.lstrip().startswith(">>>"):
             indent = len(line) - len(line.lstrip())
+            head = line.strip()[:-2].rstrip()
             block, i = indented_block(lines, i + 1, indent)
-            if head.strip():
-                out.append(inline(head) + ":")
-            out += ["", f"```{code}", *block, "```", ""]
+            pad = " " * indent
+            if head:
+                head = "For example" if head in ("Example", "Examples") else head
+                out.append(pad + inline(head) + ":")
+            out += ["", f"{pad}```{code}", *(pad + b if b else b for b in block), f"{pad}```", ""]
             continue
         out.append(inline(line))
         i += 1
