@@ -7,8 +7,11 @@ from the parsers, the step registry, the router and the tables), served on 127.0
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -19,13 +22,15 @@ from functools import partial
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 import pytest
+import yaml
 
 from ssemock.cli import build_parser
 from ssemock.commands import COMMANDS
-from ssemock.scenario import STEPS
+from ssemock.scenario import STEPS, Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(__file__).parent / "node" / "site-pages.mjs"
@@ -93,6 +98,50 @@ def test_the_home_page_and_the_reference_pages_render_in_chromium(node: str, chr
         assert f"ssemock {name}" in text
     assert [o for o in options if o not in text] == []
     assert [name for name in STEPS if f"\n{name}" not in str(steps["text"])] == []  # each step's heading
+
+
+def _generator(name: str) -> Any:
+    """A module of docs/gen (the scripts mkdocs-gen-files runs to write the reference pages)."""
+    sys.path.insert(0, str(ROOT / "docs" / "gen"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "gen"))
+
+
+def _blocks(markdown: str, info: str) -> list[str]:
+    return re.findall(rf"^```{info}\n(.*?)^```$", markdown, flags=re.S | re.M)
+
+
+def test_every_example_of_the_generated_reference_is_loaded_or_parsed_by_ssemock() -> None:
+    """The YAML blocks of the steps and presets pages are scenario files ssemock's loader takes (one per
+    step with its docstring's examples, one per preset); the command lines of the CLI page parse."""
+    ref_steps, ref_cli = _generator("ref_steps"), _generator("ref_cli")
+    steps = _blocks(ref_steps.steps_page(), "yaml")
+    loaded = [Scenario.from_dict(yaml.safe_load(block), source="reference/steps.md") for block in steps]
+    assert {s.name for s in loaded} >= {f"{name}-example" for name in STEPS}
+    assert all(step.name == s.name.removesuffix("-example") for s in loaded[1:] for step in s.steps)
+    presets = [Scenario.from_dict(yaml.safe_load(b)) for b in _blocks(ref_steps.presets_page(), "yaml")]
+    assert sorted(p.name for p in presets) == sorted(p.stem for p in (ROOT / "scenarios").glob("*.yaml"))
+    lines = [line for block in _blocks(ref_cli.page(), "sh") for line in block.splitlines()]
+    assert len(lines) >= len(COMMANDS)
+    for line in lines:
+        words = shlex.split(line)
+        assert words[0] == "ssemock"
+        build_parser(words[1]).parse_args(words[1:])
+
+
+def test_every_route_of_the_replay_server_is_in_the_http_reference_with_its_handlers_docstring() -> None:
+    from ssemock.server import ServerState, create_app
+
+    ref_http = _generator("ref_http")
+    page = ref_http.page()
+    plain = " ".join(page.replace("`", "").split())
+    for route in create_app(ServerState()).router.routes():
+        assert route.handler.__doc__, route
+        assert " ".join(route.handler.__doc__.replace("`", "").split()[:8]) in plain, route
+    for path in ("/_ssemock/health", "/_ssemock/cassettes", "/_ssemock/scenarios", "/_ssemock/requests"):
+        assert f"`{path}`" in page
 
 
 def test_the_site_holds_every_json_schema_of_the_package(site: Path) -> None:
