@@ -33,9 +33,21 @@ def public_names() -> tuple[list[str], list[str]]:
     return [n for n in names if n not in errors], errors
 
 
+def directive(dotted: str, **options: object) -> list[str]:
+    """The mkdocstrings ``:::`` lines documenting ``dotted``, with its options (``members=False``...)."""
+    lines = [f"::: {dotted}"]
+    if options:
+        lines += [
+            "    options:",
+            *(f"      {k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in options.items()),
+        ]
+    return [*lines, ""]
+
+
 def page() -> str:
     """The whole page, as Markdown."""
     things, errors = public_names()
+    marker, what = MARKER.split("): ", 1)
     lines = [
         "# Python API",
         "",
@@ -48,37 +60,14 @@ def page() -> str:
         "",
     ]
     for name in things:
-        lines += [f"::: ssemock.{name}", ""]
+        lines += directive(f"ssemock.{name}")
     lines += ["## Errors", "", "See also [the error codes](errors.md).", ""]
     for name in errors:
-        lines += [f"::: ssemock.{name}", "    options:", "      members: false", ""]
-    lines += [
-        "## pytest plugin",
-        "",
-        "::: ssemock.pytest_plugin",
-        "    options:",
-        "      members: false",
-        "      show_root_heading: false",
-        "",
-        "### The `ssemock` marker",
-        "",
-        "```python",
-        "@pytest.mark." + MARKER.split("): ")[0] + ")",
-        "```",
-        "",
-        MARKER.split("): ", 1)[1][0].upper() + MARKER.split("): ", 1)[1][1:] + ".",
-        "",
-        "### Fixtures",
-        "",
-    ]
+        lines += directive(f"ssemock.{name}", members=False)
+    lines += ["## pytest plugin", "", *directive("ssemock.pytest_plugin", members=False, show_root_heading=False)]
+    lines += ["### The `ssemock` marker", "", "```text", f"@pytest.mark.{marker})", "```", ""]
+    lines += [what[0].upper() + what[1:] + ".", "", "### Fixtures", ""]
     for dotted in fixtures():
-        lines += [f"::: {dotted}", "    options:", "      heading_level: 4", ""]
-    lines += [
-        "### The fixture's object",
-        "",
-        "::: ssemock.testing.SSEMockFixture",
-        "    options:",
-        "      heading_level: 4",
-        "",
-    ]
+        lines += directive(dotted, heading_level=4)
+    lines += ["### The fixture's object", "", *directive("ssemock.testing.SSEMockFixture", heading_level=4)]
     return "\n".join(lines) + "\n"
