@@ -70,12 +70,19 @@ from .tls import trust_env
 if TYPE_CHECKING:
     from .recorder import Recorder
 
-__all__ = ["ENV_VARS", "RECORD_MODES", "SSEMockConfig", "conformance_presets"]
+__all__ = ["ENV_VARS", "MARKER", "RECORD_MODES", "SSEMockConfig", "conformance_presets"]
 
 pytest_plugins = ["ssemock.pytest_options"]  # the fixtures a conftest.py overrides
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 ENV_VARS = env_vars()
 """What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
+MARKER = (
+    "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
+    "stubs=None): the cassette and scenario the fake provider serves this test; matrix=True runs the test "
+    "under every conformance preset; match_on: the request parts compared (method, path, query, body); "
+    "stubs: stub files (paths beside the test) answering before cassettes"
+)
+"""The ``ssemock`` marker as ``pytest --markers`` lists it: its keywords and what each does."""
 
 _FIXTURE = pytest.StashKey[SSEMockFixture]()
 _SESSION = pytest.StashKey["_Session"]()
@@ -111,14 +118,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
-        "stubs=None): "
-        "the cassette and scenario the fake provider serves this test; matrix=True runs the test "
-        "under every conformance preset; match_on: the request parts compared (method, path, query, body); "
-        "stubs: stub files (paths beside the test) answering before cassettes",
-    )
+    config.addinivalue_line("markers", MARKER)
     mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
     if mode not in RECORD_MODES:
         raise pytest.UsageError(f"ssemock_record_mode: {mode!r} is not one of {', '.join(RECORD_MODES)}")
