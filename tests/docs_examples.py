@@ -1,6 +1,6 @@
 """How the test suite checks the code blocks of README.md and the pages under docs/ (through Sybil).
 
-The convention a page follows (docs/how-to/write-docs.md says it for contributors):
+The convention a page follows:
 
 * ```` ```python ```` blocks run, in order, one namespace per page: they are self-contained and assert
   the values they promise;
