@@ -137,6 +137,12 @@ def _add_record_arguments(rec: argparse.ArgumentParser) -> None:
     add_arguments(rec)
 
 
+def _add_drift_arguments(drift: argparse.ArgumentParser) -> None:
+    from .drift.cli import add_arguments
+
+    add_arguments(drift)
+
+
 _OPTION_TYPES: dict[str, Callable[[str], Any]] = {"str": str, "int": positive_count, "bytes": positive_size}
 
 
@@ -175,7 +181,7 @@ def _add_check_parser(check: argparse.ArgumentParser) -> None:
 _ADD_ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "serve": _add_serve_arguments, "import": _add_import_parsers, "inspect": _add_inspect_arguments,
     "diff": _add_diff_arguments, "scenarios": _add_scenarios_arguments, "check": _add_check_parser,
-    "record": _add_record_arguments, "drift": lambda p: _drift_cli().add_arguments(p),
+    "record": _add_record_arguments, "drift": _add_drift_arguments,
 }
 """The function adding each sub-command's options (called only for the command parsed, or for all when
 it is not known yet, e.g. ``ssemock --help``); their texts are :data:`ssemock.commands.COMMANDS`."""
@@ -187,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_command(argv)).parse_args(argv)
     try:
         handler = {"serve": _serve, "import": _import, "inspect": _inspect, "diff": _diff, "scenarios": _scenarios,
-                   "record": _record, "check": _check, "drift": lambda a: _drift_cli().run(a)}
+                   "record": _record, "check": _check, "drift": _drift}
         return handler[args.command](args)
     except SSEMockError as exc:
         print(f"ssemock: error: {exc}", file=sys.stderr)
@@ -297,10 +303,10 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _drift_cli() -> Any:
-    from .drift import cli
+def _drift(args: argparse.Namespace) -> int:
+    from .drift.cli import run
 
-    return cli
+    return run(args)
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -23,8 +23,7 @@ import pytest
 from aiohttp import web
 
 from ssemock.bundled import bundled_cassettes as bundled_directory
-from ssemock.cassette import load_cassettes
-from ssemock.cassette import Cassette, load, save
+from ssemock.cassette import Cassette, dumps, load, load_cassettes
 from ssemock.drift import KINDS, Tier, compare, shape_of
 from ssemock.recorder import Recorder
 
@@ -56,8 +55,13 @@ class DriftingProvider(Upstream):
     async def chat(self, request: web.Request) -> web.StreamResponse:
         if not self._authorized(request):
             return web.json_response({"error": {"message": "Incorrect API key provided"}}, status=401)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                               "X-Request-Id": f"req_{random.getrandbits(64):x}"})
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Request-Id": f"req_{random.getrandbits(64):x}",
+            }
+        )
         await response.prepare(request)
         end = "\r\n" if self.crlf else "\n"
         ident, created = f"gen-{random.getrandbits(48):x}", int(time.time())
@@ -66,13 +70,23 @@ class DriftingProvider(Upstream):
         await response.write(f": OPENROUTER PROCESSING{end}{end}".encode())
         deltas = [{"role": "assistant", key: ""}] + [{key: w} for w in words]
         for delta in deltas:
-            chunk = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": "openai/gpt-4o",
-                     "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            chunk = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": "openai/gpt-4o",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            }
             await response.write(f"data: {json.dumps(chunk)}{end}{end}".encode())
             await asyncio.sleep(0.005)
-        last = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": "openai/gpt-4o",
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 9, "completion_tokens": len(words), "total_tokens": 9 + len(words)}}
+        last = {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": "openai/gpt-4o",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": len(words), "total_tokens": 9 + len(words)},
+        }
         await response.write(f"data: {json.dumps(last)}{end}{end}data: [DONE]{end}{end}".encode())
         await response.write_eof()
         return response
@@ -81,17 +95,27 @@ class DriftingProvider(Upstream):
         if not self._authorized(request):
             return web.json_response({"error": {"message": "Incorrect API key provided"}}, status=401)
         vector = [random.random() for _ in range(4)]
-        return web.json_response({"object": "list", "model": "text-embedding-3-small",
-                                  "data": [{"object": "embedding", "index": 0, "embedding": vector}],
-                                  "usage": {"prompt_tokens": 2, "total_tokens": 2}})
+        return web.json_response(
+            {
+                "object": "list",
+                "model": "text-embedding-3-small",
+                "data": [{"object": "embedding", "index": 0, "embedding": vector}],
+                "usage": {"prompt_tokens": 2, "total_tokens": 2},
+            }
+        )
 
 
 def record(provider: DriftingProvider, directory: Path) -> Path:
     """One cassette, ``chat.yaml``: a streamed chat completion and an embedding, as the openai SDK asks them."""
     with Recorder(provider.url, directory, cassette="chat") as rec:
         client = openai.OpenAI(base_url=f"{rec.url}/v1", api_key=KEY, max_retries=0)
-        text = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
-            model="openai/gpt-4o", messages=[{"role": "user", "content": "Say hello"}], stream=True) if c.choices)
+        text = "".join(
+            c.choices[0].delta.content or ""
+            for c in client.chat.completions.create(
+                model="openai/gpt-4o", messages=[{"role": "user", "content": "Say hello"}], stream=True
+            )
+            if c.choices
+        )
         assert text
         client.embeddings.create(model="text-embedding-3-small", input="hi")
     return directory / "chat.yaml"
@@ -100,8 +124,13 @@ def record(provider: DriftingProvider, directory: Path) -> Path:
 def drift(*args: str, env: dict[str, str] | None = None) -> tuple[int, Any, str]:
     """Run ``ssemock drift ARGS --json`` as a process; its exit status, JSON document and stderr."""
     environ = {**os.environ, "PYTHONPATH": str(ROOT), "DRIFT_KEY": KEY, **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "ssemock", "drift", *args, "--json"], capture_output=True,
-                          text=True, env=environ, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssemock", "drift", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=120,
+    )
     assert KEY not in proc.stdout + proc.stderr  # the key is never printed
     return proc.returncode, json.loads(proc.stdout) if proc.stdout else None, proc.stderr
 
@@ -128,7 +157,14 @@ def test_a_renamed_key_and_crlf_are_exactly_two_findings_in_their_tiers(tmp_path
         status, doc, stderr = drift(str(cassette), "--target", provider.url, "--header", AUTH)
     found = [(f["tier"], f["kind"], f["subject"], f["recorded"], f["now"], f["interaction"]) for f in doc["findings"]]
     assert found == [
-        ("breaking", "key-renamed", "message: choices[*].delta", "choices[*].delta.content", "choices[*].delta.text", 0),
+        (
+            "breaking",
+            "key-renamed",
+            "message: choices[*].delta",
+            "choices[*].delta.content",
+            "choices[*].delta.text",
+            0,
+        ),
         ("changed", "line-endings", "", "lf", "crlf", 0),
     ]
     assert (status, doc["worst"], doc["counts"]) == (5, "breaking", {"breaking": 1, "changed": 1, "cosmetic": 0})
@@ -175,27 +211,51 @@ def test_a_provider_that_cannot_be_reached_is_not_compared_exit_1(tmp_path: Path
 def test_a_wrong_key_is_a_status_finding_only(tmp_path: Path) -> None:
     with DriftingProvider() as provider:
         cassette = record(provider, tmp_path)
-        status, doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH,
-                               env={"DRIFT_KEY": "sk-wrong-key-0123456789abcdef"})
+        status, doc, _ = drift(
+            str(cassette),
+            "--target",
+            provider.url,
+            "--header",
+            AUTH,
+            env={"DRIFT_KEY": "sk-wrong-key-0123456789abcdef"},
+        )
     assert [(f["kind"], f["recorded"], f["now"]) for f in doc["findings"]] == [("status", "200", "401")] * 2
     assert status == 5
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--header", "Authorization: Bearer ${NO_SUCH_VARIABLE}"], "the environment variable NO_SUCH_VARIABLE is not set"),
-    (["--max-interactions", "1"], "2 interactions in 1 cassette file(s), over --max-interactions 1"),
-    (["--header", "no colon"], "expected 'NAME: VALUE'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--header", "Authorization: Bearer ${NO_SUCH_VARIABLE}"],
+            "the environment variable NO_SUCH_VARIABLE is not set",
+        ),
+        (["--max-interactions", "1"], "2 interactions in 1 cassette file(s), over --max-interactions 1"),
+        (["--header", "no colon"], "expected 'NAME: VALUE'"),
+    ],
+)
 def test_bad_input_exits_2_naming_the_option(tmp_path: Path, args: list[str], message: str) -> None:
-    cassette = save(bundled_cassettes()["openai-chat-tool-calls-usage"], tmp_path / "c.yaml")  # 2 interactions
-    proc = subprocess.run([sys.executable, "-m", "ssemock", "drift", str(cassette), "--target", "http://127.0.0.1:9",
-                           *args], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    cassette = tmp_path / "c.yaml"
+    cassette.write_text(dumps(bundled_cassettes()["openai-chat-tool-calls-usage"]))  # 2 interactions
+    proc = subprocess.run(
+        [sys.executable, "-m", "ssemock", "drift", str(cassette), "--target", "http://127.0.0.1:9", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("name", [
-    "gemini-streamgeneratecontent-crlf", "mcp-deepwiki-ping-comments-crlf", "anthropic-messages-thinking",
-    "openrouter-chat-keepalive-midstream-error", "anthropic-messages-tool-use-gzip"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gemini-streamgeneratecontent-crlf",
+        "mcp-deepwiki-ping-comments-crlf",
+        "anthropic-messages-thinking",
+        "openrouter-chat-keepalive-midstream-error",
+        "anthropic-messages-tool-use-gzip",
+    ],
+)
 def test_a_real_recording_has_no_finding_against_itself(name: str) -> None:
     response = bundled_cassettes()[name].interactions[0].response
     assert compare(shape_of(response), shape_of(response)) == []

@@ -15,6 +15,16 @@ from .run import DriftOptions, Outcome, replay_all
 from .shape import VOLATILE_HEADER_PREFIXES, VOLATILE_HEADERS, Shape, shape_of
 
 __all__ = [
-    "KINDS", "VOLATILE_HEADERS", "VOLATILE_HEADER_PREFIXES", "DriftOptions", "Finding", "Outcome", "Shape", "Tier",
-    "Tolerance", "compare", "replay_all", "shape_of",
+    "KINDS",
+    "VOLATILE_HEADERS",
+    "VOLATILE_HEADER_PREFIXES",
+    "DriftOptions",
+    "Finding",
+    "Outcome",
+    "Shape",
+    "Tier",
+    "Tolerance",
+    "compare",
+    "replay_all",
+    "shape_of",
 ]

@@ -23,8 +23,16 @@ from ..errors import ConfigError
 from .compare import Finding, Tier, Tolerance
 from .run import DriftOptions, Outcome
 
-__all__ = ["EXIT_FAILED", "EXIT_STATUS", "MAX_CASSETTES", "MAX_INTERACTIONS", "add_arguments", "exit_status",
-           "header_option", "run"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_STATUS",
+    "MAX_CASSETTES",
+    "MAX_INTERACTIONS",
+    "add_arguments",
+    "exit_status",
+    "header_option",
+    "run",
+]
 
 MAX_CASSETTES = 100
 """Cassette files one run reads at most by default (``--max-cassettes``)."""
@@ -43,33 +51,82 @@ _TIERS = {t.label: t for t in Tier}
 
 def add_arguments(drift: argparse.ArgumentParser) -> None:
     """Add the options of ``ssemock drift`` to its parser."""
-    drift.add_argument("cassettes", nargs="+", type=Path, metavar="CASSETTE",
-                       help="cassette files or directories (their *.yaml files)")
-    drift.add_argument("--target", metavar="URL", help="provider base URL, e.g. https://api.openai.com (default: "
-                                                       "$SSEMOCK_TARGET)")
-    drift.add_argument("--header", action="append", default=[], type=header_option, metavar="'NAME: VALUE'",
-                       help="add this request header, e.g. 'Authorization: Bearer ${OPENAI_API_KEY}': ${VAR} is read "
-                            "from the environment; never printed nor written (repeatable)")
-    drift.add_argument("--fail-on", choices=list(_TIERS), default="changed",
-                       help="the least tier that fails the run (default changed: cosmetic findings exit 0)")
+    drift.add_argument(
+        "cassettes", nargs="+", type=Path, metavar="CASSETTE", help="cassette files or directories (their *.yaml files)"
+    )
+    drift.add_argument(
+        "--target", metavar="URL", help="provider base URL, e.g. https://api.openai.com (default: $SSEMOCK_TARGET)"
+    )
+    drift.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        type=header_option,
+        metavar="'NAME: VALUE'",
+        help="add this request header, e.g. 'Authorization: Bearer ${OPENAI_API_KEY}': ${VAR} is read "
+        "from the environment; never printed nor written (repeatable)",
+    )
+    drift.add_argument(
+        "--fail-on",
+        choices=list(_TIERS),
+        default="changed",
+        help="the least tier that fails the run (default changed: cosmetic findings exit 0)",
+    )
     drift.add_argument("--json", action="store_true", help="print one JSON document (for CI) instead of lines")
-    drift.add_argument("--update", action="store_true",
-                       help="replace each interaction with findings by the new recording (atomic write; the other "
-                            "interactions kept)")
-    drift.add_argument("--timing-tolerance", type=scale_factor, default=Tolerance.factor, metavar="FACTOR",
-                       help=f"timing slower or faster by up to this factor is cosmetic, beyond it changed (default "
-                            f"{Tolerance.factor:g})")
-    drift.add_argument("--timing-floor", type=seconds, default=Tolerance.floor, metavar="SECONDS",
-                       help=f"timing that moved by at most this much is no finding (default {Tolerance.floor:g})")
+    drift.add_argument(
+        "--update",
+        action="store_true",
+        help="replace each interaction with findings by the new recording (atomic write; the other interactions kept)",
+    )
+    _add_bounds(drift)
+
+
+def _add_bounds(drift: argparse.ArgumentParser) -> None:
+    """The timing tolerance and the bounds of a run."""
+    drift.add_argument(
+        "--timing-tolerance",
+        type=scale_factor,
+        default=Tolerance.factor,
+        metavar="FACTOR",
+        help=f"timing slower or faster by up to this factor is cosmetic, beyond it changed (default "
+        f"{Tolerance.factor:g})",
+    )
+    drift.add_argument(
+        "--timing-floor",
+        type=seconds,
+        default=Tolerance.floor,
+        metavar="SECONDS",
+        help=f"timing that moved by at most this much is no finding (default {Tolerance.floor:g})",
+    )
     drift.add_argument("--no-timing", action="store_true", help="compare no timing")
-    drift.add_argument("--timeout", type=seconds, default=DriftOptions.timeout, metavar="SECONDS",
-                       help=f"longest one interaction may take (default {DriftOptions.timeout:g})")
-    drift.add_argument("--max-response-size", type=positive_size, default=MAX_RESPONSE, metavar="BYTES",
-                       help=f"largest answer read (default {MAX_RESPONSE}, 10 MiB; a unit may follow: 50MB)")
-    drift.add_argument("--max-interactions", type=positive_count, default=MAX_INTERACTIONS, metavar="N",
-                       help=f"most interactions replayed in one run (default {MAX_INTERACTIONS})")
-    drift.add_argument("--max-cassettes", type=positive_count, default=MAX_CASSETTES, metavar="N",
-                       help=f"most cassette files read in one run (default {MAX_CASSETTES})")
+    drift.add_argument(
+        "--timeout",
+        type=seconds,
+        default=DriftOptions.timeout,
+        metavar="SECONDS",
+        help=f"longest one interaction may take (default {DriftOptions.timeout:g})",
+    )
+    drift.add_argument(
+        "--max-response-size",
+        type=positive_size,
+        default=MAX_RESPONSE,
+        metavar="BYTES",
+        help=f"largest answer read (default {MAX_RESPONSE}, 10 MiB; a unit may follow: 50MB)",
+    )
+    drift.add_argument(
+        "--max-interactions",
+        type=positive_count,
+        default=MAX_INTERACTIONS,
+        metavar="N",
+        help=f"most interactions replayed in one run (default {MAX_INTERACTIONS})",
+    )
+    drift.add_argument(
+        "--max-cassettes",
+        type=positive_count,
+        default=MAX_CASSETTES,
+        metavar="N",
+        help=f"most cassette files read in one run (default {MAX_CASSETTES})",
+    )
 
 
 def header_option(text: str) -> tuple[str, str]:
@@ -77,8 +134,10 @@ def header_option(text: str) -> tuple[str, str]:
     name, colon, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not colon or not _TOKEN.fullmatch(name) or "\r" in value or "\n" in value:
-        raise argparse.ArgumentTypeError(f"expected 'NAME: VALUE' (a header name, a colon, a value on one line), "
-                                         f"got {name + ':' if colon else text[:40]!r}...")
+        raise argparse.ArgumentTypeError(
+            f"expected 'NAME: VALUE' (a header name, a colon, a value on one line), "
+            f"got {name + ':' if colon else text[:40]!r}..."
+        )
     return name, value
 
 
@@ -127,12 +186,17 @@ def run(args: argparse.Namespace) -> int:
     cassettes = [load(file) for file in files]
     count = sum(len(c.interactions) for c in cassettes)
     if count > args.max_interactions:
-        raise ConfigError(f"drift: {count} interactions in {len(files)} cassette file(s), over --max-interactions "
-                          f"{args.max_interactions} (each one is a request to {shown})")
+        raise ConfigError(
+            f"drift: {count} interactions in {len(files)} cassette file(s), over --max-interactions "
+            f"{args.max_interactions} (each one is a request to {shown})"
+        )
     for name, value in args.header:
         if not _VARIABLE.search(value):
-            print(f"ssemock drift: warning: the value of --header {name} is visible to other local users (ps); write "
-                  "it as ${VARIABLE}, read from the environment", file=sys.stderr)
+            print(
+                f"ssemock drift: warning: the value of --header {name} is visible to other local users (ps); write "
+                "it as ${VARIABLE}, read from the environment",
+                file=sys.stderr,
+            )
     tolerance = Tolerance(args.timing_tolerance, args.timing_floor, not args.no_timing)
     options = DriftOptions(target, expand(args.header, os.environ), tolerance, args.timeout, args.max_response_size)
     outcomes = asyncio.run(replay_all(cassettes, options))
@@ -143,33 +207,51 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_lines(outcomes, updated)
     counts = _counts(outcomes)
-    print(f"ssemock drift: {len(files)} cassette file(s), {sum(not o.error for o in outcomes)} of {len(outcomes)} "
-          f"interaction(s) compared with {shown}; " + ", ".join(f"{n} {t}" for t, n in counts.items())
-          + f"; exit {status}", file=sys.stderr)
+    print(
+        f"ssemock drift: {len(files)} cassette file(s), {sum(not o.error for o in outcomes)} of {len(outcomes)} "
+        f"interaction(s) compared with {shown}; "
+        + ", ".join(f"{n} {t}" for t, n in counts.items())
+        + f"; exit {status}",
+        file=sys.stderr,
+    )
     return status
 
 
-def report(shown: str, files: Sequence[Path], outcomes: Sequence[Outcome], updated: Sequence[Path],
-           status: int) -> dict[str, Any]:
+def report(
+    shown: str, files: Sequence[Path], outcomes: Sequence[Outcome], updated: Sequence[Path], status: int
+) -> dict[str, Any]:
     """The ``--json`` document: target, cassette files, findings, interactions not compared, counts by tier,
     the worst tier, the files updated and the exit status."""
     findings = [o_f for o in outcomes for o_f in o.findings]
     worst = max((f.tier for f in findings), default=None)
     return {
-        "target": shown, "cassettes": [str(f) for f in files],
+        "target": shown,
+        "cassettes": [str(f) for f in files],
         "compared": sum(not o.error for o in outcomes),
         "findings": [_finding_doc(f) for f in findings],
-        "not_compared": [{"cassette": str(o.cassette), "interaction": o.index, "request": o.request,
-                          "error": o.error} for o in outcomes if o.error],
-        "counts": _counts(outcomes), "worst": worst.label if worst is not None else None,
-        "updated": [str(p) for p in updated], "exit_status": status,
+        "not_compared": [
+            {"cassette": str(o.cassette), "interaction": o.index, "request": o.request, "error": o.error}
+            for o in outcomes
+            if o.error
+        ],
+        "counts": _counts(outcomes),
+        "worst": worst.label if worst is not None else None,
+        "updated": [str(p) for p in updated],
+        "exit_status": status,
     }
 
 
 def _finding_doc(finding: Finding) -> dict[str, Any]:
-    return {"tier": finding.tier.label, "kind": finding.kind, "subject": finding.subject,
-            "recorded": finding.recorded, "now": finding.now, "cassette": finding.cassette,
-            "interaction": finding.interaction, "request": finding.request}
+    return {
+        "tier": finding.tier.label,
+        "kind": finding.kind,
+        "subject": finding.subject,
+        "recorded": finding.recorded,
+        "now": finding.now,
+        "cassette": finding.cassette,
+        "interaction": finding.interaction,
+        "request": finding.request,
+    }
 
 
 def _counts(outcomes: Sequence[Outcome]) -> dict[str, int]:

@@ -36,16 +36,34 @@ class Tier(enum.IntEnum):
 
 
 KINDS: dict[str, Tier] = {
-    "status": Tier.BREAKING, "content-type": Tier.BREAKING, "end": Tier.BREAKING,
-    "event-type-gone": Tier.BREAKING, "event-order": Tier.BREAKING, "key-removed": Tier.BREAKING,
-    "key-renamed": Tier.BREAKING, "type-changed": Tier.BREAKING, "data-kind": Tier.BREAKING,
-    "sentinel-gone": Tier.BREAKING, "data-added": Tier.CHANGED,
-    "event-type-new": Tier.CHANGED, "key-added": Tier.CHANGED, "type-added": Tier.CHANGED,
-    "line-endings": Tier.CHANGED, "header-added": Tier.CHANGED, "header-removed": Tier.CHANGED,
-    "field-added": Tier.CHANGED, "field-removed": Tier.CHANGED, "bom": Tier.CHANGED,
-    "comments-gone": Tier.CHANGED, "comments-new": Tier.CHANGED, "sentinel-new": Tier.CHANGED,
-    "end-clean": Tier.CHANGED, "timing": Tier.CHANGED,
-    "comment-text": Tier.COSMETIC, "timing-within": Tier.COSMETIC, "type-narrowed": Tier.COSMETIC,
+    "status": Tier.BREAKING,
+    "content-type": Tier.BREAKING,
+    "end": Tier.BREAKING,
+    "event-type-gone": Tier.BREAKING,
+    "event-order": Tier.BREAKING,
+    "key-removed": Tier.BREAKING,
+    "key-renamed": Tier.BREAKING,
+    "type-changed": Tier.BREAKING,
+    "data-kind": Tier.BREAKING,
+    "sentinel-gone": Tier.BREAKING,
+    "data-added": Tier.CHANGED,
+    "event-type-new": Tier.CHANGED,
+    "key-added": Tier.CHANGED,
+    "type-added": Tier.CHANGED,
+    "line-endings": Tier.CHANGED,
+    "header-added": Tier.CHANGED,
+    "header-removed": Tier.CHANGED,
+    "field-added": Tier.CHANGED,
+    "field-removed": Tier.CHANGED,
+    "bom": Tier.CHANGED,
+    "comments-gone": Tier.CHANGED,
+    "comments-new": Tier.CHANGED,
+    "sentinel-new": Tier.CHANGED,
+    "end-clean": Tier.CHANGED,
+    "timing": Tier.CHANGED,
+    "comment-text": Tier.COSMETIC,
+    "timing-within": Tier.COSMETIC,
+    "type-narrowed": Tier.COSMETIC,
 }
 """Every kind of finding and its tier (the table of docs/how-to/drift.md)."""
 
@@ -80,8 +98,10 @@ class Finding:
     def line(self) -> str:
         """One line: ``FILE #N METHOD /path: kind SUBJECT: RECORDED -> NOW``."""
         subject = f" {self.subject}" if self.subject else ""
-        return (f"{self.cassette} #{self.interaction} {self.request}: {self.kind}{subject}: "
-                f"{self.recorded or '(none)'} -> {self.now or '(none)'}")
+        return (
+            f"{self.cassette} #{self.interaction} {self.request}: {self.kind}{subject}: "
+            f"{self.recorded or '(none)'} -> {self.now or '(none)'}"
+        )
 
 
 @dataclass(frozen=True)
@@ -118,8 +138,9 @@ def _ends(recorded: Shape, now: Shape) -> list[Finding]:
 
 
 def _headers(recorded: Shape, now: Shape) -> list[Finding]:
-    return ([Finding("header-removed", name, name, "") for name in sorted(recorded.headers - now.headers)]
-            + [Finding("header-added", name, "", name) for name in sorted(now.headers - recorded.headers)])
+    return [Finding("header-removed", name, name, "") for name in sorted(recorded.headers - now.headers)] + [
+        Finding("header-added", name, "", name) for name in sorted(now.headers - recorded.headers)
+    ]
 
 
 def _types(recorded: Shape, now: Shape) -> list[Finding]:
@@ -168,12 +189,14 @@ def _roots(paths: set[str], retyped: set[str]) -> set[str]:
     return {p for p in paths if _parent(p) not in paths and not any(_under(p, r) for r in retyped)}
 
 
-def _renames(removed: set[str], added: set[str], then: dict[str, set[str]],
-             now: dict[str, set[str]]) -> list[tuple[str, str]]:
+def _renames(
+    removed: set[str], added: set[str], then: dict[str, set[str]], now: dict[str, set[str]]
+) -> list[tuple[str, str]]:
     """Pairs (removed, added) read as one key renamed: same parent, same types, the same paths below, and
     no other candidate on either side."""
+
     def signature(path: str, paths: dict[str, set[str]]) -> tuple[str, frozenset[str], frozenset[tuple[str, str]]]:
-        below = frozenset((p[len(path):], _set(t)) for p, t in paths.items() if _under(p, path))
+        below = frozenset((p[len(path) :], _set(t)) for p, t in paths.items() if _under(p, path))
         return _parent(path), frozenset(paths[path]), below
 
     old = {p: signature(p, then) for p in removed}
@@ -207,8 +230,11 @@ def _framing(recorded: Shape, now: Shape) -> list[Finding]:
 
 def _timing(recorded: Shape, now: Shape, tolerance: Tolerance) -> list[Finding]:
     found = []
-    measures = (("first byte", recorded.first_byte, now.first_byte),
-                ("median gap", recorded.gap(0.5), now.gap(0.5)), ("p90 gap", recorded.gap(0.9), now.gap(0.9)))
+    measures = (
+        ("first byte", recorded.first_byte, now.first_byte),
+        ("median gap", recorded.gap(0.5), now.gap(0.5)),
+        ("p90 gap", recorded.gap(0.9), now.gap(0.9)),
+    )
     for name, then, later in measures:
         if then is None or later is None or abs(later - then) <= tolerance.floor:
             continue
@@ -225,7 +251,7 @@ def _parent(path: str) -> str:
 
 
 def _under(path: str, root: str) -> bool:
-    return path.startswith(root) and path[len(root):len(root) + 1] in (".", "[")
+    return path.startswith(root) and path[len(root) : len(root) + 1] in (".", "[")
 
 
 def _set(types: set[str] | frozenset[str]) -> str:

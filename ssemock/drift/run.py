@@ -52,7 +52,7 @@ class DriftOptions:
 
     target: str
     headers: tuple[tuple[str, str], ...] = ()
-    tolerance: Tolerance = Tolerance()
+    tolerance: Tolerance = field(default_factory=Tolerance)
     timeout: float = 300.0
     max_response: int = 10 * 1024 * 1024
 
@@ -86,19 +86,30 @@ async def replay_all(cassettes: Sequence[Cassette], options: DriftOptions) -> li
     """
     names = frozenset(name.lower() for name, _ in options.headers)
     with tempfile.TemporaryDirectory(prefix="ssemock-drift-") as tmp:
-        recorder = Recorder(options.target, tmp, mode="all", filter=Filter(request_headers=names),
-                            keep_encoding=True, read_timeout=min(options.timeout, 600.0))
+        recorder = Recorder(
+            options.target,
+            tmp,
+            mode="all",
+            filter=Filter(request_headers=names),
+            keep_encoding=True,
+            read_timeout=min(options.timeout, 600.0),
+        )
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30)
-        outcomes = []
-        async with recorder, aiohttp.ClientSession(auto_decompress=False, timeout=timeout,
-                                                   cookie_jar=aiohttp.DummyCookieJar()) as session:
+        outcomes: list[Outcome] = []
+        async with (
+            recorder,
+            aiohttp.ClientSession(
+                auto_decompress=False, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar()
+            ) as session,
+        ):
             for cassette in cassettes:
                 for index, interaction in enumerate(cassette.interactions):
                     outcome = Outcome(cassette.path or Path(cassette.name), index, describe(interaction.request))
                     outcome.error = _not_replayable(interaction)
                     if outcome.error is None:
-                        await _ask(session, recorder, Path(tmp), f"drift-{len(outcomes)}", interaction, outcome,
-                                   options)
+                        await _ask(
+                            session, recorder, Path(tmp), f"drift-{len(outcomes)}", interaction, outcome, options
+                        )
                     outcomes.append(outcome)
     return outcomes
 
@@ -116,15 +127,23 @@ def _request_headers(interaction: Interaction, options: DriftOptions, name: str)
     """The recorded request headers (but ``Host``, hop-by-hop ones and those replaced), the extra ones, and
     the cassette header naming where the recorder writes the answer."""
     replaced = {k.lower() for k, _ in options.headers}
-    headers = [(k, v) for k, v in interaction.request.headers
-               if k.lower() not in HOP_BY_HOP and k.lower() not in replaced]
+    headers = [
+        (k, v) for k, v in interaction.request.headers if k.lower() not in HOP_BY_HOP and k.lower() not in replaced
+    ]
     if not any(k.lower() == "accept-encoding" for k, _ in headers):
         headers.append(("Accept-Encoding", "identity"))  # what the recorder asks for by default
     return [*headers, *options.headers, ("X-SSEMock-Cassette", name)]
 
 
-async def _ask(session: aiohttp.ClientSession, recorder: Recorder, directory: Path, name: str,
-               interaction: Interaction, outcome: Outcome, options: DriftOptions) -> None:
+async def _ask(
+    session: aiohttp.ClientSession,
+    recorder: Recorder,
+    directory: Path,
+    name: str,
+    interaction: Interaction,
+    outcome: Outcome,
+    options: DriftOptions,
+) -> None:
     """Send one recorded request through ``recorder``; fill ``outcome`` with the findings or the error."""
     request = interaction.request
     query = f"?{urlencode(request.query)}" if request.query else ""
@@ -132,8 +151,11 @@ async def _ask(session: aiohttp.ClientSession, recorder: Recorder, directory: Pa
     try:
         async with asyncio.timeout(options.timeout):
             async with session.request(
-                request.method, recorder.url + request.path + query, data=request.body or None,
-                headers=_request_headers(interaction, options, name), allow_redirects=False,
+                request.method,
+                recorder.url + request.path + query,
+                data=request.body or None,
+                headers=_request_headers(interaction, options, name),
+                allow_redirects=False,
                 skip_auto_headers=("User-Agent", "Content-Type", "Accept", "Accept-Encoding"),
             ) as response:
                 size, body = 0, []
@@ -160,8 +182,9 @@ async def _ask(session: aiohttp.ClientSession, recorder: Recorder, directory: Pa
         outcome.error = "the recorder wrote no recording"
         return
     found = compare(shape_of(interaction.response), shape_of(outcome.new.response), options.tolerance)
-    outcome.findings = [replace(f, cassette=str(outcome.cassette), interaction=outcome.index,
-                                request=outcome.request) for f in found]
+    outcome.findings = [
+        replace(f, cassette=str(outcome.cassette), interaction=outcome.index, request=outcome.request) for f in found
+    ]
 
 
 def _failure(row: dict[str, object] | None, body: bytes) -> str:

@@ -14,6 +14,7 @@ JSON's own: ``object``, ``array``, ``string``, ``number``, ``boolean``, ``null``
 
 from __future__ import annotations
 
+import itertools
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -25,8 +26,16 @@ from ..errors import ContentCodingError, JSONTooDeepError
 from ..limits import MAX_DECODED_BODY, NOT_JSON, load_json
 from ..sse import Comment, Decoder, Event, LineSplitter
 
-__all__ = ["BODY", "MAX_COMMENTS", "MAX_PATHS", "VOLATILE_HEADER_PREFIXES", "VOLATILE_HEADERS", "Shape", "json_type",
-           "shape_of"]
+__all__ = [
+    "BODY",
+    "MAX_COMMENTS",
+    "MAX_PATHS",
+    "VOLATILE_HEADERS",
+    "VOLATILE_HEADER_PREFIXES",
+    "Shape",
+    "json_type",
+    "shape_of",
+]
 
 BODY = "(body)"
 """The event type under which the key paths of a JSON body (not an event stream) are kept."""
@@ -34,14 +43,46 @@ MAX_PATHS = 10_000
 """Key paths kept per answer (all event types together); more are left out, and the shape says so."""
 MAX_COMMENTS = 64
 """Distinct comment texts kept per answer."""
-VOLATILE_HEADERS = frozenset({
-    "date", "age", "expires", "last-modified", "etag", "server-timing", "via", "x-cache", "alt-svc",
-    "content-length", "transfer-encoding", "connection", "keep-alive",
-    "x-request-id", "request-id", "x-amzn-requestid", "x-amz-cf-id", "x-amz-cf-pop", "cf-ray", "cf-cache-status",
-    "openai-processing-ms", "openai-version", "x-envoy-upstream-service-time", "x-cloud-trace-context",
-    "x-goog-request-id", "server", "vary", "nel", "report-to", "strict-transport-security", "set-cookie",
-    "x-openrouter-request-id", "x-generation-id", "anthropic-request-id", "x-groq-region", "x-trace-id",
-})
+VOLATILE_HEADERS = frozenset(
+    {
+        "date",
+        "age",
+        "expires",
+        "last-modified",
+        "etag",
+        "server-timing",
+        "via",
+        "x-cache",
+        "alt-svc",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "x-request-id",
+        "request-id",
+        "x-amzn-requestid",
+        "x-amz-cf-id",
+        "x-amz-cf-pop",
+        "cf-ray",
+        "cf-cache-status",
+        "openai-processing-ms",
+        "openai-version",
+        "x-envoy-upstream-service-time",
+        "x-cloud-trace-context",
+        "x-goog-request-id",
+        "server",
+        "vary",
+        "nel",
+        "report-to",
+        "strict-transport-security",
+        "set-cookie",
+        "x-openrouter-request-id",
+        "x-generation-id",
+        "anthropic-request-id",
+        "x-groq-region",
+        "x-trace-id",
+    }
+)
 """Response header names never compared: their presence follows the path (CDN, load balancer, cache)
 or the moment, not the provider's format."""
 VOLATILE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "ratelimit-", "x-amzn-", "cf-", "x-vercel-")
@@ -124,14 +165,15 @@ def shape_of(response: Response) -> Shape:
     ``Content-Encoding`` is compared by its status and headers only."""
     content_type = response.header("content-type") or ""
     shape = Shape(
-        status=response.status, media_type=content_type.split(";")[0].strip().lower(),
+        status=response.status,
+        media_type=content_type.split(";")[0].strip().lower(),
         headers=frozenset(k.lower() for k, _ in response.headers if not volatile_header(k.lower())),
         end=response.end.how,
     )
     if response.timed and response.chunks:
         times = [c.t for c in response.chunks]
         shape.first_byte = times[0]
-        shape.gaps = [round(b - a, 6) for a, b in zip(times, times[1:])]
+        shape.gaps = [round(b - a, 6) for a, b in itertools.pairwise(times)]
     body = _decoded(response)
     if body is None:
         return shape
@@ -175,8 +217,9 @@ def _read_stream(shape: Shape, body: bytes) -> None:
         content = line[: len(line) - len(ending)]
         if content and not content.startswith(b":"):
             shape.fields.add(content.partition(b":")[0].removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"))
-    shape.line_endings = (next(iter(endings)) if len(endings) == 1
-                          else f"mixed ({', '.join(sorted(endings))})" if endings else "none")
+    shape.line_endings = (
+        next(iter(endings)) if len(endings) == 1 else f"mixed ({', '.join(sorted(endings))})" if endings else "none"
+    )
     decoder = Decoder()
     for item in [*decoder.feed(body), *decoder.close()]:
         if isinstance(item, Comment):

@@ -31,8 +31,7 @@ def update_cassettes(cassettes: Sequence[Cassette], outcomes: Sequence[Outcome])
     """
     written = []
     for cassette in cassettes:
-        changed = {o.index: o.new for o in outcomes
-                   if o.cassette == cassette.path and o.findings and o.new is not None}
+        changed = {o.index: o.new for o in outcomes if o.cassette == cassette.path and o.findings and o.new is not None}
         if not changed or cassette.path is None:
             continue
         # a new Cassette: the loaded one may be shared by the cache of parsed cassettes
@@ -41,7 +40,6 @@ def update_cassettes(cassettes: Sequence[Cassette], outcomes: Sequence[Outcome])
             new = changed.get(index)
             interactions.append(old if new is None else Interaction(old.request, new.response))
         stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-        provenance = {**cassette.provenance, "drift_updated_at": stamp,
-                      "drift_updated_interactions": sorted(changed)}
+        provenance = {**cassette.provenance, "drift_updated_at": stamp, "drift_updated_interactions": sorted(changed)}
         written.append(save(replace(cassette, interactions=interactions, provenance=provenance), cassette.path))
     return written
