@@ -208,19 +208,37 @@ def test_a_provider_that_cannot_be_reached_is_not_compared_exit_1(tmp_path: Path
     assert doc["not_compared"][0]["error"].startswith(f"not recorded: upstream {url} failed")
 
 
-def test_a_wrong_key_is_a_status_finding_only(tmp_path: Path) -> None:
+def test_a_wrong_key_is_a_status_finding_only_and_update_keeps_the_recording(tmp_path: Path) -> None:
     with DriftingProvider() as provider:
         cassette = record(provider, tmp_path)
+        before = cassette.read_bytes()
         status, doc, _ = drift(
-            str(cassette),
-            "--target",
-            provider.url,
-            "--header",
-            AUTH,
+            str(cassette), "--target", provider.url, "--header", AUTH, "--update",
             env={"DRIFT_KEY": "sk-wrong-key-0123456789abcdef"},
-        )
+        )  # fmt: skip
     assert [(f["kind"], f["recorded"], f["now"]) for f in doc["findings"]] == [("status", "200", "401")] * 2
-    assert status == 5
+    assert (status, doc["updated"], cassette.read_bytes()) == (5, [], before)
+    assert [n["reason"] for n in doc["not_updated"]] == [
+        "the provider answered 401 now; the recording of a 200 is kept"
+    ] * 2
+
+
+def test_the_lines_name_each_finding_under_its_tier(tmp_path: Path) -> None:
+    with DriftingProvider() as provider:
+        cassette = record(provider, tmp_path)
+        provider.renamed = provider.crlf = True
+        proc = subprocess.run(
+            [sys.executable, "-m", "ssemock", "drift", str(cassette), "--target", provider.url, "--header", AUTH],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "DRIFT_KEY": KEY}, timeout=120,
+        )  # fmt: skip
+    where = f"{cassette} #0 POST /v1/chat/completions"
+    assert proc.stdout.splitlines() == [
+        "breaking (1)",
+        f"  {where}: key-renamed message: choices[*].delta: choices[*].delta.content -> choices[*].delta.text",
+        "changed (1)",
+        f"  {where}: line-endings: lf -> crlf",
+    ]
+    assert proc.returncode == 5
 
 
 @pytest.mark.parametrize(

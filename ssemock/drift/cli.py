@@ -200,8 +200,10 @@ def run(args: argparse.Namespace) -> int:
     tolerance = Tolerance(args.timing_tolerance, args.timing_floor, not args.no_timing)
     options = DriftOptions(target, expand(args.header, os.environ), tolerance, args.timeout, args.max_response_size)
     outcomes = asyncio.run(replay_all(cassettes, options))
-    updated = update_cassettes(cassettes, outcomes) if args.update else []
-    status = exit_status(outcomes, _TIERS[args.fail_on])
+    updated, problems = update_cassettes(cassettes, outcomes) if args.update else ([], [])
+    status = max(exit_status(outcomes, _TIERS[args.fail_on]), EXIT_FAILED if problems else 0)
+    for problem in problems:
+        print(f"ssemock drift: error: {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps(report(shown, files, outcomes, updated, status), indent=2))
     else:
@@ -237,6 +239,11 @@ def report(
         "counts": _counts(outcomes),
         "worst": worst.label if worst is not None else None,
         "updated": [str(p) for p in updated],
+        "not_updated": [
+            {"cassette": str(o.cassette), "interaction": o.index, "reason": o.not_updated}
+            for o in outcomes
+            if o.not_updated
+        ],
         "exit_status": status,
     }
 
@@ -269,5 +276,8 @@ def _print_lines(outcomes: Sequence[Outcome], updated: Sequence[Path]) -> None:
     if failed:
         print(f"not compared ({len(failed)})")
         print("".join(f"  {o.cassette} #{o.index} {o.request}: {o.error}\n" for o in failed), end="")
+    for o in outcomes:
+        if o.not_updated:
+            print(f"not updated: {o.cassette} #{o.index} {o.request}: {o.not_updated}")
     for path in updated:
         print(f"updated {path}")

@@ -66,6 +66,7 @@ class Outcome:
         findings: the differences found (empty: none, or it could not be compared).
         error: why it could not be compared (not replayable, upstream failed, too large, too slow), or None.
         new: the new recording (scrubbed), or None.
+        not_updated: with ``--update``, why this drifted recording was kept (:func:`~.update.kept_because`).
     """
 
     cassette: Path
@@ -74,6 +75,7 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None
     new: Interaction | None = None
+    not_updated: str | None = None
 
 
 async def replay_all(cassettes: Sequence[Cassette], options: DriftOptions) -> list[Outcome]:
