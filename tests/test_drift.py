@@ -35,12 +35,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 class DriftingProvider(Upstream):
     """``POST /v1/chat/completions`` streams; ``renamed`` sends ``delta.text`` for ``delta.content``, ``crlf`` ends
-    lines with CRLF. Other paths: ``POST /v1/embeddings`` answers JSON. 401 without ``Bearer KEY``."""
+    lines with CRLF, ``first_delay`` seconds pass before the first byte, ``changes`` names more
+    (:data:`CHANGES`). ``POST /v1/embeddings`` answers JSON. 401 without ``Bearer KEY``."""
 
     def __init__(self) -> None:
         super().__init__()
         self.renamed = False
         self.crlf = False
+        self.first_delay = 0.0
+        self.changes: set[str] = set()
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -55,19 +58,24 @@ class DriftingProvider(Upstream):
     async def chat(self, request: web.Request) -> web.StreamResponse:
         if not self._authorized(request):
             return web.json_response({"error": {"message": "Incorrect API key provided"}}, status=401)
-        response = web.StreamResponse(
-            headers={
-                "Content-Type": "text/event-stream",
-                "Cache-Control": "no-cache",
-                "X-Request-Id": f"req_{random.getrandbits(64):x}",
-            }
-        )
+        if "status-500" in self.changes:
+            return web.json_response({"error": {"message": "Internal server error", "code": 500}}, status=500)
+        headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                   "X-Request-Id": f"req_{random.getrandbits(64):x}"}  # fmt: skip
+        if "header" in self.changes:
+            headers["X-Model-Region"] = "eu-west-1"
+        await asyncio.sleep(self.first_delay)
+        response = web.StreamResponse(headers=headers)
         await response.prepare(request)
         end = "\r\n" if self.crlf else "\n"
         ident, created = f"gen-{random.getrandbits(48):x}", int(time.time())
         words = random.sample(["Hello", " there", " dear", " friend", " again", " today"], k=random.randint(2, 5))
         key = "text" if self.renamed else "content"
-        await response.write(f": OPENROUTER PROCESSING{end}{end}".encode())
+        if "no-comment" not in self.changes:
+            comment = "keep-alive" if "comment-text" in self.changes else "OPENROUTER PROCESSING"
+            await response.write(f": {comment}{end}{end}".encode())
+        if "ping" in self.changes:
+            await response.write(f"event: ping{end}data: {{}}{end}{end}".encode())
         deltas = [{"role": "assistant", key: ""}] + [{key: w} for w in words]
         for delta in deltas:
             chunk = {
@@ -77,6 +85,7 @@ class DriftingProvider(Upstream):
                 "model": "openai/gpt-4o",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
             }
+            self._change(chunk)
             await response.write(f"data: {json.dumps(chunk)}{end}{end}".encode())
             await asyncio.sleep(0.005)
         last = {
@@ -87,9 +96,19 @@ class DriftingProvider(Upstream):
             "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 9, "completion_tokens": len(words), "total_tokens": 9 + len(words)},
         }
-        await response.write(f"data: {json.dumps(last)}{end}{end}data: [DONE]{end}{end}".encode())
+        self._change(last)
+        done = "" if "no-done" in self.changes else f"data: [DONE]{end}{end}"
+        await response.write(f"data: {json.dumps(last)}{end}{end}{done}".encode())
         await response.write_eof()
         return response
+
+    def _change(self, chunk: dict[str, Any]) -> None:
+        if "created-string" in self.changes:
+            chunk["created"] = str(chunk["created"])
+        if "finish-reason-gone" in self.changes:
+            del chunk["choices"][0]["finish_reason"]
+        if "service-tier" in self.changes:
+            chunk["service_tier"] = "default"
 
     async def embeddings(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
@@ -103,6 +122,19 @@ class DriftingProvider(Upstream):
                 "usage": {"prompt_tokens": 2, "total_tokens": 2},
             }
         )
+
+
+CHANGES = {
+    "comment-text": ("cosmetic", "comment-text", "", "'OPENROUTER PROCESSING'", "'keep-alive'", 0),
+    "no-comment": ("changed", "comments-gone", "", "'OPENROUTER PROCESSING'", "", 4),
+    "header": ("changed", "header-added", "x-model-region", "", "x-model-region", 4),
+    "service-tier": ("changed", "key-added", "message: service_tier", "", "string", 4),
+    "no-done": ("breaking", "sentinel-gone", "[DONE]", "[DONE]", "", 5),
+    "created-string": ("breaking", "type-changed", "message: created", "number", "string", 5),
+    "finish-reason-gone": ("breaking", "key-removed", "message: choices[*].finish_reason", "null | string", "", 5),
+    "status-500": ("breaking", "status", "", "200", "500", 5),
+}
+"""A change of the provider's stream -> the one finding it gives on the chat interaction, and the exit status."""
 
 
 def record(provider: DriftingProvider, directory: Path) -> Path:
@@ -262,6 +294,42 @@ def test_bad_input_exits_2_naming_the_option(tmp_path: Path, args: list[str], me
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_each_kind_of_change_is_exactly_its_one_finding(tmp_path: Path, change: str) -> None:
+    with DriftingProvider() as provider:
+        cassette = record(provider, tmp_path)
+        provider.changes.add(change)
+        status, doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH)
+    found = [(f["tier"], f["kind"], f["subject"], f["recorded"], f["now"]) for f in doc["findings"]]
+    assert (found, status) == ([CHANGES[change][:5]], CHANGES[change][5])
+    assert all(f["interaction"] == 0 for f in doc["findings"])  # the embedding did not change
+
+
+def test_a_new_event_type_is_a_changed_finding_with_the_field_it_needs(tmp_path: Path) -> None:
+    with DriftingProvider() as provider:
+        cassette = record(provider, tmp_path)
+        provider.changes.add("ping")
+        status, doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH)
+    found = [(f["tier"], f["kind"], f["subject"]) for f in doc["findings"]]
+    assert (found, status) == ([("changed", "event-type-new", "ping"), ("changed", "field-added", "event")], 4)
+
+
+def test_timing_within_the_tolerance_is_cosmetic_and_beyond_it_changed(tmp_path: Path) -> None:
+    with DriftingProvider() as provider:
+        provider.first_delay = 0.4
+        cassette = record(provider, tmp_path)
+        provider.first_delay = 1.0  # 0.6 s later: over the 0.25 s floor, within a factor 3
+        status, doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH)
+        strict, strict_doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH,
+                                      "--timing-tolerance", "2")  # fmt: skip
+        off, off_doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH, "--no-timing")
+    assert [(f["tier"], f["kind"], f["subject"]) for f in doc["findings"]] == [
+        ("cosmetic", "timing-within", "first byte")
+    ]
+    assert [(f["tier"], f["kind"]) for f in strict_doc["findings"]] == [("changed", "timing")]
+    assert (status, strict, off, off_doc["findings"]) == (0, 4, 0, [])
 
 
 @pytest.mark.parametrize(

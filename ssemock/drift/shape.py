@@ -103,7 +103,7 @@ class Shape:
         stream: the body is an event stream (else the rest describes a JSON body, or nothing).
         types: event types in order of first appearance.
         paths: event type -> key path -> the JSON types seen there.
-        data_kinds: event type -> ``json`` and/or ``text`` (data that is not JSON).
+        data_kinds: event type -> ``json`` and/or ``text`` (data that is not JSON, but the sentinels).
         sentinels: the non-JSON data values like ``[DONE]``.
         line_endings: ``lf``, ``crlf``, ``cr``, ``mixed (crlf, lf)`` or ``none``.
         fields: the field names used (``data``, ``event``, ``id``, ``retry``, others).
@@ -235,10 +235,11 @@ def _event(shape: Shape, event: Event) -> None:
         shape.paths[event.type] = {}
         shape.data_kinds[event.type] = set()
     value = _json(event.data)
-    if value is NOT_JSON:
-        shape.data_kinds[event.type].add("text")
+    if value is NOT_JSON:  # a marker such as [DONE] is a sentinel, not text data
         if _SENTINEL.fullmatch(event.data):
             shape.sentinels.add(event.data)
+        else:
+            shape.data_kinds[event.type].add("text")
         return
     shape.data_kinds[event.type].add("json")
     _walk(shape, shape.paths[event.type], value, "")
