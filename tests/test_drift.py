@@ -240,6 +240,14 @@ def test_a_provider_that_cannot_be_reached_is_not_compared_exit_1(tmp_path: Path
     assert doc["not_compared"][0]["error"].startswith(f"not recorded: upstream {url} failed")
 
 
+def test_a_key_written_on_the_command_line_gets_a_warning_and_is_never_printed(tmp_path: Path) -> None:
+    with DriftingProvider() as provider:
+        cassette = record(provider, tmp_path)
+        status, doc, stderr = drift(str(cassette), "--target", provider.url, "--header", f"Authorization: Bearer {KEY}")
+    assert "warning: the value of --header Authorization is visible to other local users" in stderr
+    assert (status, doc["findings"]) == (0, [])  # drift() asserts that KEY is in neither output
+
+
 def test_a_wrong_key_is_a_status_finding_only_and_update_keeps_the_recording(tmp_path: Path) -> None:
     with DriftingProvider() as provider:
         cassette = record(provider, tmp_path)

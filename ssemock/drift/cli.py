@@ -16,12 +16,15 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..argtypes import positive_count, positive_size, scale_factor, seconds
 from ..errors import ConfigError
 from .compare import Finding, Tier, Tolerance
 from .run import DriftOptions, Outcome
+
+if TYPE_CHECKING:
+    from ..cassette import Cassette
 
 __all__ = [
     "EXIT_FAILED",
@@ -170,8 +173,6 @@ def run(args: argparse.Namespace) -> int:
         ConfigError: a bound exceeded, a missing target or variable, a bad target URL.
         CassetteError: a cassette file does not load (the file and field named).
     """
-    from ..cassette import load
-    from ..hygiene import cassette_files
     from ..recorder.core import split_target
     from .run import replay_all
     from .update import update_cassettes
@@ -180,23 +181,8 @@ def run(args: argparse.Namespace) -> int:
     if not target:
         raise ConfigError("drift needs --target URL or the SSEMOCK_TARGET environment variable")
     shown = split_target(target)[1]
-    files = cassette_files(args.cassettes)
-    if len(files) > args.max_cassettes:
-        raise ConfigError(f"drift: {len(files)} cassette files, over --max-cassettes {args.max_cassettes}")
-    cassettes = [load(file) for file in files]
-    count = sum(len(c.interactions) for c in cassettes)
-    if count > args.max_interactions:
-        raise ConfigError(
-            f"drift: {count} interactions in {len(files)} cassette file(s), over --max-interactions "
-            f"{args.max_interactions} (each one is a request to {shown})"
-        )
-    for name, value in args.header:
-        if not _VARIABLE.search(value):
-            print(
-                f"ssemock drift: warning: the value of --header {name} is visible to other local users (ps); write "
-                "it as ${VARIABLE}, read from the environment",
-                file=sys.stderr,
-            )
+    files, cassettes = _load(args, shown)
+    _warn_literal(args.header)
     tolerance = Tolerance(args.timing_tolerance, args.timing_floor, not args.no_timing)
     options = DriftOptions(target, expand(args.header, os.environ), tolerance, args.timeout, args.max_response_size)
     outcomes = asyncio.run(replay_all(cassettes, options))
@@ -208,15 +194,40 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report(shown, files, outcomes, updated, status), indent=2))
     else:
         _print_lines(outcomes, updated)
-    counts = _counts(outcomes)
-    print(
-        f"ssemock drift: {len(files)} cassette file(s), {sum(not o.error for o in outcomes)} of {len(outcomes)} "
-        f"interaction(s) compared with {shown}; "
-        + ", ".join(f"{n} {t}" for t, n in counts.items())
-        + f"; exit {status}",
-        file=sys.stderr,
-    )
+    counts = ", ".join(f"{n} {t}" for t, n in _counts(outcomes).items())
+    compared = sum(not o.error for o in outcomes)
+    print(f"ssemock drift: {len(files)} cassette file(s), {compared} of {len(outcomes)} interaction(s) compared with "
+          f"{shown}; {counts}; exit {status}", file=sys.stderr)  # fmt: skip
     return status
+
+
+def _load(args: argparse.Namespace, shown: str) -> tuple[list[Path], list[Cassette]]:
+    """The cassette files named and their cassettes, within ``--max-cassettes`` and ``--max-interactions``."""
+    from ..cassette import load
+    from ..hygiene import cassette_files
+
+    files = cassette_files(args.cassettes)
+    if len(files) > args.max_cassettes:
+        raise ConfigError(f"drift: {len(files)} cassette files, over --max-cassettes {args.max_cassettes}")
+    cassettes = [load(file) for file in files]
+    count = sum(len(c.interactions) for c in cassettes)
+    if count > args.max_interactions:
+        raise ConfigError(
+            f"drift: {count} interactions in {len(files)} cassette file(s), over --max-interactions "
+            f"{args.max_interactions} (each one is a request to {shown})"
+        )
+    return files, cassettes
+
+
+def _warn_literal(headers: Sequence[tuple[str, str]]) -> None:
+    """One warning line per credential header whose value is written out on the command line."""
+    from ..scanner.names import SECRET_REQUEST_HEADERS, is_credential_name
+
+    for name, value in headers:
+        secret = name.lower() in SECRET_REQUEST_HEADERS or is_credential_name(name, header=True)
+        if secret and not _VARIABLE.search(value):
+            print(f"ssemock drift: warning: the value of --header {name} is visible to other local users (ps); "
+                  "write it as ${VARIABLE}, read from the environment", file=sys.stderr)  # fmt: skip
 
 
 def report(
