@@ -23,9 +23,11 @@ import pytest
 from aiohttp import web
 
 from ssemock.bundled import bundled_cassettes as bundled_directory
-from ssemock.cassette import Cassette, dumps, load, load_cassettes
+from ssemock.cassette import Cassette, Chunk, Response, dumps, load, load_cassettes
 from ssemock.drift import KINDS, Tier, compare, shape_of
+from ssemock.drift.shape import OTHER_LINES
 from ssemock.recorder import Recorder
+from ssemock.sse import split_blocks
 
 from .upstream import Upstream
 
@@ -369,3 +371,22 @@ def test_shapes_of_real_recordings_read_their_documented_framing() -> None:
 def test_every_kind_has_a_tier_and_the_tiers_are_ordered() -> None:
     assert set(KINDS.values()) == set(Tier)
     assert Tier.BREAKING > Tier.CHANGED > Tier.COSMETIC
+
+
+def _without_blocks(response: Response, prefix: bytes) -> Response:
+    """``response`` with the event blocks starting with ``prefix`` left out (one chunk, same timing)."""
+    body = b"".join(block for block in split_blocks(response.body) if not block.startswith(prefix))
+    return Response(response.status, None, response.headers, [Chunk(0.0, body)], timed=False)
+
+
+def test_an_event_type_gone_from_a_real_anthropic_stream_is_one_breaking_finding() -> None:
+    recorded = bundled_cassettes()["anthropic-messages-thinking"].interactions[0].response
+    now = _without_blocks(recorded, b"event: ping")
+    assert [(f.tier, f.kind, f.subject) for f in compare(shape_of(recorded), shape_of(now))] == [
+        (Tier.BREAKING, "event-type-gone", "ping")
+    ]
+
+
+def test_bare_json_lines_of_a_real_vertex_error_are_other_lines_not_fields() -> None:
+    shape = shape_of(bundled_cassettes()["gemini-vertex-error-mid-stream"].interactions[0].response)
+    assert shape.fields == {"data", OTHER_LINES}

@@ -30,6 +30,7 @@ __all__ = [
     "BODY",
     "MAX_COMMENTS",
     "MAX_PATHS",
+    "OTHER_LINES",
     "VOLATILE_HEADERS",
     "VOLATILE_HEADER_PREFIXES",
     "Shape",
@@ -87,6 +88,9 @@ VOLATILE_HEADERS = frozenset(
 or the moment, not the provider's format."""
 VOLATILE_HEADER_PREFIXES = ("x-ratelimit-", "anthropic-ratelimit-", "ratelimit-", "x-amzn-", "cf-", "x-vercel-")
 """Response header name prefixes never compared (rate-limit counters, CDN headers)."""
+_FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # data, event, id, retry, or another field name
+OTHER_LINES = "(other lines)"
+"""What :attr:`Shape.fields` holds for lines that are no ``name: value`` field (e.g. bare JSON lines)."""
 _SENTINEL = re.compile(r"\[[A-Za-z_]{1,32}\]")  # data: [DONE]
 _ENDINGS = {b"\r\n": "crlf", b"\n": "lf", b"\r": "cr"}
 
@@ -106,7 +110,8 @@ class Shape:
         data_kinds: event type -> ``json`` and/or ``text`` (data that is not JSON, but the sentinels).
         sentinels: the non-JSON data values like ``[DONE]``.
         line_endings: ``lf``, ``crlf``, ``cr``, ``mixed (crlf, lf)`` or ``none``.
-        fields: the field names used (``data``, ``event``, ``id``, ``retry``, others).
+        fields: the field names used (``data``, ``event``, ``id``, ``retry``, others; :data:`OTHER_LINES` for
+            lines that are not a field, such as the bare JSON lines Vertex AI sends for an error).
         bom: the stream starts with U+FEFF.
         comments: distinct comment texts (at most :data:`MAX_COMMENTS`), in order.
         first_byte: seconds from the request to the first body byte, or None (no body, or no timing).
@@ -216,7 +221,8 @@ def _read_stream(shape: Shape, body: bytes) -> None:
         endings.add(_ENDINGS[ending])
         content = line[: len(line) - len(ending)]
         if content and not content.startswith(b":"):
-            shape.fields.add(content.partition(b":")[0].removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"))
+            name = content.partition(b":")[0].removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+            shape.fields.add(name if _FIELD_NAME.fullmatch(name) else OTHER_LINES)
     shape.line_endings = (
         next(iter(endings)) if len(endings) == 1 else f"mixed ({', '.join(sorted(endings))})" if endings else "none"
     )
