@@ -141,16 +141,14 @@ CHANGES = {
 
 def record(provider: DriftingProvider, directory: Path) -> Path:
     """One cassette, ``chat.yaml``: a streamed chat completion and an embedding, as the openai SDK asks them."""
-    with Recorder(provider.url, directory, cassette="chat") as rec:
-        client = openai.OpenAI(base_url=f"{rec.url}/v1", api_key=KEY, max_retries=0)
-        text = "".join(
-            c.choices[0].delta.content or ""
-            for c in client.chat.completions.create(
-                model="openai/gpt-4o", messages=[{"role": "user", "content": "Say hello"}], stream=True
-            )
-            if c.choices
+    with (
+        Recorder(provider.url, directory, cassette="chat") as rec,
+        openai.OpenAI(base_url=f"{rec.url}/v1", api_key=KEY, max_retries=0) as client,
+    ):
+        stream = client.chat.completions.create(
+            model="openai/gpt-4o", messages=[{"role": "user", "content": "Say hello"}], stream=True
         )
-        assert text
+        assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
         client.embeddings.create(model="text-embedding-3-small", input="hi")
     return directory / "chat.yaml"
 
@@ -248,6 +246,24 @@ def test_a_key_written_on_the_command_line_gets_a_warning_and_is_never_printed(t
         status, doc, stderr = drift(str(cassette), "--target", provider.url, "--header", f"Authorization: Bearer {KEY}")
     assert "warning: the value of --header Authorization is visible to other local users" in stderr
     assert (status, doc["findings"]) == (0, [])  # drift() asserts that KEY is in neither output
+
+
+@pytest.mark.parametrize(
+    ("option", "error", "indexes"),
+    [
+        (["--max-response-size", "200"], "the answer is over 200 bytes: not compared", [0, 1]),
+        (["--timeout", "0.5"], "no complete answer within 0.5 s: not compared", [0]),
+    ],
+)
+def test_an_answer_over_its_bound_is_not_compared_exit_1(
+    tmp_path: Path, option: list[str], error: str, indexes: list[int]
+) -> None:
+    with DriftingProvider() as provider:
+        cassette = record(provider, tmp_path)
+        provider.first_delay = 1.0
+        status, doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH, *option)
+    assert (status, doc["findings"]) == (1, [])
+    assert [(n["interaction"], n["error"]) for n in doc["not_compared"]] == [(i, error) for i in indexes]
 
 
 def test_a_wrong_key_is_a_status_finding_only_and_update_keeps_the_recording(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..argtypes import positive_count, positive_size, scale_factor, seconds
 from ..errors import ConfigError
+from ..limits import MAX_CHECK_SIZE
 from .compare import Finding, Tier, Tolerance
 from .run import DriftOptions, Outcome
 
@@ -41,7 +42,7 @@ MAX_CASSETTES = 100
 """Cassette files one run reads at most by default (``--max-cassettes``)."""
 MAX_INTERACTIONS = 200
 """Interactions one run replays at most by default (``--max-interactions``): each is a paid request."""
-MAX_RESPONSE = 10 * 1024 * 1024
+MAX_RESPONSE = MAX_CHECK_SIZE
 """Bytes of one answer read at most by default (``--max-response-size``; ``ssemock check``'s file bound)."""
 EXIT_STATUS = {Tier.COSMETIC: 3, Tier.CHANGED: 4, Tier.BREAKING: 5}
 """The exit status by the worst tier found (at or above ``--fail-on``)."""

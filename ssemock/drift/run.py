@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 import aiohttp
 
 from ..cassette import Cassette, Interaction, load
+from ..limits import MAX_CHECK_SIZE
 from ..matching import describe
 from ..recorder import Recorder
 from ..recorder.relay import HOP_BY_HOP
@@ -47,14 +48,15 @@ class DriftOptions:
             ``("Authorization", "Bearer sk-...")``; their values are never printed nor written.
         tolerance: how far timing may move (:class:`~ssemock.drift.compare.Tolerance`).
         timeout: seconds one interaction may take, request to last byte.
-        max_response: bytes of one answer read at most; a larger answer is not compared.
+        max_response: bytes of one answer read at most (default 10 MiB, ``ssemock check``'s largest cassette
+            file); a larger answer is not compared.
     """
 
     target: str
     headers: tuple[tuple[str, str], ...] = ()
     tolerance: Tolerance = field(default_factory=Tolerance)
     timeout: float = 300.0
-    max_response: int = 10 * 1024 * 1024
+    max_response: int = MAX_CHECK_SIZE
 
 
 @dataclass
