@@ -96,12 +96,13 @@ class Finding:
         return KINDS[self.kind]
 
     def line(self) -> str:
-        """One line: ``FILE #N METHOD /path: kind SUBJECT: RECORDED -> NOW``."""
+        """One line: ``FILE #N METHOD /path: kind SUBJECT: RECORDED -> NOW``, or ``...: kind SUBJECT`` when the
+        subject is what appeared or went away (``header-added x-model-region``, ``event-type-gone ping``)."""
+        where = f"{self.cassette} #{self.interaction} {self.request}: {self.kind}"
+        if self.subject and self.subject in (self.recorded, self.now) and "" in (self.recorded, self.now):
+            return f"{where} {self.subject}"
         subject = f" {self.subject}" if self.subject else ""
-        return (
-            f"{self.cassette} #{self.interaction} {self.request}: {self.kind}{subject}: "
-            f"{self.recorded or '(none)'} -> {self.now or '(none)'}"
-        )
+        return f"{where}{subject}: {self.recorded or '(none)'} -> {self.now or '(none)'}"
 
 
 @dataclass(frozen=True)
