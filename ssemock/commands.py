@@ -67,6 +67,14 @@ COMMANDS: dict[str, Command] = {
         "and cookies removed. Point the client's base URL at it.",
         ("ssemock record --target https://api.openai.com --cassettes cassettes",
          "ssemock record --target https://api.anthropic.com --cassettes cassettes --record-mode new_episodes")),
+    "drift": Command(
+        "ask the provider again and compare with the recordings: breaking / changed / cosmetic",
+        "Send each recorded request again to the provider through the recorder and compare the new answer with "
+        "the recording by shape: event types and order, JSON key paths and types, header names, line endings, "
+        "comments, timing. Findings are printed in tiers; the exit status is the worst tier's (0 none or cosmetic "
+        "only, 4 changed, 5 breaking, 1 not compared); --update replaces the recordings that drifted.",
+        ("ssemock drift cassettes --target https://api.openai.com --header 'Authorization: Bearer ${OPENAI_API_KEY}'",
+         "ssemock drift cassettes/chat.yaml --target https://api.openai.com --json --fail-on breaking")),
 }
 """The sub-commands of ``ssemock``, in the order ``ssemock --help`` lists them."""
 JOBS = """ssemock answers your streaming client as a provider would, offline:
