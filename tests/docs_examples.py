@@ -98,9 +98,13 @@ def evaluate_yaml(example: Example) -> None:
 
 
 def commands(text: str) -> Iterator[list[str]]:
-    """The command lines of a ```sh block, continuation lines joined, comments and blank lines left out."""
+    """The commands of a ```sh block, continuation lines joined, comments and blank lines left out, and
+    each command of a ``A && B`` line on its own."""
     for line in text.replace("\\\n", " ").splitlines():
         words = shlex.split(line, comments=True)
+        while "&&" in words:
+            yield words[: words.index("&&")]
+            words = words[words.index("&&") + 1 :]
         if words:
             yield words
 
