@@ -52,8 +52,11 @@ _URL = re.compile(r"https?://(?:127\.0\.0\.1|localhost)(?::\d+)?")
 def evaluate_python(example: Example) -> None:
     """Run a ```python block in the page's namespace, or, when it defines pytest tests, as a test module."""
     tree = ast.parse(str(example.parsed))
-    tests = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-             and node.name.startswith("test_")]
+    tests = [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")
+    ]
     if not tests:
         PythonEvaluator()(example)
         return
