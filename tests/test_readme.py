@@ -79,6 +79,17 @@ def test_the_framing_step_examples_send_what_their_comments_say() -> None:
                 assert r.content.startswith(expected)
 
 
+def test_the_readme_is_one_screen_of_short_sections() -> None:
+    """Issue 23: at most 150 lines, no section over 40; the rest is in docs/, which the README links."""
+    lines = README.splitlines()
+    assert len(lines) <= 150
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")] + [len(lines)]
+    longest = max(zip(starts, starts[1:]), key=lambda span: span[1] - span[0])
+    assert longest[1] - longest[0] <= 40, lines[longest[0]]
+    for link in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert link.endswith(".md"), link
+
+
 def test_the_docs_name_the_mcp_recording_s_protocol_version() -> None:
     """The version the docs' home page says MCP clients must accept is the one the bundled recording's server answered,
     and the installed ``mcp`` SDK negotiates it (``tests/test_resume.py`` runs that client on the recording)."""
