@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import httpx
@@ -84,7 +85,7 @@ def test_the_readme_is_one_screen_of_short_sections() -> None:
     lines = README.splitlines()
     assert len(lines) <= 150
     starts = [i for i, line in enumerate(lines) if line.startswith("## ")] + [len(lines)]
-    longest = max(zip(starts, starts[1:]), key=lambda span: span[1] - span[0])
+    longest = max(pairwise(starts), key=lambda span: span[1] - span[0])
     assert longest[1] - longest[0] <= 40, lines[longest[0]]
     for link in re.findall(r"\]\((docs/[^)#]+)", README):
         assert link.endswith(".md"), link
