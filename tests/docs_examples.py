@@ -1,13 +1,14 @@
 """How the test suite checks the code blocks of README.md and the pages under docs/ (through Sybil).
 
-The convention a page follows (docs/how-to/write-docs.md says it for contributors):
+The convention a page follows:
 
 * ```` ```python ```` blocks run, in order, one namespace per page: they are self-contained and assert
   the values they promise; a block that defines pytest tests (top-level functions named ``test_…``) is
   a test module instead: it runs in a pytest session of its own (the ``sse_mock`` fixture and the
   rest of the plugin, ``asyncio_mode = auto``), which must pass;
 * ```` ```yaml ```` blocks are whole ssemock files, loaded by ssemock's own loaders: a cassette
-  (``ssemock_cassette:``), a scenario file (``steps:``) or a stub file (``stubs:``);
+  (``ssemock_cassette:``), a scenario file (``steps:``) or a stub file (``stubs:``); or a
+  ``.pre-commit-config.yaml`` (``repos:``) whose hooks are the project's own;
 * ```` ```sh ```` blocks hold commands: ``ssemock …`` lines are parsed by ssemock's own argument parser
   (not run: they would serve or record until stopped), ``curl`` lines run against a replay server of the
   bundled recordings and presets that stands in for the address they name, ``pip install`` and
@@ -93,11 +94,20 @@ def evaluate_yaml(example: Example) -> None:
         Scenario.from_dict(doc, name=str(doc.get("name", "example")), source=source)
     elif isinstance(doc, dict) and "stubs" in doc:
         parse_stubs(doc, source)
+    elif isinstance(doc, dict) and "repos" in doc:
+        _check_pre_commit_config(doc, source)
     else:
         raise AssertionError(
-            f"{source}: a yaml block is a cassette (ssemock_cassette:), a scenario (steps:) "
-            f"or a stub file (stubs:); this one is none of them"
+            f"{source}: a yaml block is a cassette (ssemock_cassette:), a scenario (steps:), "
+            f"a stub file (stubs:) or a pre-commit config (repos:); this one is none of them"
         )
+
+
+def _check_pre_commit_config(doc: dict[str, Any], source: str) -> None:
+    """A ``.pre-commit-config.yaml`` example: every hook it names is one of ``.pre-commit-hooks.yaml``."""
+    hooks = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))}
+    named = {hook["id"] for repo in doc["repos"] for hook in repo["hooks"]}
+    assert named and named <= hooks, f"{source}: pre-commit hooks {sorted(named - hooks)} are not in {sorted(hooks)}"
 
 
 def commands(text: str) -> Iterator[list[str]]:
