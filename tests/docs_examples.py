@@ -3,7 +3,9 @@
 The convention a page follows:
 
 * ```` ```python ```` blocks run, in order, one namespace per page: they are self-contained and assert
-  the values they promise;
+  the values they promise; a block that defines pytest tests (top-level functions named ``test_…``) is
+  a test module instead: it runs in a pytest session of its own (the ``sse_mock`` fixture and the
+  rest of the plugin, ``asyncio_mode = auto``), which must pass;
 * ```` ```yaml ```` blocks are whole ssemock files, loaded by ssemock's own loaders: a cassette
   (``ssemock_cassette:``), a scenario file (``steps:``) or a stub file (``stubs:``); or a
   ``.pre-commit-config.yaml`` (``repos:``) whose hooks are the project's own;
@@ -20,6 +22,7 @@ Any other info string on a fenced block is an error, so that no example escapes 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import shlex
@@ -34,7 +37,8 @@ from typing import Any
 
 import yaml
 from sybil import Document, Example, Region, Sybil
-from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser
+from sybil.evaluators.python import PythonEvaluator
+from sybil.parsers.markdown import CodeBlockParser
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,6 +48,35 @@ FENCES = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n",
 _ENVIRONMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PROGRAMS = {"python3": "python", "python3.11": "python", "python3.12": "python", "python3.13": "python", "pip3": "pip"}
 _URL = re.compile(r"https?://(?:127\.0\.0\.1|localhost)(?::\d+)?")
+
+
+def evaluate_python(example: Example) -> None:
+    """Run a ```python block in the page's namespace, or, when it defines pytest tests, as a test module."""
+    tree = ast.parse(str(example.parsed))
+    tests = [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")
+    ]
+    if not tests:
+        PythonEvaluator()(example)
+        return
+    from tempfile import TemporaryDirectory
+
+    from tests.sessions import INI
+
+    name = f"test_{Path(example.path).stem.replace('-', '_')}_{example.line}.py"
+    with TemporaryDirectory() as folder:
+        (Path(folder) / "pytest.ini").write_text(INI, encoding="utf-8")
+        (Path(folder) / name).write_text(str(example.parsed), encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist", name],
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            timeout=600,
+        )
+    assert done.returncode == 0, f"{example.path}:{example.line}: its tests {tests} fail:\n{done.stdout}{done.stderr}"
 
 
 def evaluate_yaml(example: Example) -> None:
@@ -78,9 +111,13 @@ def _check_pre_commit_config(doc: dict[str, Any], source: str) -> None:
 
 
 def commands(text: str) -> Iterator[list[str]]:
-    """The command lines of a ```sh block, continuation lines joined, comments and blank lines left out."""
+    """The commands of a ```sh block, continuation lines joined, comments and blank lines left out, and
+    each command of a ``A && B`` line on its own."""
     for line in text.replace("\\\n", " ").splitlines():
         words = shlex.split(line, comments=True)
+        while "&&" in words:
+            yield words[: words.index("&&")]
+            words = words[words.index("&&") + 1 :]
         if words:
             yield words
 
@@ -193,12 +230,12 @@ def sybil() -> Sybil:
     """The Sybil that collects README.md and docs/**/*.md."""
     return Sybil(
         parsers=[
-            PythonCodeBlockParser(),
+            CodeBlockParser(language="python", evaluator=evaluate_python),
             CodeBlockParser(language="yaml", evaluator=evaluate_yaml),
             CodeBlockParser(language="sh", evaluator=evaluate_sh),
             _Unchecked(),
         ],
-        patterns=["README.md", "docs/**/*.md"],
+        patterns=["README.md", "docs/*.md", "docs/*/*.md"],  # PurePath.match: "**" is one folder before 3.13
         path=str(ROOT),
         teardown=_teardown,
     )

@@ -5,6 +5,7 @@ change known events or inject a known stall: the differences to find are the one
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,8 @@ from ssemock.cli import main
 from ssemock.diff import diff_cassettes
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import encode
+
+from .docs_examples import ROOT, page_blocks
 
 CHAT = "openai-chat-finish-length-usage"
 SSE = [("content-type", "text/event-stream")]
@@ -112,15 +115,13 @@ def test_any_stream_equals_itself_and_one_lost_event_is_one_difference(raw: list
     assert len(found) == 1 and found[0].what.startswith(f"event {drop}: only in A")
 
 
-def test_the_readme_examples_print_what_the_readme_shows(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Comparing recordings\n")
-    text = readme[start : readme.index("\n## ", start + 1)]
-    console = text.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
-    shown = text.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
-    assert console[0].startswith("$ ssemock diff ") and console[2].startswith("$ ssemock diff ")
-    assert run(capsys, *console[0].split()[3:]) == (0, [console[1]], "")
-    status, lines, _ = run(capsys, *console[2].split()[3:])
-    # The README shows the first lines, then "…", and says how many differences there are in all.
+def test_the_docs_examples_print_what_the_page_shows(capsys: pytest.CaptureFixture[str]) -> None:
+    page = "docs/how-to/compare-and-plot.md"
+    equal, different = page_blocks(page, "sh")[0].splitlines()
+    equal_shown, shown = (block.splitlines() for block in page_blocks(page, "text")[:2])
+    assert run(capsys, *shlex.split(equal)[2:]) == (0, equal_shown, "")
+    status, lines, _ = run(capsys, *shlex.split(different)[2:])
+    # The page shows the first lines, then "…", and says how many differences there are in all.
     assert shown[-1] == "…" and status == 1 and lines[: len(shown) - 1] == shown[:-1]
-    assert f"differs in {len(lines) - 1} places" in " ".join(text.split())
+    text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+    assert f"differs in {len(lines) - 1} places" in text

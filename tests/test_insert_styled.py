@@ -23,8 +23,8 @@ from ssemock.cassette import load_cassettes
 from ssemock.sse import Event, decode
 from ssemock.stubs import reply
 
+from .docs_examples import page_blocks
 from .rawclient import raw_request
-from .test_readme import blocks, section
 
 CHAT, CLAUDE = "openai-chat-finish-length-usage", "anthropic-messages-thinking"
 GEMINI = "gemini-streamgeneratecontent-crlf"
@@ -135,8 +135,8 @@ def test_responses_delta_on_a_stub_stream(server: MockServer) -> None:
     assert after == "Hello \"world\"\n\u2028" + before
 
 
-def test_the_readme_example_inserts_hello_as_the_second_chunk(server: MockServer) -> None:
-    (_, steps_block) = blocks(section("Scenarios"), "yaml")
+def test_the_docs_example_inserts_hello_as_the_second_chunk(server: MockServer) -> None:
+    (steps_block,) = [b for b in page_blocks("docs/how-to/write-a-scenario.md", "yaml") if 'text: "Hello"' in b]
     line = next(li.split("#")[0].rstrip() for li in steps_block.splitlines() if "text: \"Hello\"" in li)
     assert yaml.safe_load(line) == STEPS["hello-at-1"]
     before = chat_deltas(server, None)

@@ -20,18 +20,18 @@ import httpx
 import pytest
 from packaging.requirements import Requirement
 
+from .docs_examples import page_blocks
 from .processes import reap
 
 ROOT = Path(__file__).parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 VERSION = PROJECT["version"]
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PIP_INDEX_URL")}
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def readme_install() -> tuple[list[str], str]:
     """The README's install lines, and its git URL requirement (``ssemock[…] @ git+https://<URL>@<commit>``)."""
-    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", README, re.S) if "pip install /path/to/ssemock" in b]
+    (block,) = [b for b in page_blocks("README.md", "sh") if "pip install /path/to/ssemock" in b]
     (git_line,) = [line for line in block.splitlines() if "@ git+" in line]
     return block.splitlines(), git_line.split("'")[1]
 

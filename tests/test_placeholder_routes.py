@@ -1,6 +1,6 @@
 """Recorded paths holding the filter's placeholder are found through an index, with the choice the rule gives.
 
-README, *Request matching*: a recorded path segment or query value holding ``REDACTED`` matches any
+docs/reference/request-matching.md: a recorded path segment or query value holding ``REDACTED`` matches any
 non-empty text in its place, within that segment or value, the rest compared as written; among the
 matching interactions, the first not yet played in cassette order, then the first again. The cassette
 below is written by hand; the server is the real one, read with httpx.

@@ -16,8 +16,11 @@ from ssemock.cli import main
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import Event, decode
 
+from .docs_examples import page_blocks
+
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
+PAGE = "docs/how-to/compare-and-plot.md"  # the example of drawing a stream
 THINKING = "anthropic-messages-thinking"
 NS = {"svg": "http://www.w3.org/2000/svg", "dc": "http://purl.org/dc/elements/1.1/"}
 
@@ -94,9 +97,9 @@ def test_the_committed_picture_is_what_the_command_draws(tmp_path: Path, capsys:
     out = tmp_path / "timeline.svg"
     assert draw(capsys, THINKING, "--plot", str(out), "--scenario", str(DOCS / "timeline-scenario.yaml"))[0] == 0
     assert out.read_bytes() == (DOCS / "timeline.svg").read_bytes()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "![" in readme and "(docs/timeline.svg)" in readme
-    assert f"ssemock inspect {THINKING} --plot docs/timeline.svg --scenario docs/timeline-scenario.yaml" in readme
+    page = (ROOT / PAGE).read_text(encoding="utf-8")
+    assert "![" in page and "(../timeline.svg)" in page
+    assert f"ssemock inspect {THINKING} --plot docs/timeline.svg --scenario docs/timeline-scenario.yaml" in page
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,15 +121,13 @@ def test_without_matplotlib_the_error_says_how_to_install_it(tmp_path: Path) -> 
                            "extra)\n")
 
 
-def test_the_readme_example_prints_what_the_readme_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## A picture of a stream\n")
-    text = readme[start : readme.index("\n## ", start + 1)]
-    command, shown = text.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+def test_the_docs_example_prints_what_the_page_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    (command,) = [line for line in page_blocks(PAGE, "sh")[1].splitlines() if "--plot" in line]
+    (shown,) = [block.strip() for block in page_blocks(PAGE, "text") if "timeline.svg" in block]
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "timeline-scenario.yaml").write_bytes((DOCS / "timeline-scenario.yaml").read_bytes())
     monkeypatch.chdir(tmp_path)
-    status, printed, _ = draw(capsys, *command.split()[3:])
+    status, printed, _ = draw(capsys, *command.split()[2:])
     assert status == 0 and printed == shown + "\n"
     assert (tmp_path / "docs" / "timeline.svg").read_bytes() == (DOCS / "timeline.svg").read_bytes()

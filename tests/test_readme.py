@@ -1,63 +1,44 @@
-"""The README's core promises: its Python example runs, and CI runs its test command as written."""
+"""The README's core promises: CI runs its test command as written, and what the docs say of the bundled files.
+
+The code blocks of README.md and docs/ run through Sybil (tests/docs_examples.py)."""
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
-from ssemock import Limits, MockServer, NetworkOptions
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import Event, decode
+
+from .docs_examples import page_blocks
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def section(title: str) -> str:
-    start = README.index(f"\n## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end != -1 else len(README)]
-
-
-def blocks(text: str, lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", text, re.S)
-
-
-def test_the_python_example_runs() -> None:
-    (code,) = blocks(section("Using it from Python"), "python")
-    exec(compile(code, "README.md", "exec"), {})
-
-
 def test_ci_runs_the_readme_test_command_as_written() -> None:
-    commands = blocks(README[: README.index("\n## ")], "sh")
-    test_command = commands[1].strip()
-    assert "pytest" in test_command
-    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    lines = [line.strip() for block in page_blocks("README.md", "sh") for line in block.splitlines()]
+    [test_command] = [line for line in lines if line.endswith("-m pytest")]
+    assert test_command in ci
 
 
-def test_the_mockserver_signature_is_the_code_s() -> None:
-    """Every parameter of ``MockServer``, with its default, as the README writes it (a new option shows up)."""
-    import ast
-    import inspect
-
-    written = re.search(r"`MockServer\((.*?)\)`:", section("Using it from Python"), re.S)
-    assert written is not None
-    call = ast.parse(f"f({written.group(1).replace(chr(10), ' ').replace('*, ', '')})", mode="eval").body
-    assert isinstance(call, ast.Call)
-    records = {"Limits": Limits, "NetworkOptions": NetworkOptions}  # a record's default: its call, no arguments
-    readme = {k.arg: records[k.value.func.id]() if isinstance(k.value, ast.Call) and isinstance(k.value.func, ast.Name)
-              else ast.literal_eval(k.value) for k in call.keywords}
-    params = inspect.signature(MockServer).parameters
-    code = {name: p.default for name, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
-    assert readme.keys() == code.keys()
-    assert {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in readme.items()} == \
-        {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in code.items()}
-    assert [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY] == list(code)[1:]
+def test_the_readme_is_one_screen_of_short_sections() -> None:
+    """Issue 23: at most 150 lines, no section over 40; the rest is in docs/, which the README links."""
+    lines = README.splitlines()
+    assert len(lines) <= 150
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")] + [len(lines)]
+    longest = max(pairwise(starts), key=lambda span: span[1] - span[0])
+    assert longest[1] - longest[0] <= 40, lines[longest[0]]
+    links = re.findall(r"\]\((docs/[^)#]+)", README)
+    assert "docs/how-to/record-production-prompts.md" in links  # one click from the README to recording
+    assert [link for link in links if not (ROOT / link).is_file()] == []
 
 
-def test_the_readme_names_the_mcp_recording_s_protocol_version() -> None:
-    """The version the README says MCP clients must accept is the one the bundled recording's server answered,
+def test_the_docs_name_the_mcp_recording_s_protocol_version() -> None:
+    """The version the docs' home page says MCP clients must accept is the one the bundled recording's server answered,
     and the installed ``mcp`` SDK negotiates it (``tests/test_resume.py`` runs that client on the recording)."""
     from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
@@ -66,6 +47,7 @@ def test_the_readme_names_the_mcp_recording_s_protocol_version() -> None:
                if isinstance(e, Event) and e.data.startswith("{")]
     versions = {a["result"]["protocolVersion"] for a in answers if "protocolVersion" in a.get("result", {})}
     assert versions == {"2025-11-25"}
-    said = re.search(r"MCP recording's `initialize` answer is protocol version `([^`]+)`", section("What is bundled"))
+    home = " ".join((ROOT / "docs" / "index.md").read_text(encoding="utf-8").split())
+    said = re.search(r"MCP recording's `initialize` answer is protocol version `([^`]+)`", home)
     assert said is not None and {said.group(1)} == versions
     assert said.group(1) in HANDSHAKE_PROTOCOL_VERSIONS

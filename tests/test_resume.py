@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import re
 import subprocess
 from pathlib import Path
 
@@ -181,20 +180,6 @@ def test_the_steps_refuse_bad_fields_naming_them() -> None:
         with pytest.raises(ScenarioError) as caught:
             Scenario.from_dict({"ssemock_scenario": 1, "steps": [step]})
         assert where in str(caught.value)
-
-
-def test_the_readme_resume_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Resuming with Last-Event-ID\n")
-    text = readme[start : readme.index("\n## ", start + 1)]
-    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
-    namespace: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
-    assert capsys.readouterr().out == "1 1 100\n"
-    recorded = _events(collect_cassettes(None)[OPENAI].interactions[0].response.body)
-    first, rest = _events(str(namespace["first"]).encode()), _events(str(namespace["rest"]).encode())
-    assert [e.data for e in first + rest] == [e.data for e in recorded]
-    assert [e.last_event_id for e in first + rest] == ["1", "2", "3", "4", "5"] and first[0].retry == 100
 
 
 def test_the_book_of_streams_is_bounded_in_count_and_bytes_and_skips_streams_without_ids() -> None:

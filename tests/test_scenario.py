@@ -311,21 +311,6 @@ def test_the_scenario_how_to_shows_a_bundled_preset_and_one_example_of_every_ste
     assert set(ISSUE_PRESETS) <= set(collect_scenarios(None))
 
 
-def test_the_readme_browser_example_works_as_written() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Scenarios\n")
-    text = readme[start : readme.index("\n## ", start + 1)]
-    (command,) = re.findall(r"```console\n\$ (ssemock serve.*)\n```", text)
-    (url,) = re.findall(r'new EventSource\(\s*"(http://127\.0\.0\.1:8080/[^"]+)"', text)
-    match_on = command.split("--match-on ")[1].split()[0].split(",")
-    with MockServer(timing_scale=0, match_on=match_on) as server:
-        # what EventSource sends: GET, no body, Accept: text/event-stream
-        got = raw_request(server.url, "GET", url.removeprefix("http://127.0.0.1:8080"), b"",
-                          {"Accept": "text/event-stream", "Origin": "http://localhost:3000"})
-    assert got.status == 200 and got.header("access-control-allow-origin") == "http://localhost:3000"
-    assert b"\r\n" in got.body and events(got.body) == events(recorded(CHAT)) and events(got.body)[-1][1] == "[DONE]"
-
-
 def test_done_without_space_bytes_disconnect_and_content_types() -> None:
     steps: dict[str, list[dict[str, object]]] = {
         "done": [{"field-spacing": {"space": False, "only": "[DONE]"}}],

@@ -1,4 +1,5 @@
-"""Every example of the README section "Fake provider without a recording" runs."""
+"""What the examples of docs/how-to/stubs.md promise beyond running (Sybil runs them: tests/docs_examples.py):
+the stub file's answers, ``inspect`` of it, and ``ssemock record --stubs`` as the page shows it."""
 
 from __future__ import annotations
 
@@ -17,29 +18,15 @@ from ssemock import MockServer
 from ssemock.cli import build_parser, main
 from ssemock.stubs import parse_stubs
 
+from .docs_examples import page_blocks
 from .processes import reap
-from .sessions import INI, preload_clients
-from .test_readme import blocks, section
 
-pytest_plugins = ["pytester"]
-preload_clients()
-SECTION = section("Fake provider without a recording")
-
-
-def test_the_python_example_runs() -> None:
-    code = blocks(SECTION, "python")[0]
-    exec(compile(code, "README.md", "exec"), {})
-
-
-def test_the_pytest_example_passes(pytester: pytest.Pytester) -> None:
-    pytester.makeini(INI)
-    pytester.makepyfile(test_example=blocks(SECTION, "python")[1])
-    pytester.runpytest("-p", "no:randomly").assert_outcomes(passed=1)
+PAGE = "docs/how-to/stubs.md"
 
 
 def test_the_stub_file_serves_and_inspects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (text,) = blocks(SECTION, "yaml")
-    stubs = parse_stubs(yaml.safe_load(text), "README.md")
+    (text,) = page_blocks(PAGE, "yaml")
+    stubs = parse_stubs(yaml.safe_load(text), PAGE)
     assert [s.name for s in stubs] == ["weather step 1", "weather step 2", "rate-limited", "hello"]
     with MockServer(cassettes=[], stubs=stubs, timing_scale=0) as server:
         limited = httpx.post(server.url + "/v1/chat/completions", json={
@@ -55,7 +42,7 @@ def test_the_stub_file_serves_and_inspects(tmp_path: Path, capsys: pytest.Captur
     # output_tokens 6 counts both; Gemini splits them into candidates and thoughts.
     assert hello["content"][1]["text"] == "Hello there!" and hello["usage"]["output_tokens"] == 6
     assert gemini["usageMetadata"]["candidatesTokenCount"] == 3 and gemini["usageMetadata"]["thoughtsTokenCount"] == 3
-    commands = blocks(SECTION, "sh")[0]
+    commands = page_blocks(PAGE, "sh")[0]
     serve, inspect = (line.split("#")[0].split()[1:] for line in commands.strip().splitlines())
     assert build_parser().parse_args(serve).stubs == [Path("stubs/")]
     stub_dir = tmp_path / "stubs"
@@ -65,23 +52,6 @@ def test_the_stub_file_serves_and_inspects(tmp_path: Path, capsys: pytest.Captur
     shown = capsys.readouterr().out
     assert "#0 POST /v1/messages -> 200 text/event-stream; charset=utf-8" in shown
     assert "#2 POST /v1/messages -> 429 application/json" in shown
-
-
-def test_the_recording_example_writes_the_stub_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ssemock.cassette import load
-    from ssemock.sse import Event, decode
-
-    code = blocks(SECTION, "python")[2]
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
-    [interaction] = load(tmp_path / "recorded" / "hello.yaml").interactions
-    assert interaction.request.path == "/v1/messages"
-    events = [e for e in decode(interaction.response.body) if isinstance(e, Event)]
-    assert [e.type for e in events][:2] == ["message_start", "content_block_start"]
-    import json
-
-    deltas = [json.loads(e.data)["delta"] for e in events if e.type == "content_block_delta"]
-    assert "".join(d["text"] for d in deltas) == "Hello!"
 
 
 def _events(body: bytes) -> list[tuple[str, str]]:
@@ -105,14 +75,14 @@ def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_e
 
     from ssemock.cassette import load
 
-    (text,) = blocks(SECTION, "yaml")
-    record, send, _ = blocks(SECTION, "sh")[1].strip().splitlines()
+    (text,) = page_blocks(PAGE, "yaml")
+    record, send, _ = page_blocks(PAGE, "sh")[1].strip().splitlines()
     argv = shlex.split(record.split("#")[0])[1:]
     assert argv == ["record", "--stubs", "stubs/", "--cassettes", "review", "--cassette", "hello"]
     (tmp_path / "stubs").mkdir()
     (tmp_path / "stubs" / "weather.yaml").write_text(text)
     review = tmp_path / "review"
-    banner = record.split("#")[1].strip()  # the first line, as README shows it: the paths as typed
+    banner = record.split("#")[1].strip()  # the first line, as the page shows it: the paths as typed
     assert banner.split(" -> ")[1] == "stubs stubs/"
     argv = [f"{tmp_path}/{a}" if a in ("stubs/", "review") else a for a in argv]
     curl = shlex.split(send)
@@ -134,7 +104,7 @@ def test_record_stubs_writes_each_stub_hit_as_a_cassette_that_replays_the_same_e
     finally:
         reap(proc)
     assert "stub hello" in log and "1 recorded" in log
-    # the hello stub's answer (README stub file): its thinking, then its text
+    # the hello stub's answer (the page's stub file): its thinking, then its text
     events = _events(sent.content)
     deltas = [json.loads(data)["delta"] for kind, data in events if kind == "content_block_delta"]
     assert "".join(d.get("thinking", "") for d in deltas) == "A greeting."
