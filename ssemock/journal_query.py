@@ -126,7 +126,7 @@ class JournalQuery:
 
     def apply(self, entries: Iterable[Mapping[str, Any]]) -> list[Any]:
         """The entries that pass, in their order, at most ``limit`` of them."""
-        kept = []
+        kept: list[Any] = []
         for entry in entries:
             if self.limit is not None and len(kept) >= self.limit:
                 break

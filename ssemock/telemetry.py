@@ -185,7 +185,7 @@ def exposition(meters: Sequence[tuple[str | None, Meter]], accept: str | None = 
     """The exposition of ``meters`` (``(worker label or None, meter)`` pairs), in the format ``accept`` (an
     ``Accept`` header) chooses: ``(body, content type)``."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Families(meters))  # type: ignore[arg-type]  # a collector by its collect() method
+    registry.register(_Families(meters))
     encoder, content_type = choose_encoder(accept or "")
     return encoder(registry), content_type
 
