@@ -67,8 +67,11 @@ class JournalQuery:
         if self.outcome is not None:
             unknown = [o for o in self.outcome if o not in OUTCOMES]
             if unknown or not self.outcome:
-                raise BadQueryError("outcome", f"{(unknown or [''])[0][:40]!r} is not an outcome; expected "
-                                    f"one or more of {', '.join(OUTCOMES)}, comma-separated")
+                raise BadQueryError(
+                    "outcome",
+                    f"{(unknown or [''])[0][:40]!r} is not an outcome; expected "
+                    f"one or more of {', '.join(OUTCOMES)}, comma-separated",
+                )
         for name, low, high in (("since", 0, 10**_MAX_DIGITS - 1), ("limit", 1, MAX_LIMIT)):
             value = getattr(self, name)
             if value is None:
@@ -79,9 +82,15 @@ class JournalQuery:
                 raise BadQueryError(name, f"expected a whole number from {low} to {high:,}, got {value}")
 
     @classmethod
-    def of(cls, *, path: str | None = None, cassette: str | None = None,
-           outcome: str | Iterable[str] | None = None, since: int | None = None,
-           limit: int | None = None) -> JournalQuery:
+    def of(
+        cls,
+        *,
+        path: str | None = None,
+        cassette: str | None = None,
+        outcome: str | Iterable[str] | None = None,
+        since: int | None = None,
+        limit: int | None = None,
+    ) -> JournalQuery:
         """The query of Python's keyword arguments; ``outcome`` one name, ``"a,b"`` or an iterable of names."""
         if isinstance(outcome, str):
             outcome = outcome.split(",")
@@ -98,13 +107,23 @@ class JournalQuery:
         for name in query:
             if name not in PARAMETERS and name not in ignored:
                 raise BadQueryError(name[:40], f"no such parameter; the journal is filtered by {', '.join(PARAMETERS)}")
-        return cls.of(path=query.get("path"), cassette=query.get("cassette"), outcome=query.get("outcome"),
-                      since=_whole(query, "since"), limit=_whole(query, "limit"))
+        return cls.of(
+            path=query.get("path"),
+            cassette=query.get("cassette"),
+            outcome=query.get("outcome"),
+            since=_whole(query, "since"),
+            limit=_whole(query, "limit"),
+        )
 
     def params(self) -> dict[str, str]:
         """The query as URL parameters (the inverse of :meth:`parse`)."""
-        values = {"path": self.path, "cassette": self.cassette, "since": self.since, "limit": self.limit,
-                  "outcome": None if self.outcome is None else ",".join(self.outcome)}
+        values = {
+            "path": self.path,
+            "cassette": self.cassette,
+            "since": self.since,
+            "limit": self.limit,
+            "outcome": None if self.outcome is None else ",".join(self.outcome),
+        }
         return {name: str(value) for name, value in values.items() if value is not None}
 
     def keeps(self, entry: Mapping[str, Any]) -> bool:
@@ -147,9 +166,15 @@ def _whole(query: Mapping[str, str], name: str) -> int | None:
 class Journal(list[dict[str, Any]]):
     """A copy of a journal (a list of entries, oldest first) that :meth:`filter` narrows."""
 
-    def filter(self, *, path: str | None = None, cassette: str | None = None,
-               outcome: str | Iterable[str] | None = None, since: int | None = None,
-               limit: int | None = None) -> Journal:
+    def filter(
+        self,
+        *,
+        path: str | None = None,
+        cassette: str | None = None,
+        outcome: str | Iterable[str] | None = None,
+        since: int | None = None,
+        limit: int | None = None,
+    ) -> Journal:
         """The entries that pass the filters of the module docstring, in order (a new :class:`Journal`).
 
         Args:

@@ -42,8 +42,17 @@ from prometheus_client.exposition import choose_encoder
 
 from .journal import JournalEntry
 
-__all__ = ["DURATION_BUCKETS", "FIRST_BYTE_BUCKETS", "HEADERS_AT", "METER", "Histogram", "Meter", "exposition",
-           "note_headers", "send_metrics"]
+__all__ = [
+    "DURATION_BUCKETS",
+    "FIRST_BYTE_BUCKETS",
+    "HEADERS_AT",
+    "METER",
+    "Histogram",
+    "Meter",
+    "exposition",
+    "note_headers",
+    "send_metrics",
+]
 
 FIRST_BYTE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 """Upper bounds (seconds) of the time-to-first-byte histogram's buckets (and ``+Inf``)."""
@@ -121,15 +130,24 @@ class Meter:
 
     def to_json(self) -> dict[str, Any]:
         """The counts as JSON (for the exchange between workers); :meth:`from_json` reads it back."""
-        return {"streams_open": self.streams_open, "requests": self.requests, "bytes_sent": self.bytes_sent,
-                "faults": self.faults, "first_byte": [self.first_byte.counts, self.first_byte.total],
-                "duration": [self.duration.counts, self.duration.total]}
+        return {
+            "streams_open": self.streams_open,
+            "requests": self.requests,
+            "bytes_sent": self.bytes_sent,
+            "faults": self.faults,
+            "first_byte": [self.first_byte.counts, self.first_byte.total],
+            "duration": [self.duration.counts, self.duration.total],
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> Meter:
         """The meter :meth:`to_json` wrote. Raises ``ValueError`` (or ``KeyError``, ``TypeError``) on anything else."""
-        meter = cls(int(data["streams_open"]), {str(k): int(v) for k, v in data["requests"].items()},
-                    int(data["bytes_sent"]), {str(k): int(v) for k, v in data["faults"].items()})
+        meter = cls(
+            int(data["streams_open"]),
+            {str(k): int(v) for k, v in data["requests"].items()},
+            int(data["bytes_sent"]),
+            {str(k): int(v) for k, v in data["faults"].items()},
+        )
         for name, bounds in (("first_byte", FIRST_BYTE_BUCKETS), ("duration", DURATION_BUCKETS)):
             counts, total = data[name]
             if len(counts) != len(bounds) + 1:
@@ -155,15 +173,23 @@ class _Families:
     def collect(self) -> Iterator[Metric]:
         worker = ["worker"] if any(w is not None for w, _ in self.meters) else []
         streams = GaugeMetricFamily("ssemock_streams_open", "Answers being sent now.", labels=worker)
-        requests = CounterMetricFamily("ssemock_requests", "Replay requests whose answer ended, by journal outcome.",
-                                       labels=[*worker, "outcome"])
+        requests = CounterMetricFamily(
+            "ssemock_requests", "Replay requests whose answer ended, by journal outcome.", labels=[*worker, "outcome"]
+        )
         sent = CounterMetricFamily("ssemock_sent_bytes", "Response body bytes written.", labels=worker)
-        faults = CounterMetricFamily("ssemock_faults_applied", "Answers sent under each scenario, by name.",
-                                     labels=[*worker, "scenario"])
-        first = HistogramMetricFamily("ssemock_time_to_first_byte_seconds",
-                                      "Seconds from a request's arrival to its response headers.", labels=worker)
-        duration = HistogramMetricFamily("ssemock_stream_duration_seconds",
-                                         "Seconds from a request's arrival to the end of its answer.", labels=worker)
+        faults = CounterMetricFamily(
+            "ssemock_faults_applied", "Answers sent under each scenario, by name.", labels=[*worker, "scenario"]
+        )
+        first = HistogramMetricFamily(
+            "ssemock_time_to_first_byte_seconds",
+            "Seconds from a request's arrival to its response headers.",
+            labels=worker,
+        )
+        duration = HistogramMetricFamily(
+            "ssemock_stream_duration_seconds",
+            "Seconds from a request's arrival to the end of its answer.",
+            labels=worker,
+        )
         for name, meter in self.meters:
             own = [] if name is None else [name]
             streams.add_metric(own, meter.streams_open)
@@ -190,8 +216,9 @@ def exposition(meters: Sequence[tuple[str | None, Meter]], accept: str | None = 
     return encoder(registry), content_type
 
 
-def send_metrics(request: web.Request, meters: Sequence[tuple[str | None, Meter]],
-                 headers: dict[str, str] | None = None) -> web.Response:
+def send_metrics(
+    request: web.Request, meters: Sequence[tuple[str | None, Meter]], headers: dict[str, str] | None = None
+) -> web.Response:
     """The answer to ``GET /_ssemock/metrics`` showing ``meters``; ``headers`` are added to the answer's."""
     body, content_type = exposition(meters, request.headers.get("Accept"))
     return web.Response(body=body, headers={**(headers or {}), "Content-Type": content_type})

@@ -28,8 +28,11 @@ def samples(url: str, accept: str | None = None) -> dict[tuple[str, tuple[tuple[
     resp = httpx.get(f"{url}/_ssemock/metrics", headers={"Accept": accept} if accept else {})
     assert resp.status_code == 200
     assert resp.headers["content-type"].startswith("text/plain; version=0.0.4")
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(resp.text) for s in family.samples}
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(resp.text)
+        for s in family.samples
+    }
 
 
 def total(found: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
@@ -53,14 +56,19 @@ def stream(client: httpx.Client, url: str, *, scenario: str | None = None, casse
 
 def test_counts_bytes_and_histograms_equal_what_the_clients_did(tmp_path: Path) -> None:
     (tmp_path / "slow.yaml").write_text(SLOW_FIRST_BYTE)
-    with MockServer(timing_scale=0, scenarios=[tmp_path / "slow.yaml", BUNDLED]) as server, \
-            httpx.Client() as client:
+    with MockServer(timing_scale=0, scenarios=[tmp_path / "slow.yaml", BUNDLED]) as server, httpx.Client() as client:
         read = sum(stream(client, server.url) for _ in range(5))
         read += sum(stream(client, server.url, scenario="cut-mid-event") for _ in range(3))
         read += stream(client, server.url, scenario="first-byte-300ms")
         for _ in range(2):
-            assert client.post(server.url + "/v1/chat/completions", json={"model": "none"},
-                               headers={"X-SSEMock-Cassette": "no-such-cassette"}).status_code == 404
+            assert (
+                client.post(
+                    server.url + "/v1/chat/completions",
+                    json={"model": "none"},
+                    headers={"X-SSEMock-Cassette": "no-such-cassette"},
+                ).status_code
+                == 404
+            )
         found = samples(server.url)
     recorded = collect_cassettes(None)[CASSETTE].interactions[0].response.body
     assert read > 6 * len(recorded)  # the six whole answers, and three cut ones
@@ -72,12 +80,15 @@ def test_counts_bytes_and_histograms_equal_what_the_clients_did(tmp_path: Path) 
     assert total(found, "ssemock_faults_applied_total", scenario="cut-mid-event") == 3
     assert total(found, "ssemock_faults_applied_total", scenario="first-byte-300ms") == 1
     assert total(found, "ssemock_streams_open") == 0
-    for name, bounds in (("ssemock_time_to_first_byte_seconds", FIRST_BYTE_BUCKETS),
-                         ("ssemock_stream_duration_seconds", DURATION_BUCKETS)):
+    for name, bounds in (
+        ("ssemock_time_to_first_byte_seconds", FIRST_BYTE_BUCKETS),
+        ("ssemock_stream_duration_seconds", DURATION_BUCKETS),
+    ):
         assert total(found, f"{name}_count") == 9  # every answer sent; the refusals are not streams
         assert total(found, f"{name}_bucket", le="+Inf") == 9
         assert [total(found, f"{name}_bucket", le=repr(b)) for b in bounds] == sorted(
-            total(found, f"{name}_bucket", le=repr(b)) for b in bounds)
+            total(found, f"{name}_bucket", le=repr(b)) for b in bounds
+        )
     # the 0.3 s first byte, and only it, lies above 0.25 s; it is no more than 0.5 s
     assert total(found, "ssemock_time_to_first_byte_seconds_bucket", le="0.25") == 8
     assert total(found, "ssemock_time_to_first_byte_seconds_bucket", le="0.5") == 9
@@ -89,8 +100,12 @@ def test_reset_and_client_gone_are_counted_by_their_journal_outcome() -> None:
     with MockServer(timing_scale=1) as server, httpx.Client() as client:
         stream(client, server.url, scenario="reset-mid-event")
         inter = collect_cassettes(None)[CASSETTE].interactions[0]
-        with client.stream("POST", server.url + inter.request.path, content=inter.request.body,
-                           headers={"X-SSEMock-Cassette": CASSETTE, "X-SSEMock-Scenario": "stall"}) as resp:
+        with client.stream(
+            "POST",
+            server.url + inter.request.path,
+            content=inter.request.body,
+            headers={"X-SSEMock-Cassette": CASSETTE, "X-SSEMock-Scenario": "stall"},
+        ) as resp:
             assert resp.status_code == 200
             pieces = resp.iter_raw()
             next(pieces)  # the first event; then 5 s of stall: the client leaves
@@ -118,15 +133,17 @@ def test_two_servers_in_one_process_keep_their_own_counts() -> None:
 def test_openmetrics_is_answered_when_the_scraper_asks_for_it() -> None:
     with MockServer(timing_scale=0) as server, httpx.Client() as client:
         stream(client, server.url)
-        resp = client.get(server.url + "/_ssemock/metrics",
-                          headers={"Accept": "application/openmetrics-text; version=1.0.0"})
+        resp = client.get(
+            server.url + "/_ssemock/metrics", headers={"Accept": "application/openmetrics-text; version=1.0.0"}
+        )
     assert resp.headers["content-type"].startswith("application/openmetrics-text")
     assert resp.text.endswith("# EOF\n")
     assert 'ssemock_requests_total{outcome="complete"} 1.0' in resp.text
 
 
-@pytest.mark.parametrize("headers", [{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
-                                     {"Host": "evil.example"}])
+@pytest.mark.parametrize(
+    "headers", [{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Host": "evil.example"}]
+)
 def test_the_metrics_follow_the_admin_routes_origin_rules(headers: dict[str, str]) -> None:
     with MockServer(timing_scale=0) as server:
         resp = httpx.get(server.url + "/_ssemock/metrics", headers=headers)
@@ -172,9 +189,11 @@ def test_a_scrape_during_requests_in_flight_answers(tmp_path: Path) -> None:
     """Scrapes while streams are being sent: the gauge counts them, and every scrape parses."""
     (tmp_path / "stall.yaml").write_text(STALL)
     with MockServer(timing_scale=1, scenarios=[tmp_path / "stall.yaml"], scenario="stall-1s") as server:
+
         def one() -> None:
             with httpx.Client() as client:
                 stream(client, server.url)
+
         threads = [threading.Thread(target=one) for _ in range(3)]
         for thread in threads:
             thread.start()
