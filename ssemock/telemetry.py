@@ -1,8 +1,9 @@
 """Telemetry: ``GET /_ssemock/metrics``, the replay server's counts in the Prometheus text exposition.
 
 The request path only adds to plain counters of the server's :class:`Meter` (a few integer additions
-and two bucket searches per request, on the event loop that answers it: no lock, no allocation);
-``prometheus-client`` builds the metric families from them when the endpoint is scraped, in a
+and two bucket searches per request, on the event loop that answers it: no lock, no object kept);
+``prometheus-client`` (imported at the first scrape, not when the server starts: it takes about 0.1 s)
+builds the metric families from them when the endpoint is scraped, in a
 registry of that scrape's own (never the process-wide default registry, so that several servers in
 one process keep their own counts), and writes the exposition (the text format, or OpenMetrics when
 the scraper's ``Accept`` asks for it). The metrics:
@@ -33,14 +34,14 @@ import math
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.exposition import choose_encoder
 
 from .journal import JournalEntry
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
 
 __all__ = [
     "DURATION_BUCKETS",
@@ -171,6 +172,8 @@ class _Families:
         self.meters = meters
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
         worker = ["worker"] if any(w is not None for w, _ in self.meters) else []
         streams = GaugeMetricFamily("ssemock_streams_open", "Answers being sent now.", labels=worker)
         requests = CounterMetricFamily(
@@ -210,6 +213,9 @@ def _finite(value: float) -> float:
 def exposition(meters: Sequence[tuple[str | None, Meter]], accept: str | None = None) -> tuple[bytes, str]:
     """The exposition of ``meters`` (``(worker label or None, meter)`` pairs), in the format ``accept`` (an
     ``Accept`` header) chooses: ``(body, content type)``."""
+    from prometheus_client import CollectorRegistry  # imported when first scraped (about 0.1 s), not at start
+    from prometheus_client.exposition import choose_encoder
+
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Families(meters))
     encoder, content_type = choose_encoder(accept or "")
