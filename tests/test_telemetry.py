@@ -18,8 +18,8 @@ from ssemock.telemetry import DURATION_BUCKETS, FIRST_BYTE_BUCKETS
 from tests.test_workers import serve
 
 CASSETTE = "openai-chat-tool-calls-usage"
-SLOW_FIRST_BYTE = "ssemock_scenario: 1\nname: first-byte-300ms\nsteps:\n- first-byte: {seconds: 0.3}\n"
-STALL = "ssemock_scenario: 1\nname: stall-1s\nsteps:\n- stall: {after_events: 1, seconds: 1}\n"
+SLOW_FIRST_BYTE = "ssemock_scenario: 1\nname: first-byte-1200ms\nsteps:\n- first-byte: {seconds: 1.2}\n"
+STALL = "ssemock_scenario: 1\nname: stall-3s\nsteps:\n- stall: {after_events: 1, seconds: 3}\n"
 BUNDLED = Path(__file__).resolve().parent.parent / "scenarios"
 
 
@@ -59,7 +59,7 @@ def test_counts_bytes_and_histograms_equal_what_the_clients_did(tmp_path: Path) 
     with MockServer(timing_scale=0, scenarios=[tmp_path / "slow.yaml", BUNDLED]) as server, httpx.Client() as client:
         read = sum(stream(client, server.url) for _ in range(5))
         read += sum(stream(client, server.url, scenario="cut-mid-event") for _ in range(3))
-        read += stream(client, server.url, scenario="first-byte-300ms")
+        read += stream(client, server.url, scenario="first-byte-1200ms")
         for _ in range(2):
             assert (
                 client.post(
@@ -78,7 +78,7 @@ def test_counts_bytes_and_histograms_equal_what_the_clients_did(tmp_path: Path) 
     assert total(found, "ssemock_requests_total") == 11  # admin requests are not counted
     assert total(found, "ssemock_sent_bytes_total") == read
     assert total(found, "ssemock_faults_applied_total", scenario="cut-mid-event") == 3
-    assert total(found, "ssemock_faults_applied_total", scenario="first-byte-300ms") == 1
+    assert total(found, "ssemock_faults_applied_total", scenario="first-byte-1200ms") == 1
     assert total(found, "ssemock_streams_open") == 0
     for name, bounds in (
         ("ssemock_time_to_first_byte_seconds", FIRST_BYTE_BUCKETS),
@@ -89,11 +89,12 @@ def test_counts_bytes_and_histograms_equal_what_the_clients_did(tmp_path: Path) 
         assert [total(found, f"{name}_bucket", le=repr(b)) for b in bounds] == sorted(
             total(found, f"{name}_bucket", le=repr(b)) for b in bounds
         )
-    # the 0.3 s first byte, and only it, lies above 0.25 s; it is no more than 0.5 s
-    assert total(found, "ssemock_time_to_first_byte_seconds_bucket", le="0.25") == 8
-    assert total(found, "ssemock_time_to_first_byte_seconds_bucket", le="0.5") == 9
-    assert 0.3 <= total(found, "ssemock_time_to_first_byte_seconds_sum") < 0.5 + 8 * 0.25
-    assert total(found, "ssemock_stream_duration_seconds_bucket", le="0.25") == 8
+    # the 1.2 s first byte lies above 1 s, and its answer lasted as long; the others, at timing scale 0, did not
+    assert total(found, "ssemock_time_to_first_byte_seconds_bucket", le="1.0") == 8
+    assert total(found, "ssemock_time_to_first_byte_seconds_bucket", le="2.5") == 9
+    assert 1.2 <= total(found, "ssemock_time_to_first_byte_seconds_sum") < 2.5 + 8 * 1.0
+    assert total(found, "ssemock_stream_duration_seconds_bucket", le="1.0") == 8
+    assert total(found, "ssemock_stream_duration_seconds_sum") >= 1.2
 
 
 def test_reset_and_client_gone_are_counted_by_their_journal_outcome() -> None:
@@ -188,7 +189,7 @@ def test_with_two_workers_a_scrape_of_either_shows_both(tmp_path: Path) -> None:
 def test_a_scrape_during_requests_in_flight_answers(tmp_path: Path) -> None:
     """Scrapes while streams are being sent: the gauge counts them, and every scrape parses."""
     (tmp_path / "stall.yaml").write_text(STALL)
-    with MockServer(timing_scale=1, scenarios=[tmp_path / "stall.yaml"], scenario="stall-1s") as server:
+    with MockServer(timing_scale=1, scenarios=[tmp_path / "stall.yaml"], scenario="stall-3s") as server:
 
         def one() -> None:
             with httpx.Client() as client:
