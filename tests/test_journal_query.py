@@ -132,7 +132,7 @@ def test_bad_values_in_python_raise_value_or_type_errors(served: MockServer) -> 
     journal = served.requests
     with pytest.raises(BadQueryError, match="'limit'"):
         journal.filter(limit=0)
-    with pytest.raises(ValueError, match="'outcome'.*complete, cut, reset"):
+    with pytest.raises(ValueError, match=r"'outcome'.*complete, cut, reset"):
         journal.filter(outcome="done")
     with pytest.raises(TypeError, match="since"):
         journal.filter(since="3")  # type: ignore[arg-type]
