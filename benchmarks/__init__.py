@@ -59,7 +59,7 @@ def spread(ours: list[float], baseline: list[float] | None = None, digits: int =
 
 def cell(value: Any, *, markdown: bool = False) -> str:
     """A figure's field as a table cell: for the terminal (``-`` when none, ``yes``/``NO``) or, with
-    ``markdown``, for the README (``–``, ``yes``/``no``, thousands separated, ``|`` escaped); floats
+    ``markdown``, for the docs page (``–``, ``yes``/``no``, thousands separated, ``|`` escaped); floats
     to 4 significant digits below 100,000."""
     if value is None:
         return "–" if markdown else "-"

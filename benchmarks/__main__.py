@@ -1,5 +1,5 @@
-"""``python -m benchmarks [--quick] [--json FILE] [--readme README.md] [--only NAME,…]``: run every figure,
-print a table; ``--readme`` writes it into the README's marked block (:mod:`benchmarks.readme`).
+"""``python -m benchmarks [--quick] [--json FILE] [--page [FILE]] [--only NAME,…]``: run every figure,
+print a table; ``--page`` writes it into the marked block of docs/explanation/benchmarks.md (:mod:`benchmarks.page`).
 
 The last line printed is the run's duration and, with ``--quick`` over every module, whether it
 kept within :data:`QUICK_BUDGET` (60 s), with the three slowest modules.
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import FIGURE_KEYS, cell
+from .page import PAGE, write_page
 
 # In the order of the figures in the issue; each module exposes run(quick) -> list[dict].
 MODULES = (
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller loads (under 60 s on 2 cores)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as a JSON list to FILE")
-    parser.add_argument("--readme", metavar="FILE", help="write the table into FILE's marked block (README.md)")
+    parser.add_argument("--page", nargs="?", const=str(PAGE), metavar="FILE",
+                        help=f"write the table into FILE's marked block (default {PAGE.relative_to(PAGE.parents[2])})")
     parser.add_argument("--only", metavar="NAMES", help=f"comma-separated modules among {', '.join(MODULES)}")
     args = parser.parse_args(argv)
     wanted = [n.strip() for n in args.only.split(",")] if args.only else list(MODULES)
@@ -114,10 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(figures, fh, indent=2)
             fh.write("\n")
-    if args.readme:
-        from .readme import write_readme
-
-        write_readme(figures, Path(args.readme), quick=args.quick, duration=duration, load_start=load_start)
+    if args.page:
+        write_page(figures, Path(args.page), quick=args.quick, duration=duration, load_start=load_start)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     print(duration_line(duration, took, quick=args.quick, every=not args.only))

@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ssemock: error: {exc}", file=sys.stderr)
         return 2
     except MemoryError:  # input within every bound, but not within this process's memory
-        print("ssemock: error: out of memory (see the bounds in 'Limits' of the README)", file=sys.stderr)
+        print("ssemock: error: out of memory (see the bounds in the docs' Limits reference)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -1,6 +1,6 @@
 """Every bound on input, its default, and the one range check used for files and options.
 
-Defaults (the README's "Limits" section lists them with their options and errors):
+Defaults (the docs' Limits reference, generated, lists them with their options and errors):
 
 =========================  ===============  =============================================
 bound                      default          where

@@ -32,9 +32,10 @@ request that differs fails the test with the difference and how to record it aga
 
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
 ``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable), ``--ssemock-stubs=PATH``
-(stub files or directories, repeatable), ``--ssemock-report-unused`` (see :mod:`ssemock.unused`); ini keys
-``ssemock_cassettes`` (directories, one a line), ``ssemock_stubs``, ``ssemock_record_mode``,
-``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing).
+(stub files or directories, repeatable), ``--ssemock-report-unused`` (see :mod:`ssemock.unused`),
+``--ssemock-tls`` (the session's server over https; ``ssemock_env`` then names the authority to trust); ini
+keys ``ssemock_cassettes`` (directories, one a line), ``ssemock_stubs``, ``ssemock_record_mode``,
+``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing), ``ssemock_tls`` (default false).
 
 A request the server refuses (no matching interaction, unknown cassette or
 scenario) fails the test with the closest interactions and their differences,
@@ -64,16 +65,24 @@ from .pytest_config import Settings, SSEMockConfig, config_of, marker_problem, s
 from .scenario import conformance_matrix
 from .stubs import Stub
 from .testing import CassetteLookup, SSEMockFixture
+from .tls import trust_env
 
 if TYPE_CHECKING:
     from .recorder import Recorder
 
-__all__ = ["ENV_VARS", "RECORD_MODES", "SSEMockConfig", "conformance_presets"]
+__all__ = ["ENV_VARS", "MARKER", "RECORD_MODES", "SSEMockConfig", "conformance_presets"]
 
 pytest_plugins = ["ssemock.pytest_options"]  # the fixtures a conftest.py overrides
 RECORD_MODES = ("none", "once", "new_episodes", "all")
 ENV_VARS = env_vars()
 """What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
+MARKER = (
+    "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
+    "stubs=None): the cassette and scenario the fake provider serves this test; matrix=True runs the test "
+    "under every conformance preset; match_on: the request parts compared (method, path, query, body); "
+    "stubs: stub files (paths beside the test) answering before cassettes"
+)
+"""The ``ssemock`` marker as ``pytest --markers`` lists it: its keywords and what each does."""
 
 _FIXTURE = pytest.StashKey[SSEMockFixture]()
 _SESSION = pytest.StashKey["_Session"]()
@@ -95,6 +104,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ssemock-stubs", action="append", default=[], metavar="PATH",
         help="stub file or directory: synthesized answers tried before cassettes (repeatable)",
     )
+    group.addoption("--ssemock-tls", action="store_true", default=None,
+                    help="serve the session's fake provider over https, with ssemock's local authority")
     group.addoption("--ssemock-report-unused", action="store_true",
                     help="after the run, list the cassettes and interactions no test played")
     parser.addini("ssemock_cassettes", "cassette directories searched after the test's own", type="paths")
@@ -102,17 +113,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ssemock_record_mode", "record mode when --ssemock-record is not given", default="none")
     parser.addini("ssemock_target", "upstream provider URL to record from", default="")
     parser.addini("ssemock_timing_scale", "multiplies recorded times (0: no delays)", default="1")
+    parser.addini("ssemock_tls", "serve the fake provider over https (ssemock's local authority)", type="bool",
+                  default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
-        "stubs=None): "
-        "the cassette and scenario the fake provider serves this test; matrix=True runs the test "
-        "under every conformance preset; match_on: the request parts compared (method, path, query, body); "
-        "stubs: stub files (paths beside the test) answering before cassettes",
-    )
+    config.addinivalue_line("markers", MARKER)
     mode = config.getoption("ssemock_record") or config.getini("ssemock_record_mode")
     if mode not in RECORD_MODES:
         raise pytest.UsageError(f"ssemock_record_mode: {mode!r} is not one of {', '.join(RECORD_MODES)}")
@@ -188,7 +194,9 @@ def ssemock_server(pytestconfig: pytest.Config, ssemock_limits: Limits,
     base = {**configured, **{k: v for k, v in bundled.items() if k not in configured}}
     mode = pytestconfig.getoption("ssemock_record") or pytestconfig.getini("ssemock_record_mode")
     target = pytestconfig.getoption("ssemock_target") or pytestconfig.getini("ssemock_target") or None
-    with MockServer(list(base.values()), timing_scale=scale, limits=ssemock_limits, network=ssemock_network) as server:
+    tls = bool(pytestconfig.getoption("ssemock_tls") or pytestconfig.getini("ssemock_tls"))
+    with MockServer(list(base.values()), timing_scale=scale, limits=ssemock_limits, network=ssemock_network,
+                    tls=tls) as server:
         session = _Session(server, configured, bundled, base, scale, mode, target, stubs=stubs)
         handler = _ServerFailures(session.failures)
         logger = logging.getLogger("aiohttp.server")
@@ -324,9 +332,18 @@ def _rerecord_hint(item: pytest.Item, handle: SSEMockFixture, session: _Session)
 
 
 @pytest.fixture
-def ssemock_env(sse_mock: SSEMockFixture, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """Point the usual SDK environment variables at the fake provider; returns what was set."""
+def ssemock_env(sse_mock: SSEMockFixture, ssemock_server: MockServer,
+                monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Point the usual SDK environment variables at the fake provider; returns what was set.
+
+    Over https (``--ssemock-tls``, ini ``ssemock_tls``) it also sets what makes the usual clients trust
+    ssemock's local authority without code changes: ``SSL_CERT_FILE`` (Python's ssl, httpx and the SDKs
+    built on it), ``REQUESTS_CA_BUNDLE`` (requests) and ``NODE_EXTRA_CA_CERTS`` (Node.js), each the
+    authority's certificate (:func:`ssemock.tls.trust_env`).
+    """
     values = {name: value.format(url=sse_mock.url) for name, value in ENV_VARS.items()}
+    if ssemock_server.tls is not None:
+        values.update(trust_env(ssemock_server.tls))
     for name, value in values.items():
         monkeypatch.setenv(name, value)
     return values

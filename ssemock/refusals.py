@@ -4,7 +4,7 @@ The replay server, the recorder and their network edge raise these (and the erro
 :mod:`ssemock.errors` that carry a status) where they find them; each class gives the HTTP
 ``status`` and the error ``code`` (the ``type`` of the JSON answer), and its :meth:`details`
 the answer's other fields. :func:`ssemock.edge.replies.refuse` writes every answer, and
-:data:`HTTP_ERRORS` lists them all (the README's table of error codes is written from it).
+:data:`HTTP_ERRORS` lists them all (the docs' page of error codes is generated from it).
 """
 
 from __future__ import annotations

@@ -127,10 +127,14 @@ async def _prepare_indexes(app: web.Application) -> None:
 
 
 async def _unknown_admin_path(request: web.Request) -> web.Response:
+    """Any other path under ``/_ssemock/`` (but the ``c/`` and ``s/`` replay prefixes), any method: 404
+    ``ssemock_unknown_admin_path``."""
     return refuse(UnknownAdminPathError(f"{request.method} {request.path}"))
 
 
 async def _health(request: web.Request) -> web.Response:
+    """``{"status": "ok", "cassettes": N, "scenarios": N, "in_flight": N, "tasks": N}``: the counts served,
+    the requests being answered besides this one and the asyncio tasks alive."""
     state = request.app[STATE]
     return web.json_response(
         {"status": "ok", "cassettes": len(state.cassettes), "scenarios": len(state.scenarios),
@@ -139,6 +143,8 @@ async def _health(request: web.Request) -> web.Response:
 
 
 async def _cassettes(request: web.Request) -> web.Response:
+    """The cassettes served, as a JSON list: each one's ``name``, ``provenance`` and one summary per
+    interaction (``request``, ``status``, ``content_type``, ``chunks``, ``bytes``, ``timing``, ``end``)."""
     state = request.app[STATE]
     return web.json_response([cassette_summary(c) for c in state.cassettes.values()])
 
@@ -164,6 +170,7 @@ def cassette_summary(cassette: Cassette) -> dict[str, Any]:
 
 
 async def _scenarios(request: web.Request) -> web.Response:
+    """The scenarios served, as a JSON list of ``{"name", "description"}``."""
     state = request.app[STATE]
     return web.json_response(
         [{"name": s.name, "description": s.description} for s in state.scenarios.values()]
@@ -171,6 +178,10 @@ async def _scenarios(request: web.Request) -> web.Response:
 
 
 async def _journal(request: web.Request) -> web.StreamResponse:
+    """The journal: one JSON object per request received, oldest first (what was asked, the interaction or
+    stub that answered, the scenario, what was sent and injected). Filtered by ``path``, ``cassette``,
+    ``outcome``, ``since`` (a ``seq``, exclusive) and ``limit`` (:mod:`ssemock.journal_query`); a bad
+    parameter is ``400 ssemock_bad_query`` naming it."""
     try:
         query = JournalQuery.parse(request.query)
     except SSEMockError as exc:
@@ -179,6 +190,8 @@ async def _journal(request: web.Request) -> web.StreamResponse:
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
+    """Clear the journal, the play counts and the streams kept for ``Last-Event-ID``: ``{"cleared": N}``
+    (the entries removed)."""
     state = request.app[STATE]
     count = len(state.journal)
     state.reset()
@@ -186,6 +199,10 @@ async def _clear_journal(request: web.Request) -> web.Response:
 
 
 async def _replay(request: web.Request) -> web.StreamResponse:
+    """Every other path, any method: the recorded (or stubbed) answer that matches the request, under its
+    scenarios. ``X-SSEMock-Cassette: NAME`` or the prefix ``/_ssemock/c/NAME/`` picks the cassette;
+    ``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/`` the scenarios; a ``GET`` with ``Last-Event-ID``
+    continues a stream after that event. No match: 404 ``ssemock_no_match`` naming the closest interaction."""
     meter = request.app[METER]
     arrived = asyncio.get_running_loop().time()
     try:

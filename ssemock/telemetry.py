@@ -231,5 +231,7 @@ def send_metrics(
 
 
 async def handle_metrics(request: web.Request) -> web.Response:
-    """``GET /_ssemock/metrics`` of one server: its own meter."""
+    """The Prometheus exposition of this server's counts (OpenMetrics when ``Accept`` asks for it): streams
+    open, requests by journal outcome, body bytes sent, answers by scenario, time-to-first-byte and stream
+    duration histograms (seconds); with ``--workers``, every worker's, labelled ``worker``."""
     return send_metrics(request, [(None, request.app[METER])])

@@ -51,23 +51,40 @@ def test_one_benchmark_runs_and_writes_well_formed_figures(tmp_path: Path) -> No
     assert f"{RUN}: {len(figures)} figure(s)" in proc.stderr
 
 
-def test_the_readme_table_is_written_between_its_markers_only(tmp_path: Path) -> None:
+def test_the_table_is_written_between_the_docs_page_markers_only(tmp_path: Path) -> None:
     from benchmarks import figure
-    from benchmarks.readme import BEGIN, END, write_readme
+    from benchmarks.page import BEGIN, END, PAGE, write_page
 
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# title\n\nbefore\n{BEGIN}\n| old | table |\n{END}\nafter\n")
+    assert PAGE == ROOT / "docs" / "explanation" / "benchmarks.md"
+    committed = PAGE.read_text(encoding="utf-8")
+    assert committed.startswith("# Benchmarks\n") and committed.index(BEGIN) < committed.index(END)
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# title\n\nbefore\n{BEGIN}\n| old | table |\n{END}\nafter\n")
     fig = figure("cold_start.first_request", 0.42, "s", baseline=0.4, goal="ratio <= 1.1", met=True,
                  spread="ours 0.4/0.42/0.5, baseline 0.38/0.4/0.45 (3 runs)")
-    write_readme([fig], readme, quick=True)
-    text = readme.read_text()
+    write_page([fig], page, quick=True)
+    text = page.read_text()
     assert text.startswith(f"# title\n\nbefore\n{BEGIN}\n") and text.endswith(f"{END}\nafter\n")
     assert "| old | table |" not in text
     assert "| cold_start.first_request | 0.42 | s | 0.4 | 1.05 | ratio <= 1.1 | yes | ours 0.4/0.42/0.5" in text
     assert "`python -m benchmarks --quick`" in text
-    readme.write_text("no markers\n")
+    page.write_text("no markers\n")
     with pytest.raises(ValueError, match="expected the lines"):
-        write_readme([fig], readme, quick=False)
+        write_page([fig], page, quick=False)
+
+
+def test_python_m_benchmarks_page_writes_the_docs_page_of_an_earlier_run(tmp_path: Path) -> None:
+    from benchmarks import figure
+    from benchmarks.page import BEGIN, END
+
+    figures = tmp_path / "figures.json"
+    figures.write_text(json.dumps([figure("match_100k.lookup", 12.5, "µs", baseline=None, goal="<= 50 µs", met=True)]))
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# Benchmarks\n{BEGIN}\n{END}\n")
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.page", str(figures), str(page)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "| match_100k.lookup | 12.5 | µs | – | – | <= 50 µs | yes | – |" in page.read_text()
 
 
 def test_a_peer_that_is_not_installed_gives_figures_without_values(monkeypatch: pytest.MonkeyPatch,

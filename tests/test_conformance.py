@@ -318,9 +318,10 @@ def test_ids_then_keepalive_comments_keep_the_events(server: MockServer, client:
         assert READERS[reader](client, stream, IDS_THEN_COMMENTS) == stream.truth()
 
 
-def test_the_readme_lists_the_google_genai_findings() -> None:
-    """The README's list of real clients that fail a preserving preset names google-genai's, as found above."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+def test_the_docs_list_the_google_genai_findings() -> None:
+    """docs/how-to/break-a-stream.md's list of real clients that fail a preserving preset names google-genai's,
+    as found above."""
+    readme = (Path(__file__).parent.parent / "docs/how-to/break-a-stream.md").read_text(encoding="utf-8")
     start = readme.index("Real clients that fail a preserving preset")
     paragraph = readme[start : readme.index("\n\n", start)]
     said = paragraph[paragraph.index("google-genai 3.6.1") :].split(" and passes the other presets")[0]

@@ -1,11 +1,13 @@
 """The error tree: what errors.py draws is what the classes are, every HTTP error code is in one
-table, and the README's table of codes is written from it."""
+table, and the docs' page of error codes (reference/errors.md, generated) is written from it."""
 
 from __future__ import annotations
 
 import builtins
+import importlib
 import inspect
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from ssemock.cassette import Interaction, Request, Response
 from ssemock.matching import find_interaction
 from ssemock.refusals import HTTP_ERRORS, error_codes
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parent.parent
 TREE_LINE = re.compile(r"^(?P<indent>[ │]*)[├└]── (?P<name>\w+)(?: \((?P<builtins>[\w, ]+)\))?")
 BUILTINS = {name for name, value in vars(builtins).items() if isinstance(value, type)}
 
@@ -76,26 +78,23 @@ def test_every_error_answered_over_http_is_also_the_builtin_it_resembles() -> No
         assert any(b in BUILTINS and b != "Exception" for b in (c.__name__ for c in error.__mro__)), error
 
 
-def _plain(text: str) -> str:
-    """A docstring's first paragraph on one line, Sphinx roles written as code."""
-    first = " ".join(text.split("\n\n")[0].split())
-    return re.sub(r":\w+:`~?(?:[\w.]*\.)?(\w+)`", r"`\1`", first).replace("``", "`")
-
-
-def error_table() -> str:
-    """The README's table of error codes, written from ``HTTP_ERRORS``."""
-    rows = ["| status | `type` | error class | fields besides `type`, `message` | when |", "|---|---|---|---|---|"]
-    for error in HTTP_ERRORS:
-        fields = ", ".join(f"`{name}`" for name in error.detail_names) or "—"
-        when = _plain(error.__doc__ or "")
-        rows.append(f"| {error.status} | `{error.code}` | `{error.__name__}` | {fields} | {when} |")
-    return "\n".join(rows) + "\n"
-
-
-def test_the_readme_table_of_error_codes_is_written_from_the_table() -> None:
-    start = README.index("| status | `type` | error class |")
-    end = README.index("\n\n", start) + 1
-    assert README[start:end] == error_table(), "README.md: replace the table of error codes with\n" + error_table()
+def test_the_docs_page_of_error_codes_is_written_from_the_table() -> None:
+    """reference/errors.md, as docs/gen writes it for ``mkdocs build``: one row per error answered over HTTP,
+    by status, with its ``type``, class, fields and the first words of its docstring."""
+    sys.path.insert(0, str(ROOT / "docs" / "gen"))
+    try:
+        ref_errors = importlib.import_module("ref_errors")
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "gen"))
+    page = ref_errors.page()
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "| `ssemock_" in line]
+    assert len(rows) == len(HTTP_ERRORS)
+    for row, error in zip(rows, HTTP_ERRORS):
+        status, code, name, fields, when = (cell.strip() for cell in row.strip("|").split(" | "))
+        assert (int(status), code, name) == (error.status, f"`{error.code}`", f"`{error.__name__}`")
+        assert fields == (", ".join(f"`{n}`" for n in error.detail_names) or "—")
+        assert when.startswith(" ".join((error.__doc__ or "").split()[:3]).replace("``", "`")), error
+    assert "404 ssemock_no_match" in page  # the exception tree, drawn with the statuses
 
 
 def test_no_module_but_the_error_classes_writes_an_error_code() -> None:

@@ -28,6 +28,7 @@ from ssemock.importers.har import import_har
 from ssemock.sse import decode, split_blocks
 
 from .conftest import CHROMIUM, NODE_MODULES, require
+from .docs_examples import page_blocks
 from .processes import run_measured
 
 SCRIPT = Path(__file__).parent / "node" / "record-har.mjs"
@@ -231,11 +232,11 @@ def test_har_timings_place_first_and_last_byte(tmp_path: Path) -> None:
     assert [e.type for e in decode(body)] == ["ping", "message_stop"]  # type: ignore[union-attr]
 
 
-def test_the_readme_har_example_runs(browser_har: dict[str, Any], tmp_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n## Importing recordings\n"):]
-    (line,) = [ln for ln in section.splitlines() if ln.startswith("ssemock import har ")]
+def test_the_docs_har_example_runs(browser_har: dict[str, Any], tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/how-to/import.md: its ``ssemock import har`` line, run on a browser's HAR file."""
+    (line,) = [ln for block in page_blocks("docs/how-to/import.md", "sh") for ln in block.splitlines()
+               if ln.startswith("ssemock import har ")]
     (tmp_path / "session.har").write_bytes(browser_har["path"].read_bytes())
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(line.partition("#")[0])[1:]) == 0

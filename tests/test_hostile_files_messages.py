@@ -2,7 +2,7 @@
 bounded line, never a traceback. Real files, the real CLI (in-process and as the ``ssemock``
 process), a real server and real clients.
 
-The rule (README, *Limits* and *Cassette format*): a broken cassette, scenario, stub or imported
+The rule (docs reference, *Limits* and *Cassette format*): a broken cassette, scenario, stub or imported
 recording is refused with one line on stderr naming the file, the field and what was expected,
 exit status 2 (``ssemock check``: a finding, exit 1), nothing written; at most 80 characters of
 an offending value. Key-shaped text quoted from a file reads ``REDACTED`` (the recorder's own

@@ -21,6 +21,7 @@ from ssemock.cli import main
 from ssemock.hygiene import check_paths, recorded_at
 from ssemock.recorder import Recorder
 
+from .docs_examples import page_blocks
 from .processes import run_measured
 from .sessions import INI
 from .upstream import Upstream
@@ -292,17 +293,13 @@ def test_without_the_option_there_is_no_report(pytester: pytest.Pytester) -> Non
     assert "no test played" not in result.stdout.str()
 
 
-def _readme_section() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Cassette hygiene\n")
-    return readme[start : readme.index("\n## ", start + 1)]
-
-
-def test_the_readme_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    section = _readme_section()
-    (command,) = re.findall(r"```sh\n(.*?)\n```", section, re.S)
-    (config,) = re.findall(r"```yaml\n(.*?)```", section, re.S)
+def test_the_ci_page_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/how-to/ci.md: its ``ssemock check`` command and its pre-commit config, run on a cassette."""
+    page = "docs/how-to/ci.md"
+    section = (ROOT / page).read_text(encoding="utf-8")
+    (command,) = (block.strip() for block in page_blocks(page, "sh"))
+    (config,) = page_blocks(page, "yaml")
     (tmp_path / "cassettes").mkdir(parents=True)
     (tmp_path / "cassettes" / "chat.yaml").write_bytes((BUNDLED / "openai-chat-finish-length-usage.yaml").read_bytes())
     monkeypatch.chdir(tmp_path)

@@ -29,7 +29,7 @@ SERVE_FIELDS = ("max_request_body", "max_json_depth", "max_scenario_growth", "jo
 
 def test_serve_limit_refuses_a_larger_body_with_the_documented_413(tmp_path: Path) -> None:
     """``ssemock serve --limit max_request_body=1KiB``: a 2 KiB body is answered 413 ``ssemock_body_too_large``
-    naming the limit (README *Limits*), a body of 1 KiB is read (and answered 404: no cassette holds it)."""
+    naming the limit (docs/reference/limits.md), a body of 1 KiB is read (and answered 404: no cassette holds it)."""
     argv = [sys.executable, "-m", "ssemock", "serve", "--port", "0", "--limit", "max_request_body=1KiB"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
     try:

@@ -34,6 +34,8 @@ from ssemock.scenario import Scenario
 from ssemock.scenario.providers import provider_of
 from ssemock.sse import Event, decode
 
+from .docs_examples import ROOT, page_blocks
+
 CASSETTES = collect_cassettes(None)
 
 # The provider of each bundled recording, from its provenance (host, SDK, source repository).
@@ -361,13 +363,13 @@ def test_describe_leaves_out_the_provider_defaults() -> None:
     assert "code" not in described[1]["http-error"] and described[1]["http-error"]["type"] == "x"
 
 
-# ---- the README section -----------------------------------------------------------------------------------------
-def test_the_readme_provider_errors_examples_run() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Provider errors\n")
-    text = readme[start: readme.index("\n## ", start + 1)]
+# ---- the docs' examples ----------------------------------------------------------------------------------------
+def test_the_provider_errors_examples_of_the_docs_send_what_they_say() -> None:
+    """docs/how-to/break-a-stream.md, *Provider errors*: its table has one row per provider, and its three
+    scenario files send the error their comments describe."""
+    text = (ROOT / "docs/how-to/break-a-stream.md").read_text(encoding="utf-8")
     assert sorted(re.findall(r"^\| `([a-z-]+)` \|", text, re.M)) == sorted(NAMES), "one row per provider"
-    examples = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    examples = page_blocks("docs/how-to/break-a-stream.md", "yaml")
     openrouter_style, gemini_style, http = (yaml.safe_load(example)["steps"] for example in examples)
 
     chunk = json.loads([e.data for e in decode(replay("openai-chat-tool-calls-usage", openrouter_style))

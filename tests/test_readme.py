@@ -6,15 +6,9 @@ import json
 import re
 from pathlib import Path
 
-import httpx
-import yaml
-
-from ssemock import Limits, MockServer, NetworkOptions, Scenario
-from ssemock.cassette import loads
+from ssemock import Limits, MockServer, NetworkOptions
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import Event, decode
-
-from .sseclients import sse_streams
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -35,50 +29,11 @@ def test_the_python_example_runs() -> None:
     exec(compile(code, "README.md", "exec"), {})
 
 
-def test_the_cassette_examples_load() -> None:
-    full, hand = blocks(section("Cassette format (version 1)"), "yaml")
-    demo = loads(full, name="demo")
-    assert demo.interactions[0].response.chunks[1].data == b"data: caf\xc3"
-    events = loads(hand).interactions[0].response
-    assert [c.t for c in events.chunks] == [0.05, 0.1, 0.15]
-    assert yaml.safe_load(hand)["ssemock_cassette"] == 1
-
-
 def test_ci_runs_the_readme_test_command_as_written() -> None:
     commands = blocks(README[: README.index("\n## ")], "sh")
     test_command = commands[1].strip()
     assert "pytest" in test_command
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-
-
-FRAMING = {  # a step line of the README's Scenarios section: the recording, bytes its comment promises
-    "- line-endings: {eol: [lf, crlf, cr]}": ("openai-chat-tool-calls-usage", b"}\n\r\ndata: {"),
-    "- line-endings: {eol: lf, blank: crlf}": ("openai-chat-tool-calls-usage", b"}\n\r\ndata: [DONE]\n\r\n"),
-    "- line-endings: {eol: lf, by_field: {event: crlf}}": ("anthropic-messages-thinking",
-                                                           b"\n\nevent: message_stop\r\ndata: {"),
-    '- field-spacing: {spaces: {data: 2}, only: "[DONE]"}': ("openai-chat-tool-calls-usage", b"\n\ndata:  [DONE]\n\n"),
-    '- field-spacing: {spaces: 0, trailing: 1, only: "[DONE]"}': ("openai-chat-tool-calls-usage",
-                                                                  b"\n\ndata:[DONE] \n\n"),
-    "- empty-data: {at: start}": ("openai-chat-tool-calls-usage", b"\n\ndata:\ndata: {"),
-    "- empty-data: {at: alone, space: true}": ("openai-chat-tool-calls-usage", b"data: \n\ndata: {"),
-    "- line-separators: {where: comments}": ("openai-chat-tool-calls-usage",
-                                             '}\n: {"x-ssemock": "\u2028\u2029\x85"}\n\n'.encode()),
-}
-
-
-def test_the_framing_step_examples_send_what_their_comments_say() -> None:
-    streams = {s.cassette: s for s in sse_streams(collect_cassettes(None))}
-    (_, steps_block) = blocks(section("Scenarios"), "yaml")
-    lines = {line.split("#")[0].rstrip(): line for line in steps_block.splitlines()}
-    scenarios = [Scenario.from_dict({"name": f"s{i}", "steps": yaml.safe_load(line)}) for i, line in enumerate(FRAMING)]
-    with MockServer(scenarios=scenarios, timing_scale=0) as server, httpx.Client(base_url=server.url) as client:
-        for index, (line, (cassette, expected)) in enumerate(FRAMING.items()):
-            assert line in lines, line
-            stream = streams[cassette]
-            r = client.request(stream.method, stream.path, content=stream.body, headers=stream.headers(f"s{index}"))
-            assert expected in r.content, line
-            if "alone" in line:
-                assert r.content.startswith(expected)
 
 
 def test_the_mockserver_signature_is_the_code_s() -> None:

@@ -1,4 +1,4 @@
-"""What the steps of a request's scenarios add to its response body is bounded (README "Limits":
+"""What the steps of a request's scenarios add to its response body is bounded (docs/reference/limits.md:
 256 MiB by default, ``max_scenario_growth``; each line a step adds counts 128 bytes more): past
 the bound the request is answered ``500 ssemock_scenario_too_large`` naming the scenario, the
 step and the bound, journaled as refused, nothing of the stream is sent, and the server goes on.
@@ -25,8 +25,8 @@ from ssemock.plan import Plan
 from ssemock.stubs import Match, Reply, Stub
 
 MIB = 1024 * 1024
-DEFAULT_LIMIT = 256 * MIB  # README "Limits": 256 MiB added by scenario steps
-LINE_COST = 128  # README "Limits": each line a step adds counts 128 bytes more
+DEFAULT_LIMIT = 256 * MIB  # docs/reference/limits.md: 256 MiB added by scenario steps
+LINE_COST = 128  # docs/reference/limits.md: each line a step adds counts 128 bytes more
 SSE = [("Content-Type", "text/event-stream")]
 PATH = "/v1/chat/completions"
 

@@ -23,6 +23,7 @@ from ssemock.plan import Plan
 from ssemock.scenario.predicates import MISSING, assign, lookup, parse_path, remove
 from ssemock.sse import Event, decode
 
+from .docs_examples import page_blocks
 from .rawclient import RawResponse, raw_request
 
 CASSETTES = collect_cassettes(None)
@@ -412,13 +413,11 @@ def test_scenarios_check_refuses_missing_files_and_names_given_twice(
     assert caught.value.code == 2
 
 
-# ---- the README examples, run ---------------------------------------------------------------------------
+# ---- the docs' examples, run ---------------------------------------------------------------------------
 def readme_examples() -> dict[str, list[dict[str, Any]]]:
-    """The README's one-line examples of the steps this module covers, by step name (several per name)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    start = readme.index("\n## Scenarios\n")
-    section = readme[start : readme.index("\n## ", start + 1)]
-    steps = yaml.safe_load(re.findall(r"```yaml\n(.*?)```", section, re.S)[1])["steps"]
+    """docs/how-to/write-a-scenario.md's one-line examples of the steps, by step name (several per name)."""
+    (block,) = [b for b in page_blocks("docs/how-to/write-a-scenario.md", "yaml") if "name: every-step" in b]
+    steps = yaml.safe_load(block)["steps"]
     out: dict[str, list[dict[str, Any]]] = {}
     for step in steps:
         ((name, args),) = step.items()

@@ -101,7 +101,7 @@ def test_the_bounds_themselves_load(tmp_path: Path) -> None:
 
 
 def test_a_scenario_has_at_most_100_steps(tmp_path: Path) -> None:
-    """README "Limits": at most 100 steps in one scenario (each is a pass over the response)."""
+    """docs/reference/limits.md: at most 100 steps in one scenario (each is a pass over the response)."""
     def steps(n: int) -> list[dict[str, object]]:
         return [{"line-endings": {"eol": "lf"}} for _ in range(n)]  # (no shared objects: no YAML aliases)
 

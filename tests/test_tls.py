@@ -20,6 +20,10 @@ from ssemock import ConfigError, MockServer
 from ssemock.sse import decode
 from ssemock.tls import TLSFiles, local_authority, trust_env
 
+from .sessions import INI
+
+pytest_plugins = ["pytester"]
+
 NAME = "openai-chat-tool-calls-usage"
 
 
@@ -144,3 +148,37 @@ def test_the_recorder_accepts_https_clients_and_records_as_over_http(tls_dir: Pa
     assert answer.status_code == 200 and answer.content == b"".join(data for _, data in script)
     [interaction] = load(tmp_path / "out" / "tls.yaml").interactions
     assert interaction.response.body == answer.content and interaction.request.path == "/stream/chat"
+
+
+def test_the_fixture_serves_https_and_ssemock_env_names_the_authority(pytester: pytest.Pytester,
+                                                                      tls_dir: Path) -> None:
+    """``--ssemock-tls``: the session's fake provider is https, and ``ssemock_env`` sets ``SSL_CERT_FILE``,
+    ``REQUESTS_CA_BUNDLE`` and ``NODE_EXTRA_CA_CERTS`` to the authority, so that the openai SDK (no argument
+    but the environment) and Node.js's ``fetch`` (a new process) both read a stub's answer over TLS."""
+    pytester.makeini(INI)
+    pytester.makepyfile(test_env="""
+        import os, subprocess
+        import openai
+
+        NODE = '''
+            const answer = await fetch(process.env.OPENAI_BASE_URL + "/chat/completions", {method: "POST",
+                headers: {"content-type": "application/json"},
+                body: JSON.stringify({model: "m", messages: [{role: "user", content: "hi"}]})});
+            console.log(answer.status, (await answer.json()).choices[0].message.content);
+        '''
+
+        def test_https(ssemock, ssemock_env):
+            ssemock.reply("Hello over TLS", times=2)
+            ca = os.path.join(os.environ["XDG_CACHE_HOME"], "ssemock", "tls", "ca.pem")
+            assert ssemock.url.startswith("https://127.0.0.1:")
+            assert ssemock_env["OPENAI_BASE_URL"] == ssemock.url + "/v1"
+            assert {ssemock_env[n] for n in ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")} == {ca}
+            with openai.OpenAI(max_retries=0) as client:
+                answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            assert answer.choices[0].message.content == "Hello over TLS"
+            node = subprocess.run(["node", "--input-type=module", "-e", NODE], capture_output=True, text=True,
+                                  timeout=60)
+            assert node.stdout == "200 Hello over TLS\\n", node.stderr
+        """)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--ssemock-tls")
+    result.assert_outcomes(passed=1)

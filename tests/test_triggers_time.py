@@ -31,8 +31,8 @@ from ssemock.cassette import Chunk, End, Interaction, Request, Response
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import Event, decode
 
+from .docs_examples import page_blocks
 from .rawclient import raw_request
-from .test_readme import README
 
 PERIOD = 0.2
 PING = b": ping\n\n"
@@ -328,11 +328,10 @@ def test_bounds_are_refused_with_the_field_named(steps: list[Any], field: str, e
 
 
 def test_the_readme_examples_run() -> None:
-    """The README's ``stall``, ``keep-alive-every`` and ``heartbeat`` lines, their periods divided
+    """docs/how-to/write-a-scenario.md's ``stall``, ``keep-alive-every`` and ``heartbeat`` lines, their periods divided
     by 75 (15 s -> 0.2 s) and the heartbeat bounded to 1 s: comments in the stall, then a
     heartbeat after [DONE] that ends at its max_seconds; the stall, shorter than the period, gets none."""
-    start = README.index("\n## Scenarios\n")
-    steps_block = re.findall(r"```yaml\n(.*?)```", README[start : README.index("\n## ", start + 1)], re.S)[-1]
+    (steps_block,) = [b for b in page_blocks("docs/how-to/write-a-scenario.md", "yaml") if "name: every-step" in b]
     wanted = ("- stall:", "- keep-alive-every:", "- heartbeat:")
     lines = [line for line in steps_block.splitlines() if line.startswith(wanted)]
     scaled = re.sub(r"(?<!_)seconds: (\d+)", lambda m: f"seconds: {int(m.group(1)) / 75:g}", "\n".join(lines))

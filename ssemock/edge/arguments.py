@@ -86,7 +86,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """Add ``--limit NAME=VALUE`` and the long flags of :class:`~ssemock.config.Limits`' fields ``command`` takes."""
     fields = command_knobs(command)
     listed = "; ".join(f"{k.name} ({k.unit}, default {shown_default(k)})" for k in fields.values())
-    group = parser.add_argument_group("limits", "bounds on requests: see 'Limits' in the README")
+    group = parser.add_argument_group("limits", "bounds on requests: see the docs' Limits reference")
     group.add_argument("--limit", action=_SetField, fields=fields, metavar="NAME=VALUE",
                        help=f"set one limit or network option (repeatable): {listed}; sizes in B, kB, MB, GB, KiB, "
                             "MiB or GiB, times in s or ms")

@@ -1,8 +1,8 @@
-"""Write the figures of a run into README.md, between two marker lines, so that the table
-shown is the one a run printed, never typed by hand.
+"""Write the figures of a run into the docs page of benchmarks (:data:`PAGE`), between two marker lines,
+so that the table shown is the one a run printed, never typed by hand.
 
-``python -m benchmarks --json out.json --readme README.md`` runs and writes;
-``python -m benchmarks.readme [--quick] out.json [README.md]`` writes the figures of an earlier run
+``python -m benchmarks --json out.json --page`` runs and writes;
+``python -m benchmarks.page [--quick] out.json [PAGE.md]`` writes the figures of an earlier run
 (``--quick``: that run was a quick one).
 The block between :data:`BEGIN` and :data:`END` is replaced; the rest of the file is kept.
 """
@@ -21,9 +21,11 @@ from ssemock.cassette.append import atomic_file
 
 from . import cell
 
-__all__ = ["BEGIN", "END", "markdown_table", "write_readme"]
+__all__ = ["BEGIN", "END", "PAGE", "markdown_table", "write_page"]
 
-BEGIN = "<!-- benchmarks: begin (written by python -m benchmarks --readme README.md; do not edit) -->"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "explanation" / "benchmarks.md"
+"""The page the table is written into: the site's *Benchmarks* explanation."""
+BEGIN = "<!-- benchmarks: begin (written by python -m benchmarks --page; do not edit) -->"
 END = "<!-- benchmarks: end -->"
 
 
@@ -37,21 +39,21 @@ def markdown_table(figures: list[dict[str, Any]], *, note: str) -> str:
     return "\n".join(lines)
 
 
-def write_readme(
-    figures: list[dict[str, Any]], readme: Path, *, quick: bool, duration: float | None = None,
+def write_page(
+    figures: list[dict[str, Any]], page: Path = PAGE, *, quick: bool, duration: float | None = None,
     load_start: float | None = None,
 ) -> None:
-    """Replace the block between :data:`BEGIN` and :data:`END` in ``readme`` by the table of ``figures``,
+    """Replace the block between :data:`BEGIN` and :data:`END` in ``page`` by the table of ``figures``,
     after a line saying when, how (quick or full, the run's ``duration`` in seconds) and under what
     load (the 1-minute load average at the start, ``load_start``, and at the end).
 
     Raises:
-        ValueError: ``readme`` has no such block (both marker lines, in order).
+        ValueError: ``page`` has no such block (both marker lines, in order).
     """
-    text = readme.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
-        raise ValueError(f"{readme}: expected the lines {BEGIN!r} and {END!r}, in that order")
+        raise ValueError(f"{page}: expected the lines {BEGIN!r} and {END!r}, in that order")
     cores = len(os.sched_getaffinity(0))
     load = f"{os.getloadavg()[0]:.1f} at the end"
     if load_start is not None:
@@ -62,7 +64,7 @@ def write_readme(
             f"{took}) on {cores} core(s), Python {platform.python_version()}, load average {load} "
             f"(other work on the machine slows ours and the baselines alike, not equally).")
     block = f"{BEGIN}\n{markdown_table(figures, note=note)}\n"
-    with atomic_file(readme) as out:
+    with atomic_file(page) as out:
         out.write(text[:start] + block + text[end:])
 
 
@@ -71,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     quick = "--quick" in args  # the figures came from a quick run
     args = [a for a in args if a != "--quick"]
     if not 1 <= len(args) <= 2:
-        print("usage: python -m benchmarks.readme [--quick] FIGURES.json [README.md]", file=sys.stderr)
+        print("usage: python -m benchmarks.page [--quick] FIGURES.json [PAGE.md]", file=sys.stderr)
         return 2
     figures = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    write_readme(figures, Path(args[1] if len(args) > 1 else "README.md"), quick=quick)
+    write_page(figures, Path(args[1]) if len(args) > 1 else PAGE, quick=quick)
     return 0
 
 
