@@ -31,6 +31,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── UnknownScenarioError (LookupError)    400 ssemock_unknown_scenario
         ├── BadCassetteError (ValueError)         400 ssemock_bad_cassette (the recorder)
         ├── BadInteractionPinError (ValueError)   400 ssemock_bad_interaction (X-SSEMock-Interaction)
+        ├── BadQueryError (ValueError)            400 ssemock_bad_query (an admin path's query parameter)
         ├── CrossOriginError (PermissionError)    403 ssemock_cross_origin
         ├── UnknownAdminPathError (LookupError)   404 ssemock_unknown_admin_path
         ├── AdminPathError (LookupError)          404 ssemock_admin_path (the recorder)

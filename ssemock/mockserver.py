@@ -26,6 +26,7 @@ from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
 from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
+from .journal_query import Journal
 from .limits import claim_name
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .names import scenario_names
@@ -264,11 +265,12 @@ class MockServer:
         return f"{'http' if self.tls is None else 'https'}://{host}:{self.port}"
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
+    def requests(self) -> Journal:
         """A copy of the journal: one dict per request received (:meth:`JournalEntry.to_json
         <ssemock.journal.JournalEntry.to_json>`), oldest first, at most
-        ``limits.journal_capacity`` (see :mod:`ssemock.journal`)."""
-        return self.call(lambda: copy.deepcopy([entry.to_json() for entry in self.state.journal]))
+        ``limits.journal_capacity`` (see :mod:`ssemock.journal`); a list, which
+        :meth:`~ssemock.journal_query.Journal.filter` narrows (``server.requests.filter(outcome="cut")``)."""
+        return Journal(self.call(lambda: copy.deepcopy([entry.to_json() for entry in self.state.journal])))
 
     def reset(self) -> None:
         """Clear the journal and play counts."""

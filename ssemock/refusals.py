@@ -27,6 +27,7 @@ __all__ = [
     "AdminPathError",
     "BadCassetteError",
     "BadInteractionPinError",
+    "BadQueryError",
     "BadRequestBodyError",
     "BodyNotRecordedError",
     "BodyTooLargeError",
@@ -145,6 +146,19 @@ class BadInteractionPinError(RequestError, ValueError):
         shown = value if len(value) <= 40 else value[:40] + "…"
         super().__init__(f"X-SSEMock-Interaction: {shown!r}: expected one header, the index of an interaction in "
                          f"its cassette: a whole number from 0 to {MAX_ITEMS - 1}")
+
+
+class BadQueryError(RequestError, ValueError):
+    """A query parameter of an admin path (``GET /_ssemock/requests?limit=0``) that is none of its own, or whose
+    value is malformed or out of bounds (``parameter``: its name)."""
+
+    status = 400
+    code = "ssemock_bad_query"
+    detail_names = ("parameter",)
+
+    def __init__(self, parameter: str, expected: str) -> None:
+        self.parameter = parameter
+        super().__init__(f"query parameter {parameter!r}: {expected}")
 
 
 class CrossOriginError(RequestError, PermissionError):
@@ -294,7 +308,7 @@ class HTTPVersionError(RequestError, ValueError):
 
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     UnreadableBodyError, BadRequestBodyError, MalformedRequestError, InvalidTextError, JSONTooDeepError,
-    TooManyScenariosError, UnknownScenarioError, BadCassetteError, BadInteractionPinError,
+    TooManyScenariosError, UnknownScenarioError, BadCassetteError, BadInteractionPinError, BadQueryError,
     CrossOriginError, NoMatchError, NotRecordedError,
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,

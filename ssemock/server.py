@@ -8,7 +8,8 @@ HTTP contract (design §4):
 * ``X-SSEMock-Cassette: NAME`` or the path prefix ``/_ssemock/c/NAME/`` selects a
   cassette; ``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/`` selects scenarios;
 * admin: ``GET /_ssemock/health``, ``GET /_ssemock/cassettes``,
-  ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal);
+  ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal; GET filtered by
+  :mod:`ssemock.journal_query`), ``GET /_ssemock/metrics`` (:mod:`ssemock.telemetry`);
 * errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}`` with the status and
   the fields of their class: :data:`ssemock.refusals.HTTP_ERRORS` lists them (404
   ``ssemock_no_match`` with ``closest``, 413 ``ssemock_body_too_large`` past ``max_request_body``,
@@ -29,10 +30,11 @@ from aiohttp import web
 
 from .cassette import Cassette
 from .choose import Answer, choose
-from .edge import activity, error_response, refuse
+from .edge import ACCESS_NOTE, activity, error_response, refuse
 from .edge.cors import allow_cors
 from .errors import SSEMockError
 from .journal import send_journal
+from .journal_query import JournalQuery
 from .matching import describe, prepare_indexes
 from .offloop import OffLoop
 from .plan import Plan
@@ -41,6 +43,7 @@ from .refusals import UnknownAdminPathError
 from .send import TIMELINE, drop_default_content_type, send_plan
 from .shape import shape
 from .state import OFF_LOOP, STATE, ServerState
+from .telemetry import METER, Meter, handle_metrics, note_headers
 from .timeline import Timeline
 
 __all__ = ["ServerState", "create_app", "error_response"]
@@ -63,12 +66,14 @@ def create_app(state: ServerState) -> web.Application:
     app[STATE] = state
     app[OFF_LOOP] = OffLoop()
     app[TIMELINE] = Timeline()
+    app[METER] = Meter()
     app.on_cleanup.append(_close_off_loop)
     app.router.add_get("/_ssemock/health", _health)
     app.router.add_get("/_ssemock/cassettes", _cassettes)
     app.router.add_get("/_ssemock/scenarios", _scenarios)
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
+    app.router.add_get("/_ssemock/metrics", handle_metrics)
     for admin in ADMIN_ELSE:
         app.router.add_route("*", admin, _unknown_admin_path)  # no CORS on any admin path
     every_path = _EveryPath()
@@ -80,6 +85,7 @@ def create_app(state: ServerState) -> web.Application:
     # the rest) is replayed too, without CORS: a browser could not send it cross-origin anyway.
     every_path.add_route("*", _replay)
     app.on_response_prepare.append(drop_default_content_type)
+    app.on_response_prepare.append(note_headers)
     app.on_startup.append(_prepare_indexes)
     return app
 
@@ -173,8 +179,14 @@ async def _scenarios(request: web.Request) -> web.Response:
 
 async def _journal(request: web.Request) -> web.StreamResponse:
     """The journal: one JSON object per request received, oldest first (what was asked, the interaction or
-    stub that answered, the scenario, what was sent and injected)."""
-    return await send_journal(request, [entry.to_json() for entry in request.app[STATE].journal])
+    stub that answered, the scenario, what was sent and injected). Filtered by ``path``, ``cassette``,
+    ``outcome``, ``since`` (a ``seq``, exclusive) and ``limit`` (:mod:`ssemock.journal_query`); a bad
+    parameter is ``400 ssemock_bad_query`` naming it."""
+    try:
+        query = JournalQuery.parse(request.query)
+    except SSEMockError as exc:
+        return refuse(exc)
+    return await send_journal(request, query.apply(entry.to_json() for entry in request.app[STATE].journal))
 
 
 async def _clear_journal(request: web.Request) -> web.Response:
@@ -191,10 +203,21 @@ async def _replay(request: web.Request) -> web.StreamResponse:
     scenarios. ``X-SSEMock-Cassette: NAME`` or the prefix ``/_ssemock/c/NAME/`` picks the cassette;
     ``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/`` the scenarios; a ``GET`` with ``Last-Event-ID``
     continues a stream after that event. No match: 404 ``ssemock_no_match`` naming the closest interaction."""
-    sending = await _answer(request)
-    # The choosing's locals (the request's copy, its parsed body, the candidates) are gone by now,
-    # not held for the whole stream: each live one is work for every garbage collection meanwhile.
-    return sending if isinstance(sending, web.StreamResponse) else await sending
+    meter = request.app[METER]
+    arrived = asyncio.get_running_loop().time()
+    try:
+        sending = await _answer(request)
+        # The choosing's locals (the request's copy, its parsed body, the candidates) are gone by now,
+        # not held for the whole stream: each live one is work for every garbage collection meanwhile.
+        if isinstance(sending, web.StreamResponse):
+            return sending
+        meter.streams_open += 1
+        try:
+            return await sending
+        finally:
+            meter.streams_open -= 1
+    finally:
+        meter.ended(request, request.get(ACCESS_NOTE), arrived)
 
 
 async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, Any, web.StreamResponse]:

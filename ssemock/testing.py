@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from .cassette import Cassette, load
 from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
+from .journal_query import Journal
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer
 from .names import scenario_names
@@ -332,14 +333,15 @@ class SSEMockFixture:
 
     # ---- the journal -------------------------------------------------------------
     @property
-    def requests(self) -> list[dict[str, Any]]:
+    def requests(self) -> Journal:
         """The journal of this test: one dict per request received, oldest first
         (:meth:`ssemock.journal.JournalEntry.to_json`), in every record mode: in one that records, the
         recorder's records have the same keys and its own besides (``action``, ``end``, ``events``, ...:
-        :meth:`ssemock.recorder.progress.ProgressRow.to_journal`).
+        :meth:`ssemock.recorder.progress.ProgressRow.to_journal`). A list that
+        :meth:`~ssemock.journal_query.Journal.filter` narrows (``ssemock.requests.filter(path="/v1/*")``).
         """
         if self.recorder is not None:
-            return self.recorder.journal
+            return Journal(self.recorder.journal)
         return self.server.requests
 
     @property

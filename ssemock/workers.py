@@ -21,6 +21,10 @@ Journal and admin routes across workers:
   and a line on stderr; an unanswered worker keeps its journal (a DELETE it reads late,
   when its loop runs again, clears nothing);
   a worker that is gone (restarted) is left out silently, its journal went with it;
+* ``GET /_ssemock/requests?path=…`` (:mod:`ssemock.journal_query`): each worker applies the filters
+  to its own journal (``since`` to its own ``seq``), then ``limit`` to the gathered entries;
+* ``GET /_ssemock/metrics`` on any worker shows every worker's counts, each sample labelled with its
+  ``worker`` (:mod:`ssemock.telemetry`), gathered and left out the same way;
 * ``health``, ``cassettes`` and ``scenarios`` are the same in every worker.
 
 Play counts ("the first interaction not yet played" among equal matches) are kept per
@@ -56,16 +60,21 @@ from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
 from gunicorn.app.base import BaseApplication
 
+from .edge import refuse
 from .edge.runner import make_runner
 from .errors import ServerError
 from .journal import send_journal
+from .journal_query import JournalQuery
 from .matching import prepare_indexes
 from .mockserver import MockServer
+from .refusals import BadQueryError
 from .server import ServerState, create_app
+from .telemetry import METER, Meter, send_metrics
 
 __all__ = ["KeptBacklog", "Worker", "serve_workers"]
 
 JOURNAL_PATH = "/_ssemock/requests"
+METRICS_PATH = "/_ssemock/metrics"
 PEER_TIMEOUT = 2.0
 """Seconds a worker waits for each other worker's journal (all are asked at once)."""
 STOP_TIMEOUT = 1.0
@@ -119,14 +128,17 @@ class _Peers:
         self.pid = os.getpid()
         self.master = os.getppid()
         self.runner: web.AppRunner | None = None
+        self.meter = Meter()
 
-    def tagged(self) -> list[dict[str, Any]]:
-        return [{**entry.to_json(), "worker": self.pid} for entry in self.state.journal]
+    def tagged(self, query: JournalQuery | None = None) -> list[dict[str, Any]]:
+        return (query or JournalQuery()).apply({**entry.to_json(), "worker": self.pid} for entry in self.state.journal)
 
     async def start(self, app: web.Application) -> None:
         peer = web.Application()
         peer.router.add_get("/journal", self._journal)
         peer.router.add_delete("/journal", self._clear)
+        peer.router.add_get("/metrics", self._metrics)
+        self.meter = app[METER]
         self.runner = web.AppRunner(peer, handle_signals=False, access_log=None)
         await self.runner.setup()
         await web.UnixSite(self.runner, str(self.directory / f"{self.pid}.sock")).start()
@@ -141,7 +153,10 @@ class _Peers:
                 self.directory.rmdir()
 
     async def _journal(self, request: web.Request) -> web.StreamResponse:
-        return await send_journal(request, self.tagged())
+        return await send_journal(request, self.tagged(JournalQuery.parse(request.query, ignore=["deadline"])))
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.json_response(self.meter.to_json())
 
     async def _clear(self, request: web.Request) -> web.Response:
         try:
@@ -154,27 +169,30 @@ class _Peers:
         self.state.reset()
         return web.json_response({"cleared": count})
 
-    async def ask(self, method: str) -> tuple[dict[int, Any], list[int]]:
-        """Every other worker's answer to ``method /journal``, by process id, and the ids of the
-        workers that did not answer within :data:`PEER_TIMEOUT` (a worker that is gone is in neither)."""
+    async def ask(self, method: str, path: str = "/journal",
+                  params: dict[str, str] | None = None) -> tuple[dict[int, Any], list[int]]:
+        """Every other worker's answer to ``method path`` (``/journal``, ``/metrics``) with ``params``, by
+        process id, and the ids of the workers that did not answer within :data:`PEER_TIMEOUT` (a worker
+        that is gone is in neither)."""
         sockets = {int(p.stem): p for p in self.directory.glob("*.sock")
                    if p.stem.isdigit() and int(p.stem) != self.pid}
-        results = await asyncio.gather(*(self._ask(p, method) for p in sockets.values()))
+        results = await asyncio.gather(*(self._ask(p, method, path, params or {}) for p in sockets.values()))
         answers = {pid: result for pid, result in zip(sockets, results) if result not in (_GONE, _SILENT)}
         unanswered = sorted(pid for pid, result in zip(sockets, results) if result is _SILENT)
         if unanswered:
-            print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {method} {JOURNAL_PATH} "
+            shown = METRICS_PATH if path == "/metrics" else JOURNAL_PATH
+            print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {method} {shown} "
                   f"within {PEER_TIMEOUT:g} s; left out", file=sys.stderr, flush=True)
         return answers, unanswered
 
-    async def _ask(self, socket: Path, method: str) -> Any:
+    async def _ask(self, socket: Path, method: str, path: str, params: dict[str, str]) -> Any:
         timeout = aiohttp.ClientTimeout(total=PEER_TIMEOUT)
         # a DELETE read after this (the worker's loop was held) clears nothing: "unanswered" means "kept"
-        deadline = {"deadline": repr(time.time() + PEER_TIMEOUT - _DEADLINE_MARGIN)}
+        deadline = {**params, "deadline": repr(time.time() + PEER_TIMEOUT - _DEADLINE_MARGIN)}
         try:
             async with aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=str(socket)),
                                              timeout=timeout) as session, \
-                    session.request(method, "http://worker/journal", params=deadline) as resp:
+                    session.request(method, f"http://worker{path}", params=deadline) as resp:
                 resp.raise_for_status()
                 return await resp.json()
         except (FileNotFoundError, ConnectionRefusedError):
@@ -195,7 +213,9 @@ _PEERS: web.AppKey[_Peers] = web.AppKey("ssemock_peers", _Peers)
 
 @web.middleware
 async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """``GET``/``DELETE /_ssemock/requests``: every worker's journal, not only this one's."""
+    """``GET``/``DELETE /_ssemock/requests`` and ``GET /_ssemock/metrics``: every worker's, not only this one's."""
+    if request.path == METRICS_PATH and request.method == "GET":
+        return await _gather_metrics(request)
     if request.path != JOURNAL_PATH or request.method not in ("GET", "DELETE"):
         return await handler(request)
     peers = request.app[_PEERS]
@@ -205,12 +225,31 @@ async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamR
         others, unanswered = await peers.ask("DELETE")
         cleared.update({str(pid): int(answer.get("cleared", 0)) for pid, answer in others.items()})
         return web.json_response({"cleared": sum(cleared.values()), "workers": cleared, "unanswered": unanswered})
-    entries = peers.tagged()
-    journals, unanswered = await peers.ask("GET")
+    try:
+        query = JournalQuery.parse(request.query)
+    except BadQueryError as exc:
+        return refuse(exc)
+    entries = peers.tagged(query)
+    journals, unanswered = await peers.ask("GET", params=query.params())
     for journal in journals.values():
         entries.extend(journal)
     entries.sort(key=lambda e: (e.get("time") or 0.0, e.get("worker") or 0, e.get("seq") or 0))
-    return await send_journal(request, entries, headers={UNANSWERED_HEADER: ",".join(map(str, unanswered))})
+    return await send_journal(request, query.apply(entries),
+                              headers={UNANSWERED_HEADER: ",".join(map(str, unanswered))})
+
+
+async def _gather_metrics(request: web.Request) -> web.StreamResponse:
+    """``GET /_ssemock/metrics``: every worker's meter, each labelled with its process id."""
+    peers = request.app[_PEERS]
+    meters = {peers.pid: request.app[METER]}
+    answers, unanswered = await peers.ask("GET", "/metrics")
+    for pid, answer in answers.items():
+        try:
+            meters[pid] = Meter.from_json(answer)
+        except (KeyError, TypeError, ValueError):
+            unanswered.append(pid)
+    return send_metrics(request, [(str(pid), meter) for pid, meter in sorted(meters.items())],
+                        headers={UNANSWERED_HEADER: ",".join(map(str, sorted(unanswered)))})
 
 
 class _Application(BaseApplication):  # type: ignore[misc]

@@ -22,7 +22,8 @@ from .upstream import Upstream
 
 SSE = [("content-type", "text/event-stream")]
 ADMIN = [("GET", "/_ssemock/requests"), ("DELETE", "/_ssemock/requests"), ("GET", "/_ssemock/health"),
-         ("GET", "/_ssemock/cassettes"), ("GET", "/_ssemock/scenarios"), ("GET", "/_ssemock/nothing")]
+         ("GET", "/_ssemock/cassettes"), ("GET", "/_ssemock/scenarios"), ("GET", "/_ssemock/metrics"),
+         ("GET", "/_ssemock/nothing")]
 
 
 def _cassette() -> Cassette:
