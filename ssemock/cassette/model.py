@@ -36,14 +36,15 @@ def no_content(method: str, status: int) -> bool:
     return method == "HEAD" or status < 200 or status in NO_CONTENT_STATUSES
 
 
-_REASON = r"[\t\x20-\x7e]*"  # compiled on first use (re's cache), not at every start
+REASON = r"[\t\x20-\x7e]*"  # compiled on first use (re's cache), not at every start
+"""A reason phrase's characters (RFC 9112 section 4: tabs, spaces and visible ASCII), as a regular expression."""
 
 
 def reason_phrase(text: str | None) -> str | None:
     """``text`` when it can be sent as a status line's reason phrase (RFC 9112 section 4: tabs,
     spaces and visible ASCII, here at most :data:`MAX_REASON` characters), else None (the
     standard phrase is sent)."""
-    if text is None or len(text) > MAX_REASON or not re.fullmatch(_REASON, text):
+    if text is None or len(text) > MAX_REASON or not re.fullmatch(REASON, text):
         return None
     return text
 

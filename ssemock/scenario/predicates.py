@@ -101,7 +101,7 @@ def _valid_path(value: Any) -> bool:
 
 def path_field() -> Field:
     """A :class:`~ssemock.limits.Field` accepting a JSON path string."""
-    return Field(PATH_RULE, _valid_path)
+    return Field(PATH_RULE, _valid_path, {"type": "string", "minLength": 1})
 
 
 def _child(value: Any, step: str | int) -> Any:
