@@ -284,7 +284,7 @@ def string(*, minimum: int = 0, maximum: int | None = None, without: str = "") -
     if maximum is not None:
         out["maxLength"] = maximum
     if without:  # a search for any of them (the same in ECMA 262 and Python regular expressions)
-        out["not"] = {"pattern": "[" + "".join(f"\\u{ord(c):04x}" for c in without) + "]"}
+        out["not"] = {"type": "string", "pattern": "[" + "".join(f"\\u{ord(c):04x}" for c in without) + "]"}
     return out
 
 

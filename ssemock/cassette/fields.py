@@ -26,7 +26,6 @@ from .model import (
     FORMAT_KEY,
     MAX_REASON,
     NO_CONTENT_STATUSES,
-    REASON,
     End,
     Response,
     reason_phrase,
@@ -91,7 +90,7 @@ class Validator:
 
 SECONDS = number(0.0, MAX_CASSETTE_SECONDS)
 """A time: seconds from the request, 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h)."""
-TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # noqa: S105 - an RFC 9110 token, no secret
 """An RFC 9110 token (a method or a header name), as a regular expression."""
 NAME = r"[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*"
 """A cassette ``name:``, as a regular expression (no part starts with a dot, so none is ``..``)."""

@@ -17,6 +17,10 @@ from ..limits import MAX_JSON_DEPTH, NOT_JSON, json_depth_exceeds, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
+SCHEMAS_URL = "https://ssemock.readthedocs.io/en/latest/schemas/"
+"""Where the documentation site publishes the JSON Schemas of the file formats (:mod:`ssemock.schemas`)."""
+MODELINE = f"# yaml-language-server: $schema={SCHEMAS_URL}cassette.schema.json"
+"""The first line of a cassette ssemock writes: it names the cassette schema for editors (a YAML comment)."""
 END_HOWS = ("clean", "cut", "reset", "timeout", "client_gone")
 """How a recorded stream ended: ``clean`` (complete body), ``cut`` (connection closed
 before the body was complete), ``reset`` (TCP reset), ``timeout`` (the recorder gave up),

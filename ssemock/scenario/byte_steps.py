@@ -37,7 +37,7 @@ def _eol_choice(*, optional: bool = False) -> Field:
         f"one of lf | crlf | cr | mixed, or a non-empty list of at most {MAX_EOLS} of lf | crlf | cr"
         + (" or null" if optional else ""),
         lambda v: (optional and v is None) or v in (*EOLS, "mixed")
-        or (isinstance(v, list) and 0 < len(v) <= MAX_EOLS and all(x in EOLS for x in v)),
+        or (isinstance(v, list) and 0 < len(v) <= MAX_EOLS and all(isinstance(x, str) and x in EOLS for x in v)),
         nullable({"anyOf": [{"enum": [*EOLS, "mixed"]},
                             {"type": "array", "minItems": 1, "maxItems": MAX_EOLS, "items": {"enum": list(EOLS)}}]},
                  optional),
@@ -99,7 +99,7 @@ class LineEndings(LineStep):
             f"a mapping of at most {MAX_FIELDS} field names (at most {MAX_TEXT} characters, no colon, CR or LF) "
             "to lf | crlf | cr",
             lambda v: isinstance(v, dict) and len(v) <= MAX_FIELDS
-            and all(is_field_name(k, MAX_TEXT) and x in EOLS for k, x in v.items()),
+            and all(is_field_name(k, MAX_TEXT) and isinstance(x, str) and x in EOLS for k, x in v.items()),
             {"type": "object", "maxProperties": MAX_FIELDS, "propertyNames": field_name_schema(MAX_TEXT),
              "additionalProperties": {"enum": list(EOLS)}},
         ),

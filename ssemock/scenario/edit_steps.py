@@ -33,7 +33,7 @@ from ..plan import Plan
 from ..providers import NAMES
 from .base import LineStep, anything, integer, register, short_text
 from .event_steps import _index
-from .predicates import PATH_RULE, EventView, Path, Where, assign, parse_path, remove, terminal_start
+from .predicates import PATH_RULE, WHERE_KEYS, EventView, Path, Where, assign, parse_path, remove, terminal_start
 from .providers import provider_of
 from .text import Block, Line, blocks, field_line, growth, lines_size, parse_field
 
@@ -47,7 +47,8 @@ AT_WORDS = ("end", "after-terminal")
 
 
 def _mapping(what: str) -> Field:
-    return Field(what, lambda v: v is None or isinstance(v, Mapping), {"type": ["object", "null"]})
+    return Field(what, lambda v: v is None or isinstance(v, Mapping),
+                 {"type": ["object", "null"], "propertyNames": {"enum": list(WHERE_KEYS)}})
 
 
 WHERE_FIELD = _mapping("a mapping of conditions: index, type, path, equals, contains, terminal")

@@ -16,7 +16,8 @@ from ..plan import Plan
 from .base import NEAR_MISSES, STAGES, STEPS, LineStep, Step
 from .text import join_lines, split_lines
 
-__all__ = ["FORMAT_KEY", "KEYS", "NAME", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "on_reconnect", "step_registry"]
+__all__ = ["FORMAT_KEY", "KEYS", "NAME", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "on_reconnect",
+           "step_registry"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")

@@ -12,8 +12,8 @@ from ..errors import StubError
 from ..limits import MAX_JSON_DEPTH, is_integer, plain_json_problem
 from .model import FINISH_REASONS, MAX_TEXT, Usage
 
-__all__ = ["COUNTS", "ERROR_STATUSES", "TIMES", "USAGE_KEYS", "check_finish", "check_json", "check_status", "check_text",
-           "check_times", "checked_mapping", "parse_usage"]
+__all__ = ["COUNTS", "ERROR_STATUSES", "TIMES", "USAGE_KEYS", "check_finish", "check_json", "check_status",
+           "check_text", "check_times", "checked_mapping", "parse_usage"]
 
 ERROR_STATUSES = (400, 599)
 """The statuses of a stub's ``error`` (an HTTP error answer)."""
@@ -50,7 +50,8 @@ def checked_mapping(value: Any, file: str, field: str, keys: tuple[str, ...]) ->
         raise StubError(file, field, "a mapping", value)
     unknown = sorted(str(k) for k in value if k not in keys)
     if unknown:
-        raise StubError(file, f"{field}.{unknown[0]}", f"one of the keys {', '.join(keys)}", unknown[0])
+        raise StubError(file, f"{field}.{unknown[0]}" if field else unknown[0], f"one of the keys {', '.join(keys)}",
+                        unknown[0])
     return value
 
 
