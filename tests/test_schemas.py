@@ -10,6 +10,7 @@ docs/reference/formats.md and checked here to be refused by the loader only.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ssemock.errors import CassetteError, ScenarioError, StubError
 from ssemock.importers.har import import_har
 from ssemock.importers.vcr import import_vcr
 from ssemock.scenario import STEPS, Scenario
-from ssemock.schemas.__main__ import main
+from ssemock.schemas.__main__ import main, parser
 from ssemock.stubs import parse_stubs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,7 +63,7 @@ def test_the_schema_ids_and_the_modeline_name_the_site_address(capsys: pytest.Ca
         url = schemas.schema(kind)["$id"]
         assert url == f"{schemas.SCHEMAS_URL}{kind}.schema.json"
         assert schemas.modeline(kind) == f"# yaml-language-server: $schema={url}"
-    assert MODELINE == schemas.modeline("cassette")
+    assert schemas.modeline("cassette") == MODELINE
     assert main(["--path", "scenario"]) == 0
     assert Path(capsys.readouterr().out.strip()) == schemas.DIRECTORY / "scenario.schema.json"
 
@@ -354,3 +355,39 @@ def test_each_step_field_schema_says_what_the_field_checks(step: str, key: str) 
         assert spec.check(value) == alone.is_valid(json.loads(json.dumps(value))), value
 
     check()
+
+
+def test_the_formats_page_examples_load_and_are_valid() -> None:
+    page = (ROOT / "docs" / "reference" / "formats.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(\w+)\n(.*?)```", page, flags=re.S)
+    assert {kind for kind, _ in blocks} == {"yaml", "python", "sh"}
+    kinds = {"ssemock_cassette": "cassette", "ssemock_scenario": "scenario", "ssemock_stubs": "stubs"}
+    seen = set()
+    for info, code in blocks:
+        if info == "sh":  # each line parsed by the command's own parser (not run: it would write files)
+            for line in code.splitlines():
+                assert line.startswith("python -m ssemock.schemas")
+                parser().parse_args(line.split()[3:])
+            continue
+        if info == "python":
+            exec(compile(code, "formats.md", "exec"), {})
+            continue
+        first = code.split("\n", 1)[0]
+        doc = yaml.safe_load(code)
+        kind = kinds[next(iter(doc))]
+        assert first == schemas.modeline(kind)  # type: ignore[arg-type]
+        load(kind, doc)
+        schemas.validate(doc, kind)  # type: ignore[arg-type]
+        seen.add(kind)
+    assert seen == set(schemas.KINDS)
+
+
+def test_a_cassette_the_recorder_starts_names_its_schema(tmp_path: Path) -> None:
+    from ssemock.recorder.writer import write_cassette
+
+    path = tmp_path / "rec.yaml"
+    write_cassette(path, "rec", {"recorded_by": "ssemock record"}, [])
+    text = path.read_text(encoding="utf-8")
+    assert text.split("\n", 1)[0] == MODELINE
+    assert loads(text).name == "rec"
+    schemas.validate(yaml.safe_load(text), "cassette")
