@@ -10,7 +10,6 @@ docs/reference/formats.md and checked here to be refused by the loader only.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from ssemock.importers.vcr import import_vcr
 from ssemock.scenario import STEPS, Scenario
 from ssemock.schemas.__main__ import main, parser
 from ssemock.stubs import parse_stubs
+from tests.docs_examples import page_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -69,9 +69,11 @@ def test_the_schema_ids_and_the_modeline_name_the_site_address(capsys: pytest.Ca
 
 
 def bundled() -> list[tuple[str, Path]]:
-    return ([("cassette", p) for p in sorted((ROOT / "cassettes").glob("*.yaml"))]
-            + [("scenario", p) for p in sorted((ROOT / "scenarios").glob("*.yaml"))]
-            + [("scenario", ROOT / "docs" / "timeline-scenario.yaml")])
+    return (
+        [("cassette", p) for p in sorted((ROOT / "cassettes").glob("*.yaml"))]
+        + [("scenario", p) for p in sorted((ROOT / "scenarios").glob("*.yaml"))]
+        + [("scenario", ROOT / "docs" / "timeline-scenario.yaml")]
+    )
 
 
 @pytest.mark.parametrize(("kind", "path"), bundled(), ids=lambda v: v.name if isinstance(v, Path) else v)
@@ -86,8 +88,14 @@ def written_cassettes() -> list[str]:
     texts = [dumps(import_vcr(p)) for p in sorted((DATA / "realworld").glob("*.vcr.yaml"))]
     texts.append(dumps(import_har(DATA / "har" / "mitmproxy.har")))
     chunks = [Chunk(0.1, b"data: caf\xc3"), Chunk(0.2, b"\xa9\n\n")]
-    texts.append(dumps(Cassette("built", [Interaction(Request("POST", "/v1/x", body=b"\x00\xff"),
-                                                      Response(reason="Fine", chunks=chunks))])))
+    texts.append(
+        dumps(
+            Cassette(
+                "built",
+                [Interaction(Request("POST", "/v1/x", body=b"\x00\xff"), Response(reason="Fine", chunks=chunks))],
+            )
+        )
+    )
     return texts
 
 
@@ -104,9 +112,11 @@ def test_a_stub_file_opening_with_the_modeline_is_found_and_valid(tmp_path: Path
     from ssemock.stubs import load_stubs
     from ssemock.stubs.files import holds_stub_files, is_stub_file
 
-    text = (schemas.modeline("stubs") + "\n# weather answers\nssemock_stubs: 1\nstubs:\n"
-            "- match: {contains: weather}\n  steps:\n  - tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n"
-            "  - text: Sunny\n  timing: {first_token: 0.3, tokens_per_second: 40}\n")
+    text = (
+        schemas.modeline("stubs") + "\n# weather answers\nssemock_stubs: 1\nstubs:\n"
+        "- match: {contains: weather}\n  steps:\n  - tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n"
+        "  - text: Sunny\n  timing: {first_token: 0.3, tokens_per_second: 40}\n"
+    )
     path = tmp_path / "weather.yaml"
     path.write_text(text, encoding="utf-8")
     assert is_stub_file(path) and holds_stub_files(tmp_path)
@@ -137,9 +147,9 @@ WRONG: list[tuple[str, str, str]] = [
     ("cassette", CASSETTE + "{stauts: 200}", "interactions[0].response.stauts"),
     ("cassette", CASSETTE + "{timing: fast}", "interactions[0].response.timing"),
     ("cassette", CASSETTE + "{start: -1}", "interactions[0].response.start"),
-    ("cassette", CASSETTE + "{reason: \"a\\x01\"}", "interactions[0].response.reason"),
+    ("cassette", CASSETTE + '{reason: "a\\x01"}', "interactions[0].response.reason"),
     ("cassette", CASSETTE + "{headers: {bad name: x}}", "interactions[0].response.headers.bad name"),
-    ("cassette", CASSETTE + "{headers: {x-a: \"a\\r\\nInjected: yes\"}}", "interactions[0].response.headers.x-a"),
+    ("cassette", CASSETTE + '{headers: {x-a: "a\\r\\nInjected: yes"}}', "interactions[0].response.headers.x-a"),
     ("cassette", CASSETTE + "{headers: [[x-a]]}", "interactions[0].response.headers[0]"),
     ("cassette", CASSETTE + "{chunks: [{t: -1, text: x}]}", "interactions[0].response.chunks[0].t"),
     ("cassette", CASSETTE + "{chunks: [{t: 86401, text: x}]}", "interactions[0].response.chunks[0].t"),
@@ -147,8 +157,8 @@ WRONG: list[tuple[str, str, str]] = [
     ("cassette", CASSETTE + "{chunks: [{text: a, base64: YQ==}]}", "interactions[0].response.chunks[0]"),
     ("cassette", CASSETTE + "{chunks: [{base64: '!!'}]}", "interactions[0].response.chunks[0].base64"),
     ("cassette", CASSETTE + "{chunks: [], events: []}", "interactions[0].response"),
-    ("cassette", CASSETTE + "{events: [{data: a, id: \"a\\nb\"}]}", "interactions[0].response.events[0]"),
-    ("cassette", CASSETTE + "{events: [{data: a, id: \"a\\0b\"}]}", "interactions[0].response.events[0]"),
+    ("cassette", CASSETTE + '{events: [{data: a, id: "a\\nb"}]}', "interactions[0].response.events[0]"),
+    ("cassette", CASSETTE + '{events: [{data: a, id: "a\\0b"}]}', "interactions[0].response.events[0]"),
     ("cassette", CASSETTE + "{events: [{data: a, retry: -1}]}", "interactions[0].response.events[0]"),
     ("cassette", CASSETTE + "{events: [{data: a, retry: soon}]}", "interactions[0].response.events[0].retry"),
     ("cassette", CASSETTE + "{events: [{data: a, name: b}]}", "interactions[0].response.events[0].name"),
@@ -156,21 +166,42 @@ WRONG: list[tuple[str, str, str]] = [
     ("cassette", CASSETTE + "{end: {how: crashed}}", "interactions[0].response.end.how"),
     ("cassette", CASSETTE + "{end: {at: 1}}", "interactions[0].response.end.at"),
     ("cassette", CASSETTE + "{body_not_recorded: ''}", "interactions[0].response.body_not_recorded"),
-    ("cassette", CASSETTE + "{body_not_recorded: \"a\\nb\"}", "interactions[0].response.body_not_recorded"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {path: v1}, response: {}}]",
-     "interactions[0].request.path"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {method: GE T}, response: {}}]",
-     "interactions[0].request.method"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {headers: {\"bad name\": x}}, response: {}}]",
-     "interactions[0].request.headers.bad name"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {query: [[a, true]]}, response: {}}]",
-     "interactions[0].request.query[0][1]"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {body: {json: 1, text: x}}, response: {}}]",
-     "interactions[0].request.body"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {body: {sha256: ABC, size: 1}}, response: {}}]",
-     "interactions[0].request.body.sha256"),
-    ("cassette", "ssemock_cassette: 1\ninteractions: [{request: {body: {text: 5}}, response: {}}]",
-     "interactions[0].request.body.text"),
+    ("cassette", CASSETTE + '{body_not_recorded: "a\\nb"}', "interactions[0].response.body_not_recorded"),
+    (
+        "cassette",
+        "ssemock_cassette: 1\ninteractions: [{request: {path: v1}, response: {}}]",
+        "interactions[0].request.path",
+    ),
+    (
+        "cassette",
+        "ssemock_cassette: 1\ninteractions: [{request: {method: GE T}, response: {}}]",
+        "interactions[0].request.method",
+    ),
+    (
+        "cassette",
+        'ssemock_cassette: 1\ninteractions: [{request: {headers: {"bad name": x}}, response: {}}]',
+        "interactions[0].request.headers.bad name",
+    ),
+    (
+        "cassette",
+        "ssemock_cassette: 1\ninteractions: [{request: {query: [[a, true]]}, response: {}}]",
+        "interactions[0].request.query[0][1]",
+    ),
+    (
+        "cassette",
+        "ssemock_cassette: 1\ninteractions: [{request: {body: {json: 1, text: x}}, response: {}}]",
+        "interactions[0].request.body",
+    ),
+    (
+        "cassette",
+        "ssemock_cassette: 1\ninteractions: [{request: {body: {sha256: ABC, size: 1}}, response: {}}]",
+        "interactions[0].request.body.sha256",
+    ),
+    (
+        "cassette",
+        "ssemock_cassette: 1\ninteractions: [{request: {body: {text: 5}}, response: {}}]",
+        "interactions[0].request.body.text",
+    ),
     ("scenario", "ssemock_scenario: 2", "ssemock_scenario"),
     ("scenario", "ssemock_scenario: true", "ssemock_scenario"),
     ("scenario", "ssemock_scenario: 1\nstep: []", "step"),
@@ -194,7 +225,7 @@ WRONG: list[tuple[str, str, str]] = [
     ("scenario", SCENARIO + "extra-fields: {unknown: [data]}", "steps[0].extra-fields.unknown"),
     ("scenario", SCENARIO + "json-separators: {item: ';'}", "steps[0].json-separators.item"),
     ("scenario", SCENARIO + "insert: {at: 2000000}", "steps[0].insert.at"),
-    ("scenario", SCENARIO + "keepalive: {text: \"a\\nb\"}", "steps[0].keepalive.text"),
+    ("scenario", SCENARIO + 'keepalive: {text: "a\\nb"}', "steps[0].keepalive.text"),
     ("stubs", "stubs: []", "ssemock_stubs"),
     ("stubs", "ssemock_stubs: true\nstubs: []", "ssemock_stubs"),
     ("stubs", "ssemock_stubs: 1\nstub: []", "stub"),
@@ -216,8 +247,7 @@ WRONG: list[tuple[str, str, str]] = [
     ("stubs", STUBS + "{reply: {error: {status: 200}}}", "stubs[0].reply.error.status"),
     ("stubs", STUBS + "{reply: {error: {body: {}}}}", "stubs[0].reply.error.status"),
     ("stubs", STUBS + "{reply: {tool_calls: [{name: ''}]}}", "stubs[0].reply.tool_calls[0].name"),
-    ("stubs", STUBS + "{reply: {tool_calls: [{name: f, arguments: [1]}]}}",
-     "stubs[0].reply.tool_calls[0].arguments"),
+    ("stubs", STUBS + "{reply: {tool_calls: [{name: f, arguments: [1]}]}}", "stubs[0].reply.tool_calls[0].arguments"),
     ("stubs", STUBS + "{reply: {tool_calls: {name: f}}}", "stubs[0].reply.tool_calls"),
     ("stubs", STUBS + "{reply: {usage: {input_tokens: -1}}}", "stubs[0].reply.usage.input_tokens"),
     ("stubs", STUBS + "{reply: {usage: false}}", "stubs[0].reply.usage"),
@@ -246,8 +276,11 @@ BEYOND: list[tuple[str, str, str]] = [
     ("cassette", CASSETTE + "{chunks: [{t: 2, text: a}], end: {t: 1}}", "interactions[0].response.end.t"),
     ("cassette", CASSETTE + "{start: 3, chunks: [{t: 2, text: a}]}", "interactions[0].response.chunks[0].t"),
     ("cassette", CASSETTE + "{status: 204, chunks: [{text: a}]}", "interactions[0].response.chunks"),
-    ("cassette", CASSETTE + "{chunks: [{text: a}], body_not_recorded: too large}",
-     "interactions[0].response.body_not_recorded"),
+    (
+        "cassette",
+        CASSETTE + "{chunks: [{text: a}], body_not_recorded: too large}",
+        "interactions[0].response.body_not_recorded",
+    ),
     ("cassette", CASSETTE + "{status: 200.0}", "interactions[0].response.status"),
     ("cassette", CASSETTE + "{chunks: [{base64: YQ}]}", "interactions[0].response.chunks[0].base64"),
     ("scenario", SCENARIO + "fragment: {mode: random, min: 9, max: 3}", "steps[0].fragment.max"),
@@ -280,13 +313,21 @@ def test_validate_names_the_document_the_field_and_the_rule() -> None:
 
 # Fields whose schema is stricter than the field's own check alone (the step's validate() checks the rest,
 # so the loader refuses the same), or looser (a bound in UTF-8 bytes, a JSON path's syntax, plain JSON).
-STRICTER = {("insert", "before"), ("insert", "after"), ("edit", "where"), ("drop", "where"), ("replace", "where"),
-            ("copy", "where")}
-LOOSER_TYPES = {"insert": {"data", "text"}, "replace": {"data"}, "error-mid-stream": {"extra"},
-                "http-error": {"extra"}}
+STRICTER = {
+    ("insert", "before"),
+    ("insert", "after"),
+    ("edit", "where"),
+    ("drop", "where"),
+    ("replace", "where"),
+    ("copy", "where"),
+}
+LOOSER_TYPES = {"insert": {"data", "text"}, "replace": {"data"}, "error-mid-stream": {"extra"}, "http-error": {"extra"}}
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-3_000_000, 70_000_000), st.sampled_from([-1, 0, 1, 2**53, -(2**53)]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3_000_000, 70_000_000),
+    st.sampled_from([-1, 0, 1, 2**53, -(2**53)]),
     st.floats(allow_nan=False, allow_infinity=False, min_value=-1e8, max_value=1e8),
     st.text(st.sampled_from("ab :\r\n\t\x00\ufeff,;"), max_size=6),
 )
@@ -314,8 +355,9 @@ def special_values(schema: Any) -> list[Any]:
 def values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     specials = special_values(schema)
     leaf = st.one_of(SCALARS, st.sampled_from(specials)) if specials else SCALARS
-    return st.one_of(leaf, st.lists(leaf, max_size=3), st.dictionaries(st.sampled_from(["a", "b c", "x-y"]), leaf,
-                                                                        max_size=2))
+    return st.one_of(
+        leaf, st.lists(leaf, max_size=3), st.dictionaries(st.sampled_from(["a", "b c", "x-y"]), leaf, max_size=2)
+    )
 
 
 def integral_float(value: Any) -> bool:
@@ -357,29 +399,23 @@ def test_each_step_field_schema_says_what_the_field_checks(step: str, key: str) 
     check()
 
 
-def test_the_formats_page_examples_load_and_are_valid() -> None:
-    page = (ROOT / "docs" / "reference" / "formats.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```(\w+)\n(.*?)```", page, flags=re.S)
-    assert {kind for kind, _ in blocks} == {"yaml", "python", "sh"}
+def test_the_formats_page_yaml_examples_name_their_schema_and_are_valid() -> None:
+    """The page's blocks run through Sybil (conftest.py); here its files are also checked against the schemas,
+    and its commands by the schema command's own parser (not run: they would write files)."""
     kinds = {"ssemock_cassette": "cassette", "ssemock_scenario": "scenario", "ssemock_stubs": "stubs"}
     seen = set()
-    for info, code in blocks:
-        if info == "sh":  # each line parsed by the command's own parser (not run: it would write files)
-            for line in code.splitlines():
-                assert line.startswith("python -m ssemock.schemas")
-                parser().parse_args(line.split()[3:])
-            continue
-        if info == "python":
-            exec(compile(code, "formats.md", "exec"), {})
-            continue
-        first = code.split("\n", 1)[0]
+    for code in page_blocks("docs/reference/formats.md", "yaml"):
         doc = yaml.safe_load(code)
         kind = kinds[next(iter(doc))]
-        assert first == schemas.modeline(kind)  # type: ignore[arg-type]
+        assert code.split("\n", 1)[0] == schemas.modeline(kind)  # type: ignore[arg-type]
         load(kind, doc)
-        schemas.validate(doc, kind)  # type: ignore[arg-type]
+        schemas.validate(doc, kind, source="formats.md")  # type: ignore[arg-type]
         seen.add(kind)
     assert seen == set(schemas.KINDS)
+    lines = [line for code in page_blocks("docs/reference/formats.md", "sh") for line in code.splitlines()]
+    assert lines and all(line.startswith("python -m ssemock.schemas") for line in lines)
+    for line in lines:
+        parser().parse_args(line.split()[3:])
 
 
 def test_a_cassette_the_recorder_starts_names_its_schema(tmp_path: Path) -> None:

@@ -43,7 +43,9 @@ DIRECTORY = Path(__file__).resolve().parent
 """Where the schema files ship: ``ssemock/schemas/`` in the installed package."""
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _ERRORS: dict[str, type[CassetteError | ScenarioError | StubError]] = {
-    "cassette": CassetteError, "scenario": ScenarioError, "stubs": StubError,
+    "cassette": CassetteError,
+    "scenario": ScenarioError,
+    "stubs": StubError,
 }
 
 

@@ -26,10 +26,20 @@ def parser() -> argparse.ArgumentParser:
     group = out.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help="write nothing; exit 1 when a schema file is stale")
     group.add_argument("--path", choices=KINDS, metavar="KIND", help="print the installed schema file of KIND")
-    group.add_argument("--modeline", choices=KINDS, metavar="KIND",
-                       help="print the '# yaml-language-server: $schema=...' line for KIND")
-    out.add_argument("-o", "--output", type=Path, default=DIRECTORY, metavar="DIR",
-                     help="the directory written or checked (default: the package's ssemock/schemas/)")
+    group.add_argument(
+        "--modeline",
+        choices=KINDS,
+        metavar="KIND",
+        help="print the '# yaml-language-server: $schema=...' line for KIND",
+    )
+    out.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=DIRECTORY,
+        metavar="DIR",
+        help="the directory written or checked (default: the package's ssemock/schemas/)",
+    )
     return out
 
 

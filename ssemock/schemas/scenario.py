@@ -41,10 +41,17 @@ def scenario_schema() -> dict[str, Any]:
         FORMAT_KEY: {"const": 1, "default": 1, "description": "the scenario format version"},
         "name": {"type": "string", "pattern": whole(NAME), "description": NAME_RULE},
         "description": {"type": "string", "description": "one line shown by `ssemock scenarios`"},
-        "preserves": {"enum": list(PRESERVES), "default": "nothing",
-                      "description": "what a client must still see the same: events, payloads or nothing (a fault)"},
-        "steps": {"type": "array", "maxItems": MAX_STEPS, "items": {"$ref": "#/$defs/step"},
-                  "description": "the steps, applied stage by stage (event, byte, chunk, transport)"},
+        "preserves": {
+            "enum": list(PRESERVES),
+            "default": "nothing",
+            "description": "what a client must still see the same: events, payloads or nothing (a fault)",
+        },
+        "steps": {
+            "type": "array",
+            "maxItems": MAX_STEPS,
+            "items": {"$ref": "#/$defs/step"},
+            "description": "the steps, applied stage by stage (event, byte, chunk, transport)",
+        },
     }
     assert set(properties) == set(KEYS), sorted(set(properties) ^ set(KEYS))
     return {
@@ -54,9 +61,14 @@ def scenario_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {key: properties[key] for key in KEYS},
         "$defs": {
-            "step": {"description": "a one-key mapping naming a step: {STEP: {FIELD: VALUE}}", "type": "object",
-                     "minProperties": 1, "maxProperties": 1, "propertyNames": {"enum": names},
-                     "properties": {name: {"$ref": f"#/$defs/{name}"} for name in names}},
+            "step": {
+                "description": "a one-key mapping naming a step: {STEP: {FIELD: VALUE}}",
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 1,
+                "propertyNames": {"enum": names},
+                "properties": {name: {"$ref": f"#/$defs/{name}"} for name in names},
+            },
             **{name: step_schema(STEPS[name]) for name in names},
         },
     }
