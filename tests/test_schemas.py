@@ -427,3 +427,19 @@ def test_a_cassette_the_recorder_starts_names_its_schema(tmp_path: Path) -> None
     assert text.split("\n", 1)[0] == MODELINE
     assert loads(text).name == "rec"
     schemas.validate(yaml.safe_load(text), "cassette")
+
+
+def test_each_default_the_scenario_schema_offers_is_a_value_the_loader_takes() -> None:
+    steps = schemas.schema("scenario")["$defs"]
+    offered = [
+        (name, key, spec["default"])
+        for name in STEPS
+        for key, spec in steps[name]["properties"].items()
+        if "default" in spec
+    ]
+    assert ("timing", "mode", "recorded") in offered and ("fragment", "pace", 0.002) in offered
+    for name, key, value in offered:  # refused, if at all, by a rule across fields (insert needs data or json)
+        try:
+            Scenario.from_dict({"steps": [{name: {key: value}}]}, source="<default>")
+        except ScenarioError as error:
+            assert error.field != f"steps[0].{name}.{key}", error

@@ -9,8 +9,10 @@ file gets from its file name when it has no ``name:``, and an integer written ``
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from ..errors import ScenarioError
 from ..limits import MAX_STEPS, whole
 from ..scenario import STEPS, Step
 from ..scenario.model import FORMAT_KEY, KEYS, NAME, NAME_RULE, PRESERVES
@@ -23,14 +25,50 @@ def _summary(cls: type[Step]) -> str:
     return " ".join((cls.__doc__ or cls.name).strip().split("\n\n")[0].split())
 
 
+def _defaults(cls: type[Step]) -> dict[str, Any]:
+    """Each field's default as the dataclass declares it (what an editor offers), where JSON can hold it."""
+    out: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if item.default is not dataclasses.MISSING:
+            value = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            value = item.default_factory()
+        else:
+            continue
+        if isinstance(value, (str, int, float, bool, list, type(None))):
+            out[item.name] = value
+    return out
+
+
 def step_schema(cls: type[Step]) -> dict[str, Any]:
     """The schema of one step's mapping of fields (null: every field at its default)."""
-    return {
+    defaults = _defaults(cls)
+    needed = _required(cls)
+    properties = {}
+    for key, spec in cls.fields.items():
+        properties[key] = {**spec.schema, "description": spec.expected}
+        if key in defaults and key not in needed and spec.check(defaults[key]):  # else the default is no choice
+            properties[key]["default"] = defaults[key]
+    out: dict[str, Any] = {
         "description": f"{_summary(cls)} ({cls.stage} stage)",
-        "type": ["object", "null"],
+        "type": ["object", "null"] if not needed else "object",
         "additionalProperties": False,
-        "properties": {key: {**spec.schema, "description": spec.expected} for key, spec in cls.fields.items()},
+        "properties": properties,
     }
+    if needed:
+        out["required"] = needed
+    return out
+
+
+def _required(cls: type[Step]) -> list[str]:
+    """The field the step cannot do without: the one its loader names when the step is given no field."""
+    try:
+        cls.build({}, "step", "<schema>")
+    except ScenarioError as error:
+        key = error.field.removeprefix("step.")
+        if key in cls.fields:
+            return [key]
+    return []
 
 
 def scenario_schema() -> dict[str, Any]:
