@@ -108,6 +108,13 @@ def test_cassettes_ssemock_writes_name_their_schema_and_are_valid() -> None:
         schemas.validate(yaml.safe_load(text), "cassette")
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "cassettes").glob("*.yaml")), ids=lambda p: p.name)
+def test_each_bundled_cassette_is_what_ssemock_writes_modeline_included(path: Path) -> None:
+    from ssemock.cassette import load as load_cassette
+
+    assert path.read_text(encoding="utf-8") == dumps(load_cassette(path))
+
+
 def test_a_stub_file_opening_with_the_modeline_is_found_and_valid(tmp_path: Path) -> None:
     from ssemock.stubs import load_stubs
     from ssemock.stubs.files import holds_stub_files, is_stub_file
