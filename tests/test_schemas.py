@@ -450,3 +450,46 @@ def test_each_default_the_scenario_schema_offers_is_a_value_the_loader_takes() -
             Scenario.from_dict({"steps": [{name: {key: value}}]}, source="<default>")
         except ScenarioError as error:
             assert error.field != f"steps[0].{name}.{key}", error
+
+
+NUMBERS = st.one_of(
+    st.integers(-10, 10**10),
+    st.sampled_from([0, 1, 99, 100, 199, 200, 399, 400, 599, 600, 86400, 86401, 10**9, 10**9 + 1, 3600, 3601]),
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-10.0, max_value=1e10),
+    st.floats(-0.5, 1.5),
+    st.none(),
+    st.booleans(),
+    st.text(max_size=3),
+)
+PLACES = [
+    ("cassette", lambda v: {"ssemock_cassette": 1, "interactions": [{"response": {"status": v}}]}),
+    (
+        "cassette",
+        lambda v: {"ssemock_cassette": 1, "interactions": [{"response": {"chunks": [{"t": v, "text": "x"}]}}]},
+    ),
+    ("cassette", lambda v: {"ssemock_cassette": 1, "interactions": [{"response": {"start": v}}]}),
+    ("cassette", lambda v: {"ssemock_cassette": 1, "interactions": [{"response": {"events": [{"retry": v}]}}]}),
+    ("stubs", lambda v: {"ssemock_stubs": 1, "stubs": [{"reply": {"text": "a"}, "times": v}]}),
+    ("stubs", lambda v: {"ssemock_stubs": 1, "stubs": [{"reply": {"error": {"status": v}}}]}),
+    ("stubs", lambda v: {"ssemock_stubs": 1, "stubs": [{"reply": {"text": "a"}, "timing": {"jitter": v}}]}),
+    ("stubs", lambda v: {"ssemock_stubs": 1, "stubs": [{"reply": {"text": "a"}, "timing": {"tokens_per_second": v}}]}),
+    ("stubs", lambda v: {"ssemock_stubs": 1, "stubs": [{"reply": {"usage": {"output_tokens": v}}}]}),
+    ("stubs", lambda v: {"ssemock_stubs": 1, "stubs": [{"reply": {"text": "a"}, "match": {"turn": v}}]}),
+]
+
+
+@pytest.mark.parametrize(("kind", "place"), PLACES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(PLACES)])
+@settings(max_examples=150, deadline=None)
+@given(value=NUMBERS)
+def test_the_schema_and_the_loader_agree_on_each_bound(kind: str, place: Any, value: Any) -> None:
+    doc = place(value)
+    try:
+        load(kind, doc)
+    except ERRORS[kind]:
+        loaded = False
+    else:
+        loaded = True
+    if integral_float(value):  # 200.0: an integer to JSON Schema, a float to YAML's loader
+        assert VALIDATORS[kind].is_valid(doc) or not loaded
+    else:
+        assert VALIDATORS[kind].is_valid(doc) == loaded, value
