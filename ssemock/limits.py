@@ -186,13 +186,17 @@ class Field:
     Attributes:
         expected: what is valid, as shown in errors (``"an integer >= 1"``).
         check: returns True for a valid value.
+        schema: the same rule as a JSON Schema (draft 2020-12) fragment, for :mod:`ssemock.schemas`; it
+            accepts every value ``check`` accepts (and, where JSON Schema can say it, nothing more).
+            Default: any value.
     """
 
-    __slots__ = ("check", "expected")
+    __slots__ = ("check", "expected", "schema")
 
-    def __init__(self, expected: str, check: Callable[[Any], bool]) -> None:
+    def __init__(self, expected: str, check: Callable[[Any], bool], schema: dict[str, Any] | None = None) -> None:
         self.expected = expected
         self.check = check
+        self.schema: dict[str, Any] = {} if schema is None else schema
 
 
 def is_number(value: Any) -> bool:
@@ -245,6 +249,7 @@ def number(minimum: float = 0.0, maximum: float = 3600.0, *, optional: bool = Fa
     return Field(
         f"a number{bounds_text(minimum, maximum)}{suffix}",
         lambda v: (optional and v is None) or (is_number(v) and within(v, minimum, maximum)),
+        nullable(bounded("number", minimum, maximum), optional),
     )
 
 
@@ -257,7 +262,41 @@ def integer(
     return Field(
         f"an integer{bounds_text(minimum, maximum, in_bytes=in_bytes)}{suffix}",
         lambda v: (optional and v is None) or (is_integer(v) and within(v, minimum, maximum)),
+        nullable(bounded("integer", minimum, maximum), optional),
     )
+
+
+def bounded(kind: str, minimum: float | None, maximum: float | None) -> dict[str, Any]:
+    """The JSON Schema of a ``kind`` (``number`` or ``integer``) from ``minimum`` to ``maximum`` (None: unbounded)."""
+    out: dict[str, Any] = {"type": kind}
+    if minimum is not None:
+        out["minimum"] = minimum
+    if maximum is not None:
+        out["maximum"] = maximum
+    return out
+
+
+def string(*, minimum: int = 0, maximum: int | None = None, without: str = "") -> dict[str, Any]:
+    """The JSON Schema of a string of ``minimum`` to ``maximum`` characters, none of them in ``without``."""
+    out: dict[str, Any] = {"type": "string"}
+    if minimum:
+        out["minLength"] = minimum
+    if maximum is not None:
+        out["maxLength"] = maximum
+    if without:  # a search for any of them (the same in ECMA 262 and Python regular expressions)
+        out["not"] = {"type": "string", "pattern": "[" + "".join(f"\\u{ord(c):04x}" for c in without) + "]"}
+    return out
+
+
+def whole(pattern: str) -> str:
+    """A JSON Schema ``pattern`` matching all of a string, in ECMA 262 and Python alike (Python's ``$`` also
+    matches before a final line feed, so the end is a look-ahead for no character at all)."""
+    return f"^(?:{pattern})(?![\\s\\S])"
+
+
+def nullable(schema: dict[str, Any], optional: bool = True) -> dict[str, Any]:
+    """``schema``, or null too when ``optional``."""
+    return {"anyOf": [schema, {"type": "null"}]} if optional else schema
 
 
 def check_option(name: str, value: Any, field: Field, error: type[ConfigError] | type[ValueError] = ConfigError) -> Any:

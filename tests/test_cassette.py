@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ssemock import Cassette, CassetteError, CassetteNotFoundError, Chunk, End, Interaction, Request, Response
-from ssemock.cassette import END_HOWS, dumps, load, load_cassettes, loads, save
+from ssemock.cassette import END_HOWS, MODELINE, dumps, load, load_cassettes, loads, save
 from ssemock.limits import MAX_CASSETTE_SECONDS
 from ssemock.sse import decode
 
@@ -71,7 +71,7 @@ def test_utf8_stream_reads_as_text_lines_in_the_file() -> None:
     cassette = Cassette("r", [Interaction(Request("POST", "/v1/x"), Response(chunks=[Chunk(0.25, body)]))])
     text = dumps(cassette)
     assert '      text: |+\n        data: {"text": "café"}\n\n' in text
-    assert text.startswith("ssemock_cassette: 1\n")
+    assert text.startswith(f"{MODELINE}\nssemock_cassette: 1\n")  # the schema comment, then the version key
 
 
 def test_split_character_stays_lossless_as_base64() -> None:

@@ -158,6 +158,15 @@ def test_the_installed_command_serves_the_bundled_recordings(venv: Path, tmp_pat
     assert answer.content == real.read_bytes()
 
 
+def test_the_installed_package_ships_the_schemas_it_generates(venv: Path) -> None:
+    python = venv / "bin" / "python"
+    for kind in ("cassette", "scenario", "stubs"):
+        shipped = Path(run(python, "-m", "ssemock.schemas", "--path", kind, cwd=venv).strip())
+        assert shipped.is_relative_to(venv) and shipped.name == f"{kind}.schema.json"
+        assert shipped.read_bytes() == (ROOT / "ssemock" / "schemas" / shipped.name).read_bytes()
+    run(python, "-m", "ssemock.schemas", "--check", cwd=venv)  # the installed generator writes the same
+
+
 PLUGIN_TEST = """
 import httpx, pytest, ssemock.pytest_plugin, sys
 

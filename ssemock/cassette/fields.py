@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..errors import CassetteError, Described
@@ -22,6 +23,7 @@ from ..limits import (
 )
 from .model import (
     END_HOWS,
+    FORMAT_KEY,
     MAX_REASON,
     NO_CONTENT_STATUSES,
     End,
@@ -50,7 +52,7 @@ class Validator:
             raise self.fail("(top level)", "a mapping", Described(value))
         return self.typed(value, where or "(top level)", dict, "a mapping")  # type: ignore[no-any-return]
 
-    def known(self, doc: dict[str, Any], where: str, keys: set[str]) -> None:
+    def known(self, doc: dict[str, Any], where: str, keys: AbstractSet[str]) -> None:
         extra = sorted(set(map(str, doc)) - keys)
         if extra:
             path = f"{where}.{extra[0]}" if where else extra[0]
@@ -58,8 +60,8 @@ class Validator:
 
     def seconds(self, value: Any, where: str) -> float:
         """A time in seconds, finite, from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h)."""
-        if not _SECONDS.check(value):
-            raise self.fail(where, f"{_SECONDS.expected} seconds", value)
+        if not SECONDS.check(value):
+            raise self.fail(where, f"{SECONDS.expected} seconds", value)
         return float(value)
 
     def items(self, value: Any, where: str, what: str) -> list[Any]:
@@ -86,10 +88,38 @@ class Validator:
         return out
 
 
-_SECONDS = number(0.0, MAX_CASSETTE_SECONDS)
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+\Z")  # RFC 9110 token
+SECONDS = number(0.0, MAX_CASSETTE_SECONDS)
+"""A time: seconds from the request, 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h)."""
+TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # noqa: S105 - an RFC 9110 token, no secret
+"""An RFC 9110 token (a method or a header name), as a regular expression."""
+NAME = r"[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*"
+"""A cassette ``name:``, as a regular expression (no part starts with a dot, so none is ``..``)."""
+DIGEST = r"[0-9a-f]{64}"
+"""A body's ``sha256``: 64 lower-case hex digits."""
+STATUSES = (200, 599)
+"""The final statuses a response may have (a 1xx answer is interim, RFC 9110 section 15.2)."""
+MAX_NOT_RECORDED = 500
+"""Characters ``body_not_recorded`` may hold (one line)."""
+TIMINGS = ("recorded", "none")
+"""The values of a response's ``timing``."""
+EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+"""The values of a response's ``eol`` (hand-written events) and the line ends they write."""
+KEYS: dict[str, tuple[str, ...]] = {
+    "cassette": (FORMAT_KEY, "name", "provenance", "interactions"),
+    "interaction": ("request", "response"),
+    "request": ("method", "path", "query", "headers", "body"),
+    "response": ("status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end",
+                 "body_not_recorded"),
+    "chunk": ("t", "text", "base64"),
+    "event": ("data", "event", "id", "retry", "comment"),
+    "end": ("t", "how"),
+}
+"""The keys each mapping of a cassette file may hold (any other is refused, naming the keys allowed)."""
+BODY_FORMS: tuple[tuple[str, ...], ...] = (("json",), ("text",), ("base64",), ("sha256", "size"))
+"""The forms of a request ``body``: exactly one of these sets of keys."""
+_HEADER_NAME = re.compile(f"^{TOKEN}\\Z")
 _METHOD = "an HTTP method: a token of letters, digits and !#$%&'*+-.^_`|~ (RFC 9110)"
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
+_NAME = re.compile(f"^{NAME}\\Z")
 
 
 def cassette_name(v: Validator, value: Any) -> str:
@@ -117,7 +147,7 @@ def check_headers(v: Validator, pairs: list[tuple[str, str]], where: str) -> lis
 
 def not_recorded(v: Validator, resp: Response, value: Any, where: str) -> str:
     """``body_not_recorded``: one line of text (at most 500 characters) on a response without chunks."""
-    if type(value) is not str or not value or len(value) > 500 or not value.isprintable():
+    if type(value) is not str or not value or len(value) > MAX_NOT_RECORDED or not value.isprintable():
         raise v.fail(where, "why the body was not recorded, one line of at most 500 characters", value)
     if resp.chunks:
         raise v.fail(where, "no chunks: a body not recorded has none", Described(None, f"{len(resp.chunks)} chunks"))
@@ -185,7 +215,7 @@ def url_path(v: Validator, value: Any, where: str) -> str:
 def digest(v: Validator, digest: Any, size: Any, where: str) -> tuple[str, int]:
     """A body stored by digest: 64 lower-case hex digits and a size in bytes."""
     v.typed(digest, f"{where}.sha256", str, "64 hex digits")
-    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    if re.fullmatch(DIGEST, digest) is None:
         raise v.fail(f"{where}.sha256", "64 lower-case hex digits", digest)
     return digest, v.typed(size, f"{where}.size", int, "a size in bytes")
 
@@ -195,7 +225,7 @@ _STATUS = "an HTTP status code 200-599 (a 1xx answer is interim, RFC 9110 sectio
 
 def status(v: Validator, value: Any, where: str) -> int:
     status = v.typed(value, where, int, _STATUS)
-    if not 200 <= status <= 599:
+    if not STATUSES[0] <= status <= STATUSES[1]:
         raise v.fail(where, _STATUS, status)
     return status  # type: ignore[no-any-return]
 

@@ -19,7 +19,7 @@ from ..errors import CassetteError, CassetteNotFoundError
 from ..limits import MAX_CASSETTE_FILE, claim_name
 from . import cache
 from .files import YAML_START, read_file
-from .model import Cassette
+from .model import MODELINE, Cassette
 from .read import parse_cassette
 from .yamltext import cassette_items, load_yaml, utf8_text
 
@@ -61,10 +61,11 @@ def loads(text: str, *, name: str = "cassette", source: str = "<string>") -> Cas
 
 
 def dumps(cassette: Cassette) -> str:
-    """The cassette as YAML text; UTF-8 bodies appear as readable text blocks."""
+    """The cassette as YAML text; UTF-8 bodies appear as readable text blocks. The first line is a
+    comment naming the cassette schema for editors (:data:`~ssemock.cassette.model.MODELINE`)."""
     from .write import cassette_doc, dump_yaml  # only writing needs the YAML emitter
 
-    return dump_yaml(cassette_doc(cassette))
+    return f"{MODELINE}\n{dump_yaml(cassette_doc(cassette))}"
 
 
 def save(cassette: Cassette, path: str | os.PathLike[str] | None = None) -> Path:

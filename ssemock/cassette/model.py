@@ -17,6 +17,10 @@ from ..limits import MAX_JSON_DEPTH, NOT_JSON, json_depth_exceeds, load_json
 
 FORMAT_KEY = "ssemock_cassette"
 FORMAT_VERSION = 1
+SCHEMAS_URL = "https://ssemock.readthedocs.io/en/latest/schemas/"
+"""Where the documentation site publishes the JSON Schemas of the file formats (:mod:`ssemock.schemas`)."""
+MODELINE = f"# yaml-language-server: $schema={SCHEMAS_URL}cassette.schema.json"
+"""The first line of a cassette ssemock writes: it names the cassette schema for editors (a YAML comment)."""
 END_HOWS = ("clean", "cut", "reset", "timeout", "client_gone")
 """How a recorded stream ended: ``clean`` (complete body), ``cut`` (connection closed
 before the body was complete), ``reset`` (TCP reset), ``timeout`` (the recorder gave up),
@@ -36,14 +40,15 @@ def no_content(method: str, status: int) -> bool:
     return method == "HEAD" or status < 200 or status in NO_CONTENT_STATUSES
 
 
-_REASON = r"[\t\x20-\x7e]*"  # compiled on first use (re's cache), not at every start
+REASON = r"[\t\x20-\x7e]*"  # compiled on first use (re's cache), not at every start
+"""A reason phrase's characters (RFC 9112 section 4: tabs, spaces and visible ASCII), as a regular expression."""
 
 
 def reason_phrase(text: str | None) -> str | None:
     """``text`` when it can be sent as a status line's reason phrase (RFC 9112 section 4: tabs,
     spaces and visible ASCII, here at most :data:`MAX_REASON` characters), else None (the
     standard phrase is sent)."""
-    if text is None or len(text) > MAX_REASON or not re.fullmatch(_REASON, text):
+    if text is None or len(text) > MAX_REASON or not re.fullmatch(REASON, text):
         return None
     return text
 

@@ -35,6 +35,9 @@ __all__ = [
     "parse_cassette", "read_file", "read_yaml",
 ]
 
+_KEYS = {kind: frozenset(keys) for kind, keys in fields.KEYS.items()}
+_BODY_FORMS = [frozenset(form) for form in fields.BODY_FORMS]
+
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """Upgrades by source version: ``MIGRATIONS[n]`` turns a version-``n`` document into
 version ``n + 1``. Version 1 is the first format, so there is none yet."""
@@ -48,12 +51,12 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
     while isinstance(version, int) and not isinstance(version, bool) and version in MIGRATIONS:
         doc = MIGRATIONS[version](doc)
         version = doc.get(FORMAT_KEY)
-    if version != FORMAT_VERSION:
+    if version != FORMAT_VERSION or isinstance(version, bool):
         raise CassetteError(
             source, FORMAT_KEY, f"format version {FORMAT_VERSION} (is this an ssemock cassette?"
             " VCR.py files are converted with 'ssemock import vcr')", version,
         )
-    v.known(doc, "", {FORMAT_KEY, "name", "provenance", "interactions"})
+    v.known(doc, "", _KEYS["cassette"])
     items = v.items(doc.get("interactions", []), "interactions", "interactions")
     return Cassette(
         name=fields.cassette_name(v, doc.get("name", name)),
@@ -130,7 +133,7 @@ def check_cassette(cassette: Cassette, source: str) -> None:
 
 def _interaction(v: fields.Validator, item: Any, where: str) -> Interaction:
     doc = v.mapping(item, where)
-    v.known(doc, where, {"request", "response"})
+    v.known(doc, where, _KEYS["interaction"])
     if "response" not in doc:
         raise v.fail(f"{where}.response", "a response mapping", None)
     return Interaction(
@@ -141,7 +144,7 @@ def _interaction(v: fields.Validator, item: Any, where: str) -> Interaction:
 
 def _request(v: fields.Validator, item: Any, where: str) -> Request:
     doc = v.mapping(item, where)
-    v.known(doc, where, {"method", "path", "query", "headers", "body"})
+    v.known(doc, where, _KEYS["request"])
     req = Request(
         method=fields.method_token(v, doc.get("method", "GET"), f"{where}.method").upper(),
         path=fields.url_path(v, doc.get("path", "/"), f"{where}.path"),
@@ -156,6 +159,8 @@ def _request(v: fields.Validator, item: Any, where: str) -> Request:
 def _body(v: fields.Validator, item: Any, where: str, req: Request) -> None:
     forms = "one of {json: VALUE}, {text: STR}, {base64: STR}, {sha256: HEX, size: BYTES}"
     doc = v.typed(item, where, dict, forms)
+    if set(doc) not in _BODY_FORMS:
+        raise v.fail(where, forms, doc)
     if set(doc) == {"json"}:
         if json_depth_exceeds(doc["json"], MAX_JSON_DEPTH):
             raise v.fail(f"{where}.json", f"JSON nested at most {MAX_JSON_DEPTH} deep", None)
@@ -164,22 +169,16 @@ def _body(v: fields.Validator, item: Any, where: str, req: Request) -> None:
         req.body = fields.utf8(v, v.typed(doc["text"], f"{where}.text", str, "a string"), f"{where}.text")
     elif set(doc) == {"base64"}:
         req.body = fields.b64(v, doc["base64"], f"{where}.base64")
-    elif set(doc) == {"sha256", "size"}:
-        req.body_sha256, req.body_size = fields.digest(v, doc["sha256"], doc["size"], where)
     else:
-        raise v.fail(where, forms, doc)
+        req.body_sha256, req.body_size = fields.digest(v, doc["sha256"], doc["size"], where)
 
 
 def _response(v: fields.Validator, item: Any, where: str) -> Response:
     doc = v.mapping(item, where)
-    v.known(
-        doc, where,
-        {"status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end",
-         "body_not_recorded"},
-    )
+    v.known(doc, where, _KEYS["response"])
     status = fields.status(v, doc.get("status", 200), f"{where}.status")
     timing = doc.get("timing", "recorded")
-    if timing not in ("recorded", "none"):
+    if timing not in fields.TIMINGS:
         raise v.fail(f"{where}.timing", "'recorded' or 'none'", timing)
     resp = Response(
         status=status,
@@ -199,7 +198,7 @@ def _response(v: fields.Validator, item: Any, where: str) -> Response:
         resp.body_not_recorded = fields.not_recorded(v, resp, doc["body_not_recorded"], f"{where}.body_not_recorded")
     last, last_at = fields.ordered(v, resp, where, "events" in doc)
     end_doc = v.mapping(doc.get("end", {}), f"{where}.end")
-    v.known(end_doc, f"{where}.end", {"t", "how"})
+    v.known(end_doc, f"{where}.end", _KEYS["end"])
     resp.end = fields.end_of(v, end_doc.get("how", "clean"), end_doc.get("t", last), last, last_at, where)
     return resp
 
@@ -228,7 +227,7 @@ def _chunks(v: fields.Validator, items: Any, where: str) -> list[Chunk]:
             continue
         at = f"{where}[{i}]"
         doc = v.mapping(item, at)
-        v.known(doc, at, {"t", "text", "base64"})
+        v.known(doc, at, _KEYS["chunk"])
         t = v.seconds(doc.get("t", 0.0), f"{at}.t")
         if ("text" in doc) == ("base64" in doc):
             raise v.fail(at, "exactly one of 'text' or 'base64'", sorted(doc))
@@ -240,9 +239,6 @@ def _chunks(v: fields.Validator, items: Any, where: str) -> list[Chunk]:
     return out
 
 
-_EVENT_KEYS = {"data", "event", "id", "retry", "comment"}
-
-
 def _events_to_chunks(v: fields.Validator, doc: dict[str, Any], where: str, start: float) -> list[Chunk]:
     """Hand-written events: one chunk per event, ``interval`` seconds apart after ``start``.
 
@@ -250,7 +246,7 @@ def _events_to_chunks(v: fields.Validator, doc: dict[str, Any], where: str, star
     written as compact JSON), ``event``, ``id``, ``retry`` (milliseconds) and
     ``comment``; ``eol`` (``lf``, ``crlf``, ``cr``) picks the line ending.
     """
-    eols = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
+    eols = fields.EOLS
     eol = doc.get("eol", "lf")
     if eol not in eols:
         raise v.fail(f"{where}.eol", "one of lf, crlf, cr", eol)
@@ -261,7 +257,7 @@ def _events_to_chunks(v: fields.Validator, doc: dict[str, Any], where: str, star
     for i, item in enumerate(v.items(doc["events"], f"{where}.events", "events")):
         at = f"{where}.events[{i}]"
         ev = v.mapping(item, at)
-        v.known(ev, at, _EVENT_KEYS)
+        v.known(ev, at, _KEYS["event"])
         data = ev.get("data")
         if data is not None and not isinstance(data, str):
             data = json.dumps(data, separators=(",", ":"), ensure_ascii=False)

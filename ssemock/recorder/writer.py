@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..cassette import FORMAT_KEY, FORMAT_VERSION, Chunk
+from ..cassette import FORMAT_KEY, FORMAT_VERSION, MODELINE, Chunk
 from ..cassette.append import BEGIN_MARK, DOCUMENT_END, atomic_file, end_mark, locked
 from ..cassette.write import chunk_doc, dump_yaml, interaction_doc
 from ..redact import scrub_text
@@ -63,6 +63,7 @@ def write_cassette(
     """
     hits = 0
     with atomic_file(path, exclusive=exclusive) as out:
+        out.write(MODELINE + "\n")
         head: dict[str, Any] = {FORMAT_KEY: FORMAT_VERSION, "name": name}
         if provenance:
             head["provenance"] = provenance

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from .. import limits
 from ..errors import ScenarioError
-from ..limits import Field, bounds_text, integer, is_integer, within
+from ..limits import Field, bounded, bounds_text, integer, is_integer, nullable, string, whole, within
 from ..plan import Plan
 
 if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server starts without them
@@ -44,6 +44,7 @@ MAX_TEXT = 256
 """Longest text a step repeats in every event (comment text, id, field name), in characters."""
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 token
 _HEADER_FORBIDDEN = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # controls but HTAB (RFC 9110 §5.5)
+_CONTROLS = "".join(map(chr, [*range(0x09), *range(0x0a, 0x20), 0x7f]))
 
 
 def number(minimum: float = 0.0, maximum: float = MAX_SECONDS, *, optional: bool = False) -> Field:
@@ -54,7 +55,8 @@ def number(minimum: float = 0.0, maximum: float = MAX_SECONDS, *, optional: bool
 def choice(*values: Any) -> Field:
     """One of ``values``."""
     shown = " | ".join("null" if v is None else str(v) for v in values)
-    return Field(f"one of {shown}", lambda v: any(v == x and type(v) is type(x) for x in values))
+    return Field(f"one of {shown}", lambda v: any(v == x and type(v) is type(x) for x in values),
+                 {"enum": list(values)})
 
 
 def text(*, optional: bool = False, nonempty: bool = False) -> Field:
@@ -63,6 +65,7 @@ def text(*, optional: bool = False, nonempty: bool = False) -> Field:
     return Field(
         what + (" or null" if optional else ""),
         lambda v: (optional and v is None) or (isinstance(v, str) and (not nonempty or bool(v))),
+        nullable({"type": "string", "minLength": 1} if nonempty else {"type": "string"}, optional),
     )
 
 
@@ -75,6 +78,7 @@ def short_text(forbidden: str = "\r\n", *, maximum: int = MAX_TEXT, optional: bo
         f"a string of at most {maximum} characters without {without}{suffix}",
         lambda v: (optional and v is None)
         or (isinstance(v, str) and len(v) <= maximum and not set(v) & set(forbidden)),
+        nullable(string(maximum=maximum, without=forbidden), optional),
     )
 
 
@@ -84,6 +88,7 @@ def header_value(*, optional: bool = False) -> Field:
     return Field(
         f"a non-empty header value without CR, LF, NUL or other control characters{suffix}",
         lambda v: (optional and v is None) or _header_value(v),
+        nullable(string(minimum=1, without=_CONTROLS), optional),
     )
 
 
@@ -95,6 +100,8 @@ def header_map() -> Field:
         lambda v: isinstance(v, Mapping)
         and all(isinstance(k, str) and _HEADER_NAME.fullmatch(k) and _header_value(x, empty=True)
                 for k, x in v.items()),
+        {"type": "object", "propertyNames": {"pattern": whole(_HEADER_NAME.pattern)},
+         "additionalProperties": string(without=_CONTROLS)},
     )
 
 
@@ -115,7 +122,7 @@ def _header_value(value: Any, *, empty: bool = False) -> bool:
 
 def flag() -> Field:
     """true or false."""
-    return Field("true or false", lambda v: isinstance(v, bool))
+    return Field("true or false", lambda v: isinstance(v, bool), {"type": "boolean"})
 
 
 def integers(
@@ -128,12 +135,13 @@ def integers(
         f"a {'non-empty ' if nonempty else ''}list of at most {items} integers{shown}",
         lambda v: isinstance(v, list) and (bool(v) or not nonempty) and len(v) <= items
         and all(is_integer(x) and within(x, minimum, maximum) for x in v),
+        {"type": "array", "minItems": int(nonempty), "maxItems": items, "items": bounded("integer", minimum, maximum)},
     )
 
 
 def anything() -> Field:
     """Any YAML value (e.g. a JSON body)."""
-    return Field("any YAML value", lambda v: True)
+    return Field("any YAML value", lambda v: True, {"description": "any value"})
 
 
 class Step:

@@ -16,9 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..limits import nullable
 from ..plan import Plan
 from .base import MAX_COUNT, MAX_RETRY_MS, MAX_TEXT, Field, LineStep, flag, integer, register, short_text
-from .text import Block, Line, blocks, is_field_name, lines_size, parse_field, text_size
+from .text import Block, Line, blocks, field_name_schema, is_field_name, lines_size, parse_field, text_size
 
 __all__ = ["MAX_EOLS", "Bom", "DropFinalBlankLine", "ExtraFields", "KeepAlive", "LineEndings", "MetaBlocks"]
 
@@ -36,7 +37,10 @@ def _eol_choice(*, optional: bool = False) -> Field:
         f"one of lf | crlf | cr | mixed, or a non-empty list of at most {MAX_EOLS} of lf | crlf | cr"
         + (" or null" if optional else ""),
         lambda v: (optional and v is None) or v in (*EOLS, "mixed")
-        or (isinstance(v, list) and 0 < len(v) <= MAX_EOLS and all(x in EOLS for x in v)),
+        or (isinstance(v, list) and 0 < len(v) <= MAX_EOLS and all(isinstance(x, str) and x in EOLS for x in v)),
+        nullable({"anyOf": [{"enum": [*EOLS, "mixed"]},
+                            {"type": "array", "minItems": 1, "maxItems": MAX_EOLS, "items": {"enum": list(EOLS)}}]},
+                 optional),
     )
 
 
@@ -95,7 +99,9 @@ class LineEndings(LineStep):
             f"a mapping of at most {MAX_FIELDS} field names (at most {MAX_TEXT} characters, no colon, CR or LF) "
             "to lf | crlf | cr",
             lambda v: isinstance(v, dict) and len(v) <= MAX_FIELDS
-            and all(is_field_name(k, MAX_TEXT) and x in EOLS for k, x in v.items()),
+            and all(is_field_name(k, MAX_TEXT) and isinstance(x, str) and x in EOLS for k, x in v.items()),
+            {"type": "object", "maxProperties": MAX_FIELDS, "propertyNames": field_name_schema(MAX_TEXT),
+             "additionalProperties": {"enum": list(EOLS)}},
         ),
     }
 
@@ -238,7 +244,10 @@ class ExtraFields(LineStep):
         "retry_ms": integer(0, MAX_RETRY_MS, optional=True),
         "unknown": Field(f"a list of at most {MAX_FIELDS} field names other than data, event, id, retry "
                          f"(at most {MAX_TEXT} characters, no colon, CR or LF)",
-                         lambda v: isinstance(v, list) and len(v) <= MAX_FIELDS and all(_unknown_name(x) for x in v)),
+                         lambda v: isinstance(v, list) and len(v) <= MAX_FIELDS and all(_unknown_name(x) for x in v),
+                         {"type": "array", "maxItems": MAX_FIELDS, "items": {
+                             **field_name_schema(MAX_TEXT), "not": {"anyOf": [
+                                 field_name_schema(MAX_TEXT)["not"], {"enum": ["data", "event", "id", "retry"]}]}}}),
     }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ScenarioError
-from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, is_integer, plain_json_problem
+from ..limits import MAX_ITEMS, MAX_JSON_DEPTH, Field, bounded, is_integer, nullable, plain_json_problem, string
 from ..plan import Plan
 from ..providers import NAMES
 from .base import LineStep, anything, integer, register, short_text
 from .event_steps import _index
-from .predicates import PATH_RULE, EventView, Path, Where, assign, parse_path, remove, terminal_start
+from .predicates import PATH_RULE, WHERE_KEYS, EventView, Path, Where, assign, parse_path, remove, terminal_start
 from .providers import provider_of
 from .text import Block, Line, blocks, field_line, growth, lines_size, parse_field
 
@@ -47,7 +47,8 @@ AT_WORDS = ("end", "after-terminal")
 
 
 def _mapping(what: str) -> Field:
-    return Field(what, lambda v: v is None or isinstance(v, Mapping))
+    return Field(what, lambda v: v is None or isinstance(v, Mapping),
+                 {"type": ["object", "null"], "propertyNames": {"enum": list(WHERE_KEYS)}})
 
 
 WHERE_FIELD = _mapping("a mapping of conditions: index, type, path, equals, contains, terminal")
@@ -55,7 +56,8 @@ FIRST_FIELD = integer(1, MAX_ITEMS, optional=True)
 EVENT_FIELDS: dict[str, Field] = {
     "type": short_text(optional=True),
     "data": Field(f"a string of at most {MAX_PAYLOAD} bytes of UTF-8 without CR (LF starts another data line)",
-                  lambda v: v is None or (isinstance(v, str) and _utf8_within(v) and "\r" not in v)),
+                  lambda v: v is None or (isinstance(v, str) and _utf8_within(v) and "\r" not in v),
+                  nullable(string(maximum=MAX_PAYLOAD, without="\r"))),
     "json": anything(),
     "id": short_text("\r\n\0", optional=True),
 }
@@ -192,12 +194,15 @@ class Insert(_EventStep):
     fields: ClassVar[dict[str, Field]] = {
         **EVENT_FIELDS,
         "at": Field(f"an event index from -{MAX_ITEMS} to {MAX_ITEMS}, or one of end | after-terminal",
-                    lambda v: v is None or v in AT_WORDS or (is_integer(v) and -MAX_ITEMS <= v <= MAX_ITEMS)),
+                    lambda v: v is None or v in AT_WORDS or (is_integer(v) and -MAX_ITEMS <= v <= MAX_ITEMS),
+                    {"anyOf": [bounded("integer", -MAX_ITEMS, MAX_ITEMS), {"enum": [*AT_WORDS, None]}]}),
         "before": WHERE_FIELD,
         "after": WHERE_FIELD,
         "text": Field(f"a string of at most {MAX_PAYLOAD} bytes of UTF-8",
-                      lambda v: v is None or (isinstance(v, str) and _utf8_within(v))),
-        "provider": Field(f"auto or a provider name: {', '.join(NAMES)}", lambda v: v is None or v in ("auto", *NAMES)),
+                      lambda v: v is None or (isinstance(v, str) and _utf8_within(v)),
+                      nullable(string(maximum=MAX_PAYLOAD))),
+        "provider": Field(f"auto or a provider name: {', '.join(NAMES)}", lambda v: v is None or v in ("auto", *NAMES),
+                          {"enum": ["auto", *NAMES, None]}),
     }
 
     def validate(self, where: str, source: str) -> None:
@@ -292,9 +297,11 @@ class Edit(_EventStep):
         "where": WHERE_FIELD,
         "first": FIRST_FIELD,
         "set": Field(f"a mapping of JSON paths to values (at most {MAX_PATHS})",
-                     lambda v: isinstance(v, Mapping) and len(v) <= MAX_PATHS),
+                     lambda v: isinstance(v, Mapping) and len(v) <= MAX_PATHS,
+                     {"type": "object", "maxProperties": MAX_PATHS}),
         "delete": Field(f"a list of at most {MAX_PATHS} JSON paths",
-                        lambda v: isinstance(v, list) and len(v) <= MAX_PATHS),
+                        lambda v: isinstance(v, list) and len(v) <= MAX_PATHS,
+                        {"type": "array", "maxItems": MAX_PATHS}),
     }
 
     def validate(self, where: str, source: str) -> None:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..errors import ScenarioError
+from ..limits import string, whole
 from ..plan import Plan
 from . import providers as prov
-from .base import MAX_BYTES, Field, LineStep, choice, integer, integers, register
+from .base import MAX_BYTES, Field, LineStep, choice, flag, integer, integers, register
 from .text import Block, Line, blocks, json_payload, lines_size, map_blocks
 
 __all__ = ["ErrorMidStream", "JsonSeparators", "LineSeparators", "LongLines", "MultilineData", "NoDone"]
@@ -30,6 +32,11 @@ MAX_SEPARATOR = 16
 """Longest ``json-separators`` separator, in characters."""
 MAX_CHARS = 64
 """Longest ``line-separators.chars``, in characters."""
+
+
+def _separator(mark: str) -> dict[str, Any]:
+    """The JSON Schema of :func:`_sep`: ``mark`` with spaces or tabs around it."""
+    return {"type": "string", "maxLength": MAX_SEPARATOR, "pattern": whole(f"[ \\t]*{re.escape(mark)}[ \\t]*")}
 
 
 def _json(data: str) -> Any:
@@ -61,10 +68,10 @@ class JsonSeparators(LineStep):
     stage: ClassVar[str] = "event"
     fields: ClassVar[dict[str, Field]] = {
         "item": Field(f"a comma with optional spaces or tabs around it (at most {MAX_SEPARATOR} characters)",
-                      lambda v: _sep(v, ",")),
+                      lambda v: _sep(v, ","), _separator(",")),
         "key": Field(f"a colon with optional spaces or tabs around it (at most {MAX_SEPARATOR} characters)",
-                     lambda v: _sep(v, ":")),
-        "ascii": Field("true or false", lambda v: isinstance(v, bool)),
+                     lambda v: _sep(v, ":"), _separator(":")),
+        "ascii": flag(),
     }
 
     def edit(self, lines: list[Line], plan: Plan) -> list[Line]:
@@ -227,9 +234,11 @@ class LineSeparators(LineStep):
     stage: ClassVar[str] = "event"
     fields: ClassVar[dict[str, Field]] = {
         "chars": Field(f"a non-empty string of at most {MAX_CHARS} characters without CR or LF",
-                       lambda v: isinstance(v, str) and 0 < len(v) <= MAX_CHARS and "\r" not in v and "\n" not in v),
+                       lambda v: isinstance(v, str) and 0 < len(v) <= MAX_CHARS and "\r" not in v and "\n" not in v,
+                       string(minimum=1, maximum=MAX_CHARS, without="\r\n")),
         "keys": Field("a non-empty list of strings", lambda v: isinstance(v, list) and bool(v)
-                      and all(isinstance(x, str) for x in v)),
+                      and all(isinstance(x, str) for x in v),
+                      {"type": "array", "minItems": 1, "items": {"type": "string"}}),
         "where": choice("values", "comments"),
     }
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..limits import bounded
 from ..plan import Plan
 from .base import MAX_TEXT, Field, LineStep, choice, flag, integer, register, text
 from .byte_steps import MAX_FIELDS
-from .text import Line, blocks, field_line, is_field_name, json_payload, parse_field
+from .text import Line, blocks, field_line, field_name_schema, is_field_name, json_payload, parse_field
 
 __all__ = ["MAX_SPACES", "EmptyData", "FieldSpacing"]
 
@@ -66,6 +67,9 @@ class FieldSpacing(LineStep):
             lambda v: v is None or _spaces(v)
             or (isinstance(v, dict) and len(v) <= MAX_FIELDS and all(is_field_name(k, MAX_TEXT) and _spaces(x)
                                                                       for k, x in v.items())),
+            {"anyOf": [bounded("integer", 0, MAX_SPACES), {"type": "null"},
+                       {"type": "object", "maxProperties": MAX_FIELDS, "propertyNames": field_name_schema(MAX_TEXT),
+                        "additionalProperties": bounded("integer", 0, MAX_SPACES)}]},
         ),
         "trailing": integer(0, MAX_SPACES),
     }

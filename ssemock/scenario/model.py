@@ -16,12 +16,15 @@ from ..plan import Plan
 from .base import NEAR_MISSES, STAGES, STEPS, LineStep, Step
 from .text import join_lines, split_lines
 
-__all__ = ["FORMAT_KEY", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "on_reconnect", "step_registry"]
+__all__ = ["FORMAT_KEY", "KEYS", "NAME", "NAME_RULE", "PRESERVES", "Scenario", "load_scenarios", "on_reconnect",
+           "step_registry"]
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
-_KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
-_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # compiled on first use (re's cache), not at every start
+KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
+"""The keys of a scenario file (any other is refused)."""
+NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # compiled on first use (re's cache), not at every start
+"""A scenario ``name:`` (:data:`NAME_RULE`), as a regular expression."""
 NAME_RULE = ("a scenario name of 1 to 100 ASCII letters, digits, '-', '_' and '.', starting with a letter or digit "
              "(no comma, slash or space: names are listed in X-SSEMock-Scenario and /_ssemock/s/NAME/)")
 
@@ -162,11 +165,11 @@ class Scenario:
         """Build a scenario from parsed YAML. Raises :class:`ScenarioError`."""
         if not isinstance(doc, Mapping):
             raise ScenarioError(source, "", "a mapping with 'steps'", None if doc is None else Described(doc))
-        if doc.get(FORMAT_KEY, 1) != 1:
+        if doc.get(FORMAT_KEY, 1) != 1 or isinstance(doc.get(FORMAT_KEY), bool):
             raise ScenarioError(source, FORMAT_KEY, "scenario format version 1", doc.get(FORMAT_KEY))
         for key in doc:
-            if key not in _KEYS:
-                raise ScenarioError(source, str(key), f"a scenario key: one of {', '.join(_KEYS)}", None)
+            if key not in KEYS:
+                raise ScenarioError(source, str(key), f"a scenario key: one of {', '.join(KEYS)}", None)
         for key in ("name", "description"):
             if key in doc and not isinstance(doc[key], str):
                 raise ScenarioError(source, key, "a string", doc[key])
@@ -185,7 +188,7 @@ class Scenario:
 
 def _name(name: str, source: str) -> str:
     """``name`` if it can be selected (``X-SSEMock-Scenario: A,B``, ``/_ssemock/s/A,B/``). Raises ScenarioError."""
-    if re.fullmatch(_NAME, name) is None:
+    if re.fullmatch(NAME, name) is None:
         raise ScenarioError(source, "name", NAME_RULE, name)
     return name
 

@@ -8,6 +8,7 @@ import copy as copying
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..limits import string
 from ..plan import Plan
 from .base import Field, flag, number, register
 from .edit_steps import FIRST_FIELD, WHERE_FIELD, _events, _EventStep, _flat, _path, _payload, _selected
@@ -46,8 +47,10 @@ class Copy(_EventStep):
 
     name: ClassVar[str] = "copy"
     fields: ClassVar[dict[str, Field]] = {
-        "path": Field("a JSON path such as choices[0].delta.content", lambda v: isinstance(v, str) and bool(v)),
-        "to": Field("a JSON path such as choices[0].delta.reasoning", lambda v: isinstance(v, str) and bool(v)),
+        "path": Field("a JSON path such as choices[0].delta.content", lambda v: isinstance(v, str) and bool(v),
+                      string(minimum=1)),
+        "to": Field("a JSON path such as choices[0].delta.reasoning", lambda v: isinstance(v, str) and bool(v),
+                    string(minimum=1)),
         "move": flag(),
         "where": WHERE_FIELD,
         "first": FIRST_FIELD,

@@ -39,8 +39,8 @@ from ..errors import ScenarioError
 from ..limits import MAX_ITEMS, Field, is_integer
 
 __all__ = [
-    "MAX_CONTAINS", "MAX_PATH_CHARS", "MAX_PATH_DEPTH", "MISSING", "PATH_RULE", "TERMINAL_TYPES", "EventView",
-    "Path", "Where", "assign", "lookup", "parse_path", "path_field", "remove", "terminal_start",
+    "MAX_CONTAINS", "MAX_PATH_CHARS", "MAX_PATH_DEPTH", "MISSING", "PATH_RULE", "TERMINAL_TYPES", "WHERE_KEYS",
+    "EventView", "Path", "Where", "assign", "lookup", "parse_path", "path_field", "remove", "terminal_start",
 ]
 
 MAX_PATH_DEPTH = 32
@@ -101,7 +101,7 @@ def _valid_path(value: Any) -> bool:
 
 def path_field() -> Field:
     """A :class:`~ssemock.limits.Field` accepting a JSON path string."""
-    return Field(PATH_RULE, _valid_path)
+    return Field(PATH_RULE, _valid_path, {"type": "string", "minLength": 1})
 
 
 def _child(value: Any, step: str | int) -> Any:
@@ -206,7 +206,8 @@ def terminal_start(events: list[EventView]) -> int:
     return start
 
 
-_WHERE_KEYS = ("index", "type", "path", "equals", "contains", "terminal")
+WHERE_KEYS = ("index", "type", "path", "equals", "contains", "terminal")
+"""The conditions of a ``where`` (``before``, ``after``) mapping."""
 
 
 @dataclass(frozen=True)
@@ -251,10 +252,10 @@ class Where:
     def build(cls, doc: Any, where: str, source: str) -> Where:
         """The predicate of a YAML mapping. Raises :class:`ScenarioError` naming ``where`` and the key."""
         if not isinstance(doc, Mapping) or not doc:
-            raise ScenarioError(source, where, f"a mapping of conditions: {', '.join(_WHERE_KEYS)}", doc)
+            raise ScenarioError(source, where, f"a mapping of conditions: {', '.join(WHERE_KEYS)}", doc)
         for key in doc:
-            if key not in _WHERE_KEYS:
-                raise ScenarioError(source, f"{where}.{key}", f"a condition: one of {', '.join(_WHERE_KEYS)}", None)
+            if key not in WHERE_KEYS:
+                raise ScenarioError(source, f"{where}.{key}", f"a condition: one of {', '.join(WHERE_KEYS)}", None)
         index = doc.get("index")
         if index is not None:
             index = _index(index, f"{where}.index", source)

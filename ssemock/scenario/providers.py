@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from ..limits import is_integer, plain_json_problem
+from ..limits import bounded, is_integer, nullable, plain_json_problem, string
 from ..plan import Plan
 from ..providers import DEFAULT, FORMS, NAMES, Code, ErrorSpec, Provider, provider_for, provider_named
 from ..providers.base import MAX_CODE, MAX_EXTRA, MAX_MESSAGE, MAX_TYPE, Default
@@ -57,16 +57,22 @@ def _extra(value: Any) -> bool:
 
 ERROR_FIELDS: dict[str, Field] = {
     "type": Field(f"a non-empty string of at most {MAX_TYPE} characters",
-                  lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TYPE),
-    "code": Field(f"a string of at most {MAX_TYPE} characters, an integer below 2**53 in size, or null", _code),
+                  lambda v: isinstance(v, str) and 0 < len(v) <= MAX_TYPE, string(minimum=1, maximum=MAX_TYPE)),
+    "code": Field(f"a string of at most {MAX_TYPE} characters, an integer below 2**53 in size, or null", _code,
+                  {"anyOf": [string(maximum=MAX_TYPE), bounded("integer", 1 - MAX_CODE, MAX_CODE - 1),
+                             {"type": "null"}]}),
     "choices": flag(),
-    "extra": Field(f"a mapping of field names to JSON values, at most {MAX_EXTRA} bytes as JSON", _extra),
+    "extra": Field(f"a mapping of field names to JSON values, at most {MAX_EXTRA} bytes as JSON", _extra,
+                   {"type": "object"}),
 }
 """Fields both error steps take (see :class:`~ssemock.providers.base.ErrorSpec`)."""
 MESSAGE_FIELD = Field(f"a non-empty string of at most {MAX_MESSAGE} characters",
-                      lambda v: isinstance(v, str) and 0 < len(v) <= MAX_MESSAGE)
-OPTIONAL_MESSAGE_FIELD = Field(f"{MESSAGE_FIELD.expected}, or null", lambda v: v is None or MESSAGE_FIELD.check(v))
-STATUS_FIELD = Field("an HTTP status code 100-599", lambda v: is_integer(v) and 100 <= v <= 599)
+                      lambda v: isinstance(v, str) and 0 < len(v) <= MAX_MESSAGE,
+                      string(minimum=1, maximum=MAX_MESSAGE))
+OPTIONAL_MESSAGE_FIELD = Field(f"{MESSAGE_FIELD.expected}, or null", lambda v: v is None or MESSAGE_FIELD.check(v),
+                               nullable(MESSAGE_FIELD.schema))
+STATUS_FIELD = Field("an HTTP status code 100-599", lambda v: is_integer(v) and 100 <= v <= 599,
+                     bounded("integer", 100, 599))
 FORM_FIELD = choice(*FORMS)
 
 

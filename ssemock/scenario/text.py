@@ -114,6 +114,12 @@ def json_payload(data: str) -> Any:
         return None
 
 
+def field_name_schema(maximum: int = 256) -> dict[str, Any]:
+    """The JSON Schema of :func:`is_field_name`."""
+    return {"type": "string", "minLength": 1, "maxLength": maximum,
+            "not": {"pattern": "[:\\r\\n]|^\\ufeff"}}
+
+
 def is_field_name(value: Any, maximum: int = 256) -> bool:
     """True for a field name a step may write: 1 to ``maximum`` characters, no colon, CR, LF or leading BOM."""
     return (isinstance(value, str) and 0 < len(value) <= maximum and not set(value) & {":", "\r", "\n"}

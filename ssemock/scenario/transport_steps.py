@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ..cassette import Chunk, End
 from ..errors import ScenarioError
-from ..limits import is_integer
+from ..limits import bounded, is_integer
 from ..plan import ENCODINGS, FRAMINGS, Plan
 from ..providers.base import phrase
 from . import providers as prov
@@ -90,7 +90,7 @@ class HttpError(Step):
     stage: ClassVar[str] = "transport"
     fields: ClassVar[dict[str, Field]] = {
         "status": Field("an HTTP status code 200-599 (a final answer: a 1xx one is interim, RFC 9110 section 15.2)",
-                        lambda v: is_integer(v) and 200 <= v <= 599),
+                        lambda v: is_integer(v) and 200 <= v <= 599, bounded("integer", 200, 599)),
         "headers": header_map(),
         "json": anything(),
         "text": text_field(optional=True),

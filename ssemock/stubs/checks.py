@@ -12,21 +12,30 @@ from ..errors import StubError
 from ..limits import MAX_JSON_DEPTH, is_integer, plain_json_problem
 from .model import FINISH_REASONS, MAX_TEXT, Usage
 
-__all__ = ["check_finish", "check_json", "check_status", "check_text", "check_times", "checked_mapping",
-           "parse_usage"]
+__all__ = ["COUNTS", "ERROR_STATUSES", "TIMES", "USAGE_KEYS", "check_finish", "check_json", "check_status",
+           "check_text", "check_times", "checked_mapping", "parse_usage"]
+
+ERROR_STATUSES = (400, 599)
+"""The statuses of a stub's ``error`` (an HTTP error answer)."""
+TIMES = (1, 10**9)
+"""The bounds of a stub's ``times``."""
+COUNTS = (0, 10**9)
+"""The bounds of each token count of ``usage``."""
+USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens")
+"""The keys of ``usage``."""
 
 
 def check_status(status: Any, file: str, field: str) -> int:
     """``status`` when it is an HTTP error status (400-599). Raises :class:`StubError`."""
-    if not is_integer(status) or not 400 <= status <= 599:
-        raise StubError(file, field, "an HTTP error status from 400 to 599", status)
+    if not is_integer(status) or not ERROR_STATUSES[0] <= status <= ERROR_STATUSES[1]:
+        raise StubError(file, field, f"an HTTP error status from {ERROR_STATUSES[0]} to {ERROR_STATUSES[1]}", status)
     return int(status)
 
 
 def check_times(times: Any, file: str, field: str) -> None:
     """Refuse a ``times`` that is not None or an integer from 1 to 1,000,000,000."""
-    if times is not None and (not is_integer(times) or not 1 <= times <= 10**9):
-        raise StubError(file, field, "an integer from 1 to 1000000000 (or none: any number)", times)
+    if times is not None and (not is_integer(times) or not TIMES[0] <= times <= TIMES[1]):
+        raise StubError(file, field, f"an integer from {TIMES[0]} to {TIMES[1]} (or none: any number)", times)
 
 
 def check_finish(finish: Any, file: str, field: str) -> None:
@@ -41,16 +50,17 @@ def checked_mapping(value: Any, file: str, field: str, keys: tuple[str, ...]) ->
         raise StubError(file, field, "a mapping", value)
     unknown = sorted(str(k) for k in value if k not in keys)
     if unknown:
-        raise StubError(file, f"{field}.{unknown[0]}", f"one of the keys {', '.join(keys)}", unknown[0])
+        raise StubError(file, f"{field}.{unknown[0]}" if field else unknown[0], f"one of the keys {', '.join(keys)}",
+                        unknown[0])
     return value
 
 
 def parse_usage(value: Any, file: str, field: str) -> Usage:
     """A :class:`Usage` from its mapping (counts 0 to 1,000,000,000). Raises :class:`StubError`."""
-    data = checked_mapping(value, file, field, ("input_tokens", "output_tokens", "reasoning_tokens"))
+    data = checked_mapping(value, file, field, USAGE_KEYS)
     for key, count in data.items():
-        if not is_integer(count) or not 0 <= count <= 10**9:
-            raise StubError(file, f"{field}.{key}", "an integer from 0 to 1000000000", count)
+        if not is_integer(count) or not COUNTS[0] <= count <= COUNTS[1]:
+            raise StubError(file, f"{field}.{key}", f"an integer from {COUNTS[0]} to {COUNTS[1]}", count)
     return Usage(**data)
 
 

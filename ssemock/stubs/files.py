@@ -36,35 +36,43 @@ from .checks import check_finish, check_json, check_status, check_text, check_ti
 from .inline import Chain, tool_call
 from .model import MAX_TOOL_CALLS, REASONING_FIELDS, TIMING_BOUNDS, Match, ProviderError, Reply, Stub, Timing
 
-__all__ = ["MAX_STUBS", "MAX_STUB_FILE", "holds_stub_files", "is_stub_file", "load_stubs", "parse_reply",
-           "parse_stubs"]
+__all__ = ["ERROR_KEYS", "FORMAT_KEY", "MATCH_KEYS", "MAX_STUBS", "MAX_STUB_FILE", "REPLY_KEYS", "STUB_KEYS",
+           "TOOL_CALL_KEYS", "holds_stub_files", "is_stub_file", "load_stubs", "parse_reply", "parse_stubs"]
 
 FORMAT_KEY = "ssemock_stubs"
 MAX_STUB_FILE = 1024 * 1024
 MAX_STUBS = 10_000
-_MATCH_KEYS = ("provider", "path", "model", "equals", "contains", "regex", "tool_result", "turn")
-_REPLY_KEYS = ("text", "reasoning", "reasoning_field", "tool_calls", "refusal", "finish_reason", "usage", "model",
-               "error")
+STUB_KEYS = ("name", "match", "reply", "steps", "timing", "times")
+"""The keys of a stub (exactly one of ``reply`` and ``steps``)."""
+MATCH_KEYS = ("provider", "path", "model", "equals", "contains", "regex", "tool_result", "turn")
+"""The conditions of ``match`` (see :class:`~ssemock.stubs.model.Match`)."""
+REPLY_KEYS = ("text", "reasoning", "reasoning_field", "tool_calls", "refusal", "finish_reason", "usage", "model",
+              "error")
+"""The keys of a reply (with ``error``, the others are not read)."""
+ERROR_KEYS = ("status", "body", "message")
+"""The keys of a reply's ``error``."""
+TOOL_CALL_KEYS = ("name", "arguments", "id")
+"""The keys of a tool call."""
 
 
 def parse_reply(value: Any, file: str, field: str) -> Reply:
     """A :class:`Reply` from its mapping. Raises :class:`StubError`."""
-    data = checked_mapping(value, file, field, _REPLY_KEYS)
+    data = checked_mapping(value, file, field, REPLY_KEYS)
     if "error" in data:
-        error = checked_mapping(data["error"], file, f"{field}.error", ("status", "body", "message"))
+        error = checked_mapping(data["error"], file, f"{field}.error", ERROR_KEYS)
         status = check_status(error.get("status"), file, f"{field}.error.status")
         message = check_text(error.get("message"), file, f"{field}.error.message")
         check_json(error.get("body"), file, f"{field}.error.body")
         fault = ProviderError(status, error.get("body")) if message is None else \
             ProviderError(status, error.get("body"), message)
         return Reply(error=fault)
-    calls = data.get("tool_calls") or []
+    calls = _or_empty(data.get("tool_calls"), [])
     if not isinstance(calls, list) or len(calls) > MAX_TOOL_CALLS:
         raise StubError(file, f"{field}.tool_calls", f"a list of at most {MAX_TOOL_CALLS} tool calls", calls)
     made = []
     for index, call in enumerate(calls):
         where = f"{field}.tool_calls[{index}]"
-        entry = checked_mapping(call, file, where, ("name", "arguments", "id"))
+        entry = checked_mapping(call, file, where, TOOL_CALL_KEYS)
         if not isinstance(entry.get("arguments", {}), Mapping):
             raise StubError(file, f"{where}.arguments", "a mapping (the JSON object of arguments)", entry["arguments"])
         name: Any = entry.get("name")  # tool_call checks it
@@ -80,13 +88,18 @@ def parse_reply(value: Any, file: str, field: str) -> Reply:
         text=check_text(data.get("text"), file, f"{field}.text"),
         reasoning=check_text(data.get("reasoning"), file, f"{field}.reasoning"), tool_calls=tuple(made),
         refusal=check_text(data.get("refusal"), file, f"{field}.refusal"), finish_reason=data.get("finish_reason"),
-        usage=parse_usage(data.get("usage") or {}, file, f"{field}.usage"),
+        usage=parse_usage(_or_empty(data.get("usage"), {}), file, f"{field}.usage"),
         model=check_text(data.get("model"), file, f"{field}.model"), reasoning_field=data.get("reasoning_field"),
     )
 
 
+def _or_empty(value: Any, empty: Any) -> Any:
+    """``value``, or ``empty`` when it is None (an empty YAML value): any other value is checked as written."""
+    return empty if value is None else value
+
+
 def _match(value: Any, file: str, field: str) -> Match:
-    data = dict(checked_mapping(value or {}, file, field, _MATCH_KEYS))
+    data = dict(checked_mapping(_or_empty(value, {}), file, field, MATCH_KEYS))
     try:
         return Match(**data)
     except StubError as exc:
@@ -94,7 +107,7 @@ def _match(value: Any, file: str, field: str) -> Match:
 
 
 def _timing(value: Any, file: str, field: str) -> Timing:
-    data = checked_mapping(value or {}, file, field, tuple(TIMING_BOUNDS))
+    data = checked_mapping(_or_empty(value, {}), file, field, tuple(TIMING_BOUNDS))
     try:
         return Timing(**data)
     except StubError as exc:
@@ -103,10 +116,10 @@ def _timing(value: Any, file: str, field: str) -> Timing:
 
 def parse_stubs(doc: Any, file: str) -> list[Stub]:
     """The stubs of a parsed stub file, in order. Raises :class:`StubError` naming the field."""
-    if not isinstance(doc, Mapping) or doc.get(FORMAT_KEY) != 1:
+    if not isinstance(doc, Mapping) or doc.get(FORMAT_KEY) != 1 or isinstance(doc.get(FORMAT_KEY), bool):
         raise StubError(file, FORMAT_KEY, "a stub file starting with `ssemock_stubs: 1`", None)
     checked_mapping(doc, file, "", (FORMAT_KEY, "stubs"))
-    entries = doc.get("stubs") or []
+    entries = _or_empty(doc.get("stubs"), [])
     if not isinstance(entries, list) or len(entries) > MAX_STUBS:
         raise StubError(file, "stubs", f"a list of at most {MAX_STUBS} stubs", entries)
     stubs: list[Stub] = []
@@ -114,7 +127,7 @@ def parse_stubs(doc: Any, file: str) -> list[Stub]:
     stem = Path(file).stem
     for index, entry in enumerate(entries):
         where = f"stubs[{index}]"
-        data = checked_mapping(entry, file, where, ("name", "match", "reply", "steps", "timing", "times"))
+        data = checked_mapping(entry, file, where, STUB_KEYS)
         name = data.get("name", f"{stem}#{index}")
         if not isinstance(name, str) or not name:
             raise StubError(file, f"{where}.name", "a non-empty string", name)
@@ -161,9 +174,15 @@ def load_stubs(source: str | os.PathLike[str]) -> list[Stub]:
 
 
 def is_stub_file(path: Path) -> bool:
-    """True when the file starts with the stub format key (``ssemock_stubs: 1``)."""
+    """True when the file starts with the stub format key (``ssemock_stubs: 1``), after any comment lines
+    (such as the ``# yaml-language-server: $schema=...`` modeline) in its first 4 KiB."""
     with path.open("rb") as file:
-        return file.read(64).lstrip().startswith(b"ssemock_stubs")
+        head = file.read(4096)
+    for line in head.splitlines():
+        text = line.strip()
+        if text and not text.startswith(b"#"):
+            return text.startswith(b"ssemock_stubs")
+    return False
 
 
 def holds_stub_files(directory: Path) -> bool:
