@@ -18,8 +18,9 @@ const result = await withPage("<!doctype html><title>blank</title>", async ({ co
       errors,
       ...(await tab.evaluate(() => ({
         title: document.title,
-        nav: [...document.querySelectorAll("nav.md-nav--primary > ul > li > label, nav.md-nav--primary > ul > li > a")]
-          .map((e) => e.textContent.trim()),
+        // one name per top-level item: the current page's item holds both a label (its table of contents) and a link
+        nav: [...document.querySelectorAll("nav.md-nav--primary > ul > li")]
+          .map((li) => li.querySelector(":scope > label, :scope > a")?.textContent.trim()),
         h1: document.querySelector("article h1")?.textContent.trim() ?? null,
         stylesheets: document.styleSheets.length,
         text: document.querySelector("article").innerText,
