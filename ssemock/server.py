@@ -34,7 +34,7 @@ from .edge import ACCESS_NOTE, activity, error_response, refuse
 from .edge.cors import allow_cors
 from .errors import SSEMockError
 from .journal import send_journal
-from .journal_query import JournalQuery
+from .journal_query import JournalQuery, check_clear
 from .matching import describe, prepare_indexes
 from .offloop import OffLoop
 from .plan import Plan
@@ -191,7 +191,12 @@ async def _journal(request: web.Request) -> web.StreamResponse:
 
 async def _clear_journal(request: web.Request) -> web.Response:
     """Clear the journal, the play counts and the streams kept for ``Last-Event-ID``: ``{"cleared": N}``
-    (the entries removed)."""
+    (the entries removed). Takes no parameters: one (``?outcome=cut``) is ``400 ssemock_bad_query``, and
+    nothing is cleared."""
+    try:
+        check_clear(request.query)
+    except SSEMockError as exc:
+        return refuse(exc)
     state = request.app[STATE]
     count = len(state.journal)
     state.reset()

@@ -64,7 +64,7 @@ from .edge import refuse
 from .edge.runner import make_runner
 from .errors import ServerError
 from .journal import send_journal
-from .journal_query import JournalQuery
+from .journal_query import JournalQuery, check_clear
 from .matching import prepare_indexes
 from .mockserver import MockServer
 from .refusals import BadQueryError
@@ -79,6 +79,10 @@ PEER_TIMEOUT = 2.0
 """Seconds a worker waits for each other worker's journal (all are asked at once)."""
 STOP_TIMEOUT = 1.0
 """Seconds after SIGTERM, beyond ``--grace``, before a worker that has not exited is killed."""
+PEER_LINE_SIZE = 64 * 1024
+"""Bytes of a request line a worker reads from another (the journal query passed on): above three times
+aiohttp's 8,190 bytes of a client's request line, as each character of a query may be passed on as
+``%XX``; at that bound a query within :mod:`~ssemock.journal_query`'s bounds reaches every worker."""
 UNANSWERED_HEADER = "X-SSEMock-Unanswered-Workers"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -139,7 +143,7 @@ class _Peers:
         peer.router.add_delete("/journal", self._clear)
         peer.router.add_get("/metrics", self._metrics)
         self.meter = app[METER]
-        self.runner = web.AppRunner(peer, handle_signals=False, access_log=None)
+        self.runner = web.AppRunner(peer, handle_signals=False, access_log=None, max_line_size=PEER_LINE_SIZE)
         await self.runner.setup()
         await web.UnixSite(self.runner, str(self.directory / f"{self.pid}.sock")).start()
 
@@ -220,6 +224,10 @@ async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamR
         return await handler(request)
     peers = request.app[_PEERS]
     if request.method == "DELETE":
+        try:
+            check_clear(request.query)
+        except BadQueryError as exc:
+            return refuse(exc)
         cleared = {str(peers.pid): len(peers.state.journal)}
         peers.state.reset()
         others, unanswered = await peers.ask("DELETE")
