@@ -336,6 +336,11 @@ def test_the_lines_name_each_finding_under_its_tier(tmp_path: Path) -> None:
         ),
         (["--max-interactions", "1"], "2 interactions in 1 cassette file(s), over --max-interactions 1"),
         (["--header", "no colon"], "expected 'NAME: VALUE'"),
+        # a length of its own held each request until --timeout (300 s)
+        (["--header", "Content-Length: 5"], "--header: Content-Length is a header drift sets itself"),
+        (["--header", "X-SSEMock-Cassette: other"], "--header: X-SSEMock-Cassette is a header drift sets itself"),
+        (["--target", "http://[::1"], "target 'http://[::1': Invalid IPv6 URL"),
+        (["--target", "http://127.0.0.1:99999"], "target 'http://127.0.0.1:99999': Port out of range"),
     ],
 )
 def test_bad_input_exits_2_naming_the_option(tmp_path: Path, args: list[str], message: str) -> None:
@@ -348,6 +353,7 @@ def test_bad_input_exits_2_naming_the_option(tmp_path: Path, args: list[str], me
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) <= 3  # (argparse: usage, then the error)
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))

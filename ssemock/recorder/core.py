@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import math
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,9 +50,19 @@ def split_target(target: str) -> tuple[str, str, str | None]:
     carry none (as curl does).
 
     Raises:
-        RecorderConfigError: not an http(s) URL with a host, or it has a query or fragment.
+        RecorderConfigError: not an http(s) URL with a host (and a port from 1 to 65535, if any: ``[::1``,
+            ``host:99999`` and ``host:abc`` are none), or it has a query or fragment.
     """
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+        port = parts.port  # a port that is no number, or out of range, is refused here
+    except ValueError as exc:
+        shown = re.sub(r"//[^/]*@", "//***@", target)  # the user info is never shown
+        raise RecorderConfigError(
+            f"target {shown!r}: {exc} (expected an http(s) URL such as https://api.openai.com)"
+        ) from None
+    if port == 0:
+        raise RecorderConfigError("target port 0: expected a port from 1 to 65535 (e.g. https://api.openai.com)")
     userinfo, _, host = parts.netloc.rpartition("@")
     if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
         shown = target.replace(userinfo + "@", "***@") if userinfo else target
