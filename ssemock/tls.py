@@ -5,10 +5,10 @@
 trustme (a well-kept library of the Python TLS ecosystem; the ``tls`` extra, or ``pip install trustme``) and kept in
 ``$XDG_CACHE_HOME/ssemock/tls`` (else ``~/.cache/ssemock/tls``): ``ca.pem`` (the certificate clients
 trust: ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE``, ``NODE_EXTRA_CA_CERTS``), ``server.pem`` and
-``server-key.pem`` (mode 0600 from its creation on; a key found readable by others is made again, with a
-new authority). The authority's own private key is never written: nobody can sign
-another certificate with it. A certificate and key of the user's own can be given instead
-(:class:`TLSFiles` without ``ca``, ``serve --tls-cert FILE --tls-key FILE``).
+``server-key.pem`` (mode 0600 from its creation on, in a directory of mode 0700; a key found readable by
+others, or in a directory others may write to, is made again with a new authority). The authority's own
+private key is never written: nobody can sign another certificate with it. A certificate and key of the
+user's own can be given instead (:class:`TLSFiles` without ``ca``, ``serve --tls-cert FILE --tls-key FILE``).
 """
 
 from __future__ import annotations
@@ -69,10 +69,13 @@ def local_authority(directory: Path | None = None) -> TLSFiles:
         ) from None
     try:
         where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        open_to_others = where.stat().st_mode & 0o077  # made by another tool, or by hand
+        if open_to_others:  # its files are made again below: others may have put theirs in it
+            os.chmod(where, 0o700)
         with open(where / ".lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # another process making them at the same time: one set, not a mix
             try:
-                if _usable(files):
+                if not open_to_others and _usable(files):
                     return files  # made by that other process meanwhile
             except ConfigError:
                 pass
@@ -87,11 +90,11 @@ def local_authority(directory: Path | None = None) -> TLSFiles:
 
 
 def _usable(files: TLSFiles) -> bool:
-    """Whether the local authority's files load, with a key that only its owner may read (one that others
-    may read, or could have read, is made again with the whole set). Raises ConfigError as
-    :func:`server_context` does."""
+    """Whether the local authority's files load, with a key that only its owner may read, in a directory that
+    only its owner may write to (else others may have read the key or put an authority of theirs in place
+    of ``ca.pem``: the whole set is made again). Raises ConfigError as :func:`server_context` does."""
     server_context(files)
-    return files.key.stat().st_mode & 0o077 == 0
+    return files.key.stat().st_mode & 0o077 == 0 and files.key.parent.stat().st_mode & 0o022 == 0
 
 
 def server_context(files: TLSFiles) -> ssl.SSLContext:

@@ -255,3 +255,15 @@ def test_an_unreadable_key_or_cache_directory_is_one_line_and_exit_2(tmp_path: P
             assert (done.returncode, done.stderr) == (2, f"ssemock: error: serve: {message}\n")
     finally:
         (unreadable / "ssemock" / "tls").chmod(0o700)
+
+
+def test_a_directory_that_others_may_write_to_gets_a_new_authority_and_mode_0700(tls_dir: Path) -> None:
+    first = local_authority()
+    ca = first.ca
+    assert ca is not None
+    before = ca.read_bytes()
+    os.chmod(tls_dir, 0o777)  # anyone could have put an authority of theirs in place of ca.pem
+    again = local_authority()
+    assert stat.S_IMODE(os.stat(tls_dir).st_mode) == 0o700
+    assert again == first and ca.read_bytes() != before
+    assert stat.S_IMODE(os.stat(again.key).st_mode) == 0o600
