@@ -30,7 +30,7 @@ from .refusals import ChangeIncompleteError, InvalidChangeError
 from .state import STATE
 from .stubs.files import MAX_STUB_FILE
 
-__all__ = ["SPREAD", "Spreading", "add_change_routes", "answer_change"]
+__all__ = ["SPREAD", "Spreading", "add_change_routes", "answer_change", "change_from_body"]
 
 STUBS_PATH = "/_ssemock/stubs"
 SCENARIO_PATH = "/_ssemock/scenario"
@@ -75,7 +75,7 @@ async def _add_stubs(request: web.Request) -> web.Response:
     tried before every other stub (the latest addition first). Answers ``{"added": N, "stubs": [NAME, ...]}``
     (a tool loop of steps counts once in ``added``; ``stubs`` names each step). An invalid document is
     ``400 ssemock_invalid_change`` naming the field (``stubs[0].reply.text``); nothing is added."""
-    return await _body_change(request, "stubs.add", MAX_STUB_FILE, "the stub file bound (1 MiB)")
+    return await change_from_body(request, "stubs.add", MAX_STUB_FILE, "the stub file bound (1 MiB)")
 
 
 async def _clear_stubs(request: web.Request) -> web.Response:
@@ -97,7 +97,7 @@ async def _set_scenario(request: web.Request) -> web.Response:
     mapping (``steps: [...]``, ``name`` default ``runtime``), then served under its name too (``X-SSEMock-Scenario``
     may name it). Answers ``{"scenario": [NAME, ...]}``. A name not served is ``400 ssemock_unknown_scenario``,
     an invalid document ``400 ssemock_invalid_change`` naming the field (``steps[0].stall.seconds``)."""
-    return await _body_change(request, "scenario.set", MAX_SCENARIO_FILE, "the scenario file bound (1 MiB)")
+    return await change_from_body(request, "scenario.set", MAX_SCENARIO_FILE, "the scenario file bound (1 MiB)")
 
 
 async def _clear_scenario(request: web.Request) -> web.Response:
@@ -106,7 +106,10 @@ async def _clear_scenario(request: web.Request) -> web.Response:
     return await answer_change(request, Change("scenario.clear", source=f"DELETE {SCENARIO_PATH}"))
 
 
-async def _body_change(request: web.Request, kind: str, limit: int, bound: str) -> web.Response:
+async def change_from_body(request: web.Request, kind: str, limit: int, bound: str) -> web.Response:
+    """Apply the change of ``kind`` whose document is the request's body (at most ``limit`` bytes, ``bound``
+    naming that limit in a ``413``), read as JSON or YAML by its ``Content-Type``, and answer it
+    (:func:`answer_change`): what the handler of a route of a new kind calls."""
     try:
         body = await read_body(request, limit, bound)
     except SSEMockError as exc:

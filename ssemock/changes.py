@@ -21,7 +21,9 @@ is read by the loader of the files it stands for, so a body is valid exactly whe
 * ``scenario.clear``: no document. No default scenario; the scenarios documents brought are served no more.
 
 Applying checks everything first and changes nothing on an error: a change is applied whole or not at all.
-A new kind is one entry, a function ``(state, change) -> answer``: ``APPLIERS["chaos.set"] = set_chaos``.
+A new kind is one entry, a function ``(state, change) -> answer``: ``APPLIERS["chaos.set"] = set_chaos``;
+its route's handler calls :func:`ssemock.change_routes.change_from_body` (or ``answer_change``), and
+``--workers`` hands it to every worker as it does the others.
 """
 
 from __future__ import annotations
