@@ -62,25 +62,32 @@ def add_change_routes(app: web.Application) -> None:
 
 
 async def _stubs(request: web.Request) -> web.Response:
-    """The stubs served, in the order they are tried (those added at run time first, the latest addition
-    first): a JSON list of ``{"name", "match", "source", "times", "used", "added"}`` (``match``: its
+    """The stubs served, as a JSON list in the order they are tried (those added at run time first).
+
+    Each one is ``{"name", "match", "source", "times", "used", "added"}`` (``match``: its
     conditions as text, ``any request`` for none; ``used``: the requests it answered, in this process;
     ``added``: true for a stub added at run time)."""
     return web.json_response(stub_summary(request.app[STATE]))
 
 
 async def _add_stubs(request: web.Request) -> web.Response:
-    """Add the stubs of a stub file's document (YAML, or JSON with ``Content-Type: application/json``; at most
-    1 MiB; ``ssemock_stubs: 1`` and ``stubs: [...]`` as in a file): they answer the next matching requests,
-    tried before every other stub (the latest addition first). Answers ``{"added": N, "stubs": [NAME, ...]}``
-    (a tool loop of steps counts once in ``added``; ``stubs`` names each step). An invalid document is
-    ``400 ssemock_invalid_change`` naming the field (``stubs[0].reply.text``); nothing is added."""
+    """Add the stubs of a stub file's document: they answer the next matching requests, tried first.
+
+    The body is YAML, or JSON with ``Content-Type: application/json``, of at most 1 MiB: ``ssemock_stubs: 1``
+    and ``stubs: [...]`` as in a file. The stubs are tried before every other stub, the latest addition
+    first. Answers ``{"added": N, "stubs": [NAME, ...]}`` (a tool loop counts once in ``added``; ``stubs``
+    names each step). An invalid document is ``400 ssemock_invalid_change`` naming the field
+    (``stubs[0].reply.text``); nothing is added. Under ``--workers`` the answer adds ``workers`` (process id:
+    its answer) and ``unanswered``, or is ``503 ssemock_change_incomplete`` naming the workers that did not
+    take it."""
     return await change_from_body(request, "stubs.add", MAX_STUB_FILE, "the stub file bound (1 MiB)")
 
 
 async def _clear_stubs(request: web.Request) -> web.Response:
-    """Remove the stubs added at run time: ``{"cleared": N}``. The stubs loaded from stub files at start
-    (``--stubs``, ``MockServer(stubs=...)``) and a test's inline stubs stay, as they were loaded."""
+    """Remove the stubs added at run time: ``{"cleared": N}``; the stubs loaded from files stay.
+
+    The stubs loaded from stub files at start (``--stubs``, ``MockServer(stubs=...)``, the plugin's
+    ``--ssemock-stubs``) and a test's inline stubs are served as they were loaded."""
     return await answer_change(request, Change("stubs.clear", source=f"DELETE {STUBS_PATH}"))
 
 
@@ -92,11 +99,14 @@ async def _scenario(request: web.Request) -> web.Response:
 
 
 async def _set_scenario(request: web.Request) -> web.Response:
-    """Set the default scenario (YAML, or JSON with ``Content-Type: application/json``; at most 1 MiB): scenario
-    names (``crlf,split-bytes``, or a list ``["crlf", "split-bytes"]``), each served; or a scenario file's
-    mapping (``steps: [...]``, ``name`` default ``runtime``), then served under its name too (``X-SSEMock-Scenario``
-    may name it). Answers ``{"scenario": [NAME, ...]}``. A name not served is ``400 ssemock_unknown_scenario``,
-    an invalid document ``400 ssemock_invalid_change`` naming the field (``steps[0].stall.seconds``)."""
+    """Set the default scenario: served scenario names, or a scenario file's document.
+
+    The body is YAML, or JSON with ``Content-Type: application/json``, of at most 1 MiB: scenario names
+    (``crlf,split-bytes``, or a list ``["crlf", "split-bytes"]``), each served; or a scenario file's mapping
+    (``steps: [...]``, ``name`` default ``runtime``), then served under its name too (``X-SSEMock-Scenario``
+    may name it). Answers ``{"scenario": [NAME, ...]}``. A name not served is ``400
+    ssemock_unknown_scenario``, an invalid document ``400 ssemock_invalid_change`` naming the field
+    (``steps[0].stall.seconds``). Under ``--workers``, answered as ``POST /_ssemock/stubs`` is."""
     return await change_from_body(request, "scenario.set", MAX_SCENARIO_FILE, "the scenario file bound (1 MiB)")
 
 
