@@ -30,8 +30,8 @@ Journal and admin routes across workers:
   worker as the same :class:`~ssemock.changes.Change` record, asked and timed as the journal is; the
   answer names each worker that took it (``workers``: process id → its answer), or is ``503
   ssemock_change_incomplete`` naming those that did not answer in time (``unanswered``: a change read late
-  is not applied) or refused it (``refused``). A worker started later (gunicorn restarts one that
-  died) starts from the loaded files, without the changes;
+  is not applied) or refused it (``refused``). A worker started later (gunicorn replaces one that
+  died) starts from the loaded files, without the changes, and says so on stderr;
 * ``health``, ``cassettes``, ``scenarios``, ``GET /_ssemock/stubs`` and ``GET /_ssemock/scenario`` are this
   worker's (the same in every worker once a change reached them all; a stub's ``used`` counts this worker's
   answers).
@@ -91,6 +91,8 @@ PEER_TIMEOUT = 2.0
 STOP_TIMEOUT = 1.0
 """Seconds after SIGTERM, beyond ``--grace``, before a worker that has not exited is killed."""
 UNANSWERED_HEADER = "X-SSEMock-Unanswered-Workers"
+CHANGED = "changed"
+"""The file of the workers' directory that says a change was made at run time (for workers started later)."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -154,6 +156,9 @@ class _Peers:
         self.runner = web.AppRunner(peer, handle_signals=False, access_log=None)
         await self.runner.setup()
         await web.UnixSite(self.runner, str(self.directory / f"{self.pid}.sock")).start()
+        if (self.directory / CHANGED).exists():  # a worker started after a change (gunicorn replaced one)
+            print(f"ssemock: worker {self.pid} started after changes at run time (/_ssemock/stubs, /_ssemock/scenario) "
+                  "and serves without them: send them again", file=sys.stderr, flush=True)
 
     async def stop(self, app: web.Application) -> None:
         if self.runner is not None:
@@ -161,6 +166,8 @@ class _Peers:
         with contextlib.suppress(OSError):
             (self.directory / f"{self.pid}.sock").unlink()
         if os.getppid() != self.master:  # the master was killed: the last worker out removes the directory
+            with contextlib.suppress(OSError):
+                (self.directory / CHANGED).unlink()  # no worker is started after this
             with contextlib.suppress(OSError):
                 self.directory.rmdir()
 
@@ -191,6 +198,7 @@ class _Peers:
 
     async def spread(self, change: Change, applied: dict[str, Any]) -> Spreading:
         """Hand ``change``, which this worker applied with the answer ``applied``, to every other worker."""
+        (self.directory / CHANGED).touch()
         answers, unanswered = await self.ask("POST", "/change", body=change.to_json(), shown=change.source)
         done = Spreading({str(self.pid): applied}, unanswered)
         for pid, answer in sorted(answers.items()):

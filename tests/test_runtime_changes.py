@@ -289,6 +289,17 @@ def test_under_two_workers_a_change_reaches_both_or_names_the_one_that_did_not(t
         cleared = httpx.delete(f"{served.url}/_ssemock/stubs").json()
         assert cleared["workers"] == {str(stuck): {"cleared": 1}, str(live): {"cleared": 2}}
 
+        # a worker gunicorn starts in place of one that died serves the files alone, and says so
+        httpx.post(f"{served.url}/_ssemock/stubs", content=WEATHER).raise_for_status()
+        os.kill(live, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not set(served.workers()) - {stuck, live} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [new] = set(served.workers()) - {stuck, live}
+        answered = _until_both_answer(served.url, [stuck, new], "weather?")
+        assert answered == {(stuck, "weather", 200), (new, None, 404)}
+        assert f"worker {new} started after changes at run time" in (tmp_path / "stderr").read_text()
+
 
 def _until_both_answer(url: str, workers: list[int], prompt: str) -> set[tuple[int, Any, int]]:
     """Chat requests, each on a new connection, until both workers answered one since the journal was cleared:
