@@ -15,13 +15,14 @@ answer) and ``unanswered``, or is ``503 ssemock_change_incomplete`` naming the w
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from aiohttp import web
 
-from .changes import Change, apply_change, stub_summary
+from .changes import Change, prepare_change, stub_summary
 from .edge import refuse
 from .errors import ScenarioError, SSEMockError, StubError
 from .intake import read_body
@@ -46,9 +47,10 @@ class Spreading:
     refused: dict[str, Any] = field(default_factory=dict)
 
 
-Spread: TypeAlias = Callable[[Change, dict[str, Any]], Awaitable[Spreading]]
+Spread: TypeAlias = Callable[[Change, dict[str, Any], float], Awaitable[Spreading]]
 SPREAD: web.AppKey[Spread] = web.AppKey("ssemock_spread")
-"""Set by :mod:`ssemock.workers`: hands a change this worker applied (and its answer) to the other workers."""
+"""Set by :mod:`ssemock.workers`: hands a change this worker applied (with its answer, and the seconds it took
+to read) to the other workers."""
 
 
 def add_change_routes(app: web.Application) -> None:
@@ -131,9 +133,13 @@ async def change_from_body(request: web.Request, kind: str, limit: int, bound: s
 
 
 async def answer_change(request: web.Request, change: Change) -> web.Response:
-    """Apply ``change`` here (and, under ``--workers``, in every other worker) and answer with what was done."""
+    """Apply ``change`` here (read in a thread, made on the event loop) and, under ``--workers``, in every other
+    worker; answer with what was done."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     try:
-        applied = apply_change(request.app[STATE], change)
+        commit = await asyncio.to_thread(prepare_change, request.app[STATE], change)
+        applied = commit()
     except (StubError, ScenarioError) as exc:
         return refuse(InvalidChangeError(exc))
     except SSEMockError as exc:
@@ -141,7 +147,7 @@ async def answer_change(request: web.Request, change: Change) -> web.Response:
     spread = request.app.get(SPREAD)
     if spread is None:
         return web.json_response(applied)
-    done = await spread(change, applied)
+    done = await spread(change, applied, loop.time() - started)
     if done.unanswered or done.refused:
         return refuse(ChangeIncompleteError(change.source, done.workers, done.unanswered, done.refused))
     return web.json_response({**applied, "workers": done.workers, "unanswered": []})

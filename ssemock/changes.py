@@ -21,7 +21,9 @@ is read by the loader of the files it stands for, so a body is valid exactly whe
 * ``scenario.clear``: no document. No default scenario; the scenarios documents brought are served no more.
 
 Applying checks everything first and changes nothing on an error: a change is applied whole or not at all.
-A new kind is one entry, a function ``(state, change) -> answer``: ``APPLIERS["chaos.set"] = set_chaos``;
+Reading a document (seconds for 1 MiB of YAML) is apart from making the change (:data:`Applier` returns a
+:data:`Commit`), so that a server reads it off its event loop and makes it on the loop.
+A new kind is one entry, a function ``(state, change) -> commit``: ``APPLIERS["chaos.set"] = set_chaos``;
 its route's handler calls :func:`ssemock.change_routes.change_from_body` (or ``answer_change``), and
 ``--workers`` hands it to every worker as it does the others.
 """
@@ -44,7 +46,17 @@ from .state import ServerState
 from .stubs import count_stubs, parse_stubs
 from .stubs.files import MAX_STUB_FILE
 
-__all__ = ["APPLIERS", "DOCUMENT_NAME", "Applier", "Change", "apply_change", "read_document", "stub_summary"]
+__all__ = [
+    "APPLIERS",
+    "DOCUMENT_NAME",
+    "Applier",
+    "Change",
+    "Commit",
+    "apply_change",
+    "prepare_change",
+    "read_document",
+    "stub_summary",
+]
 
 DOCUMENT_NAME = "runtime"
 """The name of a scenario given as a document without a ``name``."""
@@ -124,64 +136,69 @@ def read_document(body: bytes, syntax: Syntax, source: str, error: FileError, li
     return value
 
 
-Applier: TypeAlias = Callable[[ServerState, Change], dict[str, Any]]
-"""Applies a change to a server's state and returns the answer (JSON data); raises an
-:class:`~ssemock.SSEMockError` (having changed nothing) when the change is invalid."""
+Commit: TypeAlias = Callable[[], dict[str, Any]]
+"""Makes a change that was read and checked, on the server's event loop, and returns the answer (JSON data);
+raises an :class:`~ssemock.SSEMockError` (having changed nothing) when the state refuses it (a bound)."""
+Applier: TypeAlias = Callable[[ServerState, Change], Commit]
+"""Reads and checks a change's document (in a thread: a 1 MiB document takes seconds), and returns the
+:data:`Commit` that makes it; raises an :class:`~ssemock.SSEMockError` when the change is invalid."""
 
 
-def _add_stubs(state: ServerState, change: Change) -> dict[str, Any]:
+def _add_stubs(state: ServerState, change: Change) -> Commit:
     stubs = parse_stubs(change.document(StubError, MAX_STUB_FILE), change.source)
-    held = len(state.stubs.added)
-    if held + len(stubs) > MAX_ADDED_STUBS:
-        raise StubError(
-            change.source,
-            "stubs",
-            f"at most {MAX_ADDED_STUBS} stubs added at run time in all "
-            f"({held} are; DELETE /_ssemock/stubs clears them)",
-            f"{len(stubs)} more",
-        )
-    state.stubs.add_at_run_time(stubs)
-    return {"added": count_stubs(stubs), "stubs": [stub.name for stub in stubs]}
+
+    def commit() -> dict[str, Any]:
+        held = len(state.stubs.added)
+        if held + len(stubs) > MAX_ADDED_STUBS:
+            raise StubError(
+                change.source,
+                "stubs",
+                f"at most {MAX_ADDED_STUBS} stubs added at run time in all "
+                f"({held} are; DELETE /_ssemock/stubs clears them)",
+                f"{len(stubs)} more",
+            )
+        state.stubs.add_at_run_time(stubs)
+        return {"added": count_stubs(stubs), "stubs": [stub.name for stub in stubs]}
+
+    return commit
 
 
-def _clear_stubs(state: ServerState, change: Change) -> dict[str, Any]:
-    return {"cleared": state.stubs.clear_added()}
+def _clear_stubs(state: ServerState, change: Change) -> Commit:
+    return lambda: {"cleared": state.stubs.clear_added()}
 
 
-def _set_scenario(state: ServerState, change: Change) -> dict[str, Any]:
+_SCENARIO_DOCUMENT = "scenario names (a list, or one string, comma-separated) or a scenario file's mapping"
+
+
+def _set_scenario(state: ServerState, change: Change) -> Commit:
     document = change.document(ScenarioError, MAX_SCENARIO_FILE)
     if document is None:
-        raise ScenarioError(
-            change.source,
-            "",
-            "scenario names (a list, or one string, comma-separated) or a "
-            "scenario file's mapping; DELETE /_ssemock/scenario clears the default",
-            None,
-        )
+        raise ScenarioError(change.source, "", f"{_SCENARIO_DOCUMENT}; DELETE /_ssemock/scenario clears the default")
     if isinstance(document, Scenario | Mapping):
-        return {"scenario": [_add_scenario(state, document, change.source)]}
+        scenario = (
+            document
+            if isinstance(document, Scenario)
+            else Scenario.from_dict(document, name=DOCUMENT_NAME, source=change.source)
+        )
+        return lambda: {"scenario": [_add_scenario(state, scenario, change.source)]}
     try:
         names = scenario_names(document)
     except ConfigError as exc:
-        raise ScenarioError(
-            change.source,
-            "",
-            "scenario names (a list, or one string, comma-separated) or a scenario file's mapping",
-            str(exc),
-        ) from None
+        raise ScenarioError(change.source, "", _SCENARIO_DOCUMENT, str(exc)) from None
     if len(names) > MAX_SCENARIOS:
         raise TooManyScenariosError(len(names), MAX_SCENARIOS)
-    unknown = [name for name in names if name not in state.scenarios]
-    if unknown:
-        raise UnknownScenarioError(f"{change.source}: no scenario named {unknown[0]!r}", state.scenarios)
-    state.scenario = names
-    return {"scenario": list(names)}
+
+    def commit() -> dict[str, Any]:
+        unknown = [name for name in names if name not in state.scenarios]
+        if unknown:
+            raise UnknownScenarioError(f"{change.source}: no scenario named {unknown[0]!r}", state.scenarios)
+        state.scenario = names
+        return {"scenario": list(names)}
+
+    return commit
 
 
-def _add_scenario(state: ServerState, document: Scenario | Mapping[str, Any], source: str) -> str:
-    scenario = (
-        document if isinstance(document, Scenario) else Scenario.from_dict(document, name=DOCUMENT_NAME, source=source)
-    )
+def _add_scenario(state: ServerState, scenario: Scenario, source: str) -> str:
     name, added = scenario.name, state.added_scenarios
     if name in state.scenarios and name not in added:
         raise ScenarioError(source, "name", "a name no scenario loaded from a file has", name)
@@ -199,13 +216,16 @@ def _add_scenario(state: ServerState, document: Scenario | Mapping[str, Any], so
     return name
 
 
-def _clear_scenario(state: ServerState, change: Change) -> dict[str, Any]:
-    added = state.added_scenarios
-    if added:
-        state.scenarios = {name: s for name, s in state.scenarios.items() if name not in added}
-        state.added_scenarios = frozenset()
-    state.scenario = ()
-    return {"scenario": [], "removed": sorted(added)}
+def _clear_scenario(state: ServerState, change: Change) -> Commit:
+    def commit() -> dict[str, Any]:
+        added = state.added_scenarios
+        if added:
+            state.scenarios = {name: s for name, s in state.scenarios.items() if name not in added}
+            state.added_scenarios = frozenset()
+        state.scenario = ()
+        return {"scenario": [], "removed": sorted(added)}
+
+    return commit
 
 
 APPLIERS: dict[str, Applier] = {
@@ -214,18 +234,31 @@ APPLIERS: dict[str, Applier] = {
     "scenario.set": _set_scenario,
     "scenario.clear": _clear_scenario,
 }
-"""What applies each kind of :class:`Change`, by kind."""
+"""What reads and applies each kind of :class:`Change`, by kind."""
 
 
-def apply_change(state: ServerState, change: Change) -> dict[str, Any]:
-    """Apply ``change`` to ``state`` (on the server's event loop) and return the answer (JSON data).
+def prepare_change(state: ServerState, change: Change) -> Commit:
+    """Read and check ``change`` (from any thread: the replay server calls it in one of its own, so that it
+    goes on answering meanwhile); returns what makes it, to call on the server's event loop.
 
     Raises:
         StubError, ScenarioError: an invalid document (naming the field); nothing changed.
-        UnknownScenarioError, TooManyScenariosError: scenario names not served, or too many.
+        TooManyScenariosError: more than :data:`~ssemock.limits.MAX_SCENARIOS` names.
         KeyError: ``change.kind`` is no key of :data:`APPLIERS`.
     """
     return APPLIERS[change.kind](state, change)
+
+
+def apply_change(state: ServerState, change: Change) -> dict[str, Any]:
+    """Read, check and make ``change`` at once (on the server's event loop) and return the answer (JSON data).
+
+    Raises:
+        StubError, ScenarioError: an invalid document (naming the field), or a bound of the state
+            (:data:`~ssemock.limits.MAX_ADDED_STUBS`...); nothing changed.
+        UnknownScenarioError, TooManyScenariosError: scenario names not served, or too many.
+        KeyError: ``change.kind`` is no key of :data:`APPLIERS`.
+    """
+    return prepare_change(state, change)()
 
 
 def stub_summary(state: ServerState) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
-from .changes import Change, apply_change, stub_summary
+from .changes import Change, apply_change, prepare_change, stub_summary
 from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
@@ -295,7 +295,7 @@ class MockServer:
         source = "MockServer.add_stubs"
         change = Change("stubs.add", text=document, source=source) if isinstance(document, str) else Change(
             "stubs.add", data=document, source=source)
-        return list(self.call(lambda: apply_change(self.state, change))["stubs"])
+        return list(self.call(prepare_change(self.state, change))["stubs"])  # read here, made in the server
 
     def clear_stubs(self) -> int:
         """Remove the stubs added while running (:meth:`add_stubs`, ``POST /_ssemock/stubs``) and return how
@@ -331,7 +331,7 @@ class MockServer:
         """
         data = list(scenario) if isinstance(scenario, Sequence) and not isinstance(scenario, str) else scenario
         change = Change("scenario.set", data=data, source="MockServer.set_scenario")
-        return tuple(self.call(lambda: apply_change(self.state, change))["scenario"])
+        return tuple(self.call(prepare_change(self.state, change))["scenario"])
 
     def clear_scenario(self) -> None:
         """No default scenario (``DELETE /_ssemock/scenario``); the scenarios given to :meth:`set_scenario` as

@@ -27,7 +27,8 @@ Journal and admin routes across workers:
   ``worker`` (:mod:`ssemock.telemetry`), gathered and left out the same way;
 * a change (``POST``/``DELETE /_ssemock/stubs``, ``PUT``/``DELETE /_ssemock/scenario``:
   :mod:`ssemock.change_routes`) is applied by the worker that receives it, then handed to every other
-  worker as the same :class:`~ssemock.changes.Change` record, asked and timed as the journal is; the
+  worker as the same :class:`~ssemock.changes.Change` record, asked as the journal is (each gets
+  :data:`PEER_TIMEOUT` plus twice the time the receiving worker took to read the document); the
   answer names each worker that took it (``workers``: process id → its answer), or is ``503
   ssemock_change_incomplete`` naming those that did not answer in time (``unanswered``: a change read late
   is not applied) or refused it (``refused``). A worker started later (gunicorn replaces one that
@@ -70,7 +71,7 @@ from aiohttp.worker import GunicornWebWorker
 from gunicorn.app.base import BaseApplication
 
 from .change_routes import SPREAD, Spreading
-from .changes import Change, apply_change
+from .changes import Change, prepare_change
 from .edge import refuse
 from .edge.runner import make_runner
 from .errors import ServerError, SSEMockError
@@ -190,16 +191,21 @@ class _Peers:
             return web.json_response({"late": True}, status=504)
         try:
             change = Change.from_json(await request.json())
-            return web.json_response({"applied": apply_change(self.state, change)})
+            commit = await asyncio.to_thread(prepare_change, self.state, change)
+            if _late(request):  # read after the asker gave up: not made
+                return web.json_response({"late": True}, status=504)
+            return web.json_response({"applied": commit()})
         except SSEMockError as exc:
             return web.json_response({"refused": {"type": exc.code, "message": str(exc)}})
         except (ValueError, KeyError) as exc:
             return web.json_response({"refused": {"type": "ssemock_error", "message": f"not a change: {exc!s}"}})
 
-    async def spread(self, change: Change, applied: dict[str, Any]) -> Spreading:
-        """Hand ``change``, which this worker applied with the answer ``applied``, to every other worker."""
+    async def spread(self, change: Change, applied: dict[str, Any], read: float) -> Spreading:
+        """Hand ``change``, which this worker applied with the answer ``applied`` after ``read`` seconds of
+        reading it, to every other worker; each gets :data:`PEER_TIMEOUT` and twice that time to answer."""
         (self.directory / CHANGED).touch()
-        answers, unanswered = await self.ask("POST", "/change", body=change.to_json(), shown=change.source)
+        answers, unanswered = await self.ask("POST", "/change", body=change.to_json(), shown=change.source,
+                                             timeout=PEER_TIMEOUT + 2 * read)
         done = Spreading({str(self.pid): applied}, unanswered)
         for pid, answer in sorted(answers.items()):
             if isinstance(answer, dict) and "applied" in answer:
@@ -209,25 +215,28 @@ class _Peers:
         return done
 
     async def ask(self, method: str, path: str = "/journal", params: dict[str, str] | None = None, *,
-                  body: Any = None, shown: str | None = None) -> tuple[dict[int, Any], list[int]]:
+                  body: Any = None, shown: str | None = None,
+                  timeout: float = PEER_TIMEOUT) -> tuple[dict[int, Any], list[int]]:
         """Every other worker's answer to ``method path`` (``/journal``, ``/metrics``, ``/change``) with
         ``params`` and the JSON ``body``, by process id, and the ids of the workers that did not answer within
-        :data:`PEER_TIMEOUT` (a worker that is gone is in neither); ``shown``: the request's name on stderr."""
+        ``timeout`` seconds (a worker that is gone is in neither); ``shown``: the request's name on stderr."""
         sockets = {int(p.stem): p for p in self.directory.glob("*.sock")
                    if p.stem.isdigit() and int(p.stem) != self.pid}
-        results = await asyncio.gather(*(self._ask(p, method, path, params or {}, body) for p in sockets.values()))
+        results = await asyncio.gather(*(self._ask(p, method, path, params or {}, body, timeout)
+                                         for p in sockets.values()))
         answers = {pid: result for pid, result in zip(sockets, results) if result not in (_GONE, _SILENT)}
         unanswered = sorted(pid for pid, result in zip(sockets, results) if result is _SILENT)
         if unanswered:
             shown = shown or f"{method} {METRICS_PATH if path == '/metrics' else JOURNAL_PATH}"
             print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {shown} "
-                  f"within {PEER_TIMEOUT:g} s; left out", file=sys.stderr, flush=True)
+                  f"within {timeout:.3g} s; left out", file=sys.stderr, flush=True)
         return answers, unanswered
 
-    async def _ask(self, socket: Path, method: str, path: str, params: dict[str, str], body: Any) -> Any:
-        timeout = aiohttp.ClientTimeout(total=PEER_TIMEOUT)
+    async def _ask(self, socket: Path, method: str, path: str, params: dict[str, str], body: Any,
+                   seconds: float) -> Any:
+        timeout = aiohttp.ClientTimeout(total=seconds)
         # a DELETE or change read after this (the worker's loop was held) does nothing: "unanswered" means "kept"
-        deadline = {**params, "deadline": repr(time.time() + PEER_TIMEOUT - _DEADLINE_MARGIN)}
+        deadline = {**params, "deadline": repr(time.time() + seconds - _DEADLINE_MARGIN)}
         try:
             async with aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=str(socket)),
                                              timeout=timeout) as session, \

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ssemock.changes import APPLIERS, Change, apply_change
+from ssemock.changes import APPLIERS, Change, Commit, apply_change, prepare_change
 from ssemock.errors import ScenarioError
 from ssemock.state import ServerState
 from ssemock.stubs import StubBook, reply
@@ -56,16 +56,23 @@ def test_anything_else_is_no_change_record(value: Any) -> None:
 
 
 def test_a_new_kind_is_one_entry_of_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    def set_rate(state: ServerState, change: Change) -> dict[str, Any]:
-        state.seed = int(change.document(ScenarioError, 100))
-        return {"seed": state.seed}
+    def set_seed(state: ServerState, change: Change) -> Commit:
+        seed = int(change.document(ScenarioError, 100))  # read and checked first, made by the commit
+
+        def commit() -> dict[str, Any]:
+            state.seed = seed
+            return {"seed": seed}
+
+        return commit
 
     state = ServerState()
     with pytest.raises(KeyError):
         apply_change(state, Change("seed.set", data=7))
-    monkeypatch.setitem(APPLIERS, "seed.set", set_rate)
+    monkeypatch.setitem(APPLIERS, "seed.set", set_seed)
     assert apply_change(state, Change("seed.set", data=7)) == {"seed": 7} and state.seed == 7
     assert apply_change(state, Change("seed.set", text="8")) == {"seed": 8}  # a body, read as YAML
+    commit = prepare_change(state, Change("seed.set", data=9))
+    assert state.seed == 8 and commit() == {"seed": 9} and state.seed == 9
 
 
 OPERATIONS = st.lists(

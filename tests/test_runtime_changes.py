@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,30 @@ def test_a_request_from_another_origin_changes_nothing(tmp_path: Path) -> None:
         assert client.get("/_ssemock/scenario").json() == {"scenario": [], "added": []}
 
 
+def large_stub_file() -> str:
+    """A stub file just under :data:`MAX_STUB_FILE` bytes, of thousands of small stubs (fewer than 10,000)."""
+    stub = "  - name: s{0}\n    match: {{contains: word{0}}}\n    reply: {{text: the answer to question {0} in full}}\n"
+    head = "ssemock_stubs: 1\nstubs:\n"
+    count = (MAX_STUB_FILE - len(head)) // len(stub.format(99999))
+    text = head + "".join(stub.format(i) for i in range(count))
+    assert MAX_STUB_FILE * 0.9 < len(text.encode()) <= MAX_STUB_FILE
+    return text
+
+
+def test_the_server_answers_while_it_reads_a_large_document() -> None:
+    """Reading and checking 1 MiB of YAML takes seconds: a thread does it, and the server answers meanwhile (were
+    it read on the event loop, no request would be answered from its arrival to its answer)."""
+    with MockServer([], timing_scale=0) as server, httpx.Client(base_url=server.url) as client:
+        with ThreadPoolExecutor(1) as pool:
+            posted = pool.submit(httpx.post, f"{server.url}/_ssemock/stubs", content=large_stub_file(), timeout=120)
+            meanwhile = 0  # requests answered while the document was being read
+            while not posted.done():
+                assert client.get("/_ssemock/health").status_code == 200
+                meanwhile += not posted.done()
+        assert posted.result().status_code == 200 and len(server.stubs) > 5000
+        assert meanwhile >= 20, meanwhile
+
+
 def test_mockserver_adds_lists_and_clears_stubs_and_sets_the_scenario() -> None:
     with MockServer([], timing_scale=0) as server:
         assert server.add_stubs(WEATHER) == ["weather"]
@@ -268,6 +293,15 @@ def test_under_two_workers_a_change_reaches_both_or_names_the_one_that_did_not(t
         }
         answered = _until_both_answer(served.url, workers, "weather?")
         assert set(answered) == {(w, "weather", 200) for w in workers}
+        # a document near the 1 MiB bound takes seconds to read, in each worker: each gets the time it needs
+        big = large_stub_file()
+        taken = httpx.post(f"{served.url}/_ssemock/stubs", content=big, timeout=120).json()
+        assert sorted(taken["workers"]) == sorted(map(str, workers)) and taken["unanswered"] == []
+        assert {answer["added"] for answer in taken["workers"].values()} == {big.count("- name:")}
+        assert httpx.delete(f"{served.url}/_ssemock/stubs").json()["workers"] == {
+            str(w): {"cleared": 1 + big.count("- name:")} for w in workers
+        }
+        httpx.post(f"{served.url}/_ssemock/stubs", content=WEATHER).raise_for_status()
 
         stuck, live = workers
         os.kill(stuck, signal.SIGSTOP)  # its event loop does not run, as if held by a long computation
