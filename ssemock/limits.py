@@ -24,6 +24,8 @@ response headers, cassette 90, 8,190 B/line   :data:`MAX_RESPONSE_HEADERS`, :dat
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
 steps in one scenario      100              :data:`MAX_STEPS`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
+run-time stubs             10,000           :data:`MAX_ADDED_STUBS` (``POST /_ssemock/stubs``); 400
+run-time scenarios         64               :data:`MAX_ADDED_SCENARIOS` (``PUT /_ssemock/scenario``); 400
 added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per response (each added line
                                             counts :data:`LINE_COST` more); 500 ``ssemock_scenario_too_large``
 =========================  ===============  =============================================
@@ -49,6 +51,8 @@ __all__ = [
     "JOURNAL_PREFIX",
     "JSON_DEPTH_CEILING",
     "LINE_COST",
+    "MAX_ADDED_SCENARIOS",
+    "MAX_ADDED_STUBS",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
     "MAX_CHECK_SIZE",
@@ -135,6 +139,12 @@ each changing nothing, took 26 s of a plan thread for a 10 KB stream)."""
 MAX_SCENARIOS = 8
 """Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
 each may multiply the work of building the answer."""
+MAX_ADDED_STUBS = 10_000
+"""Most stubs added to a running server in all (``POST /_ssemock/stubs``, ``MockServer.add_stubs``; a tool
+loop counts one per step) until they are cleared: more is ``400 ssemock_invalid_change`` naming ``stubs``."""
+MAX_ADDED_SCENARIOS = 64
+"""Most scenarios a running server is given as documents (``PUT /_ssemock/scenario``,
+``MockServer.set_scenario``) until they are cleared; one of the same name replaces the earlier one."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response: counted while the
 YAML loads, so a longer list is refused before the rest of it is built."""

@@ -11,7 +11,7 @@ import asyncio
 import copy
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
@@ -22,6 +22,7 @@ from .background import BackgroundLoop
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
+from .changes import Change, apply_change, prepare_change, stub_summary
 from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
@@ -275,6 +276,67 @@ class MockServer:
     def reset(self) -> None:
         """Clear the journal and play counts."""
         self.call(self.state.reset)
+
+    # ---- changes while running: the admin routes /_ssemock/stubs and /_ssemock/scenario -----------------
+    def add_stubs(self, document: Mapping[str, Any] | str) -> list[str]:
+        """Add the stubs of a stub file while the server runs (``POST /_ssemock/stubs``): they answer the next
+        matching requests, tried before every other stub (the latest addition first).
+
+        Args:
+            document: a stub file's data (``{"ssemock_stubs": 1, "stubs": [...]}``) or its YAML text.
+
+        Returns:
+            The names of the stubs added (one per step of a tool loop), in the order they are tried.
+
+        Raises:
+            StubError: the stub file loader refuses it (naming the field, the file being
+                ``MockServer.add_stubs``); nothing is added.
+        """
+        source = "MockServer.add_stubs"
+        change = Change("stubs.add", text=document, source=source) if isinstance(document, str) else Change(
+            "stubs.add", data=document, source=source)
+        return list(self.call(prepare_change(self.state, change))["stubs"])  # read here, made in the server
+
+    def clear_stubs(self) -> int:
+        """Remove the stubs added while running (:meth:`add_stubs`, ``POST /_ssemock/stubs``) and return how
+        many; those given as ``stubs=`` stay."""
+        return int(self.call(lambda: apply_change(self.state, Change("stubs.clear")))["cleared"])
+
+    @property
+    def stubs(self) -> list[dict[str, Any]]:
+        """The stubs served, in the order they are tried (``GET /_ssemock/stubs``): one dict each, ``name``,
+        ``match`` (its conditions as text), ``source``, ``times``, ``used``, ``added`` (true: added while running)."""
+        return self.call(lambda: stub_summary(self.state))
+
+    @property
+    def scenario(self) -> tuple[str, ...]:
+        """The default scenario names, applied to a request that names none (``()``: faithful replay)."""
+        return self.state.scenario
+
+    def set_scenario(self, scenario: Sequence[str] | str | Mapping[str, Any] | Scenario) -> tuple[str, ...]:
+        """Set the default scenario while the server runs (``PUT /_ssemock/scenario``).
+
+        Args:
+            scenario: served scenario names (a tuple, or one string, comma-separated as in
+                ``X-SSEMock-Scenario``; ``()``: none); or a scenario file's data (a mapping with ``steps``,
+                ``name`` default ``runtime``) or a :class:`Scenario`, then also served under its name.
+
+        Returns:
+            The default scenario names now.
+
+        Raises:
+            ScenarioError: an invalid scenario document (naming the field), or a document whose name is that
+                of a scenario loaded from a file.
+            UnknownScenarioError: a name not served; TooManyScenariosError: more than 8 names.
+        """
+        data = list(scenario) if isinstance(scenario, Sequence) and not isinstance(scenario, str) else scenario
+        change = Change("scenario.set", data=data, source="MockServer.set_scenario")
+        return tuple(self.call(prepare_change(self.state, change))["scenario"])
+
+    def clear_scenario(self) -> None:
+        """No default scenario (``DELETE /_ssemock/scenario``); the scenarios given to :meth:`set_scenario` as
+        documents are served no more."""
+        self.call(lambda: apply_change(self.state, Change("scenario.clear")))
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn()`` where the server runs and return its result (or raise its exception).

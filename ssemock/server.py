@@ -10,6 +10,9 @@ HTTP contract (design §4):
 * admin: ``GET /_ssemock/health``, ``GET /_ssemock/cassettes``,
   ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal; GET filtered by
   :mod:`ssemock.journal_query`), ``GET /_ssemock/metrics`` (:mod:`ssemock.telemetry`);
+* admin changes while running (:mod:`ssemock.change_routes`): ``GET``/``POST``/``DELETE /_ssemock/stubs``
+  (list, add from a stub file's YAML or JSON, clear those added), ``GET``/``PUT``/``DELETE /_ssemock/scenario``
+  (the default scenario: names or a scenario file's document);
 * errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}`` with the status and
   the fields of their class: :data:`ssemock.refusals.HTTP_ERRORS` lists them (404
   ``ssemock_no_match`` with ``closest``, 413 ``ssemock_body_too_large`` past ``max_request_body``,
@@ -29,6 +32,7 @@ from typing import Any
 from aiohttp import web
 
 from .cassette import Cassette
+from .change_routes import add_change_routes
 from .choose import Answer, choose
 from .edge import ACCESS_NOTE, activity, error_response, refuse
 from .edge.cors import allow_cors
@@ -74,6 +78,7 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
     app.router.add_get("/_ssemock/metrics", handle_metrics)
+    add_change_routes(app)
     for admin in ADMIN_ELSE:
         app.router.add_route("*", admin, _unknown_admin_path)  # no CORS on any admin path
     every_path = _EveryPath()

@@ -52,6 +52,8 @@ class ServerState:
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
         cors_origins: the origins whose pages may read replay answers besides the loopback ones
             (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
+        added_scenarios: the names of the scenarios given as documents while the server runs (in
+            :attr:`scenarios` too; :mod:`ssemock.changes`), which ``scenario.clear`` removes.
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class ServerState:
         self.stubs = StubBook() if stubs is None else stubs
         self.streams = ResumeBook() if streams is None else streams
         self.cors_origins = cors_origins
+        self.added_scenarios: frozenset[str] = frozenset()
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""
