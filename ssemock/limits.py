@@ -10,6 +10,8 @@ JSON nesting of a body     128 levels       :data:`MAX_JSON_DEPTH`; 400 ``ssemoc
 JSON parsed for matching   1 MiB            :data:`MAX_JSON_PARSE`; larger bodies compare as bytes
 journal entries            1,000            :data:`JOURNAL_CAPACITY` (oldest dropped first)
 journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as sha256 + size + prefix
+body paths (ignore, drop)  64, 256 chars,   :data:`MAX_BODY_PATHS`, :data:`MAX_BODY_PATH_CHARS`,
+                           32 steps each    :data:`MAX_BODY_PATH_STEPS`
 cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
 recorded body, decoded     256 MiB          :data:`MAX_DECODED_BODY` (an encoded answer decoding to more: not recorded)
@@ -49,6 +51,9 @@ __all__ = [
     "JOURNAL_PREFIX",
     "JSON_DEPTH_CEILING",
     "LINE_COST",
+    "MAX_BODY_PATHS",
+    "MAX_BODY_PATH_CHARS",
+    "MAX_BODY_PATH_STEPS",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
     "MAX_CHECK_SIZE",
@@ -135,6 +140,13 @@ each changing nothing, took 26 s of a plan thread for a 10 KB stream)."""
 MAX_SCENARIOS = 8
 """Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
 each may multiply the work of building the answer."""
+MAX_BODY_PATHS = 64
+"""Most body paths ignored in matching (``ignore_body``, ``--ignore-body-field``) or dropped by the recorder
+(``--drop-body-field``), counted per list (each path is one pass over a body)."""
+MAX_BODY_PATH_CHARS = 256
+"""Longest body path (``metadata.trace_id``, ``messages[*].id``), in characters."""
+MAX_BODY_PATH_STEPS = 32
+"""Most steps (keys, ``*`` and ``[N]``) of one body path."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response: counted while the
 YAML loads, so a longer list is refused before the rest of it is built."""
