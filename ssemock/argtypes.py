@@ -15,8 +15,24 @@ import re
 from .errors import ConfigError
 from .names import comma_names, scenario_names
 
-__all__ = ["FORMS", "MAX_WORKERS", "UNITS", "age_days", "body_path", "integer", "matcher_names", "option_number",
-           "option_quantity", "port_number", "positive_count", "positive_size", "scale_factor", "scenario_list", "seconds", "worker_count"]
+__all__ = [
+    "FORMS",
+    "MAX_WORKERS",
+    "UNITS",
+    "age_days",
+    "body_path",
+    "integer",
+    "matcher_names",
+    "option_number",
+    "option_quantity",
+    "port_number",
+    "positive_count",
+    "positive_size",
+    "scale_factor",
+    "scenario_list",
+    "seconds",
+    "worker_count",
+]
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")

@@ -15,6 +15,9 @@ sum, over the failing matchers, of a number from 0 (alike) to 1 (nothing alike):
 * ``body`` recorded by digest (``sha256`` + ``size``): at least 0.5 (a digest says only that the
   bytes differ), more as the sizes differ.
 
+Body fields ignored in matching (:mod:`ssemock.body_paths`) are deleted from both bodies before
+their leaves are compared.
+
 So a one-character edit of a prompt (``"hellp"`` for ``"hello"``: 0.2) ranks before a 5 MB body
 known only by its digest, whatever the cassette order.
 """

@@ -22,12 +22,17 @@ import pytest
 
 from ssemock import MockServer
 from ssemock.cassette import load, save
+from ssemock.cli import main
 from ssemock.errors import ConfigError, RecorderConfigError
 from ssemock.recorder import Recorder
 from ssemock.sse import decode
 
 from .processes import reap
+from .sessions import INI, preload_clients
 from .upstream import Upstream
+
+pytest_plugins = ["pytester"]
+preload_clients()
 
 CHAT_TEXT = "Café costs 3 €"  # what the upstream's chat script streams
 PROMPT = [{"role": "user", "content": "How much is a coffee?"}]
@@ -175,7 +180,9 @@ def load_body(trace_id: str) -> dict[str, Any]:
     }
 
 
-def test_the_recorder_drops_named_fields_from_the_stored_body_and_says_so(tmp_path: Path) -> None:
+def test_the_recorder_drops_named_fields_from_the_stored_body_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with Upstream() as up, Recorder(up.url, tmp_path, drop_body=["metadata.trace_id", "user"]) as rec:
         assert ask(rec.url + "/v1", "trace-1", user="u-1") == CHAT_TEXT
         assert ask(rec.url + "/v1", "trace-2", user="u-2") == CHAT_TEXT
@@ -196,6 +203,8 @@ def test_the_recorder_drops_named_fields_from_the_stored_body_and_says_so(tmp_pa
         "body metadata.trace_id dropped",
         "body user dropped",
     ]
+    assert main(["inspect", str(files[0])]) == 0
+    assert "  match dropped_body: metadata.trace_id, user\n" in capsys.readouterr().out
     # Replay ignores what was dropped.
     with MockServer([tmp_path], scenarios=[]) as server:
         assert ask(server.url + "/v1", "trace-3", user="u-3") == CHAT_TEXT
@@ -263,3 +272,78 @@ def test_bad_body_paths_are_refused_with_the_option_named() -> None:
         MockServer([], ignore_body=["messages[*"])
     with pytest.raises(RecorderConfigError, match="drop_body: expected at most 64 body paths, got 65"):
         Recorder("http://127.0.0.1:9", "cassettes", drop_body=[f"f{i}" for i in range(65)])
+
+
+INNER_ASK = f"""
+import openai
+import pytest
+
+BODY = ("method", "path", "body")
+PROMPT = {PROMPT!r}
+
+
+def ask(url, trace_id):
+    with openai.OpenAI(base_url=url + "/v1", api_key="sk-test", max_retries=0) as client:
+        stream = client.chat.completions.create(
+            model="gpt-4o-mini", messages=PROMPT, stream=True, metadata={{"trace_id": trace_id, "app": "shop"}}
+        )
+        return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+"""
+
+
+def test_a_marker_the_fixture_and_ssemock_config_ignore_body_fields(pytester: pytest.Pytester, recorded: Path) -> None:
+    (pytester.path / "cassettes").mkdir()
+    (pytester.path / "cassettes" / "chat.yaml").write_bytes((recorded / "chat.yaml").read_bytes())
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        test_marker=INNER_ASK
+        + """
+@pytest.mark.ssemock(cassette="chat", match_on=BODY, ignore_body=["metadata.trace_id"])
+def test_marker(ssemock):
+    assert ask(ssemock.url, "trace-x") == "Café costs 3 €"
+
+
+@pytest.mark.ssemock(cassette="chat", match_on=BODY)
+def test_not_ignored(ssemock):
+    ask(ssemock.url, "trace-x")
+
+
+def test_use(ssemock):
+    ssemock.use("chat", match_on=BODY, ignore_body=["metadata.trace_id"])
+    assert ask(ssemock.url, "trace-y") == "Café costs 3 €"
+
+
+@pytest.mark.ssemock(cassette="chat", ignore_body=["metadata..trace_id"])
+def test_bad_path(ssemock):
+    pass
+""",
+        test_config=INNER_ASK
+        + """
+from ssemock.pytest_config import SSEMockConfig
+
+
+@pytest.fixture(scope="module")
+def ssemock_config():
+    return SSEMockConfig(match_on=BODY, ignore_body=("metadata.trace_id",))
+
+
+@pytest.mark.ssemock(cassette="chat")
+def test_config(ssemock):
+    assert ask(ssemock.url, "trace-z") == "Café costs 3 €"
+
+
+@pytest.mark.ssemock(cassette="chat", ignore_body=())
+def test_turned_off(ssemock):
+    ask(ssemock.url, "trace-z")
+""",
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=3, failed=2, errors=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*ERROR at setup of test_bad_path*",
+            "*@pytest.mark.ssemock: ignore_body: body path 'metadata..trace_id': expected keys separated by '.'*",
+            '*body: metadata.trace_id: "trace-x" != recorded "trace-recorded"*',
+            '*body: metadata.trace_id: "trace-z" != recorded "trace-recorded"*',
+        ]
+    )

@@ -74,13 +74,15 @@ def check_times(cassette: Cassette) -> None:
     of seconds from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h). Unlike a file, its
     times need not be in order (an ``End()`` left at 0 is common and harmless). Its statuses
     (200-599; 204 and 304 without a body) and reason phrases are checked as a file's are (RFC
-    9112 characters, at most 512), its response headers (names, values and bounds) and
-    ``body_not_recorded`` as a file's are.
+    9112 characters, at most 512), its response headers (names, values and bounds),
+    ``body_not_recorded`` and the body paths ignored or dropped as a file's are.
 
     Raises:
         CassetteError: naming the cassette (``<cassette NAME>``) and the field.
     """
     v = fields.Validator(f"<cassette {cassette.name}>")
+    fields.body_paths(v, cassette.ignore_body, "match.ignore_body")
+    fields.body_paths(v, cassette.dropped_body, "match.dropped_body")
     for i, inter in enumerate(cassette.interactions):
         resp, where = inter.response, f"interactions[{i}].response"
         fields.status(v, resp.status, f"{where}.status")
