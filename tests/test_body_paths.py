@@ -19,6 +19,7 @@ from ssemock.errors import CassetteError, ConfigError, NoMatchError
 from ssemock.limits import MAX_BODY_PATH_CHARS, MAX_BODY_PATH_STEPS, MAX_BODY_PATHS
 from ssemock.match_index import IndexCache
 from ssemock.matching import differences, find_interaction
+from ssemock.schemas import validate
 
 KEYS = ("a", "b", "id", "metadata", "trace_id")
 leaves = st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["x", "y", ""])
@@ -209,3 +210,20 @@ def test_the_command_line_refuses_a_bad_body_path_in_one_line(capsys: pytest.Cap
         assert exited.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()[-1]
         assert "body path" in err and "expected keys separated by '.'" in err
+
+
+@given(path_texts())
+def test_the_cassette_schema_and_the_loader_agree_on_body_paths(written: tuple[str, tuple[Any, ...]]) -> None:
+    text = written[0]
+    doc = {"ssemock_cassette": 1, "match": {"ignore_body": [text]}, "interactions": []}
+    validate(doc, "cassette")
+    assert loads(json.dumps(doc)).ignore_body == (text,)
+
+
+@pytest.mark.parametrize("bad", ["a..b", "a[", "", "k" * (MAX_BODY_PATH_CHARS + 1)])
+def test_the_cassette_schema_refuses_what_the_loader_refuses(bad: str) -> None:
+    doc = {"ssemock_cassette": 1, "match": {"dropped_body": [bad]}, "interactions": []}
+    with pytest.raises(CassetteError, match=r"match\.dropped_body\[0\]"):
+        validate(doc, "cassette")
+    with pytest.raises(CassetteError, match=r"match\.dropped_body\[0\]"):
+        loads(json.dumps(doc))
