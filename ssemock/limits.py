@@ -10,6 +10,8 @@ JSON nesting of a body     128 levels       :data:`MAX_JSON_DEPTH`; 400 ``ssemoc
 JSON parsed for matching   1 MiB            :data:`MAX_JSON_PARSE`; larger bodies compare as bytes
 journal entries            1,000            :data:`JOURNAL_CAPACITY` (oldest dropped first)
 journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as sha256 + size + prefix
+body paths (ignore, drop)  64, 256 chars,   :data:`MAX_BODY_PATHS`, :data:`MAX_BODY_PATH_CHARS`,
+                           32 steps each    :data:`MAX_BODY_PATH_STEPS`
 cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
 recorded body, decoded     256 MiB          :data:`MAX_DECODED_BODY` (an encoded answer decoding to more: not recorded)
@@ -53,6 +55,9 @@ __all__ = [
     "LINE_COST",
     "MAX_ADDED_SCENARIOS",
     "MAX_ADDED_STUBS",
+    "MAX_BODY_PATHS",
+    "MAX_BODY_PATH_CHARS",
+    "MAX_BODY_PATH_STEPS",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
     "MAX_CHECK_SIZE",
@@ -145,6 +150,13 @@ loop counts one per step) until they are cleared: more is ``400 ssemock_invalid_
 MAX_ADDED_SCENARIOS = 64
 """Most scenarios a running server is given as documents (``PUT /_ssemock/scenario``,
 ``MockServer.set_scenario``) until they are cleared; one of the same name replaces the earlier one."""
+MAX_BODY_PATHS = 64
+"""Most body paths ignored in matching (``ignore_body``, ``--ignore-body-field``) or dropped by the recorder
+(``--drop-body-field``), counted per list (each path is one pass over a body)."""
+MAX_BODY_PATH_CHARS = 256
+"""Longest body path (``metadata.trace_id``, ``messages[*].id``), in characters."""
+MAX_BODY_PATH_STEPS = 32
+"""Most steps (keys, ``*`` and ``[N]``) of one body path."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response: counted while the
 YAML loads, so a longer list is refused before the rest of it is built."""

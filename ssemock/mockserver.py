@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 from aiohttp import web
 
 from .background import BackgroundLoop
+from .body_paths import check_paths
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
@@ -179,7 +180,10 @@ class MockServer:
             and a comma-separated string is split as ``--scenario`` is); None: none.
         host: address to bind (default ``127.0.0.1``).
         port: TCP port (default 0: a free port).
-        match_on: matcher names (default ``("method", "path", "body")``).
+        match_on: matcher names (default ``("method", "path", "body")``; ``("prompt",)`` matches chat
+            requests as stubs are matched: model, last user message, turn).
+        ignore_body: body paths the ``body`` matcher ignores in every cassette (``["metadata.trace_id",
+            "messages[*].id"]``; see :mod:`ssemock.body_paths`), besides each cassette's own ``match:``.
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
         seed: seeds the scenarios' random choices (journaled with every request;
             the same seed replays the same bytes and chunk boundaries).
@@ -205,7 +209,7 @@ class MockServer:
 
     Raises:
         CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
-        ConfigError: an invalid option (port, timing scale, matcher, limit, empty or unknown default
+        ConfigError: an invalid option (port, timing scale, matcher, body path, limit, empty or unknown default
             scenario or cassette name, timeout, backlog, grace, host name, origin).
         TypeError: a keyword that is no parameter nor field of ``limits`` or ``network``.
         ServerError: the server could not start (e.g. the port is taken).
@@ -220,6 +224,7 @@ class MockServer:
         host: str = "127.0.0.1",
         port: int = 0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        ignore_body: Sequence[str] = (),
         timing_scale: float = 1.0,
         seed: int = 0,
         limits: Limits = Limits(),
@@ -238,6 +243,7 @@ class MockServer:
             scenarios=collect_scenarios(scenarios),
             scenario=scenario_names(scenario),
             match_on=tuple(match_on),
+            ignore_body=check_paths(ignore_body, "ignore_body"),
             timing_scale=timing_scale,
             seed=seed,
             limits=limits,

@@ -128,7 +128,7 @@ _NO_PARTS: dict[str, str] = {}  # the match info of every replay request: no par
 async def _prepare_indexes(app: web.Application) -> None:
     """Index the cassettes before the first request, not during it."""
     state = app[STATE]
-    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
+    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on, state.ignore_body)
 
 
 async def _unknown_admin_path(request: web.Request) -> web.Response:

@@ -39,6 +39,8 @@ class ServerState:
         scenario: the default scenario names, a tuple (``()``: none).
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
+        ignore_body: body paths the ``body`` matcher ignores in every cassette, besides each cassette's
+            own (:mod:`ssemock.body_paths`: ``metadata.trace_id``, ``messages[*].id``), as texts.
         strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
             is matched on every matcher of ``match_on``, the body included; False: the
             body only chooses among its interactions.
@@ -63,6 +65,7 @@ class ServerState:
         scenario: Sequence[str] = (),
         cassette: str | None = None,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        ignore_body: tuple[str, ...] = (),
         strict: bool = False,
         timing_scale: float = 1.0,
         journal: deque[JournalEntry] | None = None,
@@ -80,6 +83,7 @@ class ServerState:
         self.scenario = tuple(scenario)
         self.cassette = cassette
         self.match_on = match_on
+        self.ignore_body = ignore_body
         self.strict = strict
         self.timing_scale = timing_scale
         self.limits = Limits() if limits is None else limits

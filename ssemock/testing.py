@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .body_paths import check_paths
 from .cassette import Cassette, load
 from .changes import Change, apply_change
 from .errors import CassetteNotFoundError, ScenarioError
@@ -196,6 +197,7 @@ class SSEMockFixture:
         self.cassette: Cassette | None = None
         self.scenario: tuple[str, ...] = ()
         self.match_on: tuple[str, ...] = DEFAULT_MATCH_ON
+        self.ignore_body: tuple[str, ...] = ()
         self.strict = False
         self.stubs = StubBook(stubs)
         self.stubs_only = False
@@ -267,6 +269,7 @@ class SSEMockFixture:
     def use(
         self, cassette: CassetteRef | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
+        ignore_body: Sequence[str] | None = None,
     ) -> SSEMockFixture:
         """Answer this test's requests from ``cassette`` under ``scenario``.
 
@@ -276,8 +279,10 @@ class SSEMockFixture:
             scenario: scenario names, a tuple (``("crlf", "split-bytes")``; one name may be a
                 string, and a comma-separated string is split); None or ``()`` replays faithfully.
             timing_scale: multiplies recorded times (0 = no delays); None keeps the session's.
-            match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``),
+            match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``, ``"prompt"``),
                 all required; None: the default for the cassette (see the module docstring).
+            ignore_body: body paths the ``body`` matcher ignores (``["metadata.trace_id",
+                "messages[*].id"]``, :mod:`ssemock.body_paths`), besides the cassette's own; None: none.
 
         Returns:
             self, so ``ssemock.use("name").url`` reads in one line.
@@ -285,11 +290,13 @@ class SSEMockFixture:
         Raises:
             CassetteNotFoundError: no such cassette (the message lists the places searched).
             ScenarioError: no such scenario (the message lists the known ones).
-            ConfigError: an empty scenario name; ``match_on`` is a string, empty or names an unknown matcher.
+            ConfigError: an empty scenario name; ``match_on`` is a string, empty or names an unknown matcher;
+                ``ignore_body`` holds something else than body paths, or too many.
         """
         found = self.lookup.find(cassette) if cassette is not None else self.cassette
         names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(found, match_on)
+        self.ignore_body = check_paths(ignore_body or (), "ignore_body")
         self.cassette, self.scenario = found, names
         self._apply(timing_scale=timing_scale)
         return self
@@ -297,17 +304,19 @@ class SSEMockFixture:
     def reset(
         self, cassette: Cassette | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
+        ignore_body: Sequence[str] | None = None,
     ) -> None:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
-        cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
+        cassettes) under ``scenario``, matched on ``match_on`` ignoring ``ignore_body`` (as in :meth:`use`).
         Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
-        a bad ``match_on``.
+        a bad ``match_on`` or ``ignore_body``.
 
         Returns without waiting for the server's thread: the change is made there before any
         request that arrives after this call, and before anything asked of the server later
         (:attr:`requests`, :meth:`use`)."""
         names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
+        self.ignore_body = check_paths(ignore_body or (), "ignore_body")
         self.cassette, self.scenario = cassette, names
         self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
@@ -329,7 +338,7 @@ class SSEMockFixture:
 
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
-        match_on, strict = self.match_on, self.strict
+        match_on, strict, ignore_body = self.match_on, self.strict, self.ignore_body
         if cassette is None and self.stubs_only:
             cassettes = {}
         elif cassette is None or base.get(cassette.name) is cassette:
@@ -346,7 +355,7 @@ class SSEMockFixture:
             state.cassettes = cassettes
             state.cassette = cassette.name if cassette is not None else None
             state.scenario = scenario
-            state.match_on, state.strict = match_on, strict
+            state.match_on, state.strict, state.ignore_body = match_on, strict, ignore_body
             state.stubs = stubs
             if timing_scale is not None:
                 state.timing_scale = timing_scale

@@ -360,7 +360,8 @@ class _Application(BaseApplication):  # type: ignore[misc]
 
     def load(self) -> Callable[[], Awaitable[web.AppRunner]]:
         state, network, host, directory = self.server.state, self.server.network, self.server.host, self.directory
-        prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)  # once, before the fork
+        # once, before the fork
+        prepare_indexes(state.indexes, state.cassettes.values(), state.match_on, state.ignore_body)
 
         async def worker_runner() -> web.AppRunner:
             app = create_app(state)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..argtypes import integer, matcher_names, seconds
+from ..argtypes import body_path, integer, matcher_names, seconds
 from ..background import stop_on_signals
 from ..config import Limits
 from ..edge import NetworkOptions, configure_logging
@@ -40,6 +40,7 @@ from ..edge.arguments import (
     tls_choice,
 )
 from ..errors import RecorderConfigError, RecorderError
+from ..limits import MAX_BODY_PATHS
 from ..matching import MATCHERS
 from ..tls import trust_notice
 from .modes import RecordMode
@@ -98,6 +99,13 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", type=matcher_names, default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
+    rec.add_argument("--drop-body-field", action="append", default=[], type=body_path, metavar="PATH",
+                     help="delete this request body field (e.g. metadata.trace_id, messages[*].id) from the stored "
+                          "body, and list it in the cassette's match: dropped_body, which replay then ignores; the "
+                          f"request goes upstream whole (repeatable, at most {MAX_BODY_PATHS})")
+    rec.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
+                     help="a request body field the body matcher ignores when replaying recorded requests "
+                          f"(repeatable, at most {MAX_BODY_PATHS})")
     add_tls_arguments(rec)
     add_limit_arguments(rec, "record")
     add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
@@ -131,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
             port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
             limits=limits, network=network, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
-            match_on=args.match_on, tls=tls,
+            match_on=args.match_on, ignore_body=args.ignore_body_field, drop_body=args.drop_body_field, tls=tls,
             progress=None if args.quiet else sys.stderr, shown_target=shown,
         )
 

@@ -19,10 +19,11 @@ import aiohttp
 from aiohttp import web
 
 from ..background import BackgroundLoop
+from ..body_paths import check_paths
 from ..cassette.append import remove_stale_temporaries
 from ..config import Limits, replace_fields
 from ..edge import NetworkOptions, port_hint, start_runner
-from ..errors import RecorderConfigError, RecorderError
+from ..errors import ConfigError, RecorderConfigError, RecorderError
 from ..matching import DEFAULT_MATCH_ON, check_match_on
 from ..redact import Filter
 from ..send import TIMELINE
@@ -99,6 +100,14 @@ def _check_seconds(what: str, value: float, *, positive: bool) -> None:
         raise RecorderConfigError(f"{what} must be a number {'> 0' if positive else '>= 0'}, got {value!r}")
 
 
+def _paths(paths: Sequence[str], what: str) -> tuple[str, ...]:
+    """Body paths checked (:func:`ssemock.body_paths.check_paths`), as a :class:`RecorderConfigError`."""
+    try:
+        return check_paths(paths, what)
+    except ConfigError as exc:
+        raise RecorderConfigError(str(exc)) from None
+
+
 def check_directory(path: Path) -> Path:
     """``path`` if cassettes can be written there: a directory, or one that can be created.
 
@@ -161,6 +170,11 @@ class Recorder:
         read_timeout: seconds without an upstream byte before a stream is ended
             as ``timeout`` (default 600).
         match_on: matchers used to find a recorded interaction to replay.
+        ignore_body: body paths the ``body`` matcher ignores when replaying (:mod:`ssemock.body_paths`).
+        drop_body: body paths deleted from every JSON request body before it is stored
+            (``["metadata.trace_id", "user"]``); the client's request goes upstream whole. Each cassette
+            written lists them (``match: {dropped_body: [...]}``), so replay ignores them too. A body
+            stored by digest (over ``max_body_size``) is kept whole.
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
         progress: stream for one line per interaction (None, the default: silent).
         shown_target: how the upstream is named in messages and in the cassettes' provenance
@@ -187,8 +201,8 @@ class Recorder:
             the answer; a replayed one when its answer starts.
 
     Raises:
-        RecorderConfigError: bad mode, target URL, cassette name, filter, number (see
-            :func:`check_numbers`), limit, or a ``cassette_dir`` that is not (and cannot
+        RecorderConfigError: bad mode, target URL, cassette name, filter, body path (``ignore_body``,
+            ``drop_body``), number (see :func:`check_numbers`), limit, or a ``cassette_dir`` that is not (and cannot
             become) a writable directory.
         ConfigError: an unknown matcher, or a bad network option (as for ``MockServer``);
             the parent of :class:`RecorderConfigError`.
@@ -210,6 +224,8 @@ class Recorder:
         keep_encoding: bool = False,
         read_timeout: float = 600.0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        ignore_body: Sequence[str] = (),
+        drop_body: Sequence[str] = (),
         replay_timing_scale: float = 1.0,
         progress: TextIO | None = None,
         shown_target: str | None = None,
@@ -235,7 +251,7 @@ class Recorder:
             directory=check_directory(Path(cassette_dir)), mode=record_mode(mode), filter=filter,
             cassette=check_cassette_name(filter.name(cassette)) if cassette else None, max_body_size=max_body_size,
             keep_encoding=keep_encoding, match_on=tuple(match_on), replay_timing_scale=replay_timing_scale,
-            limits=limits,
+            limits=limits, ignore_body=_paths(ignore_body, "ignore_body"), drop_body=_paths(drop_body, "drop_body"),
         )
         self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
         self._context = None if self.tls is None else server_context(self.tls)

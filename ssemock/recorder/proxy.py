@@ -47,7 +47,9 @@ from dataclasses import replace
 import aiohttp
 from aiohttp import web
 
+from ..body_paths import BodyPath, compile_paths, without
 from ..cassette import End, Request, Response, body_digest, reason_phrase
+from ..cassette.model import parse_json
 from ..coding import CODINGS
 from ..edge import refuse
 from ..errors import CassetteError, JSONTooDeepError, NoMatchError, RecorderConfigError, RecorderError, SSEMockError
@@ -67,6 +69,7 @@ from ..refusals import (
     UnsupportedEncodingError,
     UpstreamError,
 )
+from ..scanner.fields import json_bytes
 from ..send import send_plan
 from .modes import RecordMode
 from .progress import ProgressRow
@@ -162,7 +165,7 @@ async def _replay(
         cassette.interactions = [cassette.interactions[k] for k in keep]
         indexes = [indexes[k] for k in keep]
     try:
-        match = find_interaction([cassette], received, st.options.match_on, played={})
+        match = find_interaction([cassette], received, st.options.match_on, played={}, ignore=st.options.ignore_body)
     except NoMatchError:
         return None
     index = indexes[match.index]
@@ -340,10 +343,27 @@ class _Recording:
 
 
 def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, str]]) -> RedactedRequest:
-    """What may be written down of a request, and the credentials it sends (blocking: CPU work)."""
+    """What may be written down of a request, and the credentials it sends (blocking: CPU work); the
+    body fields the recorder drops (``drop_body``) are deleted from a JSON body kept whole."""
     body = received.body or b""
     keep = st.options.max_body_size is None or len(body) <= st.options.max_body_size
-    return st.options.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+    redacted = st.options.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+    if st.options.drop_body and redacted.body:
+        redacted.body = _dropped(redacted.body, compile_paths(st.options.drop_body), redacted.report)
+    return redacted
+
+
+def _dropped(body: bytes, paths: tuple[BodyPath, ...], report: Report) -> bytes:
+    """``body`` without the fields ``paths`` name when it is JSON (else as it is); each path dropped is
+    reported (``body metadata.trace_id dropped``, on the progress line)."""
+    value = parse_json(body)
+    if value is None:
+        return body
+    kept = without(value, paths)
+    if kept is value:
+        return body
+    report.names += [f"body {p.text} dropped" for p in paths if without(value, (p,)) is not value]
+    return json_bytes(kept)
 
 
 def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:

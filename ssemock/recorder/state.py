@@ -39,6 +39,9 @@ class RecorderOptions:
         max_body_size: request bodies over this many bytes are stored by digest; None: every body kept.
         keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded bytes.
         match_on: the matchers that find a recorded interaction to replay.
+        ignore_body: body paths the ``body`` matcher ignores when replaying (besides each cassette's).
+        drop_body: body paths deleted from every request body stored (``--drop-body-field``); each
+            cassette written says so (``match: {dropped_body: [...]}``).
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
         limits: the bounds on a request (``max_request_body`` and ``max_json_depth`` are read).
     """
@@ -55,6 +58,8 @@ class RecorderOptions:
     match_on: tuple[str, ...]
     replay_timing_scale: float
     limits: Limits
+    ignore_body: tuple[str, ...] = ()
+    drop_body: tuple[str, ...] = ()
 
 
 @dataclass
@@ -75,7 +80,8 @@ class RecorderState:
             if name not in self.stores:
                 provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.options.shown_target,
                               "recorded_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}
-                store = await asyncio.to_thread(CassetteStore.open, self.options.directory, name, provenance)
+                store = await asyncio.to_thread(CassetteStore.open, self.options.directory, name, provenance,
+                                                self.options.drop_body)
                 if store.repaired:
                     self.progress.note(f"cassette {name}: cut off an incomplete last interaction "
                                        f"({store.repaired} bytes) left by a recorder that was killed")
