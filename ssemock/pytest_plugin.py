@@ -295,7 +295,8 @@ def _prepare(handle: SSEMockFixture, item: pytest.Item, settings: Settings, sess
             handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in settings.stubs]))
         handle.stubs_only = cassette is None  # no bundled recording stands in for the test's own
     scale = session.timing_scale if settings.timing_scale is None else settings.timing_scale
-    handle.reset(cassette, scenario=settings.scenario, timing_scale=scale, match_on=settings.match_on)
+    handle.reset(cassette, scenario=settings.scenario, timing_scale=scale, match_on=settings.match_on,
+                 chaos=settings.chaos, seed=settings.seed)
 
 
 def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:

@@ -15,6 +15,7 @@ from typing import TypeVar
 from aiohttp import web
 
 from .cassette import Cassette
+from .chaos import Chaos
 from .config import Limits
 from .journal import JournalEntry
 from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts
@@ -52,6 +53,8 @@ class ServerState:
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
         cors_origins: the origins whose pages may read replay answers besides the loopback ones
             (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
+        chaos: the faults by rate (:class:`~ssemock.chaos.Chaos`, immutable: replace the whole value to change
+            them while serving); drawn from ``seed`` and each request's ``seq``.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class ServerState:
         stubs: StubBook | None = None,
         streams: ResumeBook | None = None,
         cors_origins: tuple[str, ...] = (),
+        chaos: Chaos | None = None,
     ) -> None:
         self.cassettes = {} if cassettes is None else cassettes
         self.scenarios = {} if scenarios is None else scenarios
@@ -89,6 +93,7 @@ class ServerState:
         self.stubs = StubBook() if stubs is None else stubs
         self.streams = ResumeBook() if streams is None else streams
         self.cors_origins = cors_origins
+        self.chaos = Chaos() if chaos is None else chaos
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""
