@@ -94,7 +94,7 @@ class ChaosRule:
             if self.path is not None
             else (f"provider={self.provider}:" if self.provider is not None else "")
         )
-        return scope + ",".join(f"{r.scenario}={r.rate:g}" for r in self.rates)
+        return scope + ",".join(f"{r.scenario}={r.rate!r}" for r in self.rates)
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,18 @@ def test_rates_lie_end_to_end_from_0(rates: list[float], value: float) -> None:
     assert pick(named, value) == expected
 
 
+@given(
+    st.lists(st.sampled_from(["cut-mid-event", "http-429", "http-500", "stall"]), min_size=1, max_size=4, unique=True),
+    st.lists(st.floats(0, 0.25), min_size=4, max_size=4),
+    st.one_of(st.none(), st.just("path=/v1/chat/*:"), st.just("provider=gemini:")),
+)
+def test_a_rule_reads_back_from_what_it_describes(names: list[str], rates: list[float], scope: str | None) -> None:
+    text = (scope or "") + ",".join(f"{n}={r!r}" for n, r in zip(names, rates))
+    rule = parse_rule(text)
+    assert [(r.scenario, r.rate) for r in rule.rates] == list(zip(names, rates))
+    assert parse_rule(rule.describe()) == rule
+
+
 def test_a_scenario_files_probability_applies_on_the_same_draw(tmp_path: Path) -> None:
     """``probability: 0.25`` in a scenario file named by ``--scenario``: a request gets it when its draw is below
     0.25, and the client sees that scenario's 503; the others are answered as recorded."""

@@ -7,17 +7,20 @@ Through ``ssemock record`` in a process of its own and the openai SDK.
 from __future__ import annotations
 
 import contextlib
+import io
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import openai
 import pytest
 
 from ssemock.cassette import load
 from ssemock.chaos import draw
+from ssemock.recorder import Recorder
 
 from .upstream import SCRIPTS, Upstream
 
@@ -142,3 +145,22 @@ def test_record_refuses_an_unknown_scenario(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.startswith("ssemock: error: no scenario named 'cut-mid-evnt'; known: "), done.stderr
+
+
+def test_a_replayed_answer_of_the_recorder_is_sent_under_the_scenario_too(tmp_path: Path) -> None:
+    """Record mode ``once`` on an existing cassette replays it: under ``--scenario http-429`` its client gets
+    the 429, and the cassette is not touched."""
+    with Upstream() as up:
+        with Recorder(up.url, tmp_path, cassette="live") as rec:
+            first = httpx.post(f"{rec.url}/v1/chat/completions", json={"model": "gpt-4o", "messages": MESSAGES})
+        saved = (tmp_path / "live.yaml").read_bytes()
+        progress = io.StringIO()
+        with Recorder(up.url, tmp_path, cassette="live", scenario="http-429", progress=progress) as rec:
+            again = httpx.post(f"{rec.url}/v1/chat/completions", json={"model": "gpt-4o", "messages": MESSAGES})
+    assert first.status_code == 200 and first.content == b"".join(WRITES)
+    assert again.status_code == 429 and again.headers["retry-after"] == "2"
+    [line] = progress.getvalue().splitlines()
+    assert line.startswith("[1] replayed POST /v1/chat/completions -> 200, ") and line.endswith(
+        "; sent under http-429"
+    ), line
+    assert (tmp_path / "live.yaml").read_bytes() == saved
