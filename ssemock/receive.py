@@ -111,6 +111,8 @@ class Exchange:
         if self.route.unreadable is not None:
             raise UnknownScenarioError(f"no scenario named in {self.route.unreadable[:80]!r}: expected scenario "
                                        "names, comma-separated", state.scenarios)
+        if not self.route.scenario and not state.chaos:
+            return  # the usual replay: nothing to compose nor draw
         chosen = chosen_scenarios(state, self.route.scenario)
         self.scenario, hit = faults(chosen, state.chaos, state.scenarios, seed=state.seed, seq=self.entry.seq,
                                     path=self.route.path, provider=provider_of(self.route.path, self.received.body))
