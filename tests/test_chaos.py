@@ -314,3 +314,17 @@ def test_the_marker_takes_chaos_and_seed(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         ["*@pytest.mark.ssemock: chaos 'http-429=2': the rate of http-429: expected a rate from 0 to 1, got '2'*"]
     )
+
+
+def test_under_workers_each_worker_draws_on_its_own_sequence(tmp_path: Path) -> None:
+    """``--workers 2``: every entry of the gathered journal drew ``draw(seed, its worker's seq)``, and its fault
+    is the one that draw names."""
+    with serve(tmp_path, "--workers", "2", "--chaos", "cut-mid-event=0.3", "--seed", "4") as url:
+        cut = run_requests(url, 60)
+        journal = httpx.get(f"{url}/_ssemock/requests").json()
+    assert len(journal) == 60 and all(isinstance(e["worker"], int) for e in journal)  # gathered from the workers
+    for entry in journal:
+        assert entry["draw"] == draw(4, entry["seq"])
+        assert entry["fault"] == ("cut-mid-event" if entry["draw"] < 0.3 else None)
+        assert entry["outcome"] == ("cut" if entry["fault"] else "complete")
+    assert len(cut) == sum(1 for e in journal if e["fault"])
