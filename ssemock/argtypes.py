@@ -177,3 +177,4 @@ def scenario_list(text: str) -> tuple[str, ...]:
         return scenario_names(text)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+

@@ -30,6 +30,9 @@ run-time stubs             10,000           :data:`MAX_ADDED_STUBS` (``POST /_ss
 run-time scenarios         64               :data:`MAX_ADDED_SCENARIOS` (``PUT /_ssemock/scenario``); 400
 added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per response (each added line
                                             counts :data:`LINE_COST` more); 500 ``ssemock_scenario_too_large``
+held to shape, recorder     64 MiB           :data:`MAX_HELD_BODY` (``record --scenario``; past it sent unshaped)
+chaos rules                16, 32 rates     :data:`MAX_CHAOS_RULES`, :data:`MAX_CHAOS_RATES` per rule (``--chaos``);
+                           each in [0, 1]   a rule's rates sum to at most 1; a path glob :data:`MAX_CHAOS_GLOB` chars
 =========================  ===============  =============================================
 
 :class:`Field` (with :func:`number` and :func:`integer`) is the one range check: scenario
@@ -60,10 +63,14 @@ __all__ = [
     "MAX_BODY_PATH_STEPS",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
+    "MAX_CHAOS_GLOB",
+    "MAX_CHAOS_RATES",
+    "MAX_CHAOS_RULES",
     "MAX_CHECK_SIZE",
     "MAX_DECODED_BODY",
     "MAX_HAR_ENTRIES",
     "MAX_HEADER_LINE",
+    "MAX_HELD_BODY",
     "MAX_INT_DIGITS",
     "MAX_ITEMS",
     "MAX_JSON_DEPTH",
@@ -157,6 +164,17 @@ MAX_BODY_PATH_CHARS = 256
 """Longest body path (``metadata.trace_id``, ``messages[*].id``), in characters."""
 MAX_BODY_PATH_STEPS = 32
 """Most steps (keys, ``*`` and ``[N]``) of one body path."""
+MAX_HELD_BODY = 64 * 1024 * 1024
+"""Most bytes of an upstream answer the recorder holds back to shape under a scenario (``ssemock record
+--scenario`` / ``--chaos``) before its client gets any, in bytes (64 MiB): past it the rest goes to the client
+as it comes, unshaped (its progress line says so)."""
+MAX_CHAOS_RULES = 16
+"""Most chaos rules of one server or recorder (``--chaos`` given this many times; :mod:`ssemock.chaos`): each
+request looks for its rule among them."""
+MAX_CHAOS_RATES = 32
+"""Most scenarios with a rate in one chaos rule (``cut-mid-event=0.05,http-429=0.02`` is 2)."""
+MAX_CHAOS_GLOB = 200
+"""Most characters of a chaos rule's path glob (``path=/v1/chat/*:``)."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response: counted while the
 YAML loads, so a longer list is refused before the rest of it is built."""

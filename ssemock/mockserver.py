@@ -24,6 +24,7 @@ from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
 from .changes import Change, apply_change, prepare_change, stub_summary
+from .chaos import Chaos
 from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
@@ -157,12 +158,24 @@ def check_timing_scale(timing_scale: Any) -> float:
     return float(timing_scale)
 
 
+def check_seed(seed: Any) -> int:
+    """``seed`` if it is an integer; else raise :class:`~ssemock.ConfigError`."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"seed must be an integer, got {short_repr(seed)}")
+    return seed
+
+
+def check_names_in(names: Iterable[str], scenarios: Mapping[str, Scenario]) -> None:
+    """Raise :class:`~ssemock.ConfigError` for a name of ``names`` that is not a scenario of ``scenarios``."""
+    for name in names:
+        if name not in scenarios:
+            known = ", ".join(sorted(scenarios)) or "(none)"
+            raise ConfigError(f"no scenario named {name!r}; known: {known}")
+
+
 def check_names(state: ServerState) -> None:
     """Raise :class:`~ssemock.ConfigError` when the default scenario or cassette does not exist."""
-    for name in state.scenario:
-        if name not in state.scenarios:
-            known = ", ".join(sorted(state.scenarios)) or "(none)"
-            raise ConfigError(f"no scenario named {name!r}; known: {known}")
+    check_names_in(state.scenario, state.scenarios)
     if state.cassette is not None and state.cassette not in state.cassettes:
         known = ", ".join(sorted(state.cassettes)) or "(none)"
         raise ConfigError(f"no cassette named {state.cassette!r}; known: {known}")
@@ -198,6 +211,10 @@ class MockServer:
         cors_origins: origins (``https://app.example:8443``) whose web pages may read replay
             answers, besides loopback origins (``http://localhost:3000``, any port), which always
             may; ``"*"``: any web page (see :mod:`ssemock.edge.cors`).
+        chaos: faults by rate (:mod:`ssemock.chaos`): a :class:`~ssemock.chaos.Chaos`, rules as ``--chaos``
+            takes them (``"cut-mid-event=0.05,http-429=0.02"``, ``"path=/v1/chat/*:http-429=0.1"``, or a list of
+            them), or a mapping ``{"cut-mid-event": 0.05}``; drawn from ``seed`` and each request's ``seq``, so the
+            same seed and requests give the same faults (the journal's ``fault`` and ``draw``); None: none.
         tls: serve over https: True with ssemock's local authority (:func:`ssemock.tls.local_authority`; its
             certificate is ``tls.ca``, for the client's ``SSL_CERT_FILE`` or ``verify=``), or a
             :class:`~ssemock.tls.TLSFiles` of your own; False (default): plain http.
@@ -210,7 +227,7 @@ class MockServer:
     Raises:
         CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
         ConfigError: an invalid option (port, timing scale, matcher, body path, limit, empty or unknown default
-            scenario or cassette name, timeout, backlog, grace, host name, origin).
+            scenario or cassette name, timeout, backlog, grace, host name, origin, chaos rule or rate).
         TypeError: a keyword that is no parameter nor field of ``limits`` or ``network``.
         ServerError: the server could not start (e.g. the port is taken).
     """
@@ -232,9 +249,12 @@ class MockServer:
         stubs: Iterable[StubSource] | StubSource | None = None,
         cors_origins: Iterable[str] = (),
         tls: bool | TLSFiles = False,
+        chaos: Chaos | str | Sequence[str] | Mapping[str, float] | None = None,
         **keywords: Any,
     ) -> None:
         limits, network = replace_fields("MockServer", "serve", keywords, limits, network)
+        check_seed(seed)
+        rates = Chaos.of(chaos)
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         origins = origin_names(cors_origins)
         self.network = network
@@ -249,8 +269,10 @@ class MockServer:
             limits=limits,
             stubs=StubBook(collect_stubs(stubs)),
             cors_origins=origins,
+            chaos=rates,
         )
         check_names(self.state)
+        rates.check(self.state.scenarios)
         self.host = host
         self.port = port
         self.tls: TLSFiles | None = local_authority() if tls is True else tls or None

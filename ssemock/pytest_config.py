@@ -21,14 +21,16 @@ from typing import Any
 import pytest
 
 from .body_paths import check_paths
+from .chaos import Chaos
 from .errors import ConfigError, short_repr
 from .matching import check_match_on
-from .mockserver import check_timing_scale
+from .mockserver import check_seed, check_timing_scale
 from .names import scenario_names
 
 __all__ = ["MARKER_ARGS", "SSEMockConfig", "Settings", "config_of", "marker_problem", "settings_of"]
 
-MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "ignore_body", "stubs")
+MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "ignore_body", "stubs",
+               "chaos", "seed")
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,14 @@ class Settings(SSEMockConfig):
         cassette: the cassette the marker names; None: the test's own (``<test name>.yaml`` in
             its recording folder).
         stubs: the stub files the marker names (paths as written: relative to the test file).
+        chaos: the faults by rate the marker gives (as ``MockServer(chaos=...)`` takes them), or None.
+        seed: the seed the marker gives (of the draws and the scenarios' random choices), or None: 0.
     """
 
     cassette: str | None = None
     stubs: tuple[str, ...] = ()
+    chaos: Any = None
+    seed: int | None = None
 
 
 def config_of(value: Any) -> SSEMockConfig:
@@ -153,7 +159,8 @@ def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
     strings, ``scenario`` scenario names (a tuple, or one string: :func:`~ssemock.names.scenario_names`;
     ``()`` turns a default of ``ssemock_config`` off), ``matrix`` a bool or scenario names, ``match_on``
     known matcher names, ``ignore_body`` body paths (``()`` turns a default off), ``timing_scale`` a
-    finite number >= 0 (as ``MockServer`` and ``serve --timing-scale`` check), ``stubs`` stub file paths.
+    finite number >= 0 (as ``MockServer`` and ``serve --timing-scale`` check), ``stubs`` stub file paths,
+    ``chaos`` faults by rate (as ``MockServer(chaos=...)`` takes them), ``seed`` an integer.
     """
     for name, value in kwargs.items():
         if value is None:
@@ -167,8 +174,12 @@ def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
                 check_paths(value, "ignore_body")  # its messages name ignore_body
             elif name == "scenario":
                 scenario_names(value)  # its messages name scenario
+            elif name == "chaos":
+                Chaos.of(value)  # its messages name chaos
+            elif name == "seed":
+                check_seed(value)
             elif name in _MARKER_TYPES and not _MARKER_TYPES[name][1](value):
                 return f"{name}: expected {_MARKER_TYPES[name][0]}, got {short_repr(value)}"
         except ConfigError as exc:
-            return str(exc) if name in ("match_on", "scenario", "ignore_body") else f"{name}: {exc}"
+            return str(exc) if name in ("match_on", "scenario", "ignore_body", "chaos") else f"{name}: {exc}"
     return None

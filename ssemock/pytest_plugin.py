@@ -16,9 +16,11 @@ Fixtures:
   ``ssemock_network``.
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
-timing_scale=None, target=None, match_on=None, ignore_body=None, stubs=None)``, over ``ssemock_config``; with
-``matrix=True`` the test runs once per conformance preset, with the preset name as test id (or
-give a list of scenario names).
+timing_scale=None, target=None, match_on=None, ignore_body=None, stubs=None, chaos=None, seed=None)``, over
+``ssemock_config``; with ``matrix=True`` the test runs once per conformance preset, with the preset name as
+test id (or give a list of scenario names); ``chaos`` gives faults by rate drawn from ``seed``
+(:mod:`ssemock.chaos`). In a record mode the scenarios and chaos shape what the test's client gets from the
+provider, while the cassette keeps the provider's bytes.
 
 In replay mode (``none``, and ``once`` when the cassette exists) a test is answered from
 its own cassette, ``<test name>.yaml`` in its recording folder, or from the cassette its
@@ -79,10 +81,11 @@ ENV_VARS = env_vars()
 """What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
 MARKER = (
     "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
-    "ignore_body=None, stubs=None): the cassette and scenario the fake provider serves this test; matrix=True "
-    "runs the test under every conformance preset; match_on: the request parts compared (method, path, query, "
-    "body, prompt); ignore_body: body paths not compared (metadata.trace_id, messages[*].id); "
-    "stubs: stub files (paths beside the test) answering before cassettes"
+    "ignore_body=None, stubs=None, chaos=None, seed=None): the cassette and scenario the fake provider serves "
+    "this test; matrix=True runs the test under every conformance preset; match_on: the request parts compared "
+    "(method, path, query, body, prompt); ignore_body: body paths not compared (metadata.trace_id, "
+    "messages[*].id); stubs: stub files (paths beside the test) answering before cassettes; chaos: faults by "
+    "rate ('cut-mid-event=0.05', or {name: rate}) drawn from seed (an int, default 0)"
 )
 """The ``ssemock`` marker as ``pytest --markers`` lists it: its keywords and what each does."""
 
@@ -237,9 +240,13 @@ def _recorder(lookup: CassetteLookup, settings: Settings, session: _Session) -> 
         )
     from .recorder import Recorder
 
+    # The test's scenarios and chaos shape what its client gets, as on replay; the cassette keeps the upstream's bytes.
+    shaped = settings.scenario or settings.chaos
+    shaping = {"scenario": settings.scenario, "chaos": settings.chaos, "seed": settings.seed or 0,
+               "scenarios": list(session.server.state.scenarios.values())} if shaped else {}
     return Recorder(target, lookup.recording_dir, mode=mode, cassette=name,
                     match_on=settings.match_on or DEFAULT_MATCH_ON, ignore_body=settings.ignore_body,
-                    limits=session.server.limits)
+                    limits=session.server.limits, **shaping)
 
 
 @pytest.fixture
@@ -299,7 +306,7 @@ def _prepare(handle: SSEMockFixture, item: pytest.Item, settings: Settings, sess
         handle.stubs_only = cassette is None  # no bundled recording stands in for the test's own
     scale = session.timing_scale if settings.timing_scale is None else settings.timing_scale
     handle.reset(cassette, scenario=settings.scenario, timing_scale=scale, match_on=settings.match_on,
-                 ignore_body=settings.ignore_body)
+                 ignore_body=settings.ignore_body, chaos=settings.chaos, seed=settings.seed)
 
 
 def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:

@@ -15,6 +15,7 @@ from typing import TypeVar
 from aiohttp import web
 
 from .cassette import Cassette
+from .chaos import Chaos
 from .config import Limits
 from .journal import JournalEntry
 from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts
@@ -56,6 +57,8 @@ class ServerState:
             (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
         added_scenarios: the names of the scenarios given as documents while the server runs (in
             :attr:`scenarios` too; :mod:`ssemock.changes`), which ``scenario.clear`` removes.
+        chaos: the faults by rate (:class:`~ssemock.chaos.Chaos`, immutable: replace the whole value to change
+            them while serving); drawn from ``seed`` and each request's ``seq``.
     """
 
     def __init__(
@@ -77,6 +80,7 @@ class ServerState:
         stubs: StubBook | None = None,
         streams: ResumeBook | None = None,
         cors_origins: tuple[str, ...] = (),
+        chaos: Chaos | None = None,
     ) -> None:
         self.cassettes = {} if cassettes is None else cassettes
         self.scenarios = {} if scenarios is None else scenarios
@@ -96,6 +100,7 @@ class ServerState:
         self.streams = ResumeBook() if streams is None else streams
         self.cors_origins = cors_origins
         self.added_scenarios: frozenset[str] = frozenset()
+        self.chaos = Chaos() if chaos is None else chaos
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""

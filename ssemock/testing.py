@@ -36,11 +36,12 @@ from typing import TYPE_CHECKING, Any
 from .body_paths import check_paths
 from .cassette import Cassette, load
 from .changes import Change, apply_change
+from .chaos import Chaos
 from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .journal_query import Journal
 from .matching import DEFAULT_MATCH_ON, check_match_on
-from .mockserver import MockServer
+from .mockserver import MockServer, check_seed
 from .names import scenario_names
 from .scenario import Scenario
 from .stubs import Chain, Stub, StubBook
@@ -201,6 +202,8 @@ class SSEMockFixture:
         self.strict = False
         self.stubs = StubBook(stubs)
         self.stubs_only = False
+        self.chaos = Chaos()
+        self.seed = 0
 
     # ---- inline stubs --------------------------------------------------------------
     def reply(self, text: str, **fields: Any) -> Stub:
@@ -304,12 +307,13 @@ class SSEMockFixture:
     def reset(
         self, cassette: Cassette | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
-        ignore_body: Sequence[str] | None = None,
+        ignore_body: Sequence[str] | None = None, chaos: Any = None, seed: int | None = None,
     ) -> None:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
-        cassettes) under ``scenario``, matched on ``match_on`` ignoring ``ignore_body`` (as in :meth:`use`).
-        Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
-        a bad ``match_on`` or ``ignore_body``.
+        cassettes) under ``scenario``, matched on ``match_on`` ignoring ``ignore_body`` (as in :meth:`use`),
+        with the faults by rate ``chaos`` (as ``MockServer(chaos=...)`` takes them; None: none) drawn from
+        ``seed`` (None: 0). Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
+        a bad ``match_on``, ``ignore_body``, chaos rule or seed.
 
         Returns without waiting for the server's thread: the change is made there before any
         request that arrives after this call, and before anything asked of the server later
@@ -317,6 +321,8 @@ class SSEMockFixture:
         names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
         self.ignore_body = check_paths(ignore_body or (), "ignore_body")
+        self.chaos, self.seed = Chaos.of(chaos), check_seed(0 if seed is None else seed)
+        self.chaos.check(self.server.state.scenarios)
         self.cassette, self.scenario = cassette, names
         self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
@@ -339,6 +345,7 @@ class SSEMockFixture:
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
         match_on, strict, ignore_body = self.match_on, self.strict, self.ignore_body
+        chaos, seed = self.chaos, self.seed
         if cassette is None and self.stubs_only:
             cassettes = {}
         elif cassette is None or base.get(cassette.name) is cassette:
@@ -357,6 +364,7 @@ class SSEMockFixture:
             state.scenario = scenario
             state.match_on, state.strict, state.ignore_body = match_on, strict, ignore_body
             state.stubs = stubs
+            state.chaos, state.seed = chaos, seed
             if timing_scale is not None:
                 state.timing_scale = timing_scale
 

@@ -9,10 +9,10 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
@@ -34,6 +34,10 @@ from .progress import Progress
 from .proxy import handle, health
 from .state import STATE, RecorderOptions, RecorderState
 from .store import check_cassette_name
+
+if TYPE_CHECKING:
+    from ..chaos import Chaos
+    from ..mockserver import ScenarioSource
 
 __all__ = ["RECORDER_NETWORK", "Recorder", "check_directory", "check_numbers", "split_target"]
 
@@ -106,6 +110,31 @@ def _paths(paths: Sequence[str], what: str) -> tuple[str, ...]:
         return check_paths(paths, what)
     except ConfigError as exc:
         raise RecorderConfigError(str(exc)) from None
+
+
+def _shaping(scenario: Sequence[str] | str | None, chaos: Any, scenarios: Any, seed: int) -> dict[str, Any]:
+    """The :class:`RecorderOptions` fields of the scenarios clients' answers are sent under, checked as
+    :class:`ssemock.MockServer` checks them (only the scenarios named are kept).
+
+    Raises:
+        ConfigError: an unknown or empty scenario name, a bad chaos rule, a seed that is not an integer.
+        ScenarioError: a scenario file is malformed.
+    """
+    from ..names import scenario_names
+
+    names = scenario_names(scenario)
+    if not names and not chaos:
+        return {"seed": seed}
+    from ..chaos import Chaos
+    from ..mockserver import check_names_in, check_seed, collect_scenarios
+
+    rates = Chaos.of(chaos)
+    known = collect_scenarios(scenarios)
+    check_names_in(names, known)
+    rates.check(known)
+    used = {*names, *(rate.scenario for rule in rates.rules for rate in rule.rates)}
+    return {"scenarios": {n: known[n] for n in used}, "scenario": names, "chaos": rates or None,
+            "seed": check_seed(seed)}
 
 
 def check_directory(path: Path) -> Path:
@@ -188,6 +217,15 @@ class Recorder:
             before they are recorded as ended by ``timeout``: 5 s by default (:data:`RECORDER_NETWORK`).
         **keywords: the fields of ``limits`` and ``network`` the recorder reads, one by one
             (``max_request_body=N``, ``grace=S``), as before the records; each replaces that field.
+        scenario: scenario names (``"cut-mid-event"``, a tuple, or ``"a,b"``) every client's answer is sent under,
+            as the replay server would send it: the cassette keeps the upstream's own bytes; a forwarded answer is
+            then held back until it is complete (at most :data:`~ssemock.limits.MAX_HELD_BODY`), recorded, and sent
+            shaped. None: the answers go to their clients as they come.
+        chaos: faults by rate, as for :class:`ssemock.MockServer` (``"cut-mid-event=0.05"``, a
+            :class:`~ssemock.chaos.Chaos`, a mapping), drawn from ``seed`` and the request's sequence number.
+        scenarios: where the scenarios ``scenario`` and ``chaos`` name come from, as for :class:`ssemock.MockServer`
+            (None: the bundled presets).
+        seed: the seed of the draws and of the scenarios' random choices (default 0).
         tls: accept https clients, as :class:`ssemock.MockServer` does (``True``: ssemock's local authority,
             :mod:`ssemock.tls`; or your own :class:`~ssemock.tls.TLSFiles`); the upstream side is unchanged.
 
@@ -232,6 +270,10 @@ class Recorder:
         limits: Limits = Limits(),
         network: NetworkOptions = RECORDER_NETWORK,
         tls: bool | TLSFiles = False,
+        scenario: Sequence[str] | str | None = None,
+        chaos: Chaos | str | Sequence[str] | Mapping[str, float] | None = None,
+        scenarios: Iterable[ScenarioSource] | ScenarioSource | None = None,
+        seed: int = 0,
         **keywords: Any,
     ) -> None:
         base_url, shown, credentials = split_target(target)
@@ -252,6 +294,7 @@ class Recorder:
             cassette=check_cassette_name(filter.name(cassette)) if cassette else None, max_body_size=max_body_size,
             keep_encoding=keep_encoding, match_on=tuple(match_on), replay_timing_scale=replay_timing_scale,
             limits=limits, ignore_body=_paths(ignore_body, "ignore_body"), drop_body=_paths(drop_body, "drop_body"),
+            **_shaping(scenario, chaos, scenarios, seed),
         )
         self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
         self._context = None if self.tls is None else server_context(self.tls)

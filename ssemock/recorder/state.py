@@ -7,9 +7,11 @@ A module of its own: :class:`~ssemock.recorder.core.Recorder` builds it, the han
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import web
@@ -20,6 +22,10 @@ from ..version import __version__
 from .modes import RecordMode
 from .progress import Progress, ProgressRow
 from .store import CassetteStore
+
+if TYPE_CHECKING:
+    from ..chaos import Chaos
+    from ..scenario import Scenario
 
 __all__ = ["STATE", "RecorderOptions", "RecorderState"]
 
@@ -43,7 +49,14 @@ class RecorderOptions:
         drop_body: body paths deleted from every request body stored (``--drop-body-field``); each
             cassette written says so (``match: {dropped_body: [...]}``).
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
-        limits: the bounds on a request (``max_request_body`` and ``max_json_depth`` are read).
+        limits: the bounds on a request (``max_request_body``, ``max_json_depth`` and ``max_scenario_growth``
+            are read).
+        scenarios: the scenarios by name that ``scenario`` and ``chaos`` name (only those).
+        scenario: the scenario names every answer is sent to its client under (the cassette keeps the
+            upstream's own bytes); ``()``: none.
+        chaos: faults by rate (:class:`~ssemock.chaos.Chaos`), or None; drawn from ``seed`` and the
+            request's sequence number, as the replay server draws them.
+        seed: the seed of the draws and of the scenarios' random choices.
     """
 
     base_url: str
@@ -60,6 +73,15 @@ class RecorderOptions:
     limits: Limits
     ignore_body: tuple[str, ...] = ()
     drop_body: tuple[str, ...] = ()
+    scenarios: Mapping[str, Scenario] = field(default_factory=dict)
+    scenario: tuple[str, ...] = ()
+    chaos: Chaos | None = None
+    seed: int = 0
+
+    @property
+    def shapes(self) -> bool:
+        """Whether answers may be sent to their client under a scenario."""
+        return bool(self.scenario or self.chaos)
 
 
 @dataclass
@@ -70,6 +92,8 @@ class RecorderState:
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
+    received: int = 0
+    """Requests that reached a cassette (forwarded or replayed): the sequence number of the latest, drawn on."""
     finishing: set[asyncio.Future[None]] = field(default_factory=set)
     """Answers over 1 MiB whose client has its last byte and whose recording is still scrubbed."""
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
