@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .argtypes import (
     age_days,
-    body_path,
     integer,
-    matcher_names,
     port_number,
     positive_count,
     positive_size,
@@ -68,9 +66,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     from .chaos import CHAOS_HELP, chaos_rule
-    from .edge.arguments import add_limit_arguments, add_network_arguments, add_tls_arguments
-    from .limits import MAX_BODY_PATHS
-    from .matching import MATCHERS
+    from .edge.arguments import add_limit_arguments, add_match_arguments, add_network_arguments, add_tls_arguments
 
     serve.add_argument("--cassettes", action="append", type=Path, metavar="DIR",
                        help="cassette directory or file (repeatable; default: the bundled cassettes)")
@@ -88,12 +84,7 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--seed", type=integer, default=0,
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
     serve.add_argument("--chaos", action="append", type=chaos_rule, metavar="RULE", help=CHAOS_HELP)
-    serve.add_argument("--match-on", type=matcher_names, default="method,path,body",
-                       help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body; "
-                            "prompt: chat requests by model, last user message and turn, as stubs match)")
-    serve.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
-                       help="a request body field the body matcher ignores in every cassette, e.g. metadata.trace_id "
-                            f"or messages[*].id (repeatable, at most {MAX_BODY_PATHS})")
+    add_match_arguments(serve, "in every cassette")
     serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                        help="an origin (https://app.example:8443) whose web pages may read replay answers, besides "
                             "loopback origins (localhost, 127.0.0.1, [::1], any port); '*': any web page (repeatable)")

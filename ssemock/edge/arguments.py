@@ -26,7 +26,8 @@ from ..errors import ConfigError
 from ..tls import TLSFiles
 from .options import NetworkOptions
 
-__all__ = ["add_limit_arguments", "add_network_arguments", "add_tls_arguments", "knob_value", "raise_open_files_limit",
+__all__ = ["add_limit_arguments", "add_match_arguments", "add_network_arguments", "add_tls_arguments", "knob_value",
+           "raise_open_files_limit",
            "record_of", "tls_choice"]
 
 R = TypeVar("R")
@@ -131,6 +132,21 @@ def raise_open_files_limit() -> None:
     if hard == resource.RLIM_INFINITY or soft < hard:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 65536, hard))
+
+
+def add_match_arguments(parser: argparse.ArgumentParser, replaying: str) -> None:
+    """``--match-on`` and ``--ignore-body-field``, as ``serve`` and ``record`` take them; ``replaying`` says
+    which requests they are compared for (``in every cassette``, ``when replaying recorded requests``)."""
+    from ..argtypes import body_path, matcher_names
+    from ..limits import MAX_BODY_PATHS
+    from ..matching import MATCHERS
+
+    parser.add_argument("--match-on", type=matcher_names, default="method,path,body",
+                        help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body; "
+                             "prompt: chat requests by model, last user message and turn, as stubs match)")
+    parser.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
+                        help=f"a request body field the body matcher ignores {replaying}, e.g. metadata.trace_id "
+                             f"or messages[*].id (repeatable, at most {MAX_BODY_PATHS})")
 
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:

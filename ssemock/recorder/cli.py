@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..argtypes import body_path, integer, matcher_names, scenario_list, seconds
+from ..argtypes import body_path, integer, scenario_list, seconds
 from ..background import stop_on_signals
 from ..config import Limits
 from ..edge import NetworkOptions, configure_logging
 from ..edge.arguments import (
     add_limit_arguments,
+    add_match_arguments,
     add_network_arguments,
     add_tls_arguments,
     raise_open_files_limit,
@@ -41,7 +42,6 @@ from ..edge.arguments import (
 )
 from ..errors import RecorderConfigError, RecorderError
 from ..limits import MAX_BODY_PATHS
-from ..matching import MATCHERS
 from ..tls import trust_notice
 from .modes import RecordMode
 
@@ -98,15 +98,11 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
     rec.add_argument("--read-timeout", type=seconds, default=600.0, metavar="SECONDS",
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
-    rec.add_argument("--match-on", type=matcher_names, default="method,path,body",
-                     help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
+    add_match_arguments(rec, "when replaying recorded requests")
     rec.add_argument("--drop-body-field", action="append", default=[], type=body_path, metavar="PATH",
                      help="delete this request body field (e.g. metadata.trace_id, messages[*].id) from the stored "
                           "body, and list it in the cassette's match: dropped_body, which replay then ignores; the "
                           f"request goes upstream whole (repeatable, at most {MAX_BODY_PATHS})")
-    rec.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
-                     help="a request body field the body matcher ignores when replaying recorded requests "
-                          f"(repeatable, at most {MAX_BODY_PATHS})")
     rec.add_argument("--scenario", type=scenario_list, metavar="NAME",
                      help="send every client's answer under these scenarios (comma-separated), e.g. cut-mid-event: "
                           "the cassette keeps the upstream's own bytes; a forwarded answer is held back until complete")
