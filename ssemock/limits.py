@@ -26,8 +26,7 @@ response headers, cassette 90, 8,190 B/line   :data:`MAX_RESPONSE_HEADERS`, :dat
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
 steps in one scenario      100              :data:`MAX_STEPS`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
-run-time stubs             10,000           :data:`MAX_ADDED_STUBS` (``POST /_ssemock/stubs``); 400
-run-time scenarios         64               :data:`MAX_ADDED_SCENARIOS` (``PUT /_ssemock/scenario``); 400
+run-time stubs, scenarios  10,000, 64       :data:`MAX_ADDED_STUBS`, :data:`MAX_ADDED_SCENARIOS`; 400
 added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per response (each added line
                                             counts :data:`LINE_COST` more); 500 ``ssemock_scenario_too_large``
 held to shape, recorder     64 MiB           :data:`MAX_HELD_BODY` (``record --scenario``; past it sent unshaped)
@@ -113,11 +112,9 @@ MAX_SCENARIOS = 8
 """Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
 each may multiply the work of building the answer."""
 MAX_ADDED_STUBS = 10_000
-"""Most stubs added to a running server in all (``POST /_ssemock/stubs``, ``MockServer.add_stubs``; a tool
-loop counts one per step) until they are cleared: more is ``400 ssemock_invalid_change`` naming ``stubs``."""
+"""Most stubs added at run time (``POST /_ssemock/stubs``; one per step) until cleared; more: 400 naming ``stubs``."""
 MAX_ADDED_SCENARIOS = 64
-"""Most scenarios a running server is given as documents (``PUT /_ssemock/scenario``,
-``MockServer.set_scenario``) until they are cleared; one of the same name replaces the earlier one."""
+"""Most scenarios given as documents at run time (``PUT /_ssemock/scenario``) until cleared; same name: replaced."""
 MAX_BODY_PATHS = 64
 """Most body paths ignored in matching (``ignore_body``, ``--ignore-body-field``) or dropped by the recorder
 (``--drop-body-field``), counted per list (each path is one pass over a body)."""

@@ -43,7 +43,7 @@ from .journal_query import Journal
 from .matching import DEFAULT_MATCH_ON, check_match_on
 from .mockserver import MockServer, check_seed
 from .names import scenario_names
-from .scenario import Scenario
+from .runtime_fixture import RuntimeChanges
 from .stubs import Chain, Stub, StubBook
 from .stubs import on as _on
 from .stubs import reply as _reply
@@ -172,7 +172,7 @@ def _resolved_absolute(path: Path) -> Path:
     return path.resolve()
 
 
-class SSEMockFixture:
+class SSEMockFixture(RuntimeChanges):
     """One test's view of the shared replay server.
 
     Args:
@@ -241,28 +241,6 @@ class SSEMockFixture:
             StubError: a condition is invalid (named).
         """
         return _on(**conditions, on_add=self.stubs.add)
-
-    def add_stubs(self, document: Mapping[str, Any] | str) -> list[str]:
-        """Add a stub file's stubs (its data or YAML text) for this test, tried before its other stubs, as
-        ``POST /_ssemock/stubs`` does (:meth:`ssemock.MockServer.add_stubs`). Returns their names.
-        Raises :class:`~ssemock.StubError` naming the field."""
-        return self.server.add_stubs(document)
-
-    def clear_stubs(self) -> int:
-        """Remove the stubs :meth:`add_stubs` and ``POST /_ssemock/stubs`` added (how many); the others stay."""
-        return self.server.clear_stubs()
-
-    def set_scenario(self, scenario: Sequence[str] | str | Mapping[str, Any] | Scenario) -> tuple[str, ...]:
-        """Set this test's scenario while it runs, as ``PUT /_ssemock/scenario`` does: served names, or a
-        scenario file's data (:meth:`ssemock.MockServer.set_scenario`). Returns the names; raises
-        :class:`~ssemock.ScenarioError` naming the field, or ``UnknownScenarioError``."""
-        self.scenario = self.server.set_scenario(scenario)
-        return self.scenario
-
-    def clear_scenario(self) -> None:
-        """Replay faithfully from now on (``DELETE /_ssemock/scenario``)."""
-        self.server.clear_scenario()
-        self.scenario = ()
 
     @property
     def url(self) -> str:
