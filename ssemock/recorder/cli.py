@@ -57,7 +57,6 @@ TARGET_VARIABLE = "SSEMOCK_TARGET"
 
 def add_arguments(rec: argparse.ArgumentParser) -> None:
     """Add the options of the ``record`` subcommand to its parser ``rec``."""
-    from ..chaos import CHAOS_HELP, chaos_rule  # the scenario model, imported when the record parser is built
     upstream = rec.add_mutually_exclusive_group()
     upstream.add_argument("--target", metavar="URL",
                           help=f"provider base URL, e.g. https://api.openai.com (default: ${TARGET_VARIABLE}, "
@@ -107,6 +106,18 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
     rec.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
                      help="a request body field the body matcher ignores when replaying recorded requests "
                           f"(repeatable, at most {MAX_BODY_PATHS})")
+    _add_shaping_arguments(rec)
+    add_tls_arguments(rec)
+    add_limit_arguments(rec, "record")
+    add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
+                                                    "then record them as ended by 'timeout' (a second signal exits "
+                                                    "at once)")
+
+
+def _add_shaping_arguments(rec: argparse.ArgumentParser) -> None:
+    """The options that break what clients get: ``--scenario``, ``--scenarios``, ``--chaos``, ``--seed``."""
+    from ..chaos import CHAOS_HELP, chaos_rule  # the scenario model, imported when the record parser is built
+
     rec.add_argument("--scenario", type=scenario_list, metavar="NAME",
                      help="send every client's answer under these scenarios (comma-separated), e.g. cut-mid-event: "
                           "the cassette keeps the upstream's own bytes; a forwarded answer is held back until complete")
@@ -117,11 +128,6 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help=CHAOS_HELP.replace("faults by rate", "faults by rate on what clients get"))
     rec.add_argument("--seed", type=integer, default=0,
                      help="seed of the --chaos draws and the scenarios' random choices (default 0)")
-    add_tls_arguments(rec)
-    add_limit_arguments(rec, "record")
-    add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
-                                                    "then record them as ended by 'timeout' (a second signal exits "
-                                                    "at once)")
 
 
 def run(args: argparse.Namespace) -> int:
