@@ -123,12 +123,9 @@ MAX_BODY_PATH_CHARS = 256
 MAX_BODY_PATH_STEPS = 32
 """Most steps (keys, ``*`` and ``[N]``) of one body path."""
 MAX_HELD_BODY = 64 * 1024 * 1024
-"""Most bytes of an upstream answer the recorder holds back to shape under a scenario (``ssemock record
---scenario`` / ``--chaos``) before its client gets any, in bytes (64 MiB): past it the rest goes to the client
-as it comes, unshaped (its progress line says so)."""
+"""Most bytes (64 MiB) the recorder holds back to shape under ``record --scenario``/``--chaos``; past it: unshaped."""
 MAX_CHAOS_RULES = 16
-"""Most chaos rules of one server or recorder (``--chaos`` given this many times; :mod:`ssemock.chaos`): each
-request looks for its rule among them."""
+"""Most chaos rules (``--chaos`` given this many times, :mod:`ssemock.chaos`) of one server or recorder."""
 MAX_CHAOS_RATES = 32
 """Most scenarios with a rate in one chaos rule (``cut-mid-event=0.05,http-429=0.02`` is 2)."""
 MAX_CHAOS_GLOB = 200

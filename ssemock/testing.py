@@ -202,8 +202,7 @@ class SSEMockFixture(RuntimeChanges):
         self.strict = False
         self.stubs = StubBook(stubs)
         self.stubs_only = False
-        self.chaos = Chaos()
-        self.seed = 0
+        self.chaos, self.seed = Chaos(), 0
 
     # ---- inline stubs --------------------------------------------------------------
     def reply(self, text: str, **fields: Any) -> Stub:
@@ -287,15 +286,11 @@ class SSEMockFixture(RuntimeChanges):
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
         ignore_body: Sequence[str] | None = None, chaos: Any = None, seed: int | None = None,
     ) -> None:
-        """Forget the journal and play counts; serve ``cassette`` (None: all the session's
-        cassettes) under ``scenario``, matched on ``match_on`` ignoring ``ignore_body`` (as in :meth:`use`),
-        with the faults by rate ``chaos`` (as ``MockServer(chaos=...)`` takes them; None: none) drawn from
-        ``seed`` (None: 0). Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
-        a bad ``match_on``, ``ignore_body``, chaos rule or seed.
-
-        Returns without waiting for the server's thread: the change is made there before any
-        request that arrives after this call, and before anything asked of the server later
-        (:attr:`requests`, :meth:`use`)."""
+        """Forget the journal and play counts; serve ``cassette`` (None: all the session's cassettes) under
+        ``scenario``, matched on ``match_on`` ignoring ``ignore_body`` (as in :meth:`use`), with the faults by rate
+        ``chaos`` (as ``MockServer(chaos=...)`` takes them; None: none) drawn from ``seed`` (None: 0).
+        Raises :class:`ScenarioError` (unknown scenario), :class:`ConfigError` (bad ``match_on``, ``ignore_body``,
+        chaos rule or seed). Returns at once: the change is made in the server's thread before any later request."""
         names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
         self.ignore_body = check_paths(ignore_body or (), "ignore_body")
@@ -315,21 +310,14 @@ class SSEMockFixture(RuntimeChanges):
         names, known = scenario_names(scenario), self.server.state.scenarios
         for name in names:
             if name not in known:
-                raise ScenarioError(
-                    "ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name
-                )
+                raise ScenarioError("ssemock", "scenario", f"a scenario name, one of {', '.join(sorted(known))}", name)
         return names
 
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
-        match_on, strict, ignore_body = self.match_on, self.strict, self.ignore_body
-        chaos, seed = self.chaos, self.seed
-        if cassette is None and self.stubs_only:
-            cassettes = {}
-        elif cassette is None or base.get(cassette.name) is cassette:
-            cassettes = base
-        else:
-            cassettes = {cassette.name: cassette, **base}
+        match_on, strict, ignore_body, chaos, seed = self.match_on, self.strict, self.ignore_body, self.chaos, self.seed
+        cassettes = {} if cassette is None and self.stubs_only else base if (
+            cassette is None or base.get(cassette.name) is cassette) else {cassette.name: cassette, **base}
         stubs = self.stubs
 
         def apply() -> None:
