@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,15 +124,18 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
     if found.text is not None:  # a torn first interaction left an empty list: the text edited
         doc = _yaml(found.text, source)
     else:
-        with open(path, "rb") as file:
-            reread = _Reread(file, found.size)
-            doc = _yaml(reread, source)
-        if not reread.same(found.digest):  # changed since it was checked: its new bytes, checked again
+        file = _reopened(path)
+        if file is not None:
+            with file:
+                reread = _Reread(file, found.size)
+                doc = _yaml(reread, source)
+        if file is None or not reread.same(found.digest):  # changed since it was checked: checked again
             unchanged = _checked(path, source, name, limit)
             if isinstance(unchanged, Cassette):
                 return unchanged
-            return parse_cassette(_yaml(unchanged.text if unchanged.text is not None else
-                                        path.read_bytes()[: unchanged.size], source), name=name, source=source)
+            again = unchanged.text if unchanged.text is not None else read_file(
+                path, source, limit=limit, start=YAML_START)[: unchanged.size]
+            return parse_cassette(_yaml(again, source), name=name, source=source)
     cassette = parse_cassette(doc, name=name, source=source)
     cache.store_entry(found.entry, cassette)
     return cassette
@@ -165,6 +169,19 @@ def _checked(path: Path, source: str, name: str, limit: int) -> Cassette | _Unpa
     completed = complete_text(text)
     return _Unparsed(cache.entry_for(data, name), len(kept), hashlib.sha256(kept).digest(),
                      None if completed is text else completed)
+
+
+def _reopened(path: Path) -> BinaryIO | None:
+    """``path`` opened again for reading, or None when it is no longer a regular file (replaced by a FIFO,
+    removed...): opened without blocking, as :func:`~.files.read_file` opens it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
 
 
 class _Reread:
