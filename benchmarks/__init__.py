@@ -10,7 +10,10 @@ A figure is a dict ``{"name", "value", "unit", "baseline", "ratio", "goal", "met
 * ``ratio``: ``value / baseline`` (None for a count);
 * ``goal``: the goal as text, e.g. ``"ratio >= 0.9"`` or ``"<= 2 ms"``; ``met``: bool;
 * ``spread``: for a figure repeated several times, the min/median/max of ours and of the
-  baseline as text (``"ours 0.21/0.24/0.29, baseline 0.05/0.06/0.07 (5 runs)"``), else None.
+  baseline as text (``"ours 0.21/0.24/0.29, baseline 0.05/0.06/0.07 (5 runs)"``), else None;
+  ``"; noisy: met in 2 of 5 paired runs"`` follows when the runs, taken pair by pair, disagree on
+  the goal (:func:`noisy`): such a figure's met/unmet may change from one run of the benchmarks to
+  the next.
 
 Each figure module exposes ``run(quick: bool) -> list[dict]`` and runs on its own as
 ``python -m benchmarks.NAME [--quick]``.
@@ -18,9 +21,10 @@ Each figure module exposes ``run(quick: bool) -> list[dict]`` and runs on its ow
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FIGURE_KEYS", "cell", "figure", "spread"]
+__all__ = ["FIGURE_KEYS", "cell", "figure", "noisy", "spread"]
 
 FIGURE_KEYS = ("name", "value", "unit", "baseline", "ratio", "goal", "met", "spread")
 
@@ -55,6 +59,14 @@ def spread(ours: list[float], baseline: list[float] | None = None, digits: int =
     if baseline:
         text += f", baseline {three(baseline)}"
     return f"{text} ({len(ours)} runs)"
+
+
+def noisy(ours: list[float], baseline: list[float], met: Callable[[float, float], bool]) -> str:
+    """``"; noisy: met in K of N paired runs"`` when ``met(ours[i], baseline[i])`` holds for some of the
+    interleaved runs and not for others, else ``""`` (appended to a figure's ``spread``)."""
+    verdicts = [met(o, b) for o, b in zip(ours, baseline)]
+    held = sum(verdicts)
+    return f"; noisy: met in {held} of {len(verdicts)} paired runs" if 0 < held < len(verdicts) else ""
 
 
 def cell(value: Any, *, markdown: bool = False) -> str:

@@ -42,6 +42,7 @@ MODULES = (
     "hostile_bodies",
     "stub_synthesis",
     "aimock_peer",
+    "big_cassette",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 QUICK_BUDGET = 60.0

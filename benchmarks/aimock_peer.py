@@ -31,8 +31,21 @@ has no value and its goal says how to install it; the run goes on.
 * ``aimock_peer.throughput_events``: the same runs in events per second.
 * ``aimock_peer.throughput_cpu``: the server's CPU seconds per stream (all its threads,
   ``/proc``), the same runs.
+* ``aimock_peer.stub_answer``: milliseconds from sending the request to the last byte of a
+  2,000-token answer (:func:`benchmarks.stub_synthesis.answer_text`), over HTTP, end to end: ours
+  synthesizes it from its stub at every request (``ssemock serve --stubs FILE``, the default timing
+  scale, 1: the stub has no timing, so its events go out as one burst, each its own write), aimock
+  sends its fixture of the same text cut every ``chunkSize`` characters (the mean length of our
+  tokens, so that both send about as many events). Read by the benchmark client in its own process;
+  a checked answer and two warm-up runs each, then runs alternate (21, 9 with ``--quick``). Goal: at
+  most aimock's time (ratio <= 1.0).
+* ``aimock_peer.stub_answer_scale0``: the same with ``ssemock serve --timing-scale 0`` (same runs,
+  interleaved with both).
+* ``aimock_peer.stub_answer_cpu``: the server's CPU milliseconds per answer (all its threads), the
+  default-scale runs.
 
-Every figure is reported as ours against the peer (``baseline`` is aimock), with no goal.
+Every figure is reported as ours against the peer (``baseline`` is aimock), with no goal but
+``stub_answer``'s.
 """
 
 from __future__ import annotations
@@ -55,7 +68,7 @@ from urllib.parse import urlsplit
 from ssemock.providers.tokens import split_tokens
 from ssemock.sse import Event, decode
 
-from . import clients, figure, spread
+from . import clients, figure, noisy, spread
 from .clients import StreamProtocol
 from .common import ROOT, median, raise_open_files_limit, real_chunks, standalone, stop_processes
 from .timing_fidelity import cpu_seconds as thread_cpu_seconds
@@ -66,7 +79,10 @@ NODE_DIR = ROOT / "benchmarks" / "node"
 PACKAGE = NODE_DIR / "node_modules" / "@copilotkit" / "aimock"
 INSTALL = "not installed: npm ci --prefix benchmarks/node"
 REPORTED = "reported (ours against the peer)"
-NAMES = ("cold_start", "cold_start_cpu", "throughput", "throughput_events", "throughput_cpu")
+NAMES = ("cold_start", "cold_start_cpu", "throughput", "throughput_events", "throughput_cpu", "stub_answer",
+         "stub_answer_scale0", "stub_answer_cpu")
+UNITS = ("s", "CPU s", "MB/s", "events/s", "CPU s per stream", "ms", "ms", "CPU ms")
+STUB_TOKENS = 2000
 PATH = "/v1/chat/completions"
 GREETING = "Hello! How can I help you today?"
 MB = 1_000_000
@@ -89,9 +105,8 @@ def aimock_version() -> str:
 
 def not_installed() -> list[dict[str, Any]]:
     """The module's figures without values, saying how to install the peer."""
-    units = ("s", "CPU s", "MB/s", "events/s", "CPU s per stream")
     return [{**figure(f"aimock_peer.{name}", 0.0, unit, baseline=None, goal=INSTALL, met=True), "value": None,
-             "met": None} for name, unit in zip(NAMES, units)]
+             "met": None} for name, unit in zip(NAMES, UNITS)]
 
 
 def chat_request(message: str) -> bytes:
@@ -261,6 +276,19 @@ def cold_starts(tmp: Path, env: dict[str, str], reps: int) -> tuple[dict[str, li
     return wall, cpu
 
 
+def checked_answers(servers: dict[str, tuple[int, str]], body: bytes, text: str) -> dict[str, tuple[int, int]]:
+    """Each server's answer to ``body`` (``servers``: kind -> (pid, URL)), checked to carry ``text``: its
+    number of events and of bytes, by kind."""
+    sent = {}
+    for kind, (_, url) in servers.items():
+        answer = post(url, body)
+        got, events = streamed_text(answer)
+        if got != text:
+            raise RuntimeError(f"aimock_peer: {kind} sent another text ({len(got)} characters, not {len(text)})")
+        sent[kind] = (events, len(answer))
+    return sent
+
+
 def throughputs(tmp: Path, env: dict[str, str], chars: int, runs: int) -> dict[str, Any]:
     """MB/s, events/s and server CPU seconds per stream of ours and aimock, alternating, and what each sent."""
     text = long_text(chars)
@@ -268,18 +296,13 @@ def throughputs(tmp: Path, env: dict[str, str], chars: int, runs: int) -> dict[s
     commands = write_servers(tmp, "long", text, chunk_size)
     body = chat_request("long")
     job = {"n": 1, "body": body.decode(), "keep_times": False, "timeout": 120}
-    out: dict[str, Any] = {"chunk_size": chunk_size, "chars": len(text), "sent": {},
+    out: dict[str, Any] = {"chunk_size": chunk_size, "chars": len(text),
                            "mbs": {"ours": [], "aimock": []}, "eps": {"ours": [], "aimock": []},
                            "cpu": {"ours": [], "aimock": []}}
     with started(commands["ours"], commands["aimock"], env=env) as [(ours, ours_url), (peer, peer_url)], \
             Client() as client:
         servers = {"ours": (ours.pid, ours_url + PATH), "aimock": (peer.pid, peer_url + PATH)}
-        for kind, (_, url) in servers.items():
-            answer = post(url, body)
-            got, events = streamed_text(answer)
-            if got != text:
-                raise RuntimeError(f"aimock_peer: {kind} sent another text ({len(got)} characters, not {len(text)})")
-            out["sent"][kind] = (events, len(answer))
+        out["sent"] = checked_answers(servers, body, text)
         for index in range(-1, runs):  # run -1 warms the client and the servers
             for kind in ("ours", "aimock") if index % 2 == 0 else ("aimock", "ours"):
                 pid, url = servers[kind]
@@ -297,6 +320,38 @@ def throughputs(tmp: Path, env: dict[str, str], chars: int, runs: int) -> dict[s
     return out
 
 
+def stub_answers(tmp: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
+    """Milliseconds per 2,000-token answer (request sent to last byte) of ours at timing scale 1 and 0
+    and of aimock, alternating, the servers' CPU milliseconds per answer, and what each sent."""
+    from .stub_synthesis import answer_text
+
+    text = answer_text(STUB_TOKENS)
+    chunk_size = max(1, round(len(text) / len(split_tokens(text))))
+    commands = write_servers(tmp, "story", text, chunk_size)
+    kinds = {"ours": commands["ours"], "ours0": [*commands["ours"], "--timing-scale", "0"],
+             "aimock": commands["aimock"]}
+    body = chat_request("story")
+    job = {"n": 1, "body": body.decode(), "keep_times": False, "timeout": 60}
+    out: dict[str, Any] = {"chunk_size": chunk_size, "ms": {k: [] for k in kinds},
+                           "cpu": {k: [] for k in kinds}}
+    with started(*kinds.values(), env=env) as servers, Client() as client:
+        found = {kind: (proc.pid, url + PATH) for kind, (proc, url) in zip(kinds, servers)}
+        out["sent"] = checked_answers(found, body, text)
+        order = list(kinds)
+        for index in range(-2, runs):  # runs -2 and -1 warm the client and the servers
+            for kind in order[index % 3:] + order[:index % 3]:  # each kind first in turn
+                pid, url = found[kind]
+                before = thread_cpu_seconds(pid)
+                stream = client.run({**job, "url": url})["streams"][0]
+                cpu = thread_cpu_seconds(pid) - before
+                if not stream["ok"]:
+                    raise RuntimeError(f"aimock_peer: {kind} sent a wrong body: {stream}"[:300])
+                if index >= 0:
+                    out["ms"][kind].append(1000 * stream["elapsed"])
+                    out["cpu"][kind].append(1000 * cpu)
+    return out
+
+
 def run(quick: bool = False) -> list[dict[str, Any]]:
     if aimock_command() is None:
         return not_installed()
@@ -306,6 +361,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         env = {**os.environ, "SSEMOCK_CACHE_DIR": str(tmp / "cache")}
         wall, cpu = cold_starts(tmp, env, reps)
         flow = throughputs(tmp, env, chars, runs)
+        stub = stub_answers(tmp, env, 9 if quick else 21)
     peer = f"baseline: aimock {aimock_version()}"
     (ours_events, ours_bytes), (peer_events, peer_bytes) = flow["sent"]["ours"], flow["sent"]["aimock"]
     sent = (f"{flow['chars']:,} text characters; ours {ours_events:,} events, {ours_bytes:,} bytes; aimock "
@@ -322,6 +378,30 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         reported("throughput", flow["mbs"], f"MB/s, {sent}"),
         reported("throughput_events", flow["eps"], "events/s, same streams"),
         reported("throughput_cpu", flow["cpu"], "server CPU s per stream, same streams"),
+        *stub_figures(stub, peer),
+    ]
+
+
+def stub_figures(stub: dict[str, Any], peer: str) -> list[dict[str, Any]]:
+    """``stub_answer`` (goal: at most aimock's time), ``stub_answer_scale0`` and ``stub_answer_cpu``."""
+    (ours_events, ours_bytes), (peer_events, peer_bytes) = stub["sent"]["ours"], stub["sent"]["aimock"]
+    sent = (f"ours {ours_events:,} events, {ours_bytes:,} bytes; aimock (chunkSize {stub['chunk_size']}) "
+            f"{peer_events:,} events, {peer_bytes:,} bytes")
+    ms, cpu, goal = stub["ms"], stub["cpu"], "ratio <= 1.0 (aimock's time)"
+
+    def one(name: str, values: dict[str, list[float]], kind: str, unit: str, **goals: Any) -> dict[str, Any]:
+        value, baseline = median(values[kind]), median(values["aimock"])
+        flips = noisy(values[kind], values["aimock"], lambda o, b: o <= b) if "goal" in goals else ""
+        return figure(f"aimock_peer.{name}", value, f"{unit} ({peer})", baseline=baseline,
+                      goal=goals.get("goal", REPORTED), met=goals.get("met", True),
+                      spread=spread(values[kind], values["aimock"]) + flips)
+
+    return [
+        one("stub_answer", ms, "ours", f"ms per {STUB_TOKENS:,}-token answer over HTTP, timing scale 1, {sent}",
+            goal=goal, met=median(ms["ours"]) <= median(ms["aimock"])),
+        one("stub_answer_scale0", ms, "ours0", "ms per answer, timing scale 0, same runs",
+            goal=goal, met=median(ms["ours0"]) <= median(ms["aimock"])),
+        one("stub_answer_cpu", cpu, "ours", "server CPU ms per answer, timing scale 1, same runs"),
     ]
 
 

@@ -191,8 +191,9 @@ async def one_stream(job: dict[str, Any], read_late: _Sample, delay: float = 0.0
         await asyncio.sleep(delay)
     url = urlsplit(job["url"])
     body = job["body"].encode()
+    target = f"{url.path}?{url.query}" if url.query else url.path
     request = (
-        f"POST {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
+        f"POST {target} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode() + body
     loop = asyncio.get_running_loop()

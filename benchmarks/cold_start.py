@@ -50,7 +50,7 @@ import yaml
 from ssemock.cassette import load, save
 from ssemock.cassette.cache import SUBDIR, cache_dir
 
-from . import figure, spread
+from . import figure, noisy, spread
 from .common import ROOT, bulk_cassette, median, standalone
 
 BARE_SERVER = """
@@ -149,7 +149,7 @@ def load_times(path: Path, reps: int) -> dict[str, list[float]]:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    reps = 2 if quick else 21  # a ratio near its goal moves by 0.1 between runs of 9 on a loaded machine
+    reps = 4 if quick else 21  # a ratio near its goal moves by 0.1 between runs of 9 on a loaded machine
     with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
         os.environ["SSEMOCK_CACHE_DIR"] = str(Path(tmp) / "cache")  # also for the server processes
         try:
@@ -168,11 +168,16 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     m = {k: median(v) for d in (wall, loads) for k, v in d.items()}  # distinct keys
     cpu_m = {k: median(v) for k, v in cpu.items()}
     ratio = m["ours"] / m["bare"]
+
+    def within(ours: float, bare: float) -> bool:
+        return ours <= 1.1 * bare
+
     return [
         figure("cold_start.first_request", m["ours"], "s", baseline=m["bare"], goal="ratio <= 1.1",
-               met=ratio <= 1.1, spread=spread(wall["ours"], wall["bare"])),
+               met=ratio <= 1.1, spread=spread(wall["ours"], wall["bare"]) + noisy(wall["ours"], wall["bare"], within)),
         figure("cold_start.first_request_cpu", cpu_m["ours"], "CPU s", baseline=cpu_m["bare"], goal="ratio <= 1.1",
-               met=cpu_m["ours"] / cpu_m["bare"] <= 1.1, spread=spread(cpu["ours"], cpu["bare"])),
+               met=cpu_m["ours"] / cpu_m["bare"] <= 1.1,
+               spread=spread(cpu["ours"], cpu["bare"]) + noisy(cpu["ours"], cpu["bare"], within)),
         figure("cold_start.cassette_10mb", m["cached"], "s per 10 MB (second load)", baseline=m["pickle"],
                goal="<= 0.5 s", met=m["cached"] <= 0.5, spread=spread(loads["cached"], loads["pickle"])),
         figure("cold_start.cassette_10mb_first", m["first"], "s per 10 MB (first load)", baseline=m["yaml"],

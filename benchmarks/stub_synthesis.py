@@ -10,13 +10,20 @@
    processes' turns), wall time in the spread. Goal: at most 5 ms. A floor no writer of this
    response shape goes below: one ``Chunk`` object per event, made from ready bytes (printed as
    ``floor``).
-2. The ``ssemock`` fixture in a test that adds an inline stub (``ssemock.reply("Hello")``) and has
+2. The same answers over HTTP, end to end: milliseconds from sending the request to the last byte,
+   read by the benchmark client (:mod:`benchmarks.clients`) in its own process, from ``ssemock serve
+   --stubs FILE`` (the 50 stubs, the default timing scale) against a bare aiohttp server doing the
+   same work in the same arrangement: at each request it writes the events the obvious way (as in 1,
+   from the values built beforehand), each event one ``write`` of one HTTP chunk, with the headers
+   ours sends. Each server in its own process; a checked answer and a warm-up run each, then runs
+   alternate (15, 5 with ``--quick``); median, min/median/max in the spread. Reported.
+3. The ``ssemock`` fixture in a test that adds an inline stub (``ssemock.reply("Hello")``) and has
    no cassette, set-up + call + tear-down, against the same request (same client) to a bare
    in-process aiohttp server writing the stub's own answer (same status, headers, events and
    size), interleaved in one pytest session in a subprocess, as :mod:`benchmarks.fixture_overhead`
    measures. Goal: at most 2 ms more.
 
-``python -m benchmarks.stub_synthesis [--quick]`` prints the figures.
+``python -m benchmarks.stub_synthesis [--quick]`` prints the figures (``--bare FILE`` is 2.'s baseline server).
 """
 
 from __future__ import annotations
@@ -120,6 +127,89 @@ def synthesis_figures(rounds: int) -> list[dict[str, Any]]:
     return out
 
 
+def http_figures(runs: int) -> list[dict[str, Any]]:
+    """The answers of :func:`synthesis_figures` over HTTP, ours against the bare server (see the module docstring)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from .aimock_peer import Client, started
+
+    text = answer_text()
+    book = StubBook([*(s for i in range(49) for s in on(contains=f"topic-{i}").reply("no")), reply(text, times=None)])
+    answers: dict[str, Any] = {}
+    for provider, (path, body) in PATHS.items():
+        query = [("alt", "sse")] if provider == "gemini" else []
+        hit = book.answer(Request("POST", path, query, [], json.dumps({"model": "m", **body}).encode()))
+        assert hit is not None
+        values = [(None if e.type == "message" else e.type, e.data if e.data == "[DONE]" else json.loads(e.data))
+                  for e in _events(hit.response)]
+        answers[path] = {"headers": hit.response.headers, "values": values}
+    with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as name:
+        tmp = Path(name)
+        (tmp / "none").mkdir()
+        stubs = tmp / "stubs.yaml"  # a JSON string is a YAML double-quoted scalar
+        refusing = "".join(f"  - name: topic-{i}\n    match: {{contains: topic-{i}}}\n    reply: {{text: 'no'}}\n"
+                           for i in range(49))
+        story = f"  - name: story\n    reply: {{text: {json.dumps(text)}}}\n"
+        stubs.write_text(f"ssemock_stubs: 1\nstubs:\n{refusing}{story}", encoding="utf-8")
+        (tmp / "answers.json").write_text(json.dumps(answers), encoding="utf-8")
+        commands = [[sys.executable, "-m", "ssemock", "serve", "--port", "0", "--cassettes", str(tmp / "none"),
+                     "--stubs", str(stubs), "--quiet"],
+                    [sys.executable, "-m", "benchmarks.stub_synthesis", "--bare", str(tmp / "answers.json")]]
+        env = {**os.environ, "SSEMOCK_CACHE_DIR": str(tmp / "cache")}
+        with started(*commands, env=env) as [(_, ours), (_, bare)], Client() as client:
+            out = []
+            for provider, (path, body) in PATHS.items():
+                target = path + ("?alt=sse" if provider == "gemini" else "")
+                job = {"n": 1, "body": json.dumps({"model": "m", **body}), "keep_times": False, "timeout": 60}
+                ms: dict[str, list[float]] = {"ours": [], "bare": []}
+                for index in range(-2, runs):  # -2: the answers checked, -1: warm-up
+                    for kind, base in (("ours", ours), ("bare", bare))[:: 1 if index % 2 else -1]:
+                        stream = client.run({**job, "url": base + target})["streams"][0]
+                        if not stream["ok"] or (index == -2 and len(stream["sizes"]) < len(answers[path]["values"])):
+                            raise RuntimeError(f"stub_synthesis: {kind} sent a wrong answer: {stream}"[:300])
+                        if index >= 0:
+                            ms[kind].append(1000 * stream["elapsed"])
+                events = len(answers[path]["values"])
+                out.append(figure(
+                    f"stub answer over HTTP: 2,000-token answer ({events} events), {provider}, request to last byte",
+                    median(ms["ours"]), "ms", baseline=median(ms["bare"]), goal="reported", met=True,
+                    spread=spread(ms["ours"], ms["bare"])))
+    return out
+
+
+def bare_main(answers_file: str) -> None:
+    """``--bare FILE``: the baseline server of :func:`http_figures`, until it is terminated."""
+    import asyncio
+
+    from aiohttp import web
+
+    answers = json.loads(open(answers_file, encoding="utf-8").read())  # noqa: SIM115
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        answer = answers[request.path]
+        response = web.StreamResponse(headers=[tuple(h) for h in answer["headers"]])  # type: ignore[arg-type]
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for chunk in _obvious([tuple(v) for v in answer["values"]]):
+            await response.write(chunk.data)
+        await response.write_eof()
+        return response
+
+    async def serve() -> None:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", handler)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        print(f"serving on http://127.0.0.1:{runner.addresses[0][1]}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
 def _events(response: Response) -> list[Event]:
     decoder = Decoder()
     found = [e for c in response.chunks for e in decoder.feed(c.data)]
@@ -202,9 +292,13 @@ def fixture_figures(count: int, runs: int) -> list[dict[str, Any]]:
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
     """The figures (see the module docstring)."""
-    return [*synthesis_figures(21 if quick else 101), *fixture_figures(*((100, 1) if quick else (300, 3)))]
+    return [*synthesis_figures(21 if quick else 101), *http_figures(5 if quick else 15),
+            *fixture_figures(*((100, 1) if quick else (300, 3)))]
 
 
 if __name__ == "__main__":
-    for item in run(quick="--quick" in sys.argv[1:]):
-        print(json.dumps(item))
+    if sys.argv[1:2] == ["--bare"]:
+        bare_main(sys.argv[2])
+    else:
+        for item in run(quick="--quick" in sys.argv[1:]):
+            print(json.dumps(item))

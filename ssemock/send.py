@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from aiohttp.abc import AbstractStreamWriter
 
-from .cassette import Chunk, no_content
+from .cassette import Chunk, Response, no_content
 from .edge import abort_connection, set_framing, stopping
+from .edge.body import BodyWriter
 from .limits import DEFAULT_BUDGET
 from .pacing import Pacing
 from .plan import Plan, dispatch_offsets
@@ -90,7 +90,10 @@ async def send_plan(
     if empty:  # bytes after such a head would be read as the next response on the connection
         chunks = []
     response = _head(plan, own_cors and "Origin" in request.headers)
-    timed = bool(plan.keepalive_every or plan.pauses or plan.timing_scale)
+    # nothing to wait for between the chunks (scale 0, or every chunk and the end at the start: a stub's
+    # answer without timing): one burst, with no timer
+    untimed = not plan.timing_scale or (_flat(resp_rec) and not plan.heartbeat)
+    timed = bool(plan.keepalive_every or plan.pauses or not untimed)
     size = sum(len(c.data) for c in chunks) if plan.framing == "length" or not timed else 0
     framing = set_framing(request, response, plan.framing, size)
     # the plan is this request's own: its list of notes goes on in the journal
@@ -194,19 +197,35 @@ class _Stream:
 
     async def burst(self, arrived: float, size: int) -> None:
         """Send every chunk without timing (no per-chunk time, pause or comment is needed), each
-        boundary kept by the pacing while its budget lasts.
+        boundary kept by the pacing while its budget lasts; unpaced, each chunk is still its own
+        write (one HTTP chunk), written back to back with no task switch, the loop given to the other
+        requests every :data:`YIELD_EVERY` chunks and while the client's socket buffer is full.
 
         The journal's counts are written once, when the body ends or the client leaves.
         """
-        await self.clock.sleep_until(self.loop, arrived + self.plan.first_byte_delay)
+        plan = self.plan
+        start = arrived + plan.first_byte_delay + plan.response.start * plan.timing_scale
+        await self.clock.sleep_until(self.loop, start)
         await self.response.prepare(self.request)
-        write, pacing, loop = self.response.write, self.pacing, self.loop
+        pacing, loop = self.pacing, self.loop
         written = 0
         try:
+            if not pacing.on:
+                write, protocol = BodyWriter(self.request, self.response), self.request.protocol
+                writer = self.request.writer
+                for chunk in self.chunks:
+                    write(chunk.data)
+                    written += 1
+                    if protocol.writing_paused:
+                        await writer.drain()
+                    elif not written % YIELD_EVERY:
+                        await asyncio.sleep(0)
+                self.last = loop.time()
+                return
             for chunk in self.chunks:
                 if written and pacing.on:
                     await pacing.boundary(written, self.last)
-                await write(chunk.data)
+                await self.response.write(chunk.data)
                 self.last = loop.time()
                 written += 1
                 if not written % YIELD_EVERY:  # a write awaits only when the socket's buffer is full
@@ -340,7 +359,7 @@ class _Paced:
     client), and the write's error when one fails (``ConnectionResetError`` once the client left).
     """
 
-    __slots__ = ("chunks", "clock", "done", "index", "loop", "protocol", "scale", "sent", "shift", "writer")
+    __slots__ = ("chunks", "clock", "done", "index", "loop", "protocol", "scale", "sent", "shift", "write")
 
     done: asyncio.Future[None]
     """Set by the stream's coroutine before each turn on the timeline."""
@@ -351,7 +370,7 @@ class _Paced:
         self.scale = stream.plan.timing_scale
         self.shift = shift
         """Loop time (seconds) that the recorded times count from."""
-        self.writer = stream.request.writer
+        self.write = BodyWriter(stream.request, stream.response)
         self.protocol = stream.request.protocol
         self.clock = stream.clock
         self.loop = stream.loop
@@ -374,7 +393,7 @@ class _Paced:
         for _ in range(YIELD_EVERY):
             data = chunks[self.index].data
             try:
-                _write_at_once(self.writer, data)
+                self.write(data)
             except Exception as exc:  # the client left; kept for the stream's coroutine to raise
                 self.done.set_exception(exc)
                 return
@@ -389,25 +408,10 @@ class _Paced:
         self.clock.at(self.loop, self.deadline(), self)
 
 
-def _write_at_once(writer: AbstractStreamWriter, data: bytes) -> None:
-    """Write ``data`` as one body chunk of an uncompressed response, now, from a plain function.
-
-    aiohttp's ``StreamWriter.write(data, drain=False)`` writes to the transport without awaiting
-    anything when the response is not compressed (ssemock sends recorded bytes as they are) and
-    the writer has no chunk-sent hook (a server's has none): its coroutine ends at its first step.
-    Running that step here spares a task switch per chunk.
-
-    Raises:
-        ConnectionResetError: the connection is closing (aiohttp's ``ClientConnectionResetError``).
-        RuntimeError: the write would have had to wait (it is abandoned: nothing more is written).
-    """
-    step = writer.write(data, drain=False)  # type: ignore[call-arg]
-    try:
-        step.send(None)
-    except StopIteration:
-        return
-    step.close()
-    raise RuntimeError("aiohttp's StreamWriter.write(drain=False) waited: the response cannot be paced")
+def _flat(response: Response) -> bool:
+    """Whether every chunk of ``response``, and its end, are at its start (nothing to wait for)."""
+    start = response.start
+    return response.end.t == start and all(chunk.t == start for chunk in response.chunks)
 
 
 async def end_body(request: web.Request, response: web.StreamResponse, how: str) -> str:

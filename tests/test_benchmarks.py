@@ -96,7 +96,8 @@ def test_a_peer_that_is_not_installed_gives_figures_without_values(monkeypatch: 
     figures = [named("aimock_peer", f, quick=True) for f in aimock_peer.run(quick=True)]
     assert [f["name"] for f in figures] == [
         "aimock_peer.cold_start", "aimock_peer.cold_start_cpu", "aimock_peer.throughput",
-        "aimock_peer.throughput_events", "aimock_peer.throughput_cpu"]
+        "aimock_peer.throughput_events", "aimock_peer.throughput_cpu", "aimock_peer.stub_answer",
+        "aimock_peer.stub_answer_scale0", "aimock_peer.stub_answer_cpu"]
     for fig in figures:
         assert set(fig) == set(FIGURE_KEYS), fig
         assert fig["value"] is None and fig["baseline"] is None and fig["ratio"] is None, fig

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ssemock import Cassette, ConfigError, MockServer
+from ssemock import Cassette, CassetteError, ConfigError, MockServer
 from ssemock.bundled import bundled_cassettes
 from ssemock.cassette import Chunk, End, Interaction, Request, Response, load, save
 from ssemock.cassette import cache as cache_module
@@ -326,3 +326,49 @@ async def test_a_cached_cassette_replays_the_recorded_bytes(cache_dir: Path, tmp
             assert resp.status == 200
             got = await resp.read()
     assert got == recorded.response.body
+
+
+def test_a_file_changed_while_it_is_parsed_gives_its_new_cassette_and_no_entry_for_the_old_bytes(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file not in the cache is checked, then parsed as it is read again: when its bytes changed in
+    between, the cassette is that of the new bytes, and the entry named for the old bytes is not written."""
+    from ssemock.cassette import io
+
+    path, other = big_copy(tmp_path), big_copy(tmp_path, copies=9, name="other.yaml")
+    checked = io._checked
+
+    def checked_then_replaced(*args: Any) -> Any:
+        found = checked(*args)
+        monkeypatch.setattr(io, "_checked", checked)  # once
+        (tmp_path / "new.yaml").write_bytes(other.read_bytes())
+        os.replace(tmp_path / "new.yaml", path)
+        return found
+
+    monkeypatch.setattr(io, "_checked", checked_then_replaced)
+    got = load(path)
+    assert len(got.interactions) == 9 and got == parsed(path, monkeypatch)
+    assert entries(cache_dir) == []  # the old bytes' name never holds the new cassette
+    assert load(path) == got and len(entries(cache_dir)) == 1  # the next load caches the new bytes
+
+
+def test_a_file_replaced_by_a_fifo_while_it_is_parsed_is_refused_without_blocking(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read again to be parsed, the file is opened without blocking and must still be a regular file."""
+    from ssemock.cassette import io
+
+    path = big_copy(tmp_path)
+    checked = io._checked
+
+    def checked_then_fifo(*args: Any) -> Any:
+        found = checked(*args)
+        monkeypatch.setattr(io, "_checked", checked)
+        path.unlink()
+        os.mkfifo(path)
+        return found
+
+    monkeypatch.setattr(io, "_checked", checked_then_fifo)
+    with pytest.raises(CassetteError, match="expected a regular file"):
+        load(path)
+    assert entries(cache_dir) == []

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from ssemock import CassetteError
 from ssemock.bundled import bundled_cassettes
-from ssemock.cassette.fastyaml import MAX_NESTING, Refused, Unsupported, fast_safe_load, strict_load
+from ssemock.cassette.fastyaml import (
+    MAX_NESTING,
+    ItemBuilder,
+    Refused,
+    Unsupported,
+    fast_safe_load,
+    strict_load,
+)
 from ssemock.cassette.read import load_yaml
 from ssemock.cassette.write import Dumper
 
@@ -56,6 +63,38 @@ def test_same_data_as_the_safe_loader(doc: Any, dumper: Any, flow: bool) -> None
 def test_outside_the_subset_it_steps_aside(text: str) -> None:
     with pytest.raises(Unsupported):
         fast_safe_load(text)
+
+
+@settings(max_examples=200)
+@given(st.lists(documents, max_size=6), st.integers(0, 6), st.sampled_from([Dumper, yaml.SafeDumper]),
+       st.booleans())
+def test_a_builder_builds_each_item_of_its_list_as_parsed_until_it_fails(
+    items: list[Any], fails_at: int, dumper: Any, flow: bool
+) -> None:
+    """The builder's list holds ``build(index, item)`` for each item the safe loader gives, up to the
+    first whose build raises: from it on, the items as parsed; the rest of the document as parsed."""
+    text = yaml.dump({"version": 1, "items": items, "after": items[:1]}, Dumper=dumper, allow_unicode=True,
+                     default_flow_style=flow)
+    want = yaml.load(text, Loader=SAFE)
+    heads: list[list[Any]] = []
+
+    def begin(head: list[Any]) -> Any:
+        heads.append(head)
+
+        def build(index: int, item: Any) -> Any:
+            if index >= fails_at:
+                raise ValueError(index)
+            return ("built", index, item)
+
+        return build
+
+    try:
+        got = fast_safe_load(text, build=ItemBuilder("items", begin))
+    except Unsupported:
+        return  # the full loader builds nothing
+    assert heads == [["after", want["after"]]]  # the keys before the list (yaml.dump sorts them)
+    expected = [("built", i, item) if i < fails_at else item for i, item in enumerate(want["items"])]
+    assert got == {**want, "items": expected}
 
 
 def test_every_bundled_cassette_loads_the_same() -> None:

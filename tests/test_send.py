@@ -4,6 +4,7 @@ and the journal's counts on its untimed burst path and its timed path, and who i
 from __future__ import annotations
 
 import ast
+import json
 import socket
 import time
 from pathlib import Path
@@ -12,10 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ssemock import Cassette, MockServer
+from ssemock import Cassette, MockServer, Scenario
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
 from ssemock.send import comment_points
 from ssemock.sse import Event, decode
+from ssemock.stubs import reply
 
 from .rawclient import raw_request
 
@@ -40,6 +42,32 @@ def test_every_recorded_chunk_is_one_http_chunk_and_the_journal_counts_them(scal
     assert r.chunks == CHUNKS
     assert (entry["chunks_sent"], entry["bytes_sent"]) == (len(CHUNKS), sum(map(len, CHUNKS)))
     assert entry["outcome"] == "complete"
+
+
+@pytest.mark.parametrize("scale", [0, 1])
+@pytest.mark.parametrize("framing", ["chunked", "content-length"])
+def test_a_stub_answer_without_timing_is_one_http_chunk_per_event_at_every_scale(scale: float, framing: str) -> None:
+    """A stub's events all come at once (no timing): sent as a burst, each event its own write, as the
+    bundled recordings of OpenAI's chat stream show it (one ``chat.completion.chunk`` per token, then
+    ``[DONE]``); under the ``content-length`` preset the same bytes in one body of that length."""
+    text = " ".join(["word"] * 300)
+    request = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    length = Scenario.from_dict({"steps": [{"framing": {"mode": "length"}}]}, name="content-length")
+    headers = {} if framing == "chunked" else {"X-SSEMock-Scenario": framing}
+    with MockServer(cassettes=[], stubs=[reply(text, times=None)], scenarios=[length], timing_scale=scale) as server:
+        r = raw_request(server.url, "POST", "/v1/chat/completions", request, headers)
+        entry = server.requests[-1]
+    events = [e for e in decode(r.body) if isinstance(e, Event)]
+    pieces = [json.loads(e.data)["choices"][0]["delta"].get("content") for e in events[:-1]]
+    assert "".join(p for p in pieces if p) == text and events[-1].data == "[DONE]"
+    assert len(pieces) == 300 + 2  # the role chunk, one per token, the finish chunk
+    assert r.ending == "complete" and entry["outcome"] == "complete"
+    if framing == "chunked":
+        assert [e for c in r.chunks for e in decode(c) if isinstance(e, Event)] == events
+        assert len(r.chunks) == len(events)  # each chunk one whole event
+    else:
+        assert r.header("content-length") == str(len(r.body))
+    assert (entry["chunks_sent"], entry["bytes_sent"]) == (len(events), len(r.body))
 
 
 def test_a_client_leaving_a_burst_gets_a_journal_entry_counting_what_was_written() -> None:

@@ -34,13 +34,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 __all__ = [
     "BEGIN_MARK",
     "DOCUMENT_END",
     "END_MARK",
     "appendable",
+    "atomic_binary",
     "atomic_file",
     "atomic_write_bytes",
     "complete_text",
@@ -161,8 +162,21 @@ def atomic_write_bytes(target: Path, data: bytes, *, mode: int | None = None) ->
     Raises:
         OSError: the directory or file cannot be written.
     """
-    with _replacing(target, False, mode) as fd, os.fdopen(os.dup(fd), "wb") as out:
+    with atomic_binary(target, mode=mode) as out:
         out.write(data)
+
+
+@contextlib.contextmanager
+def atomic_binary(target: Path, *, mode: int | None = None) -> Iterator[BinaryIO]:
+    """A binary file (open for writing and seeking) that replaces ``target`` atomically when the block
+    ends, flushed and fsynced, as :func:`atomic_file` does for text; removed when the block raises, so
+    a large file can be written a piece at a time. ``mode`` as for :func:`atomic_write_bytes`.
+
+    Raises:
+        OSError: the directory or file cannot be written.
+    """
+    with _replacing(target, False, mode) as fd, os.fdopen(os.dup(fd), "w+b") as out:
+        yield out
         out.flush()
         os.fsync(out.fileno())
 

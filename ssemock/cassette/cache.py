@@ -50,7 +50,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -61,8 +61,8 @@ from ..version import __version__
 from .model import Cassette, Chunk, End, Interaction, Request, Response
 from .read import check_cassette, read_file
 
-__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "SUBDIR", "cache_dir", "cache_key", "lookup", "lookup_set",
-           "max_bytes", "store", "store_set"]
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_CACHED_SIZE", "SUBDIR", "cache_dir", "cache_key", "entry_for", "lookup",
+           "lookup_set", "max_bytes", "store", "store_entry", "store_set"]
 
 T = TypeVar("T")
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
@@ -193,14 +193,59 @@ def store(data: bytes, name: str, cassette: Cassette) -> Path | None:
     Raises:
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
-    entry = _entry(data, name, create=True)
-    if entry is None:
-        return None
+    return store_entry(entry_for(data, name), cassette)
+
+
+def entry_for(data: bytes, name: str) -> Path | None:
+    """Where the entry of a file of content ``data`` (fallback ``name``) is written (:data:`SUBDIR` made if
+    need be), or None when it is not cached (a small file, no usable cache): a loader that lets the bytes
+    go before it has the cassette names the entry first, then calls :func:`store_entry`.
+
+    Raises:
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    return _entry(data, name, create=True)
+
+
+def store_entry(entry: Path | None, cassette: Cassette) -> Path | None:
+    """Cache ``cassette`` as ``entry`` (from :func:`entry_for`, for the bytes it was parsed from), as
+    :func:`store` does; None when nothing is written.
+
+    Raises:
+        ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
+    """
+    return None if entry is None else _write_pieces(entry, cassette)
+
+
+class _TooLarge(Exception):
+    """An entry being written passed ``SSEMOCK_CACHE_MAX_BYTES``."""
+
+
+def _write_pieces(entry: Path, cassette: Cassette) -> Path | None:
+    """Write ``cassette``'s entry (the bytes of :func:`_encode`) an interaction at a time, so that
+    memory holds one interaction's encoding rather than a copy of the whole cassette, and prune the
+    cache to its bound; None when the entry would be larger than the bound, holds values MessagePack
+    cannot keep, or cannot be written (nothing is left of it then)."""
+    from .append import atomic_binary  # only writing needs it
+
+    limit = max_bytes()
+    digest = hashlib.blake2b(digest_size=_DIGEST)
+    size = len(_MAGIC) + _DIGEST
     try:
-        raw = _encode(cassette)
-    except (TypeError, ValueError, OverflowError):
+        with atomic_binary(entry) as out:
+            out.write(_MAGIC + bytes(_DIGEST))  # the checksum, written once the payload is
+            for piece in _payload(cassette):
+                size += len(piece)
+                if size > limit:
+                    raise _TooLarge
+                digest.update(piece)
+                out.write(piece)
+            out.seek(len(_MAGIC))
+            out.write(digest.digest())
+        _prune(entry.parent, limit, keep=entry)
+    except (_TooLarge, TypeError, ValueError, OverflowError, OSError):
         return None
-    return _write(entry, raw)
+    return entry
 
 
 def _write(entry: Path, raw: bytes) -> Path | None:
@@ -294,18 +339,25 @@ def _prune(directory: Path, limit: int, keep: Path) -> None:
 
 # ---- the entry's format ------------------------------------------------------------------
 def _encode(cassette: Cassette) -> bytes:
-    interactions = []
+    payload = b"".join(_payload(cassette))
+    return _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
+
+
+def _payload(cassette: Cassette) -> Iterator[bytes]:
+    """The MessagePack of ``[name, provenance, [interaction, ...], ignore_body, dropped_body]``, in pieces
+    (one per interaction)."""
+    packer = msgpack.Packer(use_bin_type=True)
+    yield packer.pack_array_header(5) + packer.pack(cassette.name) + packer.pack(cassette.provenance)
+    yield packer.pack_array_header(len(cassette.interactions))
     for inter in cassette.interactions:
         req, resp = inter.request, inter.response
-        interactions.append([
+        yield packer.pack([
             req.method, req.path, [list(p) for p in req.query], [list(p) for p in req.headers],
             req.body, req.body_sha256, req.body_size,
             resp.status, resp.reason, [list(p) for p in resp.headers], resp.start, resp.end.t, resp.end.how,
             resp.timed, [c.t for c in resp.chunks], [c.data for c in resp.chunks],
         ])
-    payload: bytes = msgpack.packb([cassette.name, cassette.provenance, interactions, list(cassette.ignore_body),
-                                    list(cassette.dropped_body)], use_bin_type=True)
-    return _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
+    yield packer.pack(list(cassette.ignore_body)) + packer.pack(list(cassette.dropped_body))
 
 
 def _decode(raw: bytes) -> Cassette:

@@ -17,11 +17,15 @@ of more than :data:`~ssemock.limits.MAX_YAML_NODES` nodes, denser than one node 
 an :class:`ItemBound` allows (a cassette's chunks), is refused soon after it passes the bound, so
 a file of ``[{}, {}, ...]`` (3 bytes of text, about 80 bytes of memory per item) stops early
 instead of exhausting memory. The full safe loader runs only on a document that passed them.
+
+An :class:`ItemBuilder` turns each item of one top-level list into its final object as soon as the
+item is parsed (a cassette's interactions), so that a large document is never held twice, as parsed
+data and as objects: the parsed item is released once built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,10 +45,11 @@ from yaml.resolver import Resolver
 
 from ..errors import Described
 from ..limits import MAX_INT_DIGITS, MAX_JSON_DEPTH, MAX_YAML_NODES, MAX_YAML_NODES_FULL, YAML_NODE_CHARS
+from .yamlitems import ItemBound, ItemBuilder, Reread
 
 __all__ = [
-    "MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "ItemBound", "Refused", "TooMany", "Unsupported", "fast_safe_load",
-    "strict_load",
+    "MAX_INT_DIGITS", "MAX_NESTING", "AliasFound", "ItemBound", "ItemBuilder", "Refused", "Reread", "TooMany",
+    "Unsupported", "fast_safe_load", "strict_load",
 ]
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -149,38 +154,6 @@ def _scalar(event: ScalarEvent) -> Any:
     return value
 
 
-@dataclass(frozen=True)
-class ItemBound:
-    """The sequences whose items are counted while a document loads, and the most each may hold.
-
-    Args:
-        most: the most items in one such sequence (a cassette's: :data:`~ssemock.limits.MAX_ITEMS`).
-        fields: ``(path, what)`` pairs: ``path`` the keys from the top down, ``None`` for any list
-            index (``("interactions", None, "response", "chunks")``), ``what`` the items' name in the
-            error (``"chunks"``).
-    """
-
-    most: int
-    fields: tuple[tuple[tuple[str | None, ...], str], ...]
-
-    def what(self, stack: list[list[Any]]) -> tuple[str, str] | None:
-        """The field (``interactions[0].response.chunks``) and item name of a sequence opening
-        inside the open collections ``stack``, if its items are counted."""
-        path: list[Any] = []
-        for kind, items, _ in stack:
-            if kind is MappingStartEvent:
-                path.append(items[-1] if len(items) % 2 else None)
-            else:
-                path.append(len(items))
-        for pattern, what in self.fields:
-            if len(pattern) == len(path) and all(
-                (key is None and type(got) is int) or (key is not None and got == key)
-                for key, got in zip(pattern, path)
-            ):
-                return "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path).lstrip("."), what
-        return None
-
-
 _CHECK_EVERY = 1 << 16
 """Nodes between two counts of the open bounded sequences' items (each is also counted when it ends)."""
 
@@ -190,10 +163,12 @@ class TooMany(Refused):
 
 
 def fast_safe_load(
-    text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
-    max_full_nodes: int = MAX_YAML_NODES_FULL,
+    text: str | bytes | Reread, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
+    max_full_nodes: int = MAX_YAML_NODES_FULL, build: ItemBuilder | None = None,
 ) -> Any:
-    """The single document in ``text``, as ``yaml.load(text, CSafeLoader)`` would return it.
+    """The single document in ``text`` (a string, its UTF-8 bytes or a :class:`Reread`), as
+    ``yaml.load(text, CSafeLoader)`` would return it; with ``build``, the items of its list built as they
+    are parsed (:class:`ItemBuilder`).
 
     Counted while it loads, so that memory stays proportionate to the bounds: the YAML nodes
     (scalars, sequences and mappings: at most ``max_nodes``) and, when ``items`` is given,
@@ -209,7 +184,7 @@ def fast_safe_load(
         Unsupported: the document is outside the subset (see the module docstring).
         yaml.YAMLError: the text is not valid YAML.
     """
-    bounds = _Bounds.of(items, max_nodes)
+    bounds = _Bounds.of(items, max_nodes, build)
     events = iter(yaml.parse(text, Loader=_Loader))
     built = _build(events, bounds)
     if built.unsupported is None:
@@ -230,13 +205,22 @@ class _Bounds:
     max_nodes: int
     depths: frozenset[int]  # the depths of the counted lists
     keyed: bool  # every counted list is a mapping's value: no list in a list is one
+    build: ItemBuilder | None = None
 
     @classmethod
-    def of(cls, items: ItemBound | None, max_nodes: int) -> _Bounds:
+    def of(cls, items: ItemBound | None, max_nodes: int, build: ItemBuilder | None = None) -> _Bounds:
         if items is None:
-            return cls(None, max_nodes, frozenset(), False)
+            return cls(None, max_nodes, frozenset(), False, build)
         return cls(items, max_nodes, frozenset(len(path) for path, _ in items.fields),
-                   all(path and path[-1] is not None for path, _ in items.fields))
+                   all(path and path[-1] is not None for path, _ in items.fields), build)
+
+    def builder(self, stack: list[list[Any]]) -> Callable[[int, Any], Any] | None:
+        """The ``build`` function of a sequence opening inside ``stack``, if it is the builder's list."""
+        build = self.build
+        if build is None or len(stack) != 1 or stack[0][0] is not MappingStartEvent:
+            return None
+        top = stack[0][1]
+        return build.begin(top[:-1]) if len(top) % 2 and top[-1] == build.key else None
 
     def counted(self, stack: list[list[Any]]) -> tuple[str, str] | None:
         """The field and item name of a sequence opening inside ``stack``, if its items are counted."""
@@ -252,7 +236,7 @@ class _Built:
     result: Any = None
     unsupported: Unsupported | None = None
     unsupported_at: int = 0  # its line
-    stack: list[list[Any]] = field(default_factory=list)  # open containers: [kind, items, counted field]
+    stack: list[list[Any]] = field(default_factory=list)  # open containers: [kind, items, counted field, build]
     nodes: int = 0
     check: int = 0  # the node count at which to count again
 
@@ -308,10 +292,23 @@ def _build(events: Iterator[Any], bounds: _Bounds) -> _Built:
             built.nodes, built.check = nodes, check
             return built
         if stack:
-            stack[-1][1].append(value)
+            parent = stack[-1]
+            if parent[3] is not None:  # the builder's list: the item built now, the parsed one released
+                value = _built_item(parent, value)
+            parent[1].append(value)
         else:
             built.result = value
     return built
+
+
+def _built_item(entry: list[Any], value: Any) -> Any:
+    """``value``, the next item of the builder's list ``entry``, as its ``build`` makes it; as parsed
+    (and no later item built) when ``build`` raises."""
+    try:
+        return entry[3](len(entry[1]), value)
+    except Exception:  # the caller validates the items kept as parsed, and words the error
+        entry[3] = None
+        return value
 
 
 def _skim(events: Iterator[Any], bounds: _Bounds, built: _Built) -> int:
@@ -351,7 +348,8 @@ def _open(event: Any, kind: type, stack: list[list[Any]], bounds: _Bounds) -> No
         raise AliasFound(_line(event))
     if len(stack) >= MAX_NESTING:
         raise Refused(f"sequences and mappings nested at most {MAX_NESTING} deep", _line(event))
-    stack.append([kind, [], bounds.counted(stack) if kind is SequenceStartEvent else None])
+    sequence = kind is SequenceStartEvent
+    stack.append([kind, [], bounds.counted(stack) if sequence else None, bounds.builder(stack) if sequence else None])
 
 
 def _close(event: Any, entry: list[Any], bounds: _Bounds) -> list[Any]:
@@ -382,7 +380,7 @@ def _count(event: Any, nodes: int, max_nodes: int, stack: list[list[Any]], items
         raise TooMany(f"YAML of at most one node (scalar, sequence or mapping) per {YAML_NODE_CHARS} characters "
                       f"past its first {MAX_YAML_NODES_FULL:,} nodes", _line(event))
     if items is not None:
-        for _, held, counted in stack:
+        for _, held, counted, _ in stack:
             if counted is not None and len(held) > items.most:
                 raise _too_many(event, counted, items)
     return min(nodes + _CHECK_EVERY, max_nodes + 1)
@@ -425,10 +423,11 @@ _StrictLoader.add_constructor(_INT_TAG, _StrictLoader.construct_bounded_int)
 
 
 def strict_load(
-    text: str, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
-    max_full_nodes: int = MAX_YAML_NODES_FULL,
+    text: str | bytes | Reread, *, items: ItemBound | None = None, max_nodes: int = MAX_YAML_NODES,
+    max_full_nodes: int = MAX_YAML_NODES_FULL, build: ItemBuilder | None = None,
 ) -> Any:
-    """The single document in ``text``, safely: the fast path, else the safe (C) loader.
+    """The single document in ``text`` (a string, its UTF-8 bytes or a :class:`Reread`), safely: the fast path (with
+    ``build``, its list's items built as they are parsed), else the safe (C) loader (items as parsed).
 
     Refused everywhere, whichever loader runs: anchors and aliases, duplicate keys,
     nesting deeper than :data:`MAX_NESTING`, integers of more than :data:`MAX_INT_DIGITS` digits,
@@ -440,9 +439,11 @@ def strict_load(
         yaml.YAMLError: the text is not valid YAML (or uses what the safe loader refuses).
     """
     try:
-        return fast_safe_load(text, items=items, max_nodes=max_nodes, max_full_nodes=max_full_nodes)
+        return fast_safe_load(text, items=items, max_nodes=max_nodes, max_full_nodes=max_full_nodes, build=build)
     except Refused:
         raise
     except (Unsupported, yaml.YAMLError):
         pass  # the full safe loader decides, and words any error; no alias is left for it
+    if not isinstance(text, (str, bytes)):
+        text.seek(0)
     return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader

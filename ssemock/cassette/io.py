@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from ..errors import CassetteError, CassetteNotFoundError
 from ..limits import MAX_CASSETTE_FILE, claim_name
 from . import cache
 from .files import YAML_START, read_file
 from .model import MODELINE, Cassette
-from .read import parse_cassette
+from .read import interaction_builder, parse_cassette
 from .yamltext import cassette_items, load_yaml, utf8_text
 
 __all__ = ["atomic_write", "dumps", "load", "load_cassettes", "load_file", "loads", "save"]
@@ -57,7 +60,7 @@ def loads(text: str, *, name: str = "cassette", source: str = "<string>") -> Cas
     """
     from .append import complete_text
 
-    return parse_cassette(load_yaml(complete_text(text), source, items=cassette_items()), name=name, source=source)
+    return parse_cassette(_yaml(complete_text(text), source), name=name, source=source)
 
 
 def dumps(cassette: Cassette) -> str:
@@ -102,7 +105,11 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
     """The cassette in file ``path`` (``name`` unless the file names it), from the cache of parsed
     cassettes when these bytes were parsed before (:mod:`.cache`), else parsed and cached.
 
-    An interaction torn by a recorder killed while appending it is left out.
+    An interaction torn by a recorder killed while appending it is left out. A file not in the cache
+    is read twice: whole, to be checked (size, start, UTF-8) and looked up in the cache; then parsed
+    as it is read again (:class:`_Reread`), each interaction built as soon as it is parsed, so that
+    memory holds the cassette and little else, never the file's bytes beside it. A file that changed
+    in between is parsed again from its new bytes, and not cached.
 
     Raises:
         CassetteNotFoundError: the file does not exist.
@@ -110,19 +117,103 @@ def load_file(path: Path, *, name: str, limit: int = MAX_CASSETTE_FILE) -> Casse
             :data:`~ssemock.limits.MAX_CASSETTE_FILE`, 512 MiB), or malformed.
         ConfigError: ``SSEMOCK_CACHE_MAX_BYTES`` is invalid.
     """
+    source = str(path)
+    found = _checked(path, source, name, limit)
+    if isinstance(found, Cassette):
+        return found
+    if found.text is not None:  # a torn first interaction left an empty list: the text edited
+        doc = _yaml(found.text, source)
+    else:
+        file = _reopened(path)
+        if file is not None:
+            with file:
+                reread = _Reread(file, found.size)
+                doc = _yaml(reread, source)
+        if file is None or not reread.same(found.digest):  # changed since it was checked: checked again
+            unchanged = _checked(path, source, name, limit)
+            if isinstance(unchanged, Cassette):
+                return unchanged
+            again = unchanged.text if unchanged.text is not None else read_file(
+                path, source, limit=limit, start=YAML_START)[: unchanged.size]
+            return parse_cassette(_yaml(again, source), name=name, source=source)
+    cassette = parse_cassette(doc, name=name, source=source)
+    cache.store_entry(found.entry, cassette)
+    return cassette
+
+
+@dataclass(frozen=True)
+class _Unparsed:
+    """A cassette file checked but not in the cache: its cache entry, the size and SHA-256 of the bytes
+    to parse (a torn last interaction left out), and the text to parse instead when it had to be edited."""
+
+    entry: Path | None
+    size: int
+    digest: bytes
+    text: str | None
+
+
+def _checked(path: Path, source: str, name: str, limit: int) -> Cassette | _Unparsed:
+    """The cassette cached for the bytes of ``path``, else what :func:`load_file` needs to parse them
+    (the bytes themselves are let go when this returns)."""
     from .append import complete_text, torn_start  # only a file not in the cache is parsed
 
-    source = str(path)
     try:
         data = read_file(path, source, limit=limit, start=YAML_START)
     except FileNotFoundError:
         raise CassetteNotFoundError(source) from None
     cassette = cache.lookup(data, name)
-    if cassette is None:
-        text = complete_text(utf8_text(data[: torn_start(data)], source, CassetteError))
-        cassette = parse_cassette(load_yaml(text, source, items=cassette_items()), name=name, source=source)
-        cache.store(data, name, cassette)
-    return cassette
+    if cassette is not None:
+        return cassette
+    kept = memoryview(data)[: torn_start(data)]
+    text = utf8_text(bytes(kept) if len(kept) < len(data) else data, source, CassetteError)
+    completed = complete_text(text)
+    return _Unparsed(cache.entry_for(data, name), len(kept), hashlib.sha256(kept).digest(),
+                     None if completed is text else completed)
+
+
+def _reopened(path: Path) -> BinaryIO | None:
+    """``path`` opened again for reading, or None when it is no longer a regular file (replaced by a FIFO,
+    removed...): opened without blocking, as :func:`~.files.read_file` opens it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
+class _Reread:
+    """The first ``size`` bytes of ``file``, read by the YAML parser a piece at a time and hashed as they
+    are (``seek(0)`` reads them again: the full safe loader's second pass)."""
+
+    def __init__(self, file: BinaryIO, size: int) -> None:
+        self.file = file
+        self.size = size
+        self.seek(0)
+
+    def seek(self, offset: int) -> None:
+        self.file.seek(offset)
+        self.left = self.size
+        self.hashed = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        piece = self.file.read(self.left if size < 0 else min(size, self.left))
+        self.left -= len(piece)
+        self.hashed.update(piece)
+        return piece
+
+    def __len__(self) -> int:
+        return self.size
+
+    def same(self, digest: bytes) -> bool:
+        """Whether the bytes read were all those of ``size`` and had SHA-256 ``digest``."""
+        return not self.left and self.hashed.digest() == digest
+
+
+def _yaml(text: str | bytes | _Reread, source: str) -> Any:
+    return load_yaml(text, source, items=cassette_items(), build=interaction_builder(source))
 
 
 def load_cassettes(directory: str | os.PathLike[str]) -> dict[str, Cassette]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteError
 from ..limits import (
@@ -30,9 +30,12 @@ from .model import (
 )
 from .yamltext import cassette_items, load_yaml, read_yaml
 
+if TYPE_CHECKING:
+    from .fastyaml import ItemBuilder
+
 __all__ = [
-    "MIGRATIONS", "NO_CONTENT_STATUSES", "cassette_items", "check_cassette", "check_times", "load_yaml",
-    "parse_cassette", "read_file", "read_yaml",
+    "MIGRATIONS", "NO_CONTENT_STATUSES", "cassette_items", "check_cassette", "check_times", "interaction_builder",
+    "load_yaml", "parse_cassette", "read_file", "read_yaml",
 ]
 
 _KEYS = {kind: frozenset(keys) for kind, keys in fields.KEYS.items()}
@@ -67,6 +70,25 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
         ignore_body=fields.body_paths(v, match.get("ignore_body", []), "match.ignore_body"),
         dropped_body=fields.body_paths(v, match.get("dropped_body", []), "match.dropped_body"),
     )
+
+
+def interaction_builder(source: str) -> ItemBuilder:
+    """Builds each :class:`Interaction` of a cassette document as soon as it is parsed, so that a large
+    cassette is not held twice while it loads (as parsed YAML and as objects), when the format version
+    comes before the interactions, as ssemock writes it, and needs no migration. :func:`parse_cassette`
+    takes the document so built, and validates the rest (an interaction that did not build stays parsed
+    data, and is refused in the usual order)."""
+    from .fastyaml import ItemBuilder
+
+    def begin(head: list[Any]) -> Callable[[int, Any], Interaction] | None:
+        current = any(key == FORMAT_KEY and type(value) is int and value == FORMAT_VERSION
+                      for key, value in zip(head[::2], head[1::2]))
+        if not current:
+            return None
+        v = fields.Validator(source)
+        return lambda index, item: _interaction(v, item, f"interactions[{index}]")
+
+    return ItemBuilder("interactions", begin)
 
 
 def check_times(cassette: Cassette) -> None:
@@ -140,6 +162,8 @@ def check_cassette(cassette: Cassette, source: str) -> None:
 
 
 def _interaction(v: fields.Validator, item: Any, where: str) -> Interaction:
+    if type(item) is Interaction:  # built as it was parsed (interaction_builder)
+        return item
     doc = v.mapping(item, where)
     v.known(doc, where, _KEYS["interaction"])
     if "response" not in doc:

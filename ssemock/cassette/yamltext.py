@@ -16,7 +16,7 @@ from ..limits import (
 from .files import YAML_START, FileError, read_file
 
 if TYPE_CHECKING:
-    from .fastyaml import ItemBound
+    from .fastyaml import ItemBound, ItemBuilder, Reread
 
 
 def cassette_items() -> ItemBound:
@@ -31,11 +31,16 @@ def cassette_items() -> ItemBound:
     ))
 
 
-def load_yaml(text: str, source: str, error: FileError = CassetteError, *, items: ItemBound | None = None) -> Any:
-    """Parse YAML safely (:func:`.fastyaml.strict_load`): anchors, aliases, duplicate keys and
-    nesting past :data:`.fastyaml.MAX_NESTING` are refused with their line; more than
+def load_yaml(
+    text: str | bytes | Reread, source: str, error: FileError = CassetteError, *, items: ItemBound | None = None,
+    build: ItemBuilder | None = None,
+) -> Any:
+    """Parse YAML safely (:func:`.fastyaml.strict_load`) from text, its UTF-8 bytes or a file read again
+    (:class:`.fastyaml.Reread`): anchors, aliases,
+    duplicate keys and nesting past :data:`.fastyaml.MAX_NESTING` are refused with their line; more than
     :data:`~ssemock.limits.MAX_YAML_NODES` nodes, or a list named by ``items`` (e.g.
-    :func:`cassette_items`) longer than its bound, as soon as the count passes it.
+    :func:`cassette_items`) longer than its bound, as soon as the count passes it. ``build`` builds
+    the items of one list as they are parsed (:class:`.fastyaml.ItemBuilder`).
 
     Raises:
         CassetteError (or ``error``): names ``source``, the line or field and what was wrong.
@@ -45,7 +50,7 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError, *, items
     from .fastyaml import MAX_NESTING, Refused, strict_load
 
     try:
-        return strict_load(text, items=items)
+        return strict_load(text, items=items, build=build)
     except Refused as exc:
         raise error(source, exc.field or f"line {exc.line}", exc.expected, exc.got) from None
     except MemoryError:  # within the bounds, but not within this process's memory
@@ -54,7 +59,8 @@ def load_yaml(text: str, source: str, error: FileError = CassetteError, *, items
         raise _yaml_error(exc, source, error) from None
     except RecursionError:  # the safe loader's constructors on deep flow collections
         raise error(source, "", f"YAML nested at most {MAX_NESTING} deep", None) from None
-    raise error(source, "", f"YAML whose data fits in memory ({len(text):,} characters did not)", None)
+    unit = "characters" if isinstance(text, str) else "bytes"
+    raise error(source, "", f"YAML whose data fits in memory ({len(text):,} {unit} did not)", None)
 
 
 _TAG = r"constructor for the tag '([^']*)'"  # compiled on first use (re's cache), not at every start

@@ -5,7 +5,8 @@ backlog, stop grace, allowed host names), :mod:`.guard` (the admin API answers s
 requests under a known ``Host`` only), :mod:`.framing` (chunked, length or
 close-delimited bodies; HTTP/1.0), :mod:`.logs` (one access line per request, single-line
 errors), :mod:`.runner` (starting a server with all of it), :mod:`.replies` (the JSON answer of every refusal),
-:mod:`.cors` (which web pages may read replay answers; imported by the replay server only).
+:mod:`.cors` (which web pages may read replay answers; imported by the replay server only), :mod:`.body`
+(body chunks written at once, for the sending layer).
 """
 
 from .framing import abort_connection, set_framing
