@@ -84,8 +84,9 @@ def local_authority(directory: Path | None = None) -> TLSFiles:
     return files
 
 
-def server_context(files: TLSFiles) -> ssl.SSLContext:
-    """The server side TLS context of ``files`` (TLS 1.2 at least, ALPN ``http/1.1``).
+def server_context(files: TLSFiles, *, http2: bool = False) -> ssl.SSLContext:
+    """The server side TLS context of ``files`` (TLS 1.2 at least, ALPN ``http/1.1``; with ``http2``,
+    ``h2`` first, then ``http/1.1``).
 
     Raises:
         ConfigError: a file is missing, or the certificate and key do not load or do not go together (the
@@ -93,7 +94,7 @@ def server_context(files: TLSFiles) -> ssl.SSLContext:
     """
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_alpn_protocols(["http/1.1"])
+    context.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
     for path in (files.cert, files.key, *(() if files.ca is None else (files.ca,))):
         if not path.is_file():
             raise ConfigError(f"{path}: no such TLS certificate or key file")

@@ -34,7 +34,8 @@ send the same bytes.
 * transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
   ``disconnect``, ``framing``, ``content-encoding``, ``keep-alive-every``, ``heartbeat``
   (:mod:`.transport_steps`), ``ping-event`` (:mod:`.more_steps`),
-  ``drop-and-resume`` (:mod:`.resume_steps`).
+  ``drop-and-resume`` (:mod:`.resume_steps`); the HTTP/2 layer's ``h2-frames``, ``h2-reset``, ``h2-goaway``,
+  ``h2-starve`` (:mod:`.h2_steps`; HTTP/2 requests only).
 
 Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
 ``timing: {mode: jitter}``) comes from the server's seed, the step's position
@@ -58,6 +59,7 @@ from . import (
     ending_steps,
     event_steps,
     field_steps,
+    h2_steps,
     more_steps,
     resume_steps,
     transport_steps,
@@ -84,6 +86,7 @@ __all__ = [
     "ending_steps",
     "event_steps",
     "field_steps",
+    "h2_steps",
     "load_scenarios",
     "more_steps",
     "resume_steps",
