@@ -30,7 +30,7 @@ class H2Response:
     goaway: tuple[int, int] | None = None  # GOAWAY's (error code, last stream id)
     closed: bool = False  # the server closed the connection
     stream_id: int = 0
-    updates_sent: list[float] = field(default_factory=list)  # times of the client's WINDOW_UPDATE frames
+    windows: list[int] = field(default_factory=list)  # the stream's receive window after each DATA frame was read
 
     @property
     def body(self) -> bytes:
@@ -141,8 +141,8 @@ def _event(
             response.frames.append(event.data)
             response.times.append(now)
         if ack and event.flow_controlled_length:
-            conn.acknowledge_received_data(event.flow_controlled_length, stream_id)
-            response.updates_sent.append(now)
+            conn.acknowledge_received_data(event.flow_controlled_length, stream_id)  # WINDOW_UPDATE past half
+        response.windows.append(conn.streams[stream_id].inbound_flow_control_window)
     elif isinstance(event, h2.events.DataReceived) and event.flow_controlled_length:
         conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id or 0)
     elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream_id:

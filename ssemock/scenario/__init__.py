@@ -95,7 +95,7 @@ __all__ = [
 ]
 
 
-def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]:
+def conformance_matrix(scenarios: Iterable[Scenario] | None = None, *, http2: bool = False) -> list[str]:
     """The names of the scenarios a correct SSE client must get through unchanged.
 
     These are the semantics-preserving (``preserves: events``) and
@@ -107,6 +107,8 @@ def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]
 
     Args:
         scenarios: the scenarios to choose from; default: the bundled presets.
+        http2: also the scenarios with steps of the HTTP/2 layer (``h2-split-crlf``), for a client that
+            reads over HTTP/2 (``MockServer(http2=True)``); default: those are left out.
 
     Returns:
         Scenario names, for ``X-SSEMock-Scenario`` or ``MockServer(scenario=...)``.
@@ -118,4 +120,5 @@ def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]
         from ..bundled import bundled_scenarios
 
         scenarios = load_scenarios(bundled_scenarios()).values()
-    return sorted(s.name for s in scenarios if s.preserves in ("events", "payloads"))
+    return sorted(s.name for s in scenarios
+                  if s.preserves in ("events", "payloads") and (http2 or not s.needs_http2))

@@ -55,6 +55,7 @@ class H2Frames(Step):
 
     name: ClassVar[str] = "h2-frames"
     stage: ClassVar[str] = "transport"
+    http2_only: ClassVar[bool] = True
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = {
         "mode": choice("offsets", "size", "random", "crlf", "utf8"),
@@ -101,6 +102,7 @@ class _H2End(Step):
     from_end: int | None
     code: str
     stage: ClassVar[str] = "transport"
+    http2_only: ClassVar[bool] = True
 
     def validate(self, where: str, source: str) -> None:
         check_cut(self, where, source)
@@ -198,6 +200,7 @@ class H2Starve(Step):
 
     name: ClassVar[str] = "h2-starve"
     stage: ClassVar[str] = "transport"
+    http2_only: ClassVar[bool] = True
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = {
         "seconds": number(),
