@@ -80,7 +80,7 @@ async def send_plan(
             an ``Origin`` then gets none of the recorded ``Access-Control-*`` headers.
 
     The journal ``entry`` gets ``status``, ``framing`` (``chunked``, ``length`` or
-    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
+    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``, an HTTP/2 one ``h2``), ``chunks_sent``,
     ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
     (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
     stopped first; ``error`` with status 500 if the response could not be sent). A client that had
