@@ -266,8 +266,7 @@ def test_serve_http2_answers_curl_with_prior_knowledge(tmp_path: Path) -> None:
 
 def test_a_body_past_the_bound_is_refused_and_a_protocol_error_ends_the_connection() -> None:
     with MockServer(scenarios=[], http2=True, max_request_body=1024) as server:
-        big = h2_request(server.url, "POST", "/v1/chat/completions", b"x" * 5000,
-                         {"Content-Type": "application/json"})
+        big = h2_request(server.url, "POST", "/v1/chat/completions", b"x" * 5000, {"Content-Type": "application/json"})
         assert big.status == 413 and b"ssemock_body_too_large" in big.body
         with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
             settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an empty SETTINGS frame
@@ -278,7 +277,7 @@ def test_a_body_past_the_bound_is_refused_and_a_protocol_error_ends_the_connecti
                 reply += chunk
         # the server's SETTINGS, then GOAWAY (type 0x7) with PROTOCOL_ERROR (0x1), then the close
         goaway = reply.find(b"\x07\x00\x00\x00\x00\x00")
-        assert goaway > 0 and reply[goaway + 10: goaway + 14] == b"\x00\x00\x00\x01"
+        assert goaway > 0 and reply[goaway + 10 : goaway + 14] == b"\x00\x00\x00\x01"
 
 
 def test_serve_refuses_http2_with_workers(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import httpx_sse
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import ssemock
 from ssemock import MockServer, Scenario
@@ -196,3 +198,24 @@ def test_an_http1_request_under_an_h2_step_is_refused_naming_it(server: MockServ
     assert error["type"] == "ssemock_needs_http2" and error["steps"] == ["h2-starve"]
     assert "came over HTTP/1.1" in error["message"] and "--http2" in error["message"]
     assert server.requests[-1]["status"] == 400
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(offsets=st.lists(st.integers(1, len(RECORDED) - 1), min_size=1, max_size=30), window=st.integers(64, 70_000))
+def test_any_frame_offsets_and_any_client_window_keep_every_byte(
+    server: MockServer,
+    offsets: list[int],
+    window: int,
+) -> None:
+    """Frames end at the chosen offsets and at every write, never past the client's window, and the body is the
+    recording's byte for byte."""
+    scenario = Scenario.from_dict(
+        {"name": "property", "steps": [{"h2-frames": {"mode": "offsets", "offsets": offsets}}]}
+    )
+    server.call(lambda: server.state.scenarios.__setitem__("property", scenario))
+    got = ask(server, "property", window=window)
+    assert got.ended and got.body == RECORDED
+    assert max(map(len, got.frames)) <= window
+    assert set(offsets) | set(ends(CHUNKS)) <= set(ends(got.frames))
+    if window >= 2 * max(map(len, CHUNKS)):  # every piece fits half the window: no boundary of the window's making
+        assert ends(got.frames) == sorted(set(offsets) | set(ends(CHUNKS)))
