@@ -285,3 +285,31 @@ def test_serve_refuses_http2_with_workers(capsys: pytest.CaptureFixture[str]) ->
 
     assert main(["serve", "--http2", "--workers", "2"]) == 2
     assert "--http2 goes without --workers" in capsys.readouterr().err
+
+
+def test_a_stop_lets_streams_finish_for_grace_then_goaway_ends_the_connection() -> None:
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = MockServer(scenarios=None, timing_scale=0, http2=True, grace=0.3)
+    name = "openai-chat-finish-length-usage"
+    inter = server.state.cassettes[name].interactions[0]
+    with ThreadPoolExecutor(1) as pool:
+        with server:  # the stall preset: 5 s after the first event
+            reading = pool.submit(
+                h2_request,
+                server.url,
+                "POST",
+                inter.request.path,
+                inter.request.body or b"",
+                {**headers(name, inter), "X-SSEMock-Scenario": "stall"},
+                timeout=20,
+            )
+            deadline = time.monotonic() + 10
+            while not any(e.get("chunks_sent") for e in server.requests) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        got = reading.result(timeout=20)
+    entry = server.state.journal[-1].to_json()
+    assert entry["outcome"] == "stopped" and entry["chunks_sent"] == 1
+    assert got.goaway == (0x0, got.stream_id) and not got.ended  # the stream was taken, then cut by the stop
+    assert got.body == inter.response.chunks[0].data

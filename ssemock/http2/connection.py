@@ -64,6 +64,7 @@ class H2Connection(asyncio.Protocol):
         self.writing_paused = False
         self.closing = False
         self.lost = False
+        self.gone_away = False
         self._idle_timer: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
         self._access = AccessLogger(ACCESS_LOGGER, "")
@@ -81,7 +82,7 @@ class H2Connection(asyncio.Protocol):
             events = self.h2.receive_data(data)
         except h2.exceptions.ProtocolError as exc:
             _LOG.info("ssemock: HTTP/2 connection ended: %s", exc)
-            self.flush()  # the GOAWAY the state machine queued
+            self.gone_away = True  # the state machine queued its GOAWAY, and sends nothing after it
             self._close()
             return
         for event in events:
@@ -107,20 +108,27 @@ class H2Connection(asyncio.Protocol):
 
     # ---- web.Server's view of a connection ----------------------------------------------------------
     def close(self) -> None:
-        """Stop taking streams: ``GOAWAY`` (``NO_ERROR``) with the last stream taken."""
-        if not self.closing:
-            self.closing = True
-            self.h2.close_connection()
-            self.flush()
+        """Stop taking streams (new ones are refused, ``REFUSED_STREAM``); once the streams open have ended,
+        ``GOAWAY`` (``NO_ERROR``, the last stream taken) and the connection is closed."""
+        self.closing = True
+        if not self.streams:
+            self._goaway()
 
     async def shutdown(self, timeout: float | None = 15.0) -> None:
         """Let the streams finish for ``timeout`` seconds, cancel the rest, close."""
-        self.close()
+        self.closing = True
         tasks = [s.task for s in self.streams.values() if s.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
             for task in tasks:
                 task.cancel()
+        self._goaway()
+
+    def _goaway(self, code: int = 0, last_stream: int | None = None) -> None:
+        """``GOAWAY`` now, then close the connection (the state machine sends nothing after it)."""
+        if not self.gone_away and not self.lost:
+            self.gone_away = True
+            self.h2.close_connection(code, last_stream_id=last_stream)
         self._close()
 
     # ---- events -------------------------------------------------------------------------------------
@@ -197,12 +205,14 @@ class H2Connection(asyncio.Protocol):
                 self._access.log(request, response, self._loop.time() - started)
             self.streams.pop(stream.stream_id, None)
             self.bodies.pop(stream.stream_id, None)
-            if not self.streams:
+            if not self.streams and self.closing:
+                self._goaway()
+            elif not self.streams:
                 self._arm_idle()
 
     # ---- writing ------------------------------------------------------------------------------------
     def send_headers(self, stream: H2Stream, fields: list[tuple[str, str]]) -> None:
-        if not stream.closed:
+        if not stream.closed and not self.gone_away:
             self.h2.send_headers(stream.stream_id, fields)
             self.flush()
 
@@ -215,11 +225,10 @@ class H2Connection(asyncio.Protocol):
             stream.notes.append(f"h2: RST_STREAM error code {end.code} after {stream.sent_bytes} bytes")
         else:
             last = stream.stream_id if end.last_stream == "this" else max(0, stream.stream_id - 2)
+            stream.notes.append(f"h2: GOAWAY error code {end.code}, last stream id {last}, after "
+                                f"{stream.sent_bytes} bytes; connection closed")
             self.h2.close_connection(end.code, last_stream_id=last)
-            stream.notes.append(
-                f"h2: GOAWAY error code {end.code}, last stream id {last}, after "
-                f"{stream.sent_bytes} bytes; connection closed"
-            )
+            self.gone_away = True
             self._loop.call_soon(self._close)
 
     def flush(self) -> None:
@@ -228,6 +237,8 @@ class H2Connection(asyncio.Protocol):
             return
         now = self._loop.time()
         for stream in list(self.streams.values()):
+            if self.gone_away:
+                break  # (a stream's GOAWAY): the state machine sends no frame after it
             if stream.queue:
                 stream.pump(now)
         data = self.h2.data_to_send()
@@ -264,7 +275,6 @@ class H2Connection(asyncio.Protocol):
     def _idle_end(self) -> None:
         if not self.streams:
             self.close()
-            self._close()
 
 
 def _message(headers: list[tuple[bytes, bytes]] | Any) -> RawRequestMessage:

@@ -43,6 +43,7 @@ class Link(Protocol):
 
     h2: h2.connection.H2Connection
     writing_paused: bool
+    gone_away: bool
 
     def send_headers(self, stream: H2Stream, fields: list[tuple[str, str]]) -> None: ...
 
@@ -96,7 +97,7 @@ class H2Stream:
         ones left out)."""
         fields = [(":status", str(status))]
         fields += [
-            (k.lower(), v)
+            (k.lower(), v.strip())  # (a value with surrounding whitespace is malformed in HTTP/2)
             for k, v in headers.items()
             if k.lower() not in _HOP_BY_HOP and not (k.lower() == "te" and v.strip().lower() != "trailers")
         ]
@@ -161,7 +162,7 @@ class H2Stream:
     def pump(self, now: float) -> None:
         """Move what the windows admit from the queue to the connection (no I/O: the caller writes)."""
         conn = self.connection.h2
-        while self.queue and not self.closed:
+        while self.queue and not self.closed and not self.connection.gone_away:
             item = self.queue[0]
             if isinstance(item, H2End):
                 self.queue.popleft()
