@@ -28,6 +28,9 @@ from ssemock.tls import TLSFiles, local_authority
 
 from .h2client import h2_request
 from .rawclient import raw_request
+from .sessions import INI
+
+pytest_plugins = ["pytester"]
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -313,3 +316,24 @@ def test_a_stop_lets_streams_finish_for_grace_then_goaway_ends_the_connection() 
     assert entry["outcome"] == "stopped" and entry["chunks_sent"] == 1
     assert got.goaway == (0x0, got.stream_id) and not got.ended  # the stream was taken, then cut by the stop
     assert got.body == inter.response.chunks[0].data
+
+
+def test_the_fixture_answers_http2_with_ssemock_http2(pytester: pytest.Pytester) -> None:
+    """``--ssemock-http2``: the session's fake provider answers httpx with prior knowledge in HTTP/2, and a test's
+    scenario with an HTTP/2 fault applies."""
+    pytester.makeini(INI)
+    pytester.makepyfile(test_h2="""
+        import httpx
+        import pytest
+
+        @pytest.mark.ssemock(cassette="openai-chat-finish-length-usage")
+        def test_h2(ssemock):
+            with httpx.Client(http1=False, http2=True, base_url=ssemock.url) as client:
+                answer = client.post("/v1/chat/completions", json={})
+                assert answer.http_version == "HTTP/2" and answer.text.endswith("data: [DONE]\\n\\n")
+                with pytest.raises(httpx.RemoteProtocolError):
+                    client.post("/v1/chat/completions", json={}, headers={"X-SSEMock-Scenario": "h2-reset-mid-event"})
+            assert [e["framing"] for e in ssemock.requests] == ["h2", "h2"]
+        """)
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--ssemock-http2")
+    result.assert_outcomes(passed=1)
