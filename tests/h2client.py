@@ -70,6 +70,8 @@ def h2_request(
         initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: window, h2.settings.SettingCodes.ENABLE_PUSH: 0},
     )
     conn.initiate_connection()
+    if window > 65_535:  # the connection's window too (RFC 9113 section 6.9.2: it starts at 65,535)
+        conn.increment_flow_control_window(window - 65_535)
     sock.sendall(conn.data_to_send())
     authority = url.netloc
     for _ in range(streams_before):

@@ -97,6 +97,7 @@ def test_each_recorded_chunk_is_one_data_frame(servers: dict[str, MockServer], t
             headers(name, inter),
             query=inter.request.query,
             cafile=str(tls_files.ca),
+            window=1 << 24,  # as httpx and curl open it: no chunk waits for a WINDOW_UPDATE
         )
         assert answer.status == inter.response.status and answer.ended, (name, index)
         assert answer.frames == [c.data for c in inter.response.chunks], (name, index)
@@ -322,7 +323,8 @@ def test_the_fixture_answers_http2_with_ssemock_http2(pytester: pytest.Pytester)
     """``--ssemock-http2``: the session's fake provider answers httpx with prior knowledge in HTTP/2, and a test's
     scenario with an HTTP/2 fault applies."""
     pytester.makeini(INI)
-    pytester.makepyfile(test_h2="""
+    pytester.makepyfile(
+        test_h2="""
         import httpx
         import pytest
 
@@ -334,6 +336,44 @@ def test_the_fixture_answers_http2_with_ssemock_http2(pytester: pytest.Pytester)
                 with pytest.raises(httpx.RemoteProtocolError):
                     client.post("/v1/chat/completions", json={}, headers={"X-SSEMock-Scenario": "h2-reset-mid-event"})
             assert [e["framing"] for e in ssemock.requests] == ["h2", "h2"]
-        """)
+        """
+    )
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--ssemock-http2")
     result.assert_outcomes(passed=1)
+
+
+def test_a_client_resetting_stream_after_stream_is_sent_away() -> None:
+    """The "rapid reset" flood (CVE-2023-44487): each stream opened and reset at once costs a request's work;
+    past ``MAX_RESETS`` the connection gets ``GOAWAY ENHANCE_YOUR_CALM`` (0xb)."""
+    import h2.connection
+    import h2.events
+
+    from ssemock.http2.connection import MAX_RESETS
+
+    with (
+        MockServer(scenarios=None, timing_scale=1, http2=True) as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=20) as raw,
+    ):
+        conn = h2.connection.H2Connection()
+        conn.initiate_connection()
+        raw.sendall(conn.data_to_send())
+        for _ in range(MAX_RESETS + 50):
+            stream_id = conn.get_next_available_stream_id()
+            conn.send_headers(
+                stream_id,
+                [
+                    (":method", "GET"),
+                    (":path", "/_ssemock/s/stall/v1/chat/completions"),
+                    (":scheme", "http"),
+                    (":authority", "127.0.0.1"),
+                ],
+                end_stream=True,
+            )
+            conn.reset_stream(stream_id, 0x8)
+        raw.sendall(conn.data_to_send())
+        ended = None
+        while ended is None and (data := raw.recv(65536)):
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.ConnectionTerminated):
+                    ended = event.error_code
+    assert ended == 0xB

@@ -9,8 +9,9 @@ own; :mod:`.stream` writes the answer as DATA frames.
 Bounds: at most ``SETTINGS_MAX_CONCURRENT_STREAMS`` (100) streams at once and a header list of at most
 ``SETTINGS_MAX_HEADER_LIST_SIZE`` (64 KiB), as the ``h2`` library enforces them; a request body is kept up to
 one byte past ``max_request_body`` (the handler then answers 413) and the rest dropped; a connection with
-no stream open for ``idle`` seconds gets ``GOAWAY`` and is closed. A frame the state machine refuses ends
-the connection with ``GOAWAY`` and the error code it names.
+no stream open for ``idle`` seconds gets ``GOAWAY`` and is closed; one whose client resets more than
+:data:`MAX_RESETS` streams before their answer ended gets ``GOAWAY ENHANCE_YOUR_CALM``. A frame the state
+machine refuses ends the connection with ``GOAWAY`` and the error code it names.
 """
 
 from __future__ import annotations
@@ -34,9 +35,12 @@ from ..edge.logs import ACCESS_LOGGER, AccessLogger
 from ..h2faults import H2End
 from .stream import H2Stream, StreamTransport, StreamWriter
 
-__all__ = ["HTTP2", "H2Connection"]
+__all__ = ["HTTP2", "MAX_RESETS", "H2Connection"]
 
 HTTP2 = HttpVersion(2, 0)
+MAX_RESETS = 1000
+"""Streams a client may reset before their answer ended, on one connection: past it, ``GOAWAY
+ENHANCE_YOUR_CALM`` (each reset stream cost a request's work)."""
 _LOG = logging.getLogger("ssemock.http2")
 
 
@@ -65,6 +69,7 @@ class H2Connection(asyncio.Protocol):
         self.closing = False
         self.lost = False
         self.gone_away = False
+        self.resets = 0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
         self._access = AccessLogger(ACCESS_LOGGER, "")
@@ -146,6 +151,10 @@ class H2Connection(asyncio.Protocol):
             stream = self.streams.get(event.stream_id)
             if stream is not None:
                 stream.reset_by_peer(event.error_code or 0)
+                self.resets += 1
+                if self.resets > MAX_RESETS:  # a "rapid reset" flood (CVE-2023-44487)
+                    _LOG.info("ssemock: HTTP/2 connection ended: its client reset %d streams", self.resets)
+                    self._goaway(h2.errors.ErrorCodes.ENHANCE_YOUR_CALM)
         elif isinstance(event, h2.events.ConnectionTerminated):
             self._close()
         # WindowUpdated, RemoteSettingsChanged: flush() after the events sends what now fits
@@ -153,6 +162,8 @@ class H2Connection(asyncio.Protocol):
     def _request(self, event: h2.events.RequestReceived) -> None:
         stream_id = event.stream_id
         assert stream_id is not None
+        if self.gone_away:
+            return  # (after a GOAWAY in the same read): the connection closes
         if self.closing:
             self.h2.reset_stream(stream_id, h2.errors.ErrorCodes.REFUSED_STREAM)
             return

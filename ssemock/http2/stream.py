@@ -30,7 +30,7 @@ __all__ = ["HIGH_WATER", "WINDOW_WAIT", "H2Stream", "Link", "StreamTransport", "
 
 HIGH_WATER = 64 * 1024
 """Bytes queued on a stream (waiting for the client's window) before its writer waits."""
-WINDOW_WAIT = 0.05
+WINDOW_WAIT = 0.2
 """Seconds a piece that fits the client's initial window waits for the window to take it whole, before it is
 sent in pieces of the window."""
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
