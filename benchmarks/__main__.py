@@ -29,6 +29,7 @@ from .page import PAGE, write_page
 # In the order of the figures in the issue; each module exposes run(quick) -> list[dict].
 MODULES = (
     "replay_throughput",
+    "h2_throughput",
     "concurrent_streams",
     "fixture_overhead",
     "fragment_delivery",

@@ -92,6 +92,10 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="serve from N processes on one port (auto: one per core; needs gunicorn: "
                             "pip install gunicorn, ssemock's 'workers' extra); the journal gathers them all")
     add_tls_arguments(serve)
+    serve.add_argument("--http2", action="store_true",
+                       help="answer HTTP/2 too, on the same port: over --tls to clients that offer h2 (ALPN), "
+                            "else to clients with prior knowledge (h2c); HTTP/1.1 stays served (needs h2: "
+                            "pip install h2, ssemock's 'http2' extra)")
     add_limit_arguments(serve, "serve")
     add_network_arguments(serve, "serve", grace_help="on SIGINT/SIGTERM, let requests in progress finish this long, "
                                                      "then cut them (a second signal exits at once)")
@@ -249,6 +253,8 @@ def _server(args: argparse.Namespace) -> MockServer:
         tls = tls_choice(args)
         if tls and args.workers is not None:
             raise ConfigError("--tls goes without --workers (the worker processes serve plain http)")
+        if args.http2 and args.workers is not None:
+            raise ConfigError("--http2 goes without --workers (the worker processes serve HTTP/1.1)")
         from .chaos import Chaos
 
         chaos = Chaos.of(args.chaos, "--chaos") if args.chaos else None
@@ -257,7 +263,7 @@ def _server(args: argparse.Namespace) -> MockServer:
             port=args.port, match_on=args.match_on, ignore_body=args.ignore_body_field,
             timing_scale=args.timing_scale, seed=args.seed,
             limits=record_of(Limits, args, "serve"), network=record_of(NetworkOptions, args, "serve"),
-            stubs=args.stubs, cors_origins=args.cors_origin,
+            stubs=args.stubs, cors_origins=args.cors_origin, http2=args.http2,
         )
     except ConfigError as exc:
         raise UsageError(f"serve: {exc}") from None

@@ -42,7 +42,7 @@ class Sent:
     """What the sending layer has written of an answer so far (:func:`ssemock.send.send_plan`)."""
 
     framing: str
-    """``chunked``, ``length`` or ``close``."""
+    """``chunked``, ``length`` or ``close``; ``h2`` for DATA frames over HTTP/2 (``length`` stays ``length``)."""
     chunks: int = 0
     bytes: int = 0
     injected: list[str] = field(default_factory=list)

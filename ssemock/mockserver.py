@@ -29,6 +29,7 @@ from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
 from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
+from .http2 import front as h2_front
 from .journal_query import Journal
 from .limits import claim_name
 from .matching import DEFAULT_MATCH_ON, check_match_on
@@ -218,6 +219,9 @@ class MockServer:
         tls: serve over https: True with ssemock's local authority (:func:`ssemock.tls.local_authority`; its
             certificate is ``tls.ca``, for the client's ``SSL_CERT_FILE`` or ``verify=``), or a
             :class:`~ssemock.tls.TLSFiles` of your own; False (default): plain http.
+        http2: answer HTTP/2 too, on the same port (:mod:`ssemock.http2`; needs the ``h2`` package): with
+            ``tls``, clients that offer ``h2`` by ALPN get it, the others HTTP/1.1; without, clients with prior
+            knowledge (h2c: ``curl --http2-prior-knowledge``) get it. False (default): HTTP/1.1 only.
         **keywords: the fields of ``limits`` and ``network`` one by one (``max_request_body=N``),
             as before the records; each replaces that field of the record given.
 
@@ -249,6 +253,7 @@ class MockServer:
         stubs: Iterable[StubSource] | StubSource | None = None,
         cors_origins: Iterable[str] = (),
         tls: bool | TLSFiles = False,
+        http2: bool = False,
         chaos: Chaos | str | Sequence[str] | Mapping[str, float] | None = None,
         **keywords: Any,
     ) -> None:
@@ -276,7 +281,9 @@ class MockServer:
         self.host = host
         self.port = port
         self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
-        self._context = None if self.tls is None else server_context(self.tls)
+        self._context = None if self.tls is None else server_context(self.tls, http2=http2)
+        self.http2 = http2
+        self._front = None if not http2 else h2_front(limits.max_request_body, network.header_timeout)
         self._runner: web.AppRunner | None = None
         self._background = BackgroundLoop("ssemock-server", self.start, self.stop)
 
@@ -390,7 +397,8 @@ class MockServer:
         await asyncio.to_thread(default_scanner)
         try:
             runner = await start_runner(create_app(self.state), self.host, self.port, self.network,
-                                        exposure=EXPOSURE, handler_cancellation=True, ssl_context=self._context)
+                                        exposure=EXPOSURE, handler_cancellation=True, ssl_context=self._context,
+                                        front=self._front)
         except OSError as exc:
             reason = f"{exc.strerror or exc}{port_hint(exc)}"
             raise ServerError(f"cannot listen on {self.host}:{self.port}: {reason}") from None

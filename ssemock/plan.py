@@ -32,6 +32,7 @@ from typing import Any
 from .cassette import Chunk, End, Request, Response
 from .coding import ContentCodingError, Decoder
 from .errors import ScenarioTooLargeError
+from .h2faults import H2Faults
 from .limits import LINE_COST, MAX_SCENARIO_GROWTH
 
 __all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
@@ -80,6 +81,8 @@ class Plan:
         undecodable: why the recorded body does not decode (:meth:`decode_content`), or None.
         ineffective: the steps that had no effect a client can see, and why, one line each (the
             journal's ``notes``).
+        h2: the faults of the HTTP/2 layer (:class:`~ssemock.h2faults.H2Faults`), or None; a plan with
+            them is sent over HTTP/2 only (:meth:`h2_faults`).
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class Plan:
         self.undecodable: str | None = None
         self.ineffective: list[str] = []
         self.keepalive_now = False
+        self.h2: H2Faults | None = None
 
     def observable(self) -> tuple[Any, ...]:
         """What a client can tell of this plan (the response, its framing, timing, coding, keep-alive and
@@ -134,7 +138,7 @@ class Plan:
         return (r.status, r.reason, tuple(r.headers), tuple(r.chunks), r.start, r.end, r.timed, self.framing,
                 self.timing_scale, self.first_byte_delay, tuple(sorted(self.pauses.items())), self.pace, self.budget,
                 self.content_encoding, self.keepalive_every, self.keepalive_comment, self.keepalive_now,
-                self.heartbeat, self.resume_body)
+                self.heartbeat, self.resume_body, None if self.h2 is None else self.h2.observable())
 
     def keepalive_block(self) -> bytes:
         """The keep-alive block to write now: ``keepalive_comment``, with ``{now}`` replaced by the UTC
@@ -157,6 +161,14 @@ class Plan:
                    request=request)
 
     # ---- helpers for steps ------------------------------------------------------
+    def h2_faults(self, step: str) -> H2Faults:
+        """The plan's HTTP/2 faults, made on first use; ``step`` (its name) is noted as needing HTTP/2."""
+        if self.h2 is None:
+            self.h2 = H2Faults()
+        if step not in self.h2.steps:
+            self.h2.steps.append(step)
+        return self.h2
+
     def charge(self, size: int, lines: int = 0) -> None:
         """Count ``size`` bytes and ``lines`` lines that the running step adds to the body (each line
         counts :data:`~ssemock.limits.LINE_COST` bytes more). A step calls it as it writes, before it

@@ -36,9 +36,10 @@ record it again.
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
 ``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable), ``--ssemock-stubs=PATH``
 (stub files or directories, repeatable), ``--ssemock-report-unused`` (see :mod:`ssemock.unused`),
-``--ssemock-tls`` (the session's server over https; ``ssemock_env`` then names the authority to trust); ini
-keys ``ssemock_cassettes`` (directories, one a line), ``ssemock_stubs``, ``ssemock_record_mode``,
-``ssemock_target``, ``ssemock_timing_scale`` (default 1: recorded timing), ``ssemock_tls`` (default false).
+``--ssemock-tls`` (the session's server over https; ``ssemock_env`` then names the authority to trust),
+``--ssemock-http2`` (it answers HTTP/2 too: :mod:`ssemock.http2`); ini keys ``ssemock_cassettes``
+(directories, one a line), ``ssemock_stubs``, ``ssemock_record_mode``, ``ssemock_target``,
+``ssemock_timing_scale`` (default 1: recorded timing), ``ssemock_tls``, ``ssemock_http2`` (default false).
 
 A request the server refuses (no matching interaction, unknown cassette or
 scenario) fails the test with the closest interactions and their differences,
@@ -111,6 +112,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--ssemock-tls", action="store_true", default=None,
                     help="serve the session's fake provider over https, with ssemock's local authority")
+    group.addoption("--ssemock-http2", action="store_true", default=None,
+                    help="the session's fake provider answers HTTP/2 too (h2c, or ALPN h2 with --ssemock-tls)")
     group.addoption("--ssemock-report-unused", action="store_true",
                     help="after the run, list the cassettes and interactions no test played")
     parser.addini("ssemock_cassettes", "cassette directories searched after the test's own", type="paths")
@@ -120,6 +123,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ssemock_timing_scale", "multiplies recorded times (0: no delays)", default="1")
     parser.addini("ssemock_tls", "serve the fake provider over https (ssemock's local authority)", type="bool",
                   default=False)
+    parser.addini("ssemock_http2", "the fake provider answers HTTP/2 too", type="bool", default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -200,8 +204,9 @@ def ssemock_server(pytestconfig: pytest.Config, ssemock_limits: Limits,
     mode = pytestconfig.getoption("ssemock_record") or pytestconfig.getini("ssemock_record_mode")
     target = pytestconfig.getoption("ssemock_target") or pytestconfig.getini("ssemock_target") or None
     tls = bool(pytestconfig.getoption("ssemock_tls") or pytestconfig.getini("ssemock_tls"))
+    http2 = bool(pytestconfig.getoption("ssemock_http2") or pytestconfig.getini("ssemock_http2"))
     with MockServer(list(base.values()), timing_scale=scale, limits=ssemock_limits, network=ssemock_network,
-                    tls=tls) as server:
+                    tls=tls, http2=http2) as server:
         session = _Session(server, configured, bundled, base, scale, mode, target, stubs=stubs)
         handler = _ServerFailures(session.failures)
         logger = logging.getLogger("aiohttp.server")

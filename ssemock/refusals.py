@@ -41,6 +41,7 @@ __all__ = [
     "InvalidTextError",
     "MalformedRequestError",
     "MisdirectedHostError",
+    "NeedsHTTP2Error",
     "NotRecordedError",
     "RequestError",
     "TooManyScenariosError",
@@ -344,10 +345,25 @@ class HTTPVersionError(RequestError, ValueError):
         super().__init__(f"{version} is not served: ssemock speaks HTTP/1.1 (and 1.0)")
 
 
+class NeedsHTTP2Error(RequestError, ValueError):
+    """The scenario has steps of the HTTP/2 layer (``h2-frames``, ``h2-reset``, ``h2-goaway``, ``h2-starve``)
+    and the request came over HTTP/1.x: nothing is sent but this answer."""
+
+    status = 400
+    code = "ssemock_needs_http2"
+    detail_names = ("steps",)
+
+    def __init__(self, steps: Iterable[str], version: str) -> None:
+        self.steps = list(steps)
+        super().__init__(f"the scenario's step(s) {', '.join(self.steps)} act on HTTP/2 frames, and this request "
+                         f"came over {version}: serve with --http2 (MockServer(http2=True)) and use an HTTP/2 "
+                         "client (curl --http2-prior-knowledge, or --http2 over https; httpx with http2=True)")
+
+
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     UnreadableBodyError, BadRequestBodyError, MalformedRequestError, InvalidTextError, JSONTooDeepError,
     TooManyScenariosError, UnknownScenarioError, BadCassetteError, BadInteractionPinError, BadQueryError,
-    InvalidChangeError, CrossOriginError, NoMatchError, NotRecordedError,
+    InvalidChangeError, NeedsHTTP2Error, CrossOriginError, NoMatchError, NotRecordedError,
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,
     UnsupportedEncodingError, MisdirectedHostError, BodyNotRecordedError, ScenarioTooLargeError, UpstreamError,

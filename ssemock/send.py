@@ -4,7 +4,9 @@ Used by the replay server and by the recorder's replay path. Faithful replay: on
 ``write`` per chunk (aiohttp sets TCP_NODELAY on every connection), each at
 ``t × timing_scale`` seconds after the request arrived; HTTP/1.1 chunked framing, so a
 recorded ``cut`` (connection closed without the terminating chunk) or ``reset`` (TCP RST)
-stays distinguishable from a clean end.
+stays distinguishable from a clean end. Over HTTP/2 (:mod:`ssemock.http2`) each write is a DATA frame (no
+pacing: frames keep their boundaries), the plan's HTTP/2 faults are armed on the stream, and a ``cut`` or
+``reset`` resets the stream.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from aiohttp import web
 from .cassette import Chunk, Response, no_content
 from .edge import abort_connection, set_framing, stopping
 from .edge.body import BodyWriter
+from .edge.framing import H2_STREAM
 from .limits import DEFAULT_BUDGET
 from .pacing import Pacing
 from .plan import Plan, dispatch_offsets
@@ -77,7 +80,7 @@ async def send_plan(
             an ``Origin`` then gets none of the recorded ``Access-Control-*`` headers.
 
     The journal ``entry`` gets ``status``, ``framing`` (``chunked``, ``length`` or
-    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``), ``chunks_sent``,
+    ``close``: an HTTP/1.0 client gets ``close`` for ``chunked``, an HTTP/2 one ``h2``), ``chunks_sent``,
     ``bytes_sent``, ``injected`` (what the scenario's steps did) and ``outcome``
     (``complete``, ``cut``, ``reset``, ``client_gone``, or ``stopped`` when the server
     stopped first; ``error`` with status 500 if the response could not be sent). A client that had
@@ -98,6 +101,8 @@ async def send_plan(
     framing = set_framing(request, response, plan.framing, size)
     # the plan is this request's own: its list of notes goes on in the journal
     sent = entry.start_sending(resp_rec.status, framing, plan.notes)
+    if plan.h2 is not None and (frames := request.get(H2_STREAM)) is not None:
+        frames.arm(plan.h2, sent.injected)
     if dropped:
         plan.notes.append(f"no content: a {request.method} answered {resp_rec.status} has no body "
                           f"(RFC 9110 section 15); {dropped} bytes not sent")
@@ -151,9 +156,10 @@ class _Stream:
         self.comments = 0
         self.heartbeat_end = ""
         transport = request.transport
+        # an HTTP/2 stream keeps every boundary as a DATA frame's: no pacing (budget 0)
+        budget = 0.0 if H2_STREAM in request else DEFAULT_BUDGET if plan.budget is None else plan.budget
         self.pacing = Pacing(transport.get_extra_info("socket") if transport is not None else None, plan.pace,
-                             plan.timing_scale, DEFAULT_BUDGET if plan.budget is None else plan.budget, loop,
-                             timed=plan.response.timed)
+                             plan.timing_scale, budget, loop, timed=plan.response.timed)
 
     async def run(self, entry: JournalEntry, timed: bool, arrived: float, size: int) -> None:
         """Send the body by the path its plan needs, end it as recorded, and note the outcome last."""

@@ -18,7 +18,9 @@ HTTP contract (design §4):
   ``ssemock_no_match`` with ``closest``, 413 ``ssemock_body_too_large`` past ``max_request_body``,
   403 ``ssemock_cross_origin`` to a page that reached the server through DNS rebinding:
   :func:`ssemock.edge.cors.rebound_page`, …); :func:`ssemock.edge.replies.refuse` writes them;
-* a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`).
+* a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`);
+* over HTTP/2 (:mod:`ssemock.http2`) the same routes answer each stream; a scenario with steps of the HTTP/2
+  layer answers an HTTP/1.x request with 400 ``ssemock_needs_http2``.
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
 """
@@ -36,6 +38,7 @@ from .change_routes import add_change_routes
 from .choose import Answer, choose
 from .edge import ACCESS_NOTE, activity, error_response, refuse
 from .edge.cors import allow_cors
+from .edge.framing import H2_STREAM
 from .errors import SSEMockError
 from .journal import send_journal
 from .journal_query import JournalQuery, check_clear
@@ -43,7 +46,7 @@ from .matching import describe, prepare_indexes
 from .offloop import OffLoop
 from .plan import Plan
 from .receive import Exchange, receive
-from .refusals import UnknownAdminPathError
+from .refusals import NeedsHTTP2Error, UnknownAdminPathError
 from .send import TIMELINE, drop_default_content_type, send_plan
 from .shape import shape
 from .state import OFF_LOOP, STATE, ServerState
@@ -242,6 +245,8 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         exchange.admit(state)
         answer = await choose(exchange, state)
         plan = await shape(exchange, answer, state)
+        if plan.h2 is not None and H2_STREAM not in request:
+            raise NeedsHTTP2Error(plan.h2.steps, f"HTTP/{request.version.major}.{request.version.minor}")
     except SSEMockError as exc:
         return exchange.refuse(exc)
     return _send(exchange, answer, plan)

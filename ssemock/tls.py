@@ -97,8 +97,9 @@ def _usable(files: TLSFiles) -> bool:
     return files.key.stat().st_mode & 0o077 == 0 and files.key.parent.stat().st_mode & 0o022 == 0
 
 
-def server_context(files: TLSFiles) -> ssl.SSLContext:
-    """The server side TLS context of ``files`` (TLS 1.2 at least, ALPN ``http/1.1``).
+def server_context(files: TLSFiles, *, http2: bool = False) -> ssl.SSLContext:
+    """The server side TLS context of ``files`` (TLS 1.2 at least, ALPN ``http/1.1``; with ``http2``,
+    ``h2`` first, then ``http/1.1``).
 
     Raises:
         ConfigError: a file is missing, is a directory or cannot be read, or the certificate and key do not
@@ -106,7 +107,7 @@ def server_context(files: TLSFiles) -> ssl.SSLContext:
     """
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_alpn_protocols(["http/1.1"])
+    context.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
     for path in (files.cert, files.key, *(() if files.ca is None else (files.ca,))):
         try:
             if path.is_dir():

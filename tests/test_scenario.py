@@ -39,6 +39,7 @@ ISSUE_PRESETS = [
     "proxy-rechunk", "buffer-4k", "buffer-16k", "gzip-buffered", "http10",
     "drop-and-resume",
 ]
+H2_PRESETS = ["h2-split-crlf", "h2-reset-mid-event", "h2-goaway-mid-stream", "h2-starve"]  # HTTP/2 requests only
 
 
 def recorded(name: str = CHAT) -> bytes:
@@ -74,10 +75,10 @@ def wire(server: MockServer, scenario: str | None, cassette: str = CHAT, path: s
 
 # ---- files, validation, listing -------------------------------------------------------------
 def test_the_bundled_presets_have_the_names_of_the_issue(capsys: pytest.CaptureFixture[str]) -> None:
-    assert sorted(collect_scenarios(None)) == sorted(ISSUE_PRESETS)
+    assert sorted(collect_scenarios(None)) == sorted(ISSUE_PRESETS + H2_PRESETS)
     assert main(["scenarios"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines] == sorted(ISSUE_PRESETS)
+    assert [line.split()[0] for line in lines] == sorted(ISSUE_PRESETS + H2_PRESETS)
     assert all(len(line.split(maxsplit=1)) == 2 for line in lines), "each preset has a one-line description"
 
 

@@ -20,17 +20,20 @@ The access line of a parser's refusal says ``malformed HTTP request from ADDRESS
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Callable
 
 from aiohttp import HttpVersion11, web
 from aiohttp.http_exceptions import ContentEncodingError, InvalidURLError
 
 from ..errors import SSEMockError
 from ..refusals import HTTPVersionError, MalformedRequestError, UnsupportedEncodingError
+from .framing import H2_STREAM
 from .logs import REFUSED_REASON
 from .replies import refuse
 
-__all__ = ["EdgeRequestHandler", "EdgeServer", "parser_refusal", "version_refusal"]
+__all__ = ["ConnectionFront", "EdgeRequestHandler", "EdgeServer", "parser_refusal", "version_refusal"]
 
 _REASON_CHARS = 200
 _VERSION = re.compile(r"HTTP/(\d)\.\d(?=['\"])")
@@ -58,9 +61,10 @@ def parser_refusal(exc: BaseException | None, message: str | None) -> SSEMockErr
 
 def version_refusal(request: web.BaseRequest) -> web.Response | None:
     """505 for a request line in an HTTP version other than 1.x (aiohttp's parser takes ``HTTP/2.0``),
-    answered in HTTP/1.1; None for HTTP/1.0 and 1.1."""
+    answered in HTTP/1.1; None for HTTP/1.0 and 1.1, and for a request that came over the HTTP/2 front
+    (:mod:`ssemock.http2`)."""
     version = request.version
-    if version.major == 1:
+    if version.major == 1 or H2_STREAM in request:
         return None
     # aiohttp writes the status line in the request's version (read once, then cached): "HTTP/2.0 505"
     # would itself be refused by HTTP/1 clients (RFC 9112 section 2.3: answer in the highest 1.x version).
@@ -84,8 +88,21 @@ class EdgeRequestHandler(web.RequestHandler):
         return refuse(error)  # these errors close the connection
 
 
-class EdgeServer(web.Server):
-    """aiohttp's low-level server, with :class:`EdgeRequestHandler` for each connection."""
+ConnectionFront = Callable[[web.Server, Callable[[], asyncio.Protocol]], asyncio.Protocol]
+"""Makes the protocol of one connection from the server and the maker of its HTTP/1 handler (the HTTP/2
+front, :func:`ssemock.http2.front`, which hands HTTP/1.1 connections to that handler)."""
 
-    def __call__(self) -> web.RequestHandler:
+
+class EdgeServer(web.Server):
+    """aiohttp's low-level server, with :class:`EdgeRequestHandler` for each connection (through ``front``,
+    when one is set: it may answer a connection in HTTP/2 instead)."""
+
+    front: ConnectionFront | None = None
+
+    def __call__(self) -> asyncio.Protocol:  # type: ignore[override]  # (an HTTP/2 connection's is no RequestHandler)
+        if self.front is not None:
+            return self.front(self, self._http1)
+        return self._http1()
+
+    def _http1(self) -> web.RequestHandler:
         return EdgeRequestHandler(self, loop=self._loop, **self._kwargs)

@@ -39,7 +39,7 @@ from .logs import (
     access_line,
     limit_accept_errors,
 )
-from .malformed import EdgeServer, version_refusal
+from .malformed import ConnectionFront, EdgeServer, version_refusal
 from .options import NetworkOptions, is_loopback
 from .replies import refuse
 
@@ -191,7 +191,7 @@ def stopping(request: web.BaseRequest) -> bool:
 
 def make_runner(
     app: web.Application, host: str, options: NetworkOptions, *, handler_cancellation: bool = False,
-    self_reporting: Sequence[Handler] = (), guard_every_path: bool = False,
+    self_reporting: Sequence[Handler] = (), guard_every_path: bool = False, front: ConnectionFront | None = None,
 ) -> web.AppRunner:
     """The runner of ``app`` with the edge's middleware and ``options``, not set up yet and
     serving no address: :func:`start_runner` binds it to a TCP port, ``ssemock serve --workers``
@@ -201,27 +201,33 @@ def make_runner(
     edge = app[EDGE] = Edge(options, host, tuple(self_reporting), guard_every_path=guard_every_path)
     app.middlewares.insert(0, edge_middleware)
     app.on_shutdown.append(edge.stop)
-    return _EdgeRunner(
+    runner = _EdgeRunner(
         app, handle_signals=False, access_log=ACCESS_LOGGER, access_log_class=AccessLogger, logger=SERVER_LOGGER,
         keepalive_timeout=options.header_timeout, handler_cancellation=handler_cancellation,
         shutdown_timeout=max(options.grace, 0.001),  # aiohttp waits without limit for 0
     )
+    runner.front = front
+    return runner
 
 
 class _EdgeRunner(web.AppRunner):
     """An application runner whose connections answer their parser's refusals as ssemock's own
     (:mod:`.malformed`)."""
 
+    front: ConnectionFront | None = None
+
     async def _make_server(self) -> web.Server:
         server = await super()._make_server()
         server.__class__ = EdgeServer  # the same server; only the connection handler it makes differs
+        assert isinstance(server, EdgeServer)
+        server.front = self.front
         return server
 
 
 async def start_runner(
     app: web.Application, host: str, port: int, options: NetworkOptions, *, exposure: str,
     handler_cancellation: bool = False, self_reporting: Sequence[Handler] = (), guard_every_path: bool = False,
-    ssl_context: ssl.SSLContext | None = None,
+    ssl_context: ssl.SSLContext | None = None, front: ConnectionFront | None = None,
 ) -> web.AppRunner:
     """Serve ``app`` on ``host:port`` in the running loop, with ``options``; returns its runner.
 
@@ -233,12 +239,14 @@ async def start_runner(
         guard_every_path: refuse a foreign ``Host`` or ``Origin`` on every path (the recorder,
             which forwards requests with the target's credentials), not only on admin paths.
         ssl_context: serve over TLS with it (:mod:`ssemock.tls`); None: plain TCP.
+        front: makes each connection's protocol (the HTTP/2 front, :func:`ssemock.http2.front`); None:
+            aiohttp's HTTP/1 handler.
 
     Raises:
         OSError: the address cannot be bound (the runner is cleaned up).
     """
     runner = make_runner(app, host, options, handler_cancellation=handler_cancellation,
-                         self_reporting=self_reporting, guard_every_path=guard_every_path)
+                         self_reporting=self_reporting, guard_every_path=guard_every_path, front=front)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True, backlog=options.backlog, ssl_context=ssl_context)
     try:

@@ -34,7 +34,8 @@ send the same bytes.
 * transport: ``http-error``, ``content-type``, ``first-byte``, ``stall``,
   ``disconnect``, ``framing``, ``content-encoding``, ``keep-alive-every``, ``heartbeat``
   (:mod:`.transport_steps`), ``ping-event`` (:mod:`.more_steps`),
-  ``drop-and-resume`` (:mod:`.resume_steps`).
+  ``drop-and-resume`` (:mod:`.resume_steps`); the HTTP/2 layer's ``h2-frames``, ``h2-reset``, ``h2-goaway``,
+  ``h2-starve`` (:mod:`.h2_steps`; HTTP/2 requests only).
 
 Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
 ``timing: {mode: jitter}``) comes from the server's seed, the step's position
@@ -58,6 +59,7 @@ from . import (
     ending_steps,
     event_steps,
     field_steps,
+    h2_steps,
     more_steps,
     resume_steps,
     transport_steps,
@@ -84,6 +86,7 @@ __all__ = [
     "ending_steps",
     "event_steps",
     "field_steps",
+    "h2_steps",
     "load_scenarios",
     "more_steps",
     "resume_steps",
@@ -92,7 +95,7 @@ __all__ = [
 ]
 
 
-def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]:
+def conformance_matrix(scenarios: Iterable[Scenario] | None = None, *, http2: bool = False) -> list[str]:
     """The names of the scenarios a correct SSE client must get through unchanged.
 
     These are the semantics-preserving (``preserves: events``) and
@@ -104,6 +107,8 @@ def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]
 
     Args:
         scenarios: the scenarios to choose from; default: the bundled presets.
+        http2: also the scenarios with steps of the HTTP/2 layer (``h2-split-crlf``), for a client that
+            reads over HTTP/2 (``MockServer(http2=True)``); default: those are left out.
 
     Returns:
         Scenario names, for ``X-SSEMock-Scenario`` or ``MockServer(scenario=...)``.
@@ -115,4 +120,5 @@ def conformance_matrix(scenarios: Iterable[Scenario] | None = None) -> list[str]
         from ..bundled import bundled_scenarios
 
         scenarios = load_scenarios(bundled_scenarios()).values()
-    return sorted(s.name for s in scenarios if s.preserves in ("events", "payloads"))
+    return sorted(s.name for s in scenarios
+                  if s.preserves in ("events", "payloads") and (http2 or not s.needs_http2))

@@ -149,7 +149,8 @@ class Step:
     ``fields`` (with a docstring giving a YAML example) and implement :meth:`apply`.
 
     ``edits_body`` is False for steps that only change timing or headers (the
-    recorded body then stays byte for byte, content encoding included).
+    recorded body then stays byte for byte, content encoding included). ``http2_only``: the step acts on
+    HTTP/2 frames (:mod:`.h2_steps`), and an HTTP/1.x request under it is refused.
 
     ``phase`` orders the steps of one stage whatever the order written (lower first; steps of one
     phase keep their written order): ``timing`` (0) runs before ``fragment`` (1), so a buffer is
@@ -162,6 +163,7 @@ class Step:
     phase: ClassVar[int] = 1
     fields: ClassVar[dict[str, Field]] = {}
     edits_body: ClassVar[bool] = True
+    http2_only: ClassVar[bool] = False
 
     def apply(self, plan: Plan) -> None:
         """Edit ``plan`` in place."""

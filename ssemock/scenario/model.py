@@ -132,6 +132,12 @@ class Scenario:
             index -= count
         return self.name, f"steps[{index}].{step}"
 
+    @property
+    def needs_http2(self) -> bool:
+        """Whether a step acts on HTTP/2 frames (:attr:`~ssemock.scenario.Step.http2_only`): an HTTP/1.x request
+        under this scenario is answered ``400 ssemock_needs_http2``."""
+        return any(step.http2_only for step in self.steps)
+
     def describe(self) -> dict[str, Any]:
         """The scenario as YAML data (the file format)."""
         chance = {} if self.probability is None else {"probability": self.probability}

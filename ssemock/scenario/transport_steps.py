@@ -34,8 +34,8 @@ from .base import text as text_field
 from .event_steps import _index
 
 __all__ = [
-    "HEARTBEAT_DEFAULT", "HEARTBEAT_LIMIT", "KEEPALIVE_MIN", "ContentEncoding", "ContentType", "Disconnect",
-    "FirstByte", "Framing", "Heartbeat", "HttpError", "KeepAliveEvery", "Stall",
+    "CUT_FIELDS", "HEARTBEAT_DEFAULT", "HEARTBEAT_LIMIT", "KEEPALIVE_MIN", "ContentEncoding", "ContentType",
+    "Disconnect", "FirstByte", "Framing", "Heartbeat", "HttpError", "KeepAliveEvery", "Stall", "check_cut", "cut_point",
 ]
 
 KEEPALIVE_MIN = 0.01
@@ -289,6 +289,17 @@ class Heartbeat(KeepAliveEvery):
         plan.notes[-1] += f", then up to {self.max_seconds:g} s after the last chunk"
 
 
+_WHERE_TO_CUT = ("after_events", "after_bytes", "inside_event", "from_end")
+CUT_FIELDS: dict[str, Field] = {
+    "after_events": integer(None, optional=True),
+    "after_bytes": integer(0, optional=True),
+    "inside_event": integer(None, optional=True),
+    "from_end": integer(0, MAX_BYTES, optional=True, in_bytes=True),
+}
+"""The fields that say where a stream is cut (exactly one given): :func:`cut_point`."""
+
+
+
 @register
 @dataclass
 class Disconnect(Step):
@@ -317,41 +328,43 @@ class Disconnect(Step):
 
     name: ClassVar[str] = "disconnect"
     stage: ClassVar[str] = "transport"
-    fields: ClassVar[dict[str, Field]] = {
-        "after_events": integer(None, optional=True),
-        "after_bytes": integer(0, optional=True),
-        "inside_event": integer(None, optional=True),
-        "from_end": integer(0, MAX_BYTES, optional=True, in_bytes=True),
-        "how": choice("clean", "cut", "reset"),
-    }
+    fields: ClassVar[dict[str, Field]] = {**CUT_FIELDS, "how": choice("clean", "cut", "reset")}
 
     def validate(self, where: str, source: str) -> None:
-        given = [k for k in _WHERE_TO_CUT if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ScenarioError(source, where, f"exactly one of {', '.join(_WHERE_TO_CUT)}", given)
+        check_cut(self, where, source)
 
     def apply(self, plan: Plan) -> None:
-        ends = plan.event_offsets()
-        if self.after_bytes is not None:
-            offset, where = self.after_bytes, f"after {self.after_bytes} bytes"
-        elif self.from_end is not None:
-            offset = max(0, len(plan.response.body) - self.from_end)
-            where = f"{len(plan.response.body) - offset} bytes before the end"
-        elif self.after_events is not None:
-            n = _index(self.after_events, len(ends))
-            offset, where = (ends[n - 1] if n else 0), f"after {n} event(s)"
-        else:
-            n = min(_index(self.inside_event or 0, len(ends)), max(len(ends) - 1, 0))
-            start = ends[n - 1] if n else 0
-            stop = ends[n] if ends else len(plan.response.body)
-            offset, where = start + (stop - start) // 2, f"inside event {n} (bytes {start}..{stop})"
-        offset = min(offset, len(plan.response.body))
+        offset, where = cut_point(plan, self)
         plan.cut_body(offset)
         plan.response.end = End(plan.response.chunks[-1].t if plan.response.chunks else 0.0, self.how)
         plan.notes.append(f"disconnect: {self.how} at byte {offset}, {where}")
 
 
-_WHERE_TO_CUT = ("after_events", "after_bytes", "inside_event", "from_end")
+def check_cut(step: Step, where: str, source: str) -> None:
+    """Raise :class:`ScenarioError` unless exactly one of :data:`CUT_FIELDS` is given."""
+    given = [k for k in _WHERE_TO_CUT if getattr(step, k) is not None]
+    if len(given) != 1:
+        raise ScenarioError(source, where, f"exactly one of {', '.join(_WHERE_TO_CUT)}", given)
+
+
+def cut_point(plan: Plan, step: Any) -> tuple[int, str]:
+    """The body offset where ``step`` cuts the stream (its ``after_events``, ``after_bytes``, ``inside_event``
+    or ``from_end``; clamped to the body), and how to say where, for the journal."""
+    ends = plan.event_offsets()
+    if step.after_bytes is not None:
+        offset, where = step.after_bytes, f"after {step.after_bytes} bytes"
+    elif step.from_end is not None:
+        offset = max(0, len(plan.response.body) - step.from_end)
+        where = f"{len(plan.response.body) - offset} bytes before the end"
+    elif step.after_events is not None:
+        n = _index(step.after_events, len(ends))
+        offset, where = (ends[n - 1] if n else 0), f"after {n} event(s)"
+    else:
+        n = min(_index(step.inside_event or 0, len(ends)), max(len(ends) - 1, 0))
+        start = ends[n - 1] if n else 0
+        stop = ends[n] if ends else len(plan.response.body)
+        offset, where = start + (stop - start) // 2, f"inside event {n} (bytes {start}..{stop})"
+    return min(offset, len(plan.response.body)), where
 
 
 _FRAMED = {
