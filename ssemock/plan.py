@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .cassette import Chunk, End, Request, Response
@@ -35,7 +35,7 @@ from .errors import ScenarioTooLargeError
 from .h2faults import H2Faults
 from .limits import LINE_COST, MAX_SCENARIO_GROWTH
 
-__all__ = ["ENCODINGS", "FRAMINGS", "Plan", "dispatch_offsets", "split_at"]
+__all__ = ["ENCODINGS", "FRAMINGS", "Plan", "comment_points", "dispatch_offsets", "split_at"]
 
 FRAMINGS = ("chunked", "length", "close")
 ENCODINGS = ("gzip", "deflate")
@@ -366,3 +366,24 @@ def _copy_response(response: Response) -> Response:
         chunks=list(response.chunks), start=response.start,
         end=End(response.end.t, response.end.how), timed=response.timed,
     )
+
+
+def comment_points(chunks: Sequence[Chunk]) -> frozenset[int]:
+    """Where a comment block may be written without changing the events a WHATWG parser dispatches.
+
+    Returns:
+        Indices ``i`` such that a comment may go just before ``chunks[i]``; ``len(chunks)``
+        when it may go after the last one. These are the start of the body and the chunk
+        boundaries right after a blank line that dispatched an event (see
+        :func:`dispatch_offsets`).
+    """
+    offsets = {0, *dispatch_offsets(b"".join(c.data for c in chunks))}
+    position = 0
+    allowed = []
+    for index, chunk in enumerate(chunks):
+        if position in offsets:
+            allowed.append(index)
+        position += len(chunk.data)
+    if position in offsets:
+        allowed.append(len(chunks))
+    return frozenset(allowed)

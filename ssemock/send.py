@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -24,13 +23,13 @@ from .edge.body import BodyWriter
 from .edge.framing import H2_STREAM
 from .limits import DEFAULT_BUDGET
 from .pacing import Pacing
-from .plan import Plan, dispatch_offsets
+from .plan import Plan, comment_points
 from .timeline import Timeline
 
 if TYPE_CHECKING:
     from .journal import JournalEntry, Sent
 
-__all__ = ["TIMELINE", "comment_points", "drop_default_content_type", "end_body", "send_plan"]
+__all__ = ["TIMELINE", "drop_default_content_type", "end_body", "send_plan"]
 
 # Hop-by-hop and framing headers: the sending layer frames the body itself.
 _FRAMING_HEADERS = frozenset({"transfer-encoding", "content-length", "connection", "keep-alive"})
@@ -431,24 +430,3 @@ async def end_body(request: web.Request, response: web.StreamResponse, how: str)
         return "cut"
     await response.write_eof()  # the terminating chunk; with "close" framing aiohttp then closes
     return "complete"
-
-
-def comment_points(chunks: Sequence[Chunk]) -> frozenset[int]:
-    """Where a comment block may be written without changing the events a WHATWG parser dispatches.
-
-    Returns:
-        Indices ``i`` such that a comment may go just before ``chunks[i]``; ``len(chunks)``
-        when it may go after the last one. These are the start of the body and the chunk
-        boundaries right after a blank line that dispatched an event (see
-        :func:`~ssemock.plan.dispatch_offsets`).
-    """
-    offsets = {0, *dispatch_offsets(b"".join(c.data for c in chunks))}
-    position = 0
-    allowed = []
-    for index, chunk in enumerate(chunks):
-        if position in offsets:
-            allowed.append(index)
-        position += len(chunk.data)
-    if position in offsets:
-        allowed.append(len(chunks))
-    return frozenset(allowed)

@@ -148,4 +148,5 @@ def test_a_mapping_from_ssemock_config_is_checked_like_the_record(session: pytes
     result = session.runpytest("-p", "no:randomly")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(
-        ["*ssemock: ssemock_config: unknown key 'scenarios'; valid: scenario, match_on, timing_scale, target"])
+        ["*ssemock: ssemock_config: unknown key 'scenarios'; valid: scenario, match_on, ignore_body, timing_scale, "
+         "target"])

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ssemock import Cassette, MockServer, Scenario
 from ssemock.cassette import Chunk, End, Interaction, Request, Response
-from ssemock.send import comment_points
+from ssemock.plan import comment_points
 from ssemock.sse import Event, decode
 from ssemock.stubs import reply
 
