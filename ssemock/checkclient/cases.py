@@ -9,14 +9,18 @@ Rules (:class:`Rule`), by what the preset does to the stream:
 * ``decoded``: the preset changes what the events hold (``line-separators`` adds raw U+2028, U+2029
   and U+0085 inside data): a reader must print what the WHATWG reference decoder dispatches from the
   bytes sent;
-* ``transport``: a cut, a reset, an HTTP error, a wrong content type: every client must report it;
+* ``transport``: a cut, a reset, an HTTP error: every client must report it;
+* ``content-type``: the stream served as ``text/plain``: a reader must fail as ``EventSource`` does
+  (WHATWG: the connection fails); an SDK may read the stream whatever its type (not graded) unless it
+  reports it;
 * ``application``: the stream ends cleanly but the answer is incomplete (``truncate``, ``no-done``,
   an error event inside a 200, no final blank line): a client that prints an answer must report it; an
   SSE-level reader is not the one to judge it (shown as such, never as a failure) unless it reports it;
-* ``stall``: silence longer than the client's own timeout (``--client-timeout``): the client must give
-  up and report it before the stall ends; not graded without that option;
-* ``first-byte``: the headers come late (``slow-first-byte``, 3 s): within the client's timeout the
-  answer is the clean one, past it the client reports it; too close to call is not graded;
+* ``stall``: silence longer than the client's own timeout (``--client-timeout``; :func:`longer_than`):
+  the client must give up and report it before the stall ends; not graded without that option;
+* ``first-byte``: the headers come late (``slow-first-byte``), longer than the client's own timeout:
+  as ``stall``; without ``--client-timeout`` (the bundled 3 s) the output must be the clean one, and a
+  client that reports the wait instead is not graded;
 * ``resume``: ``drop-and-resume``: a reconnect must carry ``Last-Event-ID``; without one, as
   ``application``.
 """
@@ -30,7 +34,7 @@ from enum import StrEnum
 
 from ..scenario import Scenario
 
-__all__ = ["RULES", "Case", "Rule", "build_cases", "rule_of", "stall_scenario"]
+__all__ = ["RULES", "Case", "Rule", "build_cases", "first_byte_scenario", "longer_than", "rule_of", "stall_scenario"]
 
 
 class Rule(StrEnum):
@@ -45,6 +49,7 @@ class Rule(StrEnum):
     STALL = "stall"
     FIRST_BYTE = "first-byte"
     RESUME = "resume"
+    CONTENT_TYPE = "content-type"
     UNKNOWN = "unknown"
 
 
@@ -58,7 +63,7 @@ RULES: dict[str, Rule] = {
     "http-429": Rule.TRANSPORT,
     "http-500": Rule.TRANSPORT,
     "http-502-html": Rule.TRANSPORT,
-    "wrong-content-type": Rule.TRANSPORT,
+    "wrong-content-type": Rule.CONTENT_TYPE,
     "truncate": Rule.APPLICATION,
     "no-done": Rule.APPLICATION,
     "error-mid-stream": Rule.APPLICATION,
@@ -78,8 +83,6 @@ CATEGORY = {
     Rule.UNKNOWN: "conformance",
 }
 """The report's category of each rule; the others are ``resilience``."""
-FIRST_BYTE_DELAY = 3.0
-"""Seconds ``slow-first-byte`` holds the headers back."""
 
 
 def rule_of(scenario: Scenario | None) -> Rule:
@@ -90,6 +93,8 @@ def rule_of(scenario: Scenario | None) -> Rule:
         return RULES[scenario.name]
     if scenario.name.startswith("stall-"):
         return Rule.STALL
+    if scenario.name.startswith("slow-first-byte-"):
+        return Rule.FIRST_BYTE
     return {"events": Rule.EVENTS, "payloads": Rule.PAYLOADS}.get(scenario.preserves, Rule.UNKNOWN)
 
 
@@ -120,10 +125,15 @@ class Case:
         return f"{self.cassette}/{self.scenario.name if self.scenario else 'clean'}"
 
 
+def longer_than(client_timeout: float) -> int:
+    """Seconds a wait lasts to be longer than ``client_timeout``: twice it, and at least 2 s more, so that
+    giving up within the timeout never races the end of the wait."""
+    return math.ceil(max(2 * client_timeout, client_timeout + 2))
+
+
 def stall_scenario(client_timeout: float) -> Scenario:
-    """A stall after the first event lasting longer than ``client_timeout`` seconds: twice it, and at
-    least 2 s more, so that giving up within the timeout never races the stall's end."""
-    seconds = math.ceil(max(2 * client_timeout, client_timeout + 2))
+    """A stall after the first event lasting :func:`longer_than` ``client_timeout``."""
+    seconds = longer_than(client_timeout)
     return Scenario.from_dict(
         {
             "name": f"stall-{seconds}s",
@@ -133,16 +143,32 @@ def stall_scenario(client_timeout: float) -> Scenario:
     )
 
 
+def first_byte_scenario(client_timeout: float) -> Scenario:
+    """The headers held back :func:`longer_than` ``client_timeout``."""
+    seconds = longer_than(client_timeout)
+    return Scenario.from_dict(
+        {
+            "name": f"slow-first-byte-{seconds}s",
+            "description": f"{seconds} s before the status line and headers",
+            "steps": [{"first-byte": {"seconds": seconds}}],
+        }
+    )
+
+
+_TIMED = {"stall": stall_scenario, "slow-first-byte": first_byte_scenario}
+
+
 def build_cases(
     cassettes: Iterable[str], scenarios: Mapping[str, Scenario], names: Iterable[str], client_timeout: float | None
 ) -> list[Case]:
     """The cases: each cassette clean, then under each scenario of ``names`` (in that order). With
-    ``client_timeout``, ``stall`` is replaced by :func:`stall_scenario`."""
+    ``client_timeout``, ``stall`` and ``slow-first-byte`` are replaced by :func:`stall_scenario` and
+    :func:`first_byte_scenario`."""
     chosen: list[tuple[Scenario, bool]] = []
     for name in names:
         scenario = scenarios[name]
-        if name == "stall" and client_timeout is not None:
-            chosen.append((stall_scenario(client_timeout), False))
+        if name in _TIMED and client_timeout is not None:
+            chosen.append((_TIMED[name](client_timeout), False))
         else:
             chosen.append((scenario, True))
     return [

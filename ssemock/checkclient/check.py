@@ -16,13 +16,14 @@ from ..errors import ConfigError
 from ..mockserver import MockServer, collect_cassettes, collect_scenarios
 from ..providers import env_vars
 from ..scenario import Scenario
-from .cases import Case, Rule, build_cases
-from .contract import MAX_OUTPUT, Output, read_output
-from .grade import Expected, grade
+from .cases import Case, Rule, build_cases, longer_than
+from .contract import MAX_OUTPUT, read_output
+from .grade import FAIL, Expected, grade
 from .reference import expected_events, sent_plan
 from .report import Entry, Report
 from .reproduce import reproduce_command
 from .run import ClientRun, RunOptions, run_cases
+from .shrink import shrink
 
 __all__ = ["MAX_CASES", "CheckOptions", "check", "default_jobs"]
 
@@ -52,6 +53,7 @@ class CheckOptions:
         seed: the scenarios' seed.
         max_retries: requests sent again at most after an HTTP error.
         max_output: bytes of a client's stdout read at most.
+        shrink_budget: seconds spent at most shrinking each failed conformance case (0: none).
     """
 
     cassettes: tuple[str, ...] = ()
@@ -65,6 +67,7 @@ class CheckOptions:
     seed: int = 0
     max_retries: int = 5
     max_output: int = MAX_OUTPUT
+    shrink_budget: float = 60.0
 
 
 def check(
@@ -95,30 +98,47 @@ def check(
             raise ConfigError(f"{len(cases)} cases: at most {MAX_CASES} (fewer --cassette or --scenario)")
         _check_stall(cases, options)
         runs = asyncio.run(_run_all(command, cases, served, list(scenarios.values()), run_options, progress))
-    baselines = {run.case.cassette: read_output(run.stdout) for run in runs if run.case.rule is Rule.CLEAN}
-    bundled = set(collect_cassettes(None)) if not options.cassette_sources else set()
-    entries = []
-    for run in runs:
-        cassette = served[run.case.cassette]
-        expected = _expected(run, cassette, baselines.get(run.case.cassette), options)
-        line = reproduce_command(
-            run.case,
-            cassette,
-            command,
-            bundled=run.case.cassette in bundled,
-            timing_scale=options.timing_scale,
-            seed=options.seed,
-        )
-        entries.append(
-            Entry(
-                grade(run, expected),
-                run.case.cassette,
-                run.case.scenario.name if run.case.scenario else None,
-                run.case.rule.value,
-                line,
+        clean = {run.case.cassette: run for run in runs if run.case.rule is Rule.CLEAN}
+        bundled = set(collect_cassettes(None)) if not options.cassette_sources else set()
+        entries = []
+        for run in runs:
+            cassette = served[run.case.cassette]
+            graded = grade(run, _expected(run, cassette, clean[run.case.cassette], options))
+            line = reproduce_command(
+                run.case,
+                cassette,
+                command,
+                bundled=run.case.cassette in bundled,
+                timing_scale=options.timing_scale,
+                seed=options.seed,
             )
-        )
+            shrunk = None
+            if graded.verdict == FAIL and graded.category == "conformance" and options.shrink_budget > 0:
+                found = shrink(
+                    run.case,
+                    _fails(command, served, clean[run.case.cassette], options, run_options),
+                    options.shrink_budget,
+                )
+                shrunk = None if found is None else found.describe()
+            scenario = run.case.scenario.name if run.case.scenario else None
+            entries.append(Entry(graded, run.case.cassette, scenario, run.case.rule.value, line, shrunk))
     return Report(tuple(command), tuple(entries))
+
+
+def _fails(
+    command: Sequence[str],
+    served: dict[str, Cassette],
+    clean: ClientRun,
+    options: CheckOptions,
+    run_options: RunOptions,
+) -> Callable[[Case], bool]:
+    """Whether the client fails a case (one run, graded by the case's rule): what :func:`shrink` asks."""
+
+    def fails(case: Case) -> bool:
+        (run,) = asyncio.run(run_cases(command, [case], served, [], run_options))
+        return grade(run, _expected(run, served[case.cassette], clean, options)).verdict == FAIL
+
+    return fails
 
 
 async def _run_all(
@@ -146,7 +166,7 @@ async def _run_all(
     return sorted(runs, key=lambda run: order[run.case.name])
 
 
-def _expected(run: ClientRun, cassette: Cassette, baseline: Output | None, options: CheckOptions) -> Expected:
+def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: CheckOptions) -> Expected:
     index = next((e["interaction"] for e in run.journal if e.get("interaction") is not None), run.interaction)
     events = retry_after = None
     stall = 0.0
@@ -155,14 +175,15 @@ def _expected(run: ClientRun, cassette: Cassette, baseline: Output | None, optio
         events = expected_events(cassette, index, scenario, seed=options.seed)
         plan = sent_plan(cassette, index, scenario, options.seed)
         retry_after = _number(plan.response.header("retry-after"))
-        stall = sum(plan.pauses.values())
+        stall = sum(plan.pauses.values()) + plan.first_byte_delay
     return Expected(
         events,
-        None if run.case.rule is Rule.CLEAN else baseline,
+        None if run.case.rule is Rule.CLEAN else read_output(clean.stdout),
         retry_after,
         options.client_timeout,
         stall,
         options.max_retries,
+        clean.status,
     )
 
 
@@ -175,8 +196,8 @@ def _number(text: str | None) -> float | None:
 
 def _check_stall(cases: list[Case], options: CheckOptions) -> None:
     for case in cases:
-        if case.rule is Rule.STALL and case.scenario is not None and options.client_timeout is not None:
-            seconds = sum(step.describe()["stall"]["seconds"] for step in case.scenario.steps if step.name == "stall")
+        if case.rule in (Rule.STALL, Rule.FIRST_BYTE) and options.client_timeout is not None:
+            seconds = longer_than(options.client_timeout)
             if options.timeout <= seconds + 1:
                 raise ConfigError(
                     f"--timeout {options.timeout:g}: a case must outlast the {seconds:g} s stall that "

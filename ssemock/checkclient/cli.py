@@ -59,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="scenario directory or file added to the bundled presets (repeatable)",
     )
+    _add_bounds(parser)
+    _add_reports(parser)
+
+
+def _add_bounds(parser: argparse.ArgumentParser) -> None:
+    """The timeouts, the parallelism, the replay's timing and seed, and the bounds of a case."""
     parser.add_argument(
         "--client-timeout",
         type=seconds,
@@ -79,7 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_count,
         default=None,
         metavar="N",
-        help=f"cases run at once (default: the cores, {default_jobs()} here)",
+        help="cases run at once (default: the cores this process may use)",
     )
     parser.add_argument(
         "--timing-scale",
@@ -102,6 +108,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=MAX_OUTPUT,
         metavar="BYTES",
         help=f"largest stdout of one case (default {MAX_OUTPUT}, 64 MiB)",
+    )
+
+
+def _add_reports(parser: argparse.ArgumentParser) -> None:
+    """The report files, the comparison with an earlier report, and shrinking."""
+    parser.add_argument(
+        "--shrink-budget",
+        type=seconds,
+        default=_DEFAULTS.shrink_budget,
+        metavar="SECONDS",
+        help=f"time spent at most shrinking each failed conformance case to its fewest failing steps (default "
+        f"{_DEFAULTS.shrink_budget:g}; 0: no shrinking)",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report to FILE ('-': stdout)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write the report as JUnit XML to FILE")
@@ -135,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_retries=args.max_retries,
         max_output=args.max_output,
+        shrink_budget=args.shrink_budget,
     )
     report = check(command, options, _progress if sys.stderr.isatty() else None)
     to_stdout = args.json is not None and str(args.json) == "-"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from .cases import FIRST_BYTE_DELAY, Rule, category
+from .cases import Rule, category
 from .compare import first_difference, value_difference
 from .contract import Output, PrintedEvent, read_output
 from .run import ClientRun
@@ -31,6 +31,7 @@ class Expected:
         client_timeout: the client's own read timeout (``--client-timeout``), or None.
         stall: seconds the case's stall lasts (0: none).
         max_retries: requests sent again at most after an HTTP error.
+        clean_status: the exit status of the clean run (not 0: the other cases are not graded).
     """
 
     events: tuple[PrintedEvent, ...] | None
@@ -39,6 +40,7 @@ class Expected:
     client_timeout: float | None = None
     stall: float = 0.0
     max_retries: int = 5
+    clean_status: int | None = 0
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def _verdict(run: ClientRun, output: Output, expected: Expected) -> tuple[str, s
         return FAIL, "printed more than the output bound (--max-output)"
     if run.timed_out and rule is not Rule.STALL:
         return FAIL, f"still running after {run.seconds:.1f} s: killed (the case timeout, --timeout)"
+    if rule is not Rule.CLEAN and expected.clean_status != 0:
+        return NOT_GRADED, "the client fails on the recording as recorded (the clean case): nothing to grade against"
     refused = [e for e in run.journal if e.get("error")]
     if refused and rule is Rule.CLEAN:
         return FAIL, f"the replay server refused the request: {refused[0]['error'].get('message', '')[:300]}"
@@ -128,8 +132,18 @@ def _transport(run: ClientRun, output: Output, expected: Expected) -> tuple[str,
     if run.status == 0:
         shown = f"{len(output.events)} event(s)" if output.mode == "events" else "an answer"
         return FAIL, f"exit status 0: accepted the broken answer, printed {shown}"
-    retried = f" after {requests - 1} retr{'y' if requests == 2 else 'ies'}" if requests > 1 else ""
-    return PASS, f"reported (exit status {run.status}){retried}"
+    return PASS, f"reported (exit status {run.status}){_retries(run)}"
+
+
+def _content_type(run: ClientRun, output: Output, expected: Expected) -> tuple[str, str]:
+    if run.status == 0 and output.mode == "answer":
+        return NOT_GRADED, "read the stream served as text/plain: an SDK may, a reader may not"
+    return _transport(run, output, expected)
+
+
+def _retries(run: ClientRun) -> str:
+    requests = len(run.journal)
+    return f" after {requests - 1} retr{'y' if requests == 2 else 'ies'}" if requests > 1 else ""
 
 
 def _application(run: ClientRun, output: Output, expected: Expected) -> tuple[str, str]:
@@ -161,29 +175,25 @@ def _stall(run: ClientRun, output: Output, expected: Expected) -> tuple[str, str
     if waited >= expected.stall:
         return (
             FAIL,
-            f"reported the stall only {waited:.1f} s after its request, when the {expected.stall:g} s stall had ended",
+            f"reported the wait only {waited:.1f} s after its last request, when the {expected.stall:g} s wait "
+            "had ended",
         )
     return (
         PASS,
-        f"gave up {waited:.1f} s after its request (client timeout {expected.client_timeout:g} s, stall "
-        f"{expected.stall:g} s)",
+        f"gave up {waited:.1f} s after its last request{_retries(run)} (client timeout "
+        f"{expected.client_timeout:g} s, wait {expected.stall:g} s)",
     )
 
 
 def _first_byte(run: ClientRun, output: Output, expected: Expected) -> tuple[str, str]:
-    timeout = expected.client_timeout
-    if timeout is None and run.status not in (0, None):
+    if expected.client_timeout is not None:
+        return _stall(run, output, expected)
+    if run.status not in (0, None):
         return (
             NOT_GRADED,
-            f"reported the {FIRST_BYTE_DELAY:g} s wait for the headers{_stderr(run)}: give "
-            "--client-timeout to grade it",
+            f"reported the {expected.stall:g} s wait for the headers{_stderr(run)}: give --client-timeout to grade it",
         )
-    if timeout is None or timeout > FIRST_BYTE_DELAY + 1:
-        return _same(run, output, expected, as_json=False)
-    if timeout < FIRST_BYTE_DELAY - 1:
-        late = Expected(expected.events, expected.baseline, client_timeout=timeout, stall=FIRST_BYTE_DELAY)
-        return _stall(run, output, late)
-    return NOT_GRADED, f"the client timeout ({timeout:g} s) is too close to the {FIRST_BYTE_DELAY:g} s delay to call"
+    return _same(run, output, expected, as_json=False)
 
 
 def _resume(run: ClientRun, output: Output, expected: Expected) -> tuple[str, str]:
@@ -217,6 +227,7 @@ _RULES = {
     Rule.FIRST_BYTE: _first_byte,
     Rule.RESUME: _resume,
     Rule.UNKNOWN: _unknown,
+    Rule.CONTENT_TYPE: _content_type,
 }
 
 

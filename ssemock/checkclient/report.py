@@ -26,13 +26,15 @@ _VERDICTS = (PASS, FAIL, NOT_GRADED)
 
 @dataclass(frozen=True)
 class Entry:
-    """One case of the report: its grade, rule, and the command reproducing it."""
+    """One case of the report: its grade, rule, the command reproducing it, and for a failed conformance
+    case the fewest steps of its scenario that still fail (:mod:`.shrink`), or None."""
 
     grade: Grade
     cassette: str
     scenario: str | None
     rule: str
     reproduce: str
+    shrunk: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Report:
                     "exit_status": e.grade.status,
                     "seconds": round(e.grade.seconds, 3),
                     "reproduce": e.reproduce,
+                    "shrunk": e.shrunk,
                 }
                 for e in self.entries
             ],
@@ -98,6 +101,8 @@ def table_lines(report: Report, width: int | None = None) -> Iterator[str]:
         yield head + reason
         if grade.verdict == FAIL:
             yield f"{'':{names}}  reproduce: {entry.reproduce}"
+            for shrunk in (entry.shrunk or "").splitlines():
+                yield f"{'':{names}}  {shrunk}"
     yield report.summary()
 
 
@@ -122,7 +127,8 @@ def junit_xml(report: Report) -> str:
             suite, "testcase", classname=grade.category, name=grade.case, time=f"{grade.seconds:.3f}"
         )
         if grade.verdict == FAIL:
-            ElementTree.SubElement(case, "failure", message=grade.reason).text = f"reproduce: {entry.reproduce}"
+            text = f"reproduce: {entry.reproduce}" + (f"\n{entry.shrunk}" if entry.shrunk else "")
+            ElementTree.SubElement(case, "failure", message=grade.reason).text = text
         elif grade.verdict == NOT_GRADED:
             ElementTree.SubElement(case, "skipped", message=grade.reason)
     return ElementTree.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -82,8 +82,8 @@ class ClientRun:
 
     @property
     def since_request(self) -> float | None:
-        """Seconds from the first request's arrival to the command's end (None: no request came)."""
-        return self.ended - self.journal[0]["time"] if self.journal else None
+        """Seconds from the last request's arrival to the command's end (None: no request came)."""
+        return self.ended - self.journal[-1]["time"] if self.journal else None
 
 
 def case_url(base: str, case: Case) -> str:
