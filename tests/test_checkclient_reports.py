@@ -4,6 +4,9 @@ and resilience grades read from the journal and the clock, on real client proces
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 import sys
 from xml.etree import ElementTree
 
@@ -15,7 +18,8 @@ import ssemock
 from ssemock.checkclient import ClientCheckFailed
 from ssemock.checkclient.contract import PrintedEvent, read_output
 
-from .checkclients import EXAMPLES, READER, check_client, release_python, verdicts
+from .checkclients import EXAMPLES, READER, ROOT, check_client, release_python, verdicts
+from .processes import reap
 
 CASSETTE = "openai-chat-finish-length-usage"
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
@@ -145,3 +149,42 @@ def test_a_failure_is_shrunk_to_the_steps_it_hinges_on(tmp_path) -> None:
     # the step that puts raw U+2028, U+2029 and U+0085 into comments (the lines httpx-sse 0.4.1 splits)
     assert any(s.startswith("- line-separators: {") and "where: comments" in s for s in steps)
     assert "  - line-separators: {" in done.stdout
+
+
+def test_the_reproduce_command_reproduces_against_ssemock_serve(tmp_path) -> None:
+    python = release_python("httpx-sse", "0.4.1", "httpx==0.28.1")
+    adapter = str(EXAMPLES / "httpx_sse_reader.py")
+    _, report = check_client(
+        tmp_path,
+        "--cassette",
+        CASSETTE,
+        "--scenario",
+        "line-separators",
+        "--shrink-budget",
+        "0",
+        command=[str(python), adapter],
+    )
+    (case,) = [c for c in report["cases"] if c["verdict"] == "fail"]
+    serve, client = case["reproduce"].split(" & sleep 1; ")
+    words = shlex.split(serve)
+    assert "SSEMOCK_BODY_FILE" not in client  # the recording's request has no body
+    assert words[:4] == ["ssemock", "serve", "--port", "8765"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ssemock", "serve", "--port", "0", *words[4:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split()[-1]  # ssemock serving on http://127.0.0.1:PORT
+        *assignments, program, script = shlex.split(client.replace("http://127.0.0.1:8765", url))
+        env.update(a.split("=", 1) for a in assignments)
+        buggy = subprocess.run([program, script], capture_output=True, timeout=60, env=env, check=True)
+        right = subprocess.run(READER, capture_output=True, timeout=60, env=env, check=True)
+    finally:
+        reap(server)
+    got, want = read_output(buggy.stdout).events, read_output(right.stdout).events
+    assert "\u2028" in want[1].data and "\u2028" not in got[1].data  # as graded: event 2's data cut at U+2028

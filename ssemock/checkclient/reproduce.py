@@ -13,11 +13,16 @@ from ..cassette import Cassette
 from ..providers import provider_for
 from .cases import Case
 from .reference import stream_interaction
+from .run import stream_request
 
-__all__ = ["PORT", "reproduce_command"]
+__all__ = ["BODY_FILE", "MAX_BODY", "PORT", "reproduce_command"]
 
 PORT = 8765
 """The port the reproduce command serves on."""
+BODY_FILE = "request.body"
+"""The file the reproduce command writes the recorded request body to (``SSEMOCK_BODY_FILE``)."""
+MAX_BODY = 65_536
+"""Largest request body written into the reproduce command, in bytes (a larger one is left out)."""
 
 
 def reproduce_command(
@@ -41,8 +46,19 @@ def reproduce_command(
             text = yaml.safe_dump(scenario.describe(), sort_keys=False, default_flow_style=None, width=1000)
             prefix = f"printf %s {shlex.quote(text)} > {file} && "
             serve += ["--scenarios", file]
-    env = [f"SSEMOCK_URL={url}", *_sdk_variables(cassette, url)]
+    env = [f"SSEMOCK_URL={url}", *_sdk_variables(cassette, url), *_stream_variables(cassette, url)]
+    index = stream_interaction(cassette)
+    body = None if index is None else cassette.interactions[index].request.body
+    if body is not None and len(body) <= MAX_BODY:
+        prefix += f"printf %s {shlex.quote(body.decode('utf-8', 'replace'))} > {BODY_FILE} && "
+        env.append(f"SSEMOCK_BODY_FILE={BODY_FILE}")
     return f"{prefix}{shlex.join(serve)} & sleep 1; {' '.join(shlex.quote(v) for v in env)} {shlex.join(command)}"
+
+
+def _stream_variables(cassette: Cassette, url: str) -> list[str]:
+    """``SSEMOCK_METHOD`` and ``SSEMOCK_STREAM_URL`` as the case set them (see :func:`.run.case_environment`)."""
+    values = stream_request(cassette, url)
+    return [f"{name}={value}" for name, value in values.items()]
 
 
 def _sdk_variables(cassette: Cassette, url: str) -> list[str]:

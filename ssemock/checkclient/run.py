@@ -26,7 +26,7 @@ from ..scenario import Scenario
 from .cases import Case
 from .reference import stream_interaction
 
-__all__ = ["ClientRun", "RunOptions", "case_environment", "case_url", "run_cases"]
+__all__ = ["ClientRun", "RunOptions", "case_environment", "case_url", "run_cases", "stream_request"]
 
 _STDERR_KEPT = 4096
 
@@ -103,18 +103,23 @@ def case_environment(url: str, case: Case, cassette: Cassette, body_file: Path |
     """
     out = {name: value.format(url=url) for name, value in env_vars().items()}
     out.update(SSEMOCK_URL=url, SSEMOCK_CASE=case.name)
-    index = stream_interaction(cassette)
-    if index is not None:
-        request = cassette.interactions[index].request
-        query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in request.query)
-        out.update(
-            SSEMOCK_METHOD=request.method, SSEMOCK_STREAM_URL=url + request.path + (f"?{query}" if query else "")
-        )
-        if body_file is not None:
-            out["SSEMOCK_BODY_FILE"] = str(body_file)
+    out.update(stream_request(cassette, url))
+    if body_file is not None and out.get("SSEMOCK_METHOD"):
+        out["SSEMOCK_BODY_FILE"] = str(body_file)
     no_proxy = os.environ.get("NO_PROXY", "")
     out["NO_PROXY"] = out["no_proxy"] = ",".join(filter(None, [no_proxy, "127.0.0.1", "localhost"]))
     return out
+
+
+def stream_request(cassette: Cassette, url: str) -> dict[str, str]:
+    """``SSEMOCK_METHOD`` and ``SSEMOCK_STREAM_URL`` (``url`` + the path and query) of the recorded request
+    of ``cassette``'s first event stream; empty without one."""
+    index = stream_interaction(cassette)
+    if index is None:
+        return {}
+    request = cassette.interactions[index].request
+    query = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in request.query)
+    return {"SSEMOCK_METHOD": request.method, "SSEMOCK_STREAM_URL": url + request.path + (f"?{query}" if query else "")}
 
 
 def body_files(cassettes: Mapping[str, Cassette], workdir: Path) -> dict[str, Path | None]:
