@@ -188,3 +188,21 @@ def test_the_reproduce_command_reproduces_against_ssemock_serve(tmp_path) -> Non
         reap(server)
     got, want = read_output(buggy.stdout).events, read_output(right.stdout).events
     assert "\u2028" in want[1].data and "\u2028" not in got[1].data  # as graded: event 2's data cut at U+2028
+
+
+def test_the_cassettes_are_those_the_client_asks_for(tmp_path) -> None:
+    done, report = check_client(
+        tmp_path,
+        "--scenario",
+        "crlf",
+        "--client-timeout",
+        "5",
+        command=[sys.executable, str(EXAMPLES / "openai_chat_answer.py")],
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    # the recordings whose stream answers POST /v1/chat/completions (not the MCP session's chat call)
+    assert {c["cassette"] for c in report["cases"]} == {
+        "openai-chat-finish-length-usage",
+        "openai-chat-tool-calls-usage",
+    }
+    assert {c["verdict"] for c in report["cases"]} == {"pass"} and len(report["cases"]) == 4

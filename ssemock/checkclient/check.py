@@ -19,7 +19,7 @@ from ..scenario import Scenario
 from .cases import Case, Rule, build_cases, longer_than
 from .contract import MAX_OUTPUT, read_output
 from .grade import FAIL, Expected, grade
-from .reference import expected_events, sent_plan
+from .reference import expected_events, sent_plan, stream_interaction
 from .report import Entry, Report
 from .reproduce import reproduce_command
 from .run import ClientRun, RunOptions, run_cases
@@ -225,7 +225,8 @@ def _chosen(
 
 
 async def _first_run(command: Sequence[str], served: dict[str, Cassette], options: RunOptions) -> list[str]:
-    """The cassettes answering the command's requests against all of ``served`` (matched on method and path)."""
+    """The cassettes whose first event stream was recorded from the method and path the command asks for
+    (against all of ``served``, matched on method and path), else those that answered it."""
     server = MockServer(list(served.values()), match_on=("method", "path"), timing_scale=0)
     async with server:
         env = {**os.environ, "SSEMOCK_URL": server.url}
@@ -242,4 +243,15 @@ async def _first_run(command: Sequence[str], served: dict[str, Cassette], option
         except TimeoutError:
             proc.kill()
             await proc.wait()
-        return list(dict.fromkeys(e.cassette for e in server.state.journal if e.cassette is not None))
+        journal = list(server.state.journal)
+    asked = {(e.method, e.path) for e in journal}
+    streams = [name for name, cassette in served.items() if _stream_route(cassette) in asked]
+    return streams or list(dict.fromkeys(e.cassette for e in journal if e.cassette is not None))
+
+
+def _stream_route(cassette: Cassette) -> tuple[str, str] | None:
+    index = stream_interaction(cassette)
+    if index is None:
+        return None
+    request = cassette.interactions[index].request
+    return request.method, request.path
