@@ -87,7 +87,9 @@ def test_json_junit_and_compare_between_two_releases(tmp_path) -> None:
     failed = [c for c in old_report["cases"] if c["verdict"] == "fail"]
     assert [c["scenario"] for c in failed] == ["line-separators"]
     assert failed[0]["reproduce"].endswith(
-        f"_ssemock/s/line-separators/v1 OPENAI_API_KEY=ssemock-placeholder-key "
+        f"_ssemock/s/line-separators/v1 OPENAI_API_KEY=ssemock-placeholder-key SSEMOCK_METHOD=POST "
+        f"SSEMOCK_STREAM_URL=http://127.0.0.1:8765/_ssemock/c/{CASSETTE}/_ssemock/s/line-separators"
+        "/v1/chat/completions "
         f"{release_python('httpx-sse', '0.4.1')} {adapter}"
     )
 

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 from ..errors import ConfigError
 from .grade import FAIL, NOT_GRADED, PASS, Grade
@@ -109,6 +108,8 @@ def table_lines(report: Report, width: int | None = None) -> Iterator[str]:
 def junit_xml(report: Report) -> str:
     """The report as JUnit XML: a test case per case (class name its category), a failure per failed case
     (the reason; the reproduce command as its text), ``skipped`` for the cases not graded."""
+    from xml.etree import ElementTree  # here: importing ssemock does not import it
+
     counts = report.counts()
     suites = ElementTree.Element("testsuites")
     suite = ElementTree.SubElement(
