@@ -1,8 +1,8 @@
 """``pytest --ssemock-report-unused``: the cassettes and interactions that no test played.
 
 Registered by the pytest plugin only when the option is given. After each test that used
-the ``ssemock`` fixture, the interactions its journal says were answered are noted (a test
-making more requests than the journal keeps, 1,000 by default, has its oldest ones
+the ``sse_mock`` fixture (or its alias ``ssemock``), the interactions its journal says were
+answered are noted (a test making more requests than the journal keeps, 1,000 by default, has its oldest ones
 forgotten). At the end of the run, every cassette file the tests could play is listed with
 what was never played:
 
@@ -46,7 +46,8 @@ class UnusedReport:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
         """Note the interactions this test played (before its fixtures are torn down)."""
-        handle = getattr(item, "funcargs", {}).get("ssemock")
+        # ``sse_mock`` is in the fixture closure of every test that asked for it or for an alias (``ssemock``).
+        handle = getattr(item, "funcargs", {}).get("sse_mock")
         if handle is None or getattr(handle, "recorder", None) is not None:
             return
         for entry in handle.requests:

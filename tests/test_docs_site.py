@@ -214,3 +214,21 @@ def test_no_internal_link_of_any_page_is_broken(site: Path, served: str) -> None
                 broken.append(f"{relative}: {link} -> no id {unquote(fragment)!r}")
     assert broken == [], "\n".join(broken)
     assert checked > 100
+
+
+def _nav_pages(items: Any) -> Iterator[str]:
+    for item in items:
+        for value in item.values() if isinstance(item, dict) else [item]:
+            if isinstance(value, list):
+                yield from _nav_pages(value)
+            else:
+                yield value
+
+
+def test_the_home_page_links_every_page_of_the_navigation() -> None:
+    """docs/index.md is where the README sends a reader: "their home page links every page"."""
+    nav = set(_nav_pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"])) - {"index.md"}
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    linked = {urldefrag(target).url for target in re.findall(r"\]\(([^)\s]+)\)", home)}
+    assert "reference/cli.md" in nav and "how-to/ci.md" in nav  # the navigation was read
+    assert sorted(nav - linked) == []

@@ -240,12 +240,21 @@ from pathlib import Path
 from ssemock.cassette import load
 
 OWN = Path(__file__).parent / "cassettes" / "test_chat" / "test_tools.yaml"
+EXTRA = Path(__file__).parent / "more" / "extra.yaml"
 
 
 @pytest.mark.ssemock(cassette="test_tools")
 @pytest.mark.parametrize("n", range(4))
-def test_tools(ssemock, n):
+def test_tools(sse_mock, n):
     request = load(OWN).interactions[0].request  # only the first of its two interactions
+    response = httpx.post(sse_mock.url + request.path, content=request.body,
+                          headers={"content-type": "application/json"})
+    assert response.status_code == 200
+
+
+@pytest.mark.ssemock(cassette="extra")
+def test_through_the_alias(ssemock):
+    request = load(EXTRA).interactions[0].request
     response = httpx.post(ssemock.url + request.path, content=request.body,
                           headers={"content-type": "application/json"})
     assert response.status_code == 200
@@ -271,13 +280,13 @@ def test_report_unused_lists_what_no_test_played(pytester: pytest.Pytester, work
     pytester.makepyfile(test_chat=INNER)
     result = pytester.runpytest_subprocess("-p", "no:randomly", "--ssemock-report-unused",
                                            "--ssemock-cassettes", str(more), *workers)
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)
     section = result.stdout.str().split("ssemock: cassettes and interactions no test played", 1)[1]
     lines = [ln for ln in section.splitlines()[1:] if ln.strip() and not ln.startswith("=")]
     assert lines == [  # counts from the bundled recordings copied above
         "cassettes/test_chat/test_orphan.yaml: never played (1 interaction(s))",
         "cassettes/test_chat/test_tools.yaml: interaction 1 (POST /v1/chat/completions) never played",
-        "more/extra.yaml: never played (2 interaction(s))",
+        "more/extra.yaml: interaction 1 (POST /v1/responses) never played",
         "cassettes/test_chat/fifo.yaml: not read, so not checked: expected a regular file, got 'a FIFO (named pipe)'",
         "cassettes/test_chat/junk.yaml: not read, so not checked: expected a readable UTF-8 YAML file, got "
         "\"'utf-8' codec can't decode byte 0xf6 in position 0: invalid start byte\"",

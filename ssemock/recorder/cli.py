@@ -90,7 +90,8 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help="replace a credential sent wherever it appears when it has at least N characters "
                           "(default 8)")
     rec.add_argument("--max-body-size", type=integer, default=1 << 20, metavar="BYTES",
-                     help="store larger request bodies as sha256 + size (default 1048576; -1 keeps all)")
+                     help="write request bodies larger than this into the cassette as sha256 + size only "
+                          "(default 1048576; -1 keeps all); --max-request-body refuses larger requests instead")
     rec.add_argument("--keep-encoding", action="store_true",
                      help="forward Accept-Encoding and record compressed bytes (default: ask for identity)")
     rec.add_argument("--read-timeout", type=seconds, default=600.0, metavar="SECONDS",
