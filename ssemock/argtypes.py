@@ -15,8 +15,24 @@ import re
 from .errors import ConfigError
 from .names import comma_names, scenario_names
 
-__all__ = ["FORMS", "MAX_WORKERS", "UNITS", "age_days", "integer", "matcher_names", "option_number", "option_quantity",
-           "port_number", "positive_count", "positive_size", "scale_factor", "scenario_list", "seconds", "worker_count"]
+__all__ = [
+    "FORMS",
+    "MAX_WORKERS",
+    "UNITS",
+    "age_days",
+    "body_path",
+    "integer",
+    "matcher_names",
+    "option_number",
+    "option_quantity",
+    "port_number",
+    "positive_count",
+    "positive_size",
+    "scale_factor",
+    "scenario_list",
+    "seconds",
+    "worker_count",
+]
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -134,6 +150,16 @@ def age_days(text: str) -> float:
     return option_number(text, "a number of days > 0", integer=False, low=0, above=True) * 86_400.0
 
 
+def body_path(text: str) -> str:
+    """argparse type: ``--ignore-body-field metadata.trace_id``, one body path (:mod:`ssemock.body_paths`)."""
+    from .body_paths import parse_path
+
+    try:
+        return parse_path(text).text
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def matcher_names(text: str) -> tuple[str, ...]:
     """argparse type: ``--match-on method,path`` as a tuple of matcher names (:data:`~ssemock.matching.MATCHERS`)."""
     from .matching import MATCHERS, check_match_on
@@ -151,3 +177,4 @@ def scenario_list(text: str) -> tuple[str, ...]:
         return scenario_names(text)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+

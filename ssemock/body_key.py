@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from .body_paths import BodyPath, without
 from .cassette import Request
 from .cassette.model import parse_json
 from .redact import REDACTED
@@ -35,7 +36,9 @@ _DECODER = json.JSONDecoder(parse_float=_canonical_float)
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
-def body_key(request: Request, *, keep: bool = False) -> tuple[bytes | None, bool]:
+def body_key(
+    request: Request, *, keep: bool = False, ignore: tuple[BodyPath, ...] = (),
+) -> tuple[bytes | None, bool]:
     """``(key, redacted)``: the body key of ``request`` (see the module docstring) and whether
     its JSON holds ``"REDACTED"``. The key is None when the JSON is too deep to canonicalize.
 
@@ -45,11 +48,13 @@ def body_key(request: Request, *, keep: bool = False) -> tuple[bytes | None, boo
     deep; any other body is keyed by its bytes. The JSON already parsed for the request is
     used (a received body is parsed once); a recorded one not yet parsed is parsed here and
     not kept. With ``keep``, the key is remembered on ``request`` (a received request's key
-    computed in a thread, then used by matching on the event loop).
+    computed in a thread, then used by matching on the event loop). ``ignore``: body paths
+    deleted from a JSON body before it is keyed (:func:`ssemock.body_paths.without`), as the
+    ``body`` matcher deletes them before comparing.
     """
     remembered = request._body_key
-    if remembered is not None and remembered[0] is request.body:
-        return remembered[1]  # type: ignore[no-any-return]
+    if remembered is not None and remembered[0] is request.body and remembered[1] == ignore:
+        return remembered[2]  # type: ignore[no-any-return]
     data = request.body or b""
     value = request.json_view() if request.is_parsed() else parse_json(data)
     found: tuple[bytes | None, bool]
@@ -57,16 +62,16 @@ def body_key(request: Request, *, keep: bool = False) -> tuple[bytes | None, boo
         found = b"r" + hashlib.blake2b(data, digest_size=20).digest(), False
     else:
         try:
-            text = _canonical_text(value, len(data))
+            text = _canonical_text(without(value, ignore), len(data))
             if (".0" in text or "e+" in text) and _INTEGRAL_FLOAT.search(text):  # keyed as 1 and 10**16
                 value = _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
-                text = _canonical_text(value, len(data))
+                text = _canonical_text(without(value, ignore), len(data))
         except RecursionError:
             found = None, False
         else:
             found = b"j" + hashlib.blake2b(text.encode("ascii"), digest_size=20).digest(), _REDACTED_TEXT in text
     if keep:
-        request._body_key = (request.body, found)
+        request._body_key = (request.body, ignore, found)
     return found
 
 

@@ -94,18 +94,19 @@ async def _matched(exchange: Exchange, state: ServerState) -> Answer:
     if name is not None and name not in state.cassettes:
         raise UnknownCassetteError(name, state.cassettes)
     pool = [state.cassettes[name]] if name else list(state.cassettes.values())
-    if not indexes_ready(state.indexes, pool, state.match_on):
+    ignore = state.ignore_body
+    if not indexes_ready(state.indexes, pool, state.match_on, ignore):
         # A cassette given after start-up (a test's own): indexed in a thread (seconds for 100,000
         # interactions), so the server goes on answering meanwhile.
-        await asyncio.to_thread(prepare_indexes, state.indexes, pool, state.match_on)
+        await asyncio.to_thread(prepare_indexes, state.indexes, pool, state.match_on, ignore)
     if pool and len(received.body or b"") > THREAD_PARSE:  # its canonical JSON text: off the loop
-        await asyncio.to_thread(key_request, received, state.match_on)
+        await asyncio.to_thread(key_request, received, state.match_on, ignore)
     pin = read_pin(exchange.request.headers)
     explicit = name is not None and not state.strict
     try:
         match = find_interaction(pool, received, state.match_on, played=state.played, indexes=state.indexes,
-                                 explicit=explicit) if pin is None else pinned_interaction(
-            pool, received, state.match_on, pin, explicit=explicit, played=state.played)
+                                 explicit=explicit, ignore=ignore) if pin is None else pinned_interaction(
+            pool, received, state.match_on, pin, explicit=explicit, played=state.played, ignore=ignore)
     except NoMatchError as exc:
         if pin is not None:
             raise

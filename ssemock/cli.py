@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .argtypes import (
     age_days,
+    body_path,
     integer,
     matcher_names,
     port_number,
@@ -67,7 +68,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    from .chaos import CHAOS_HELP, chaos_rule
     from .edge.arguments import add_limit_arguments, add_network_arguments, add_tls_arguments
+    from .limits import MAX_BODY_PATHS
     from .matching import MATCHERS
 
     serve.add_argument("--cassettes", action="append", type=Path, metavar="DIR",
@@ -85,8 +88,13 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="multiply recorded delays (1 = as recorded, 0 = no delays, 0.5 = twice as fast)")
     serve.add_argument("--seed", type=integer, default=0,
                        help="seed of the scenarios' random choices (default 0; journaled with every request)")
+    serve.add_argument("--chaos", action="append", type=chaos_rule, metavar="RULE", help=CHAOS_HELP)
     serve.add_argument("--match-on", type=matcher_names, default="method,path,body",
-                       help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body)")
+                       help=f"comma-separated matchers among {', '.join(MATCHERS)} (default method,path,body; "
+                            "prompt: chat requests by model, last user message and turn, as stubs match)")
+    serve.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
+                       help="a request body field the body matcher ignores in every cassette, e.g. metadata.trace_id "
+                            f"or messages[*].id (repeatable, at most {MAX_BODY_PATHS})")
     serve.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                        help="an origin (https://app.example:8443) whose web pages may read replay answers, besides "
                             "loopback origins (localhost, 127.0.0.1, [::1], any port); '*': any web page (repeatable)")
@@ -257,9 +265,13 @@ def _server(args: argparse.Namespace) -> MockServer:
         tls = tls_choice(args)
         if tls and args.workers is not None:
             raise ConfigError("--tls goes without --workers (the worker processes serve plain http)")
+        from .chaos import Chaos
+
+        chaos = Chaos.of(args.chaos, "--chaos") if args.chaos else None
         return MockServer(
-            args.cassettes, tls=tls, scenarios=scenarios, scenario=args.scenario, host=args.host,
-            port=args.port, match_on=args.match_on, timing_scale=args.timing_scale, seed=args.seed,
+            args.cassettes, tls=tls, scenarios=scenarios, scenario=args.scenario, host=args.host, chaos=chaos,
+            port=args.port, match_on=args.match_on, ignore_body=args.ignore_body_field,
+            timing_scale=args.timing_scale, seed=args.seed,
             limits=record_of(Limits, args, "serve"), network=record_of(NetworkOptions, args, "serve"),
             stubs=args.stubs, cors_origins=args.cors_origin,
         )

@@ -15,15 +15,19 @@ sum, over the failing matchers, of a number from 0 (alike) to 1 (nothing alike):
 * ``body`` recorded by digest (``sha256`` + ``size``): at least 0.5 (a digest says only that the
   bytes differ), more as the sizes differ.
 
+Body fields ignored in matching (:mod:`ssemock.body_paths`) are deleted from both bodies before
+their leaves are compared.
+
 So a one-character edit of a prompt (``"hellp"`` for ``"hello"``: 0.2) ranks before a 5 MB body
 known only by its digest, whatever the cassette order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .body_paths import BodyPath, without
 from .cassette import Request
 from .match_sample import path_likeness
 
@@ -44,8 +48,9 @@ class Closeness:
         self._read = False
         self._likeness: dict[str, float] = {}  # by recorded path: candidates often share one
 
-    def distance(self, recorded: Request, failing: Iterable[str]) -> float:
-        """The sum of the distances (0 to 1 each) of the matchers ``failing`` (see the module docstring)."""
+    def distance(self, recorded: Request, failing: Iterable[str], ignore: Sequence[BodyPath] = ()) -> float:
+        """The sum of the distances (0 to 1 each) of the matchers ``failing`` (see the module docstring);
+        the body fields ``ignore`` names are deleted from both JSON bodies first."""
         total = 0.0
         for name in failing:
             if name == "path":
@@ -55,18 +60,18 @@ class Closeness:
             elif name == "query":
                 total += _pairs_distance(self.request.query, recorded.query)
             elif name == "body":
-                total += self._body(recorded)
+                total += self._body(recorded, tuple(ignore))
             else:
                 total += 1.0
         return total
 
-    def _body(self, recorded: Request) -> float:
+    def _body(self, recorded: Request, ignore: tuple[BodyPath, ...]) -> float:
         mine = self.request.body or b""
         if recorded.body_sha256 is not None:
             return 0.5 + 0.5 * _size_distance(len(mine), recorded.body_size or 0)
         theirs = recorded.body or b""
-        leaves = self._received_leaves()
-        recorded_leaves = _leaves(recorded.json_view()) if leaves is not None else None
+        leaves = self._received_leaves(ignore)
+        recorded_leaves = _leaves(without(recorded.json_view(), ignore)) if leaves is not None else None
         if leaves is not None and recorded_leaves is not None:
             keys = leaves.keys() | recorded_leaves.keys()
             if not keys:
@@ -77,7 +82,9 @@ class Closeness:
             return _size_distance(len(mine), len(theirs))
         return 1.0 - _likeness(mine, theirs)
 
-    def _received_leaves(self) -> dict[str, Any] | None:
+    def _received_leaves(self, ignore: tuple[BodyPath, ...]) -> dict[str, Any] | None:
+        if ignore:
+            return _leaves(without(self.request.json_view(), ignore))
         if not self._read:
             self._leaves, self._read = _leaves(self.request.json_view()), True
         return self._leaves

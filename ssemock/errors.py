@@ -32,6 +32,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── BadCassetteError (ValueError)         400 ssemock_bad_cassette (the recorder)
         ├── BadInteractionPinError (ValueError)   400 ssemock_bad_interaction (X-SSEMock-Interaction)
         ├── BadQueryError (ValueError)            400 ssemock_bad_query (an admin path's query parameter)
+        ├── InvalidChangeError (ValueError)       400 ssemock_invalid_change (a stub or scenario body refused)
         ├── CrossOriginError (PermissionError)    403 ssemock_cross_origin
         ├── UnknownAdminPathError (LookupError)   404 ssemock_unknown_admin_path
         ├── AdminPathError (LookupError)          404 ssemock_admin_path (the recorder)
@@ -41,6 +42,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── MisdirectedHostError (PermissionError)  421 ssemock_misdirected_host
         ├── BodyNotRecordedError (LookupError)    500 ssemock_body_not_recorded
         ├── UpstreamError (ConnectionError)       502 ssemock_upstream_error (the recorder)
+        ├── ChangeIncompleteError (ConnectionError)  503 ssemock_change_incomplete (--workers)
         └── HTTPVersionError (ValueError)         505 ssemock_http_version_not_supported
 
 :data:`ssemock.refusals.HTTP_ERRORS` lists every error answered over HTTP;

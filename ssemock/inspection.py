@@ -25,6 +25,9 @@ def describe_cassette(cassette: Cassette, *, chunks: bool = False) -> Iterator[s
     yield f"cassette {cassette.name}: {len(cassette.interactions)} interaction(s)"
     for key, value in cassette.provenance.items():
         yield f"  {key}: {value}"
+    for key, paths in (("ignore_body", cassette.ignore_body), ("dropped_body", cassette.dropped_body)):
+        if paths:
+            yield f"  match {key}: {', '.join(paths)}"
     for index, (inter, line) in enumerate(zip(cassette.interactions, summary["interactions"])):
         resp = inter.response
         yield ""

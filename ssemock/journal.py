@@ -10,7 +10,9 @@ or the server's default, as text: ``"crlf,split-bytes"`` as ``X-SSEMock-Scenario
 ``status``, ``outcome`` (``complete``,
 ``cut``, ``reset``, ``client_gone`` or ``refused``; ``complete`` too for a client that had the whole
 answer and left before its recorded end), ``chunks_sent``,
-``bytes_sent``, ``notes`` (scenario steps that had no effect, and why; only when there is one) and, for a
+``bytes_sent``, ``fault`` and ``draw`` (when a scenario applies by chance, :mod:`ssemock.chaos`: the scenario
+the request drew, or null, and the number drawn, in [0, 1)), ``notes`` (scenario steps that had no effect,
+and why; only when there is one) and, for a
 refused request, ``error``. A body over the server's
 ``journal_body_limit`` (64 KiB by default) is ``{"sha256": HEX, "size": BYTES,
 "prefix": TEXT}``; the server keeps the latest ``journal_capacity`` entries (1,000).
@@ -79,6 +81,14 @@ class JournalEntry:
     notes: list[str] = field(default_factory=list)
     """The scenario steps that had no effect a client can see, and why (``notes`` in :meth:`to_json`,
     when there is one)."""
+    fault: str | None = None
+    """The scenario the request drew by chance (:mod:`ssemock.chaos`), or None."""
+    draw: float | None = None
+    """The number drawn, in [0, 1); None when no scenario applied by chance (``fault`` and ``draw`` are in
+    :meth:`to_json` only then)."""
+    applied: tuple[str, ...] = ()
+    """The names of the scenarios the answer was shaped by (those asked for with no ``probability``, and the
+    fault drawn), counted by :mod:`ssemock.telemetry`."""
 
     @property
     def bytes_sent(self) -> int | None:
@@ -110,6 +120,8 @@ class JournalEntry:
             record["notes"] = self.notes
         if self.choice is not None:
             record["choice"] = self.choice
+        if self.draw is not None:
+            record["fault"], record["draw"] = self.fault, self.draw
         return record
 
 

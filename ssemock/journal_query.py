@@ -16,9 +16,11 @@ must hold:
 * ``limit``: the first N entries that pass the other filters, oldest first, 1 ≤ N ≤ :data:`MAX_LIMIT`;
   default: all of them (the journal keeps ``journal_capacity`` entries, 1,000 by default, per process).
 
-Over HTTP a missing or malformed value, or a parameter that is none of these, is answered ``400
-ssemock_bad_query`` naming the parameter (:class:`~ssemock.refusals.BadQueryError`); in Python the same
-mistakes raise ``ValueError`` (a :class:`~ssemock.refusals.BadQueryError`) or ``TypeError`` (a wrong type).
+Over HTTP a missing or malformed value, a parameter that is none of these, or one given twice
+(``outcome=cut&outcome=reset``: write ``outcome=cut,reset``), is answered ``400 ssemock_bad_query`` naming
+the parameter (:class:`~ssemock.refusals.BadQueryError`); so is ``DELETE /_ssemock/requests`` with any
+parameter (it clears the whole journal: :func:`check_clear`). In Python the same mistakes raise
+``ValueError`` (a :class:`~ssemock.refusals.BadQueryError`) or ``TypeError`` (a wrong type).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from multidict import MultiMapping
+
 from .limits import MAX_ITEMS
 from .refusals import BadQueryError
 
-__all__ = ["MAX_LIMIT", "MAX_TEXT", "OUTCOMES", "PARAMETERS", "Journal", "JournalQuery"]
+__all__ = ["MAX_LIMIT", "MAX_TEXT", "OUTCOMES", "PARAMETERS", "Journal", "JournalQuery", "check_clear"]
 
 OUTCOMES = ("complete", "cut", "reset", "client_gone", "refused", "stopped", "error", "in_progress")
 """The journal's outcomes (:mod:`ssemock.journal`), and ``in_progress`` for an answer still being sent."""
@@ -40,6 +44,7 @@ MAX_LIMIT = MAX_ITEMS
 MAX_TEXT = 2048
 """Characters a ``path`` or ``cassette`` filter may hold."""
 _MAX_DIGITS = 18  # since / limit: a whole number of at most this many digits
+_BOUNDS = {"since": (0, 10**_MAX_DIGITS - 1), "limit": (1, MAX_LIMIT)}
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,9 @@ class JournalQuery:
             if value is not None and not 0 < len(value) <= MAX_TEXT:
                 raise BadQueryError(name, f"expected 1 to {MAX_TEXT} characters, got {len(value)}")
         if self.outcome is not None:
+            wrong = next((o for o in self.outcome if not isinstance(o, str)), None)
+            if wrong is not None:
+                raise TypeError(f"journal filter outcome: expected names (strings), got {type(wrong).__name__}")
             unknown = [o for o in self.outcome if o not in OUTCOMES]
             if unknown or not self.outcome:
                 raise BadQueryError(
@@ -72,7 +80,7 @@ class JournalQuery:
                     f"{(unknown or [''])[0][:40]!r} is not an outcome; expected "
                     f"one or more of {', '.join(OUTCOMES)}, comma-separated",
                 )
-        for name, low, high in (("since", 0, 10**_MAX_DIGITS - 1), ("limit", 1, MAX_LIMIT)):
+        for name, (low, high) in _BOUNDS.items():
             value = getattr(self, name)
             if value is None:
                 continue
@@ -98,15 +106,22 @@ class JournalQuery:
 
     @classmethod
     def parse(cls, query: Mapping[str, str], *, ignore: Iterable[str] = ()) -> JournalQuery:
-        """The query of a URL's parameters (``request.query``); a parameter given twice counts once.
+        """The query of a URL's parameters (``request.query``, whose keys repeat as often as they are given).
 
         Raises:
-            BadQueryError: a parameter that is none of :data:`PARAMETERS` (nor in ``ignore``), or a bad value.
+            BadQueryError: a parameter that is none of :data:`PARAMETERS` (nor in ``ignore``), one given more
+                than once, or a bad value.
         """
         ignored = set(ignore)
         for name in query:
             if name not in PARAMETERS and name not in ignored:
                 raise BadQueryError(name[:40], f"no such parameter; the journal is filtered by {', '.join(PARAMETERS)}")
+            if isinstance(query, MultiMapping) and len(query.getall(name)) > 1:
+                raise BadQueryError(
+                    name,
+                    "given more than once; give each parameter once (several outcomes "
+                    "go in one, comma-separated: outcome=cut,reset)",
+                )
         return cls.of(
             path=query.get("path"),
             cassette=query.get("cassette"),
@@ -158,9 +173,26 @@ def _whole(query: Mapping[str, str], name: str) -> int | None:
     text = query.get(name)
     if text is None:
         return None
-    if not (text.isascii() and text.isdigit()) or len(text) > _MAX_DIGITS:
+    if not (text.isascii() and text.isdigit()):
         raise BadQueryError(name, f"expected a whole number, got {text[:40]!r}")
+    if len(text) > _MAX_DIGITS:
+        low, high = _BOUNDS[name]
+        raise BadQueryError(name, f"expected a whole number from {low} to {high:,}, got {len(text)} digits")
     return int(text)
+
+
+def check_clear(query: Mapping[str, str]) -> None:
+    """Refuse any parameter of ``DELETE /_ssemock/requests``: it clears the whole journal, and a filter
+    there (``?outcome=cut``) would read as clearing only what it names.
+
+    Raises:
+        BadQueryError: naming the first parameter.
+    """
+    for name in query:
+        raise BadQueryError(
+            name[:40],
+            "DELETE /_ssemock/requests clears the whole journal and takes no parameters (filters apply to GET)",
+        )
 
 
 class Journal(list[dict[str, Any]]):

@@ -10,6 +10,8 @@ JSON nesting of a body     128 levels       :data:`MAX_JSON_DEPTH`; 400 ``ssemoc
 JSON parsed for matching   1 MiB            :data:`MAX_JSON_PARSE`; larger bodies compare as bytes
 journal entries            1,000            :data:`JOURNAL_CAPACITY` (oldest dropped first)
 journal body               64 KiB           :data:`JOURNAL_BODY`; larger kept as sha256 + size + prefix
+body paths (ignore, drop)  64, 256 chars,   :data:`MAX_BODY_PATHS`, :data:`MAX_BODY_PATH_CHARS`,
+                           32 steps each    :data:`MAX_BODY_PATH_STEPS`
 cassette times             24 h             :data:`MAX_CASSETTE_SECONDS` (``t``, ``start``, ``end.t``)
 cassette file              512 MiB          :data:`MAX_CASSETTE_FILE`
 recorded body, decoded     256 MiB          :data:`MAX_DECODED_BODY` (an encoded answer decoding to more: not recorded)
@@ -24,8 +26,13 @@ response headers, cassette 90, 8,190 B/line   :data:`MAX_RESPONSE_HEADERS`, :dat
 scenario file              1 MiB            :data:`MAX_SCENARIO_FILE`
 steps in one scenario      100              :data:`MAX_STEPS`
 scenarios per request      8                :data:`MAX_SCENARIOS`; 400 ``ssemock_too_many_scenarios``
+run-time stubs             10,000           :data:`MAX_ADDED_STUBS` (``POST /_ssemock/stubs``); 400
+run-time scenarios         64               :data:`MAX_ADDED_SCENARIOS` (``PUT /_ssemock/scenario``); 400
 added by scenario steps    256 MiB          :data:`MAX_SCENARIO_GROWTH` per response (each added line
                                             counts :data:`LINE_COST` more); 500 ``ssemock_scenario_too_large``
+held to shape, recorder     64 MiB           :data:`MAX_HELD_BODY` (``record --scenario``; past it sent unshaped)
+chaos rules                16, 32 rates     :data:`MAX_CHAOS_RULES`, :data:`MAX_CHAOS_RATES` per rule (``--chaos``);
+                           each in [0, 1]   a rule's rates sum to at most 1; a path glob :data:`MAX_CHAOS_GLOB` chars
 =========================  ===============  =============================================
 
 :class:`Field` (with :func:`number` and :func:`integer`) is the one range check: scenario
@@ -49,12 +56,21 @@ __all__ = [
     "JOURNAL_PREFIX",
     "JSON_DEPTH_CEILING",
     "LINE_COST",
+    "MAX_ADDED_SCENARIOS",
+    "MAX_ADDED_STUBS",
+    "MAX_BODY_PATHS",
+    "MAX_BODY_PATH_CHARS",
+    "MAX_BODY_PATH_STEPS",
     "MAX_CASSETTE_FILE",
     "MAX_CASSETTE_SECONDS",
+    "MAX_CHAOS_GLOB",
+    "MAX_CHAOS_RATES",
+    "MAX_CHAOS_RULES",
     "MAX_CHECK_SIZE",
     "MAX_DECODED_BODY",
     "MAX_HAR_ENTRIES",
     "MAX_HEADER_LINE",
+    "MAX_HELD_BODY",
     "MAX_INT_DIGITS",
     "MAX_ITEMS",
     "MAX_JSON_DEPTH",
@@ -135,6 +151,30 @@ each changing nothing, took 26 s of a plan thread for a 10 KB stream)."""
 MAX_SCENARIOS = 8
 """Most scenario names composed for one request (``X-SSEMock-Scenario: A,B`` or ``/_ssemock/s/A,B/``):
 each may multiply the work of building the answer."""
+MAX_ADDED_STUBS = 10_000
+"""Most stubs added to a running server in all (``POST /_ssemock/stubs``, ``MockServer.add_stubs``; a tool
+loop counts one per step) until they are cleared: more is ``400 ssemock_invalid_change`` naming ``stubs``."""
+MAX_ADDED_SCENARIOS = 64
+"""Most scenarios a running server is given as documents (``PUT /_ssemock/scenario``,
+``MockServer.set_scenario``) until they are cleared; one of the same name replaces the earlier one."""
+MAX_BODY_PATHS = 64
+"""Most body paths ignored in matching (``ignore_body``, ``--ignore-body-field``) or dropped by the recorder
+(``--drop-body-field``), counted per list (each path is one pass over a body)."""
+MAX_BODY_PATH_CHARS = 256
+"""Longest body path (``metadata.trace_id``, ``messages[*].id``), in characters."""
+MAX_BODY_PATH_STEPS = 32
+"""Most steps (keys, ``*`` and ``[N]``) of one body path."""
+MAX_HELD_BODY = 64 * 1024 * 1024
+"""Most bytes of an upstream answer the recorder holds back to shape under a scenario (``ssemock record
+--scenario`` / ``--chaos``) before its client gets any, in bytes (64 MiB): past it the rest goes to the client
+as it comes, unshaped (its progress line says so)."""
+MAX_CHAOS_RULES = 16
+"""Most chaos rules of one server or recorder (``--chaos`` given this many times; :mod:`ssemock.chaos`): each
+request looks for its rule among them."""
+MAX_CHAOS_RATES = 32
+"""Most scenarios with a rate in one chaos rule (``cut-mid-event=0.05,http-429=0.02`` is 2)."""
+MAX_CHAOS_GLOB = 200
+"""Most characters of a chaos rule's path glob (``path=/v1/chat/*:``)."""
 MAX_ITEMS = 1_000_000
 """Most interactions in a cassette, and most chunks or events in one response: counted while the
 YAML loads, so a longer list is refused before the rest of it is built."""

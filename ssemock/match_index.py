@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .body_key import body_key
+from .body_paths import BodyPath
 from .cassette import Cassette, Request, body_digest
 from .placeholder_routes import (
     PlaceholderIndex,
@@ -96,6 +97,7 @@ class CassetteIndex:
         cassette: the cassette indexed (its interactions as they are now).
         fields: the required matchers among method, path and query (the route).
         bodies: file bodies by key too (``body`` is a matcher in use).
+        ignore: body paths deleted from bodies before they are keyed (:mod:`ssemock.body_paths`).
 
     Attributes:
         routes: :class:`Route` by route key.
@@ -107,8 +109,11 @@ class CassetteIndex:
         methods: the methods of :attr:`sites` by path, in the order the sites were met.
     """
 
-    def __init__(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> None:
+    def __init__(
+        self, cassette: Cassette, fields: frozenset[str], bodies: bool, ignore: tuple[BodyPath, ...] = (),
+    ) -> None:
         self.fields = fields
+        self.ignore = ignore
         self.routes: dict[RouteKey, Route] = {}
         self.patterned: dict[RouteKey, Route] = {}
         self.placeholders = PlaceholderIndex()
@@ -136,7 +141,7 @@ class CassetteIndex:
             if request.body_sha256 is not None:
                 route.by_sha.setdefault(request.body_sha256, []).append(index)
                 continue
-            key, redacted = body_key(request)
+            key, redacted = body_key(request, ignore=ignore)
             if key is None or redacted:
                 route.loose.append(index)
             else:
@@ -235,24 +240,25 @@ class Received:
     """What the index needs from a received request, computed once for all cassettes, and only
     when a route holds interactions filed by body (a route of wildcards never parses the body)."""
 
-    __slots__ = ("_key", "_sha", "request")
+    __slots__ = ("_keys", "_sha", "request")
 
     def __init__(self, request: Request) -> None:
         self.request = request
-        self._key: tuple[bytes | None] | None = None
+        self._keys: dict[tuple[BodyPath, ...], bytes | None] = {}
         self._sha: str | None = None
 
-    @property
-    def key(self) -> bytes | None:
-        """The body key (see :func:`body_key`); None when the body is too deep to key."""
-        if self._key is None:
-            self._key = (body_key(self.request)[0],)
-        return self._key[0]
+    def key(self, ignore: tuple[BodyPath, ...] = ()) -> bytes | None:
+        """The body key with the fields of ``ignore`` deleted (see :func:`body_key`); None when the body is
+        too deep to key."""
+        found = self._keys.get(ignore, b"")
+        if found == b"":
+            found = self._keys[ignore] = body_key(self.request, ignore=ignore)[0]
+        return found
 
     @property
     def unkeyable(self) -> bool:
-        """The body key was needed and the body is too deep to key: the index cannot tell."""
-        return self._key is not None and self._key[0] is None
+        """A body key was needed and the body is too deep to key: the index cannot tell."""
+        return None in self._keys.values()
 
     @property
     def sha256(self) -> str:
@@ -263,7 +269,7 @@ class Received:
 
 def choose(
     index: CassetteIndex, cassette: Cassette, received: Received, *, body: bool, body_required: bool,
-    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request], bool],
+    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request, tuple[BodyPath, ...]], bool],
 ) -> tuple[Tier, int] | None:
     """The best candidate of one cassette as ``(tier, index)``, or None.
 
@@ -272,15 +278,16 @@ def choose(
         received: the request.
         body: ``body`` is a matcher in use; ``body_required``: a differing body excludes.
         played: play counts.
-        body_matches: runs the ``body`` matcher on the received and a recorded request (for loose bodies).
+        body_matches: runs the ``body`` matcher on the received and a recorded request, ignoring the
+            index's body paths (for loose bodies).
     """
     route = index.routes.get(route_key(received.request, index.fields))
     found = None if route is None else _choose_in(route, cassette, received, body=body, body_required=body_required,
-                                                  played=played, body_matches=body_matches)
+                                                  played=played, body_matches=body_matches, ignore=index.ignore)
     if index.patterned:  # routes recorded with a secret removed: the best of those the request matches too
         for other in index.routes_for(received.request):
             more = _choose_in(other, cassette, received, body=body, body_required=body_required, played=played,
-                              body_matches=body_matches)
+                              body_matches=body_matches, ignore=index.ignore)
             if more is not None and (found is None or more < found):
                 found = more
     return found
@@ -288,17 +295,18 @@ def choose(
 
 def _choose_in(
     route: Route, cassette: Cassette, received: Received, *, body: bool, body_required: bool,
-    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request], bool],
+    played: dict[tuple[str, int], int], body_matches: Callable[[Request, Request, tuple[BodyPath, ...]], bool],
+    ignore: tuple[BodyPath, ...] = (),
 ) -> tuple[Tier, int] | None:
-    """:func:`choose` within one route."""
+    """:func:`choose` within one route (``ignore``: the index's body paths)."""
     name = cassette.name
     if body and (route.by_key or route.by_sha or route.loose):
-        groups: list[Group] = [(route.by_key.get(received.key or b"", []), True)] if route.by_key else []
+        groups: list[Group] = [(route.by_key.get(received.key(ignore) or b"", []), True)] if route.by_key else []
         if route.by_sha:
             groups.append((route.by_sha.get(received.sha256, []), True))
         if route.loose:
             interactions = cassette.interactions
-            groups.append(([i for i in route.loose if body_matches(received.request, interactions[i].request)],
+            groups.append(([i for i in route.loose if body_matches(received.request, interactions[i].request, ignore)],
                            False))
         found = best_of(groups, name, played)
         if found is not None:
@@ -327,23 +335,29 @@ class IndexCache:
     def __init__(self) -> None:
         self._entries: dict[int, tuple[weakref.ref[Cassette], list[Any], int, frozenset[str], bool, CassetteIndex]] = {}
 
-    def current(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> CassetteIndex | None:
-        """The index of ``cassette`` for these route ``fields`` if built and still valid, else None."""
+    def current(
+        self, cassette: Cassette, fields: frozenset[str], bodies: bool, ignore: tuple[BodyPath, ...] = (),
+    ) -> CassetteIndex | None:
+        """The index of ``cassette`` for these route ``fields`` and ignored body paths if built and still
+        valid, else None."""
         entry = self._entries.get(id(cassette))
         if entry is not None:
             ref, interactions, length, e_fields, e_bodies, index = entry
             if (ref() is cassette and interactions is cassette.interactions and length == len(interactions)
-                    and e_fields == fields and (e_bodies or not bodies)):
+                    and e_fields == fields and (e_bodies or not bodies) and (index.ignore == ignore or not bodies)):
                 return index
         return None
 
-    def get(self, cassette: Cassette, fields: frozenset[str], bodies: bool) -> CassetteIndex:
-        """The index of ``cassette`` for these route ``fields`` (rebuilt when the cassette changed)."""
-        index = self.current(cassette, fields, bodies)
+    def get(
+        self, cassette: Cassette, fields: frozenset[str], bodies: bool, ignore: tuple[BodyPath, ...] = (),
+    ) -> CassetteIndex:
+        """The index of ``cassette`` for these route ``fields`` and ignored body paths (rebuilt when the
+        cassette changed)."""
+        index = self.current(cassette, fields, bodies, ignore)
         if index is not None:
             return index
         key = id(cassette)
-        index = CassetteIndex(cassette, fields, bodies)
+        index = CassetteIndex(cassette, fields, bodies, ignore)
         entries = self._entries
 
         def forget(_: weakref.ref[Cassette]) -> None:

@@ -14,6 +14,13 @@ Given an :class:`IndexCache`, :func:`find_interaction` finds that interaction th
 indexes (:mod:`ssemock.match_index`) instead of comparing the request with every
 interaction, with the same result; a request that matches nothing is compared with at
 most :data:`REPORT_BUDGET` interactions to name the closest.
+
+Volatile fields: the body paths ``ignore`` names (the server's, :mod:`ssemock.body_paths`), with those
+of each cassette (:attr:`~ssemock.cassette.Cassette.ignore_body` and
+:attr:`~ssemock.cassette.Cassette.dropped_body`), are deleted from both bodies before the ``body``
+matcher compares them (:func:`ignore_for`); the indexes key bodies the same way. A request that
+matches nothing is told, for each closest interaction, the body field that differs (``field``) and
+the ignored fields that differ when nothing else in the body does (``ignored``).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .body_paths import BodyPath, compile_paths
 from .cassette import Cassette, Interaction, Request
 from .closeness import Closeness
 from .errors import ConfigError, NoMatchError
@@ -36,7 +44,7 @@ from .match_index import (
     choose,
 )
 from .match_sample import REPORT_BUDGET, report_sample
-from .matchers import MATCHERS, Matcher, query_text
+from .matchers import MATCHERS, Matcher, body, body_difference, ignored_only, query_text
 
 __all__ = [
     "DEFAULT_MATCH_ON",
@@ -51,6 +59,7 @@ __all__ = [
     "describe",
     "differences",
     "find_interaction",
+    "ignore_for",
     "indexes_ready",
     "key_request",
     "prepare_indexes",
@@ -93,12 +102,31 @@ class Match:
         self.interaction = interaction
 
 
-def differences(received: Request, recorded: Request, match_on: Sequence[str]) -> list[str]:
-    """``"NAME: difference"`` for each matcher of ``match_on`` that ``recorded`` fails (empty: it matches)."""
+def ignore_for(cassette: Cassette, ignore: tuple[str, ...] = ()) -> tuple[BodyPath, ...]:
+    """The body paths ignored when matching against ``cassette``: ``ignore`` (the server's), then the
+    cassette's :attr:`~ssemock.cassette.Cassette.ignore_body` and
+    :attr:`~ssemock.cassette.Cassette.dropped_body`, each once (parsed once per combination).
+
+    Raises:
+        ConfigError: one of them is not a body path (a cassette built in code; files are checked when loaded).
+    """
+    if not (ignore or cassette.ignore_body or cassette.dropped_body):
+        return ()
+    return compile_paths(tuple(ignore), tuple(cassette.ignore_body), tuple(cassette.dropped_body))
+
+
+def differences(
+    received: Request, recorded: Request, match_on: Sequence[str], ignore: tuple[BodyPath, ...] = (),
+) -> list[str]:
+    """``"NAME: difference"`` for each matcher of ``match_on`` that ``recorded`` fails (empty: it matches);
+    the ``body`` matcher deletes the fields ``ignore`` names first."""
     out = []
     for name in match_on:
         try:
-            MATCHERS[name](received, recorded)
+            if ignore and name == "body":
+                body(received, recorded, ignore)
+            else:
+                MATCHERS[name](received, recorded)
         except AssertionError as exc:
             out.append(f"{name}: {exc}")
     return out
@@ -112,6 +140,7 @@ def find_interaction(
     played: dict[tuple[str, int], int] | None = None,
     explicit: bool = False,
     indexes: IndexCache | None = None,
+    ignore: Sequence[str] = (),
 ) -> Match:
     """Choose the interaction that answers ``received``.
 
@@ -129,6 +158,8 @@ def find_interaction(
             request costs O(1) in the number of interactions when ``match_on`` names
             only method, path, query and body, plus one ``body`` comparison per
             interaction of its route whose recorded JSON holds ``"REDACTED"``.
+        ignore: body paths (:mod:`ssemock.body_paths`) deleted from both bodies before the ``body``
+            matcher compares them, besides each cassette's own (:func:`ignore_for`).
 
     Returns:
         The chosen :class:`Match`.
@@ -141,16 +172,17 @@ def find_interaction(
     rule = _rule(tuple(match_on), explicit)
     played = played if played is not None else {}
     pool = list(cassettes)
+    server = tuple(ignore)
     decided, found = False, None
     if indexes is not None and rule.indexed:
-        decided, found = _indexed(pool, received, rule, played, indexes)
+        decided, found = _indexed(pool, received, rule, played, indexes, server)
     if not decided:
-        found = _linear(pool, received, rule.match_on, rule.required, played)
+        found = _linear(pool, received, rule.match_on, rule.required, played, server)
     if found is not None:
         key = (found.cassette.name, found.index)
         played[key] = played.get(key, 0) + 1
         return found
-    raise _no_match(pool, received, rule.match_on, rule.required, indexes)
+    raise _no_match(pool, received, rule.match_on, rule.required, indexes, server)
 
 
 @dataclass(slots=True)
@@ -187,13 +219,16 @@ def _route_fields(required: Sequence[str]) -> frozenset[str]:
     return frozenset(required) & {"method", "path", "query"}
 
 
-def indexes_ready(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> bool:
+def indexes_ready(
+    indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str], ignore: Sequence[str] = (),
+) -> bool:
     """Whether :func:`find_interaction` has every index it needs for ``cassettes`` (or needs none)."""
     indexed, fields, bodies = _index_kind(tuple(match_on))
     if not indexed:
         return True
-    for cassette in cassettes:  # noqa: SIM110 - a loop: no generator per request
-        if indexes.current(cassette, fields, bodies) is None:
+    server = tuple(ignore)
+    for cassette in cassettes:
+        if indexes.current(cassette, fields, bodies, ignore_for(cassette, server)) is None:
             return False
     return True
 
@@ -204,38 +239,49 @@ def _index_kind(match_on: tuple[str, ...]) -> tuple[bool, frozenset[str], bool]:
     return set(match_on) <= INDEXED_MATCHERS, _route_fields(match_on), "body" in match_on
 
 
-def prepare_indexes(indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str]) -> None:
-    """Build the indexes :func:`find_interaction` will use for ``cassettes`` and ``match_on``
+def prepare_indexes(
+    indexes: IndexCache, cassettes: Iterable[Cassette], match_on: Sequence[str], ignore: Sequence[str] = (),
+) -> None:
+    """Build the indexes :func:`find_interaction` will use for ``cassettes``, ``match_on`` and ``ignore``
     now, not on the first request (1.5-5 s per 100,000 interactions with JSON bodies on 2 busy cores)."""
     if set(match_on) <= INDEXED_MATCHERS:
+        server = tuple(ignore)
         for cassette in cassettes:
-            indexes.get(cassette, _route_fields(match_on), "body" in match_on)
+            indexes.get(cassette, _route_fields(match_on), "body" in match_on, ignore_for(cassette, server))
 
 
-def key_request(received: Request, match_on: Sequence[str]) -> None:
+def key_request(received: Request, match_on: Sequence[str], ignore: Sequence[str] = ()) -> None:
     """Compute now what :func:`find_interaction` with indexes will read of ``received``: its body
-    key (canonical JSON text and digest), remembered on it. For a large body, call it in a thread
-    before matching on the event loop (canonicalizing 1 MiB of JSON takes tens of ms)."""
+    key (canonical JSON text and digest, with the server's ignored body paths deleted), remembered on
+    it. For a large body, call it in a thread before matching on the event loop (canonicalizing 1 MiB
+    of JSON takes tens of ms)."""
     if "body" in match_on and set(match_on) <= INDEXED_MATCHERS:
-        body_key(received, keep=True)
+        body_key(received, keep=True, ignore=compile_paths(tuple(ignore)) if ignore else ())
 
 
-def _passes(received: Request, recorded: Request, match_on: Sequence[str]) -> bool:
+def _passes(
+    received: Request, recorded: Request, match_on: Sequence[str], ignore: tuple[BodyPath, ...] = (),
+) -> bool:
     """Whether every matcher of ``match_on`` passes (:func:`differences` is empty)."""
     try:
         for name in match_on:
-            MATCHERS[name](received, recorded)
+            if ignore and name == "body":
+                body(received, recorded, ignore)
+            else:
+                MATCHERS[name](received, recorded)
     except AssertionError:
         return False
     return True
 
 
-_body_passes = functools.partial(_passes, match_on=("body",))
-"""Whether the ``body`` matcher passes."""
+def _body_passes(received: Request, recorded: Request, ignore: tuple[BodyPath, ...]) -> bool:
+    """Whether the ``body`` matcher passes, ``ignore`` deleted."""
+    return _passes(received, recorded, ("body",), ignore)
 
 
 def _indexed(
     pool: list[Cassette], received: Request, rule: _Rule, played: dict[tuple[str, int], int], indexes: IndexCache,
+    server: tuple[str, ...],
 ) -> tuple[bool, Match | None]:
     """``(decided, match)``: the choice of :func:`_linear` (None: no match), through the
     indexes; ``decided`` is False when they cannot tell and the caller must scan: a body
@@ -245,7 +291,7 @@ def _indexed(
     want = Received(received)
     best: tuple[Tier, int, int] | None = None
     for order, cassette in enumerate(pool):
-        index = indexes.get(cassette, rule.fields, rule.body)
+        index = indexes.get(cassette, rule.fields, rule.body, ignore_for(cassette, server))
         found = choose(index, cassette, want, body=rule.body, body_required=rule.body_required, played=played,
                        body_matches=_body_passes)
         if found is not None and (best is None or (found[0], order, found[1]) < best):
@@ -257,11 +303,12 @@ def _indexed(
     tier, order, position = best
     cassette = pool[order]
     recorded = cassette.interactions[position].request
+    ignore = ignore_for(cassette, server)
     if tier[0] == 0:  # the matchers must all pass (the common case: no message is written)
-        if not _passes(received, recorded, rule.match_on):
+        if not _passes(received, recorded, rule.match_on, ignore):
             return False, None
     else:
-        fails = differences(received, recorded, rule.match_on)
+        fails = differences(received, recorded, rule.match_on, ignore)
         if len(fails) != tier[0] or any(f.split(":", 1)[0] in rule.required for f in fails):
             return False, None
     return True, Match(cassette, position, cassette.interactions[position])
@@ -269,16 +316,17 @@ def _indexed(
 
 def _linear(
     pool: list[Cassette], received: Request, match_on: Sequence[str], required: Sequence[str],
-    played: dict[tuple[str, int], int],
+    played: dict[tuple[str, int], int], server: tuple[str, ...] = (),
 ) -> Match | None:
     """Compare ``received`` with every interaction; the best by (differing matchers,
     recorded without a body, already played, position), or None."""
     best: tuple[tuple[int, int, int, int], Match] | None = None
     position = 0
     for cassette in pool:
+        ignore = ignore_for(cassette, server)
         for index, inter in enumerate(cassette.interactions):
             position += 1
-            fails = differences(received, inter.request, match_on)
+            fails = differences(received, inter.request, match_on, ignore)
             if any(f.split(":", 1)[0] in required for f in fails):
                 continue
             rec = inter.request
@@ -292,7 +340,7 @@ def _linear(
 
 def _no_match(
     pool: list[Cassette], received: Request, match_on: Sequence[str], required: Sequence[str],
-    indexes: IndexCache | None,
+    indexes: IndexCache | None, server: tuple[str, ...] = (),
 ) -> NoMatchError:
     """The error for a request that matched nothing, naming the closest interactions: by the number of
     matchers they fail, then by how far they are (:mod:`ssemock.closeness`), then in cassette order."""
@@ -300,44 +348,72 @@ def _no_match(
     for _, cassette, index in sorted(report_sample(pool, received, _route_fields(required), indexes),
                                      key=lambda sampled: sampled[0]):  # in cassette order
         inter = cassette.interactions[index]
-        hard = [f for f in differences(received, inter.request, match_on) if f.split(":", 1)[0] in required]
+        ignore = ignore_for(cassette, server)
+        hard = [f for f in differences(received, inter.request, match_on, ignore) if f.split(":", 1)[0] in required]
         found.append((Match(cassette, index, inter), hard))
-    ranked = rank_closest(received, found)
-    closest = [closest_entry(match, hard) for match, hard in ranked]
+    ranked = rank_closest(received, found, ignore=server)
+    closest = [closest_entry(match, hard, received=received, ignore=server) for match, hard in ranked]
     asked = describe(received)
     if closest:
         top = closest[0]
         message = (
             f"no recorded interaction matches {asked} ({_matched_on(match_on, required)}); closest: "
             f"{top['cassette']} #{top['interaction']} {top['request']}, which differs in "
-            + "; ".join(ranked[0][1])
+            + "; ".join(ranked[0][1]) + _body_note(top)
         )
     else:
         message = f"no recorded interaction matches {asked}: no cassette has any interaction"
     return NoMatchError(message, asked, closest)
 
 
+def _body_note(entry: dict[str, Any]) -> str:
+    """What a 404's message adds about volatile fields: the ignored ones that were the body's only difference."""
+    if entry.get("ignored"):
+        return f" (its body differs only in the ignored {', '.join(entry['ignored'])})"
+    return ""
+
+
 def rank_closest(
-    received: Request, found: Sequence[tuple[Match, list[str]]], limit: int = 3,
+    received: Request, found: Sequence[tuple[Match, list[str]]], limit: int = 3, *, ignore: Sequence[str] = (),
 ) -> list[tuple[Match, list[str]]]:
     """The first ``limit`` of ``found`` (candidates in cassette order, each with the ``"NAME: difference"`` of
-    the matchers it fails): by the number of matchers failed, then by how far it is (:mod:`ssemock.closeness`),
-    then in cassette order. The distance is measured only for those that may be among the first ``limit``."""
+    the matchers it fails): by the number of matchers failed, then by how far it is (:mod:`ssemock.closeness`,
+    the body paths ignored deleted: ``ignore``, the server's, and each cassette's), then in cassette order.
+    The distance is measured only for those that may be among the first ``limit``."""
     closeness = Closeness(received)
+    server = tuple(ignore)
     near: list[tuple[int, float, int]] = []
     for n in sorted(range(len(found)), key=lambda n: (len(found[n][1]), n)):
         match, hard = found[n]
         if len(near) >= limit and len(hard) > near[limit - 1][0]:
             break
-        far = closeness.distance(match.interaction.request, (f.split(":", 1)[0] for f in hard))
+        far = closeness.distance(match.interaction.request, (f.split(":", 1)[0] for f in hard),
+                                 ignore_for(match.cassette, server))
         near.append((len(hard), far, n))
     return [found[n] for _, _, n in sorted(near)[:limit]]
 
 
-def closest_entry(match: Match, hard: list[str]) -> dict[str, Any]:
-    """A ``closest`` entry of a 404: ``{"cassette", "interaction", "request", "differences"}``."""
-    return {"cassette": match.cassette.name, "interaction": match.index,
-            "request": describe(match.interaction.request), "differences": hard}
+def closest_entry(
+    match: Match, hard: list[str], *, received: Request | None = None, ignore: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A ``closest`` entry of a 404: ``{"cassette", "interaction", "request", "differences"}``; given the
+    ``received`` request, also ``"field"`` (the path of the first JSON body field that differs, when the
+    ``body`` matcher fails: ``metadata.trace_id``) or ``"ignored"`` (the ignored body paths that differ
+    when nothing else in the body does: ``["metadata.trace_id"]``), when there is one."""
+    entry: dict[str, Any] = {"cassette": match.cassette.name, "interaction": match.index,
+                             "request": describe(match.interaction.request), "differences": hard}
+    if received is not None:
+        recorded = match.interaction.request
+        paths = ignore_for(match.cassette, tuple(ignore))
+        if any(f.startswith("body:") for f in hard):
+            field = body_difference(received, recorded, paths)
+            if field:
+                entry["field"] = field
+        else:
+            hidden = ignored_only(received, recorded, paths)
+            if hidden:
+                entry["ignored"] = hidden
+    return entry
 
 
 def _matched_on(match_on: Sequence[str], required: Sequence[str]) -> str:

@@ -11,7 +11,7 @@ import asyncio
 import copy
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 from aiohttp import web
 
 from .background import BackgroundLoop
+from .body_paths import check_paths
 from .bundled import bundled_cassettes, bundled_scenarios
 from .cassette import Cassette, load, load_cassettes
 from .cassette.read import check_times
+from .changes import Change, apply_change, prepare_change, stub_summary
+from .chaos import Chaos
 from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
@@ -155,12 +158,24 @@ def check_timing_scale(timing_scale: Any) -> float:
     return float(timing_scale)
 
 
+def check_seed(seed: Any) -> int:
+    """``seed`` if it is an integer; else raise :class:`~ssemock.ConfigError`."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"seed must be an integer, got {short_repr(seed)}")
+    return seed
+
+
+def check_names_in(names: Iterable[str], scenarios: Mapping[str, Scenario]) -> None:
+    """Raise :class:`~ssemock.ConfigError` for a name of ``names`` that is not a scenario of ``scenarios``."""
+    for name in names:
+        if name not in scenarios:
+            known = ", ".join(sorted(scenarios)) or "(none)"
+            raise ConfigError(f"no scenario named {name!r}; known: {known}")
+
+
 def check_names(state: ServerState) -> None:
     """Raise :class:`~ssemock.ConfigError` when the default scenario or cassette does not exist."""
-    for name in state.scenario:
-        if name not in state.scenarios:
-            known = ", ".join(sorted(state.scenarios)) or "(none)"
-            raise ConfigError(f"no scenario named {name!r}; known: {known}")
+    check_names_in(state.scenario, state.scenarios)
     if state.cassette is not None and state.cassette not in state.cassettes:
         known = ", ".join(sorted(state.cassettes)) or "(none)"
         raise ConfigError(f"no cassette named {state.cassette!r}; known: {known}")
@@ -178,7 +193,10 @@ class MockServer:
             and a comma-separated string is split as ``--scenario`` is); None: none.
         host: address to bind (default ``127.0.0.1``).
         port: TCP port (default 0: a free port).
-        match_on: matcher names (default ``("method", "path", "body")``).
+        match_on: matcher names (default ``("method", "path", "body")``; ``("prompt",)`` matches chat
+            requests as stubs are matched: model, last user message, turn).
+        ignore_body: body paths the ``body`` matcher ignores in every cassette (``["metadata.trace_id",
+            "messages[*].id"]``; see :mod:`ssemock.body_paths`), besides each cassette's own ``match:``.
         timing_scale: multiplies recorded times (1 = as recorded, 0 = no delays).
         seed: seeds the scenarios' random choices (journaled with every request;
             the same seed replays the same bytes and chunk boundaries).
@@ -193,6 +211,10 @@ class MockServer:
         cors_origins: origins (``https://app.example:8443``) whose web pages may read replay
             answers, besides loopback origins (``http://localhost:3000``, any port), which always
             may; ``"*"``: any web page (see :mod:`ssemock.edge.cors`).
+        chaos: faults by rate (:mod:`ssemock.chaos`): a :class:`~ssemock.chaos.Chaos`, rules as ``--chaos``
+            takes them (``"cut-mid-event=0.05,http-429=0.02"``, ``"path=/v1/chat/*:http-429=0.1"``, or a list of
+            them), or a mapping ``{"cut-mid-event": 0.05}``; drawn from ``seed`` and each request's ``seq``, so the
+            same seed and requests give the same faults (the journal's ``fault`` and ``draw``); None: none.
         tls: serve over https: True with ssemock's local authority (:func:`ssemock.tls.local_authority`; its
             certificate is ``tls.ca``, for the client's ``SSL_CERT_FILE`` or ``verify=``), or a
             :class:`~ssemock.tls.TLSFiles` of your own; False (default): plain http.
@@ -204,8 +226,8 @@ class MockServer:
 
     Raises:
         CassetteError, ScenarioError, StubError: a cassette, scenario or stub file is malformed.
-        ConfigError: an invalid option (port, timing scale, matcher, limit, empty or unknown default
-            scenario or cassette name, timeout, backlog, grace, host name, origin).
+        ConfigError: an invalid option (port, timing scale, matcher, body path, limit, empty or unknown default
+            scenario or cassette name, timeout, backlog, grace, host name, origin, chaos rule or rate).
         TypeError: a keyword that is no parameter nor field of ``limits`` or ``network``.
         ServerError: the server could not start (e.g. the port is taken).
     """
@@ -219,6 +241,7 @@ class MockServer:
         host: str = "127.0.0.1",
         port: int = 0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        ignore_body: Sequence[str] = (),
         timing_scale: float = 1.0,
         seed: int = 0,
         limits: Limits = Limits(),
@@ -226,9 +249,12 @@ class MockServer:
         stubs: Iterable[StubSource] | StubSource | None = None,
         cors_origins: Iterable[str] = (),
         tls: bool | TLSFiles = False,
+        chaos: Chaos | str | Sequence[str] | Mapping[str, float] | None = None,
         **keywords: Any,
     ) -> None:
         limits, network = replace_fields("MockServer", "serve", keywords, limits, network)
+        check_seed(seed)
+        rates = Chaos.of(chaos)
         check_options(port=port, timing_scale=timing_scale, match_on=match_on)
         origins = origin_names(cors_origins)
         self.network = network
@@ -237,13 +263,16 @@ class MockServer:
             scenarios=collect_scenarios(scenarios),
             scenario=scenario_names(scenario),
             match_on=tuple(match_on),
+            ignore_body=check_paths(ignore_body, "ignore_body"),
             timing_scale=timing_scale,
             seed=seed,
             limits=limits,
             stubs=StubBook(collect_stubs(stubs)),
             cors_origins=origins,
+            chaos=rates,
         )
         check_names(self.state)
+        rates.check(self.state.scenarios)
         self.host = host
         self.port = port
         self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
@@ -275,6 +304,67 @@ class MockServer:
     def reset(self) -> None:
         """Clear the journal and play counts."""
         self.call(self.state.reset)
+
+    # ---- changes while running: the admin routes /_ssemock/stubs and /_ssemock/scenario -----------------
+    def add_stubs(self, document: Mapping[str, Any] | str) -> list[str]:
+        """Add the stubs of a stub file while the server runs (``POST /_ssemock/stubs``): they answer the next
+        matching requests, tried before every other stub (the latest addition first).
+
+        Args:
+            document: a stub file's data (``{"ssemock_stubs": 1, "stubs": [...]}``) or its YAML text.
+
+        Returns:
+            The names of the stubs added (one per step of a tool loop), in the order they are tried.
+
+        Raises:
+            StubError: the stub file loader refuses it (naming the field, the file being
+                ``MockServer.add_stubs``); nothing is added.
+        """
+        source = "MockServer.add_stubs"
+        change = Change("stubs.add", text=document, source=source) if isinstance(document, str) else Change(
+            "stubs.add", data=document, source=source)
+        return list(self.call(prepare_change(self.state, change))["stubs"])  # read here, made in the server
+
+    def clear_stubs(self) -> int:
+        """Remove the stubs added while running (:meth:`add_stubs`, ``POST /_ssemock/stubs``) and return how
+        many; those given as ``stubs=`` stay."""
+        return int(self.call(lambda: apply_change(self.state, Change("stubs.clear")))["cleared"])
+
+    @property
+    def stubs(self) -> list[dict[str, Any]]:
+        """The stubs served, in the order they are tried (``GET /_ssemock/stubs``): one dict each, ``name``,
+        ``match`` (its conditions as text), ``source``, ``times``, ``used``, ``added`` (true: added while running)."""
+        return self.call(lambda: stub_summary(self.state))
+
+    @property
+    def scenario(self) -> tuple[str, ...]:
+        """The default scenario names, applied to a request that names none (``()``: faithful replay)."""
+        return self.state.scenario
+
+    def set_scenario(self, scenario: Sequence[str] | str | Mapping[str, Any] | Scenario) -> tuple[str, ...]:
+        """Set the default scenario while the server runs (``PUT /_ssemock/scenario``).
+
+        Args:
+            scenario: served scenario names (a tuple, or one string, comma-separated as in
+                ``X-SSEMock-Scenario``; ``()``: none); or a scenario file's data (a mapping with ``steps``,
+                ``name`` default ``runtime``) or a :class:`Scenario`, then also served under its name.
+
+        Returns:
+            The default scenario names now.
+
+        Raises:
+            ScenarioError: an invalid scenario document (naming the field), or a document whose name is that
+                of a scenario loaded from a file.
+            UnknownScenarioError: a name not served; TooManyScenariosError: more than 8 names.
+        """
+        data = list(scenario) if isinstance(scenario, Sequence) and not isinstance(scenario, str) else scenario
+        change = Change("scenario.set", data=data, source="MockServer.set_scenario")
+        return tuple(self.call(prepare_change(self.state, change))["scenario"])
+
+    def clear_scenario(self) -> None:
+        """No default scenario (``DELETE /_ssemock/scenario``); the scenarios given to :meth:`set_scenario` as
+        documents are served no more."""
+        self.call(lambda: apply_change(self.state, Change("scenario.clear")))
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn()`` where the server runs and return its result (or raise its exception).

@@ -21,7 +21,7 @@ from multidict import MultiMapping
 from .cassette import Cassette, Request
 from .errors import NoMatchError
 from .limits import MAX_ITEMS
-from .matching import Match, closest_entry, describe, differences, rank_closest
+from .matching import Match, closest_entry, describe, differences, ignore_for, rank_closest
 from .refusals import BadInteractionPinError
 
 __all__ = ["PIN_HEADER", "choice", "pinned_interaction", "read_pin"]
@@ -50,10 +50,11 @@ def read_pin(headers: MultiMapping[str]) -> int | None:
 
 def pinned_interaction(
     pool: Sequence[Cassette], received: Request, match_on: Sequence[str], index: int, *, explicit: bool,
-    played: dict[tuple[str, int], int],
+    played: dict[tuple[str, int], int], ignore: Sequence[str] = (),
 ) -> Match:
     """Interaction ``index`` of the first cassette of ``pool`` where it matches ``received`` (on
-    ``match_on``; ``explicit``: the cassette was named, the body only ranks); its play count grows.
+    ``match_on``; ``explicit``: the cassette was named, the body only ranks; ``ignore``: body paths
+    ignored besides the cassette's own, :func:`~ssemock.matching.ignore_for`); its play count grows.
 
     Raises:
         NoMatchError: no cassette has such an interaction, or it differs (the closest lists each one).
@@ -64,7 +65,7 @@ def pinned_interaction(
         if index >= len(cassette.interactions):
             continue
         interaction = cassette.interactions[index]
-        fails = differences(received, interaction.request, required)
+        fails = differences(received, interaction.request, required, ignore_for(cassette, tuple(ignore)))
         if not fails:
             key = (cassette.name, index)
             played[key] = played.get(key, 0) + 1
@@ -75,7 +76,8 @@ def pinned_interaction(
         message = (f"{PIN_HEADER}: {index} pins no interaction: no cassette served here has one of that index "
                    f"(interactions, from 0: {sizes})")
         raise NoMatchError(message, describe(received), [])
-    closest = [closest_entry(match, fails) for match, fails in rank_closest(received, found)]
+    closest = [closest_entry(match, fails, received=received, ignore=ignore)
+               for match, fails in rank_closest(received, found, ignore=ignore)]
     first = closest[0]
     message = (f"{PIN_HEADER}: {index} pins {first['cassette']} #{index} {first['request']}, which does not match "
                f"{describe(received)}: {'; '.join(first['differences'])}")

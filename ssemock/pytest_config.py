@@ -20,14 +20,17 @@ from typing import Any
 
 import pytest
 
+from .body_paths import check_paths
+from .chaos import Chaos
 from .errors import ConfigError, short_repr
 from .matching import check_match_on
-from .mockserver import check_timing_scale
+from .mockserver import check_seed, check_timing_scale
 from .names import scenario_names
 
 __all__ = ["MARKER_ARGS", "SSEMockConfig", "Settings", "config_of", "marker_problem", "settings_of"]
 
-MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "stubs")
+MARKER_ARGS = ("cassette", "scenario", "matrix", "timing_scale", "target", "match_on", "ignore_body", "stubs",
+               "chaos", "seed")
 
 
 @dataclass(frozen=True)
@@ -39,18 +42,22 @@ class SSEMockConfig:
             ``()``: none.
         match_on: matcher names every request must pass (``("method", "path", "body")``); None: the
             default for the cassette (see :mod:`ssemock.testing`).
+        ignore_body: body paths the ``body`` matcher ignores (``("metadata.trace_id", "messages[*].id")``,
+            :mod:`ssemock.body_paths`), besides each cassette's own ``match:``; ``()``: none.
         timing_scale: multiplies recorded times (0: no delays); None: the session's (ini
             ``ssemock_timing_scale``, default 1).
         target: the upstream provider URL recorded from in a record mode; None: ``--ssemock-target``
             or the ini key ``ssemock_target``.
 
     Raises:
-        ConfigError: an empty scenario name, a string or unknown matcher in ``match_on``, a timing
+        ConfigError: an empty scenario name, a string or unknown matcher in ``match_on``, a bad body path
+            in ``ignore_body`` (or more than :data:`~ssemock.limits.MAX_BODY_PATHS`), a timing
             scale that is not a finite number >= 0, an empty or non-string ``target``.
     """
 
     scenario: tuple[str, ...] = ()
     match_on: tuple[str, ...] | None = None
+    ignore_body: tuple[str, ...] = ()
     timing_scale: float | None = None
     target: str | None = None
 
@@ -58,6 +65,7 @@ class SSEMockConfig:
         object.__setattr__(self, "scenario", scenario_names(self.scenario))
         if self.match_on is not None:
             object.__setattr__(self, "match_on", check_match_on(self.match_on))
+        object.__setattr__(self, "ignore_body", check_paths(self.ignore_body, "ignore_body"))
         if self.timing_scale is not None:
             object.__setattr__(self, "timing_scale", check_timing_scale(self.timing_scale))
         if self.target is not None and not (isinstance(self.target, str) and self.target):
@@ -75,10 +83,14 @@ class Settings(SSEMockConfig):
         cassette: the cassette the marker names; None: the test's own (``<test name>.yaml`` in
             its recording folder).
         stubs: the stub files the marker names (paths as written: relative to the test file).
+        chaos: the faults by rate the marker gives (as ``MockServer(chaos=...)`` takes them), or None.
+        seed: the seed the marker gives (of the draws and the scenarios' random choices), or None: 0.
     """
 
     cassette: str | None = None
     stubs: tuple[str, ...] = ()
+    chaos: Any = None
+    seed: int | None = None
 
 
 def config_of(value: Any) -> SSEMockConfig:
@@ -146,8 +158,9 @@ def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
     Each argument may be None (the default); otherwise ``cassette`` and ``target`` are non-empty
     strings, ``scenario`` scenario names (a tuple, or one string: :func:`~ssemock.names.scenario_names`;
     ``()`` turns a default of ``ssemock_config`` off), ``matrix`` a bool or scenario names, ``match_on``
-    known matcher names, ``timing_scale`` a finite number >= 0 (as ``MockServer`` and ``serve
-    --timing-scale`` check), ``stubs`` stub file paths.
+    known matcher names, ``ignore_body`` body paths (``()`` turns a default off), ``timing_scale`` a
+    finite number >= 0 (as ``MockServer`` and ``serve --timing-scale`` check), ``stubs`` stub file paths,
+    ``chaos`` faults by rate (as ``MockServer(chaos=...)`` takes them), ``seed`` an integer.
     """
     for name, value in kwargs.items():
         if value is None:
@@ -157,10 +170,16 @@ def marker_problem(kwargs: Mapping[str, Any]) -> str | None:
                 check_timing_scale(value)
             elif name == "match_on":
                 check_match_on(value)  # its messages name match_on
+            elif name == "ignore_body":
+                check_paths(value, "ignore_body")  # its messages name ignore_body
             elif name == "scenario":
                 scenario_names(value)  # its messages name scenario
+            elif name == "chaos":
+                Chaos.of(value)  # its messages name chaos
+            elif name == "seed":
+                check_seed(value)
             elif name in _MARKER_TYPES and not _MARKER_TYPES[name][1](value):
                 return f"{name}: expected {_MARKER_TYPES[name][0]}, got {short_repr(value)}"
         except ConfigError as exc:
-            return str(exc) if name in ("match_on", "scenario") else f"{name}: {exc}"
+            return str(exc) if name in ("match_on", "scenario", "ignore_body", "chaos") else f"{name}: {exc}"
     return None

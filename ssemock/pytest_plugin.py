@@ -16,9 +16,11 @@ Fixtures:
   ``ssemock_network``.
 
 Marker ``@pytest.mark.ssemock(cassette=None, scenario=None, matrix=False,
-timing_scale=None, target=None, match_on=None, stubs=None)``, over ``ssemock_config``; with
-``matrix=True`` the test runs once per conformance preset, with the preset name as test id (or
-give a list of scenario names).
+timing_scale=None, target=None, match_on=None, ignore_body=None, stubs=None, chaos=None, seed=None)``, over
+``ssemock_config``; with ``matrix=True`` the test runs once per conformance preset, with the preset name as
+test id (or give a list of scenario names); ``chaos`` gives faults by rate drawn from ``seed``
+(:mod:`ssemock.chaos`). In a record mode the scenarios and chaos shape what the test's client gets from the
+provider, while the cassette keeps the provider's bytes.
 
 In replay mode (``none``, and ``once`` when the cassette exists) a test is answered from
 its own cassette, ``<test name>.yaml`` in its recording folder, or from the cassette its
@@ -26,9 +28,10 @@ marker names; a test with neither is answered by stubs alone (those it adds with
 ``on``, from its body, a fixture or a helper; its marker's ``stubs=`` files; the session's stub
 files): no bundled recording stands in. Its first request no stub answers fails the test,
 naming the file looked for and how to record it.
-How requests are compared (``match_on``) is described in
-:mod:`ssemock.testing`: a test's own recording is matched on method, path and body, and a
-request that differs fails the test with the difference and how to record it again.
+How requests are compared (``match_on``; ``ignore_body``: volatile body fields left out, see
+:mod:`ssemock.body_paths`) is described in :mod:`ssemock.testing`: a test's own recording is matched
+on method, path and body, and a request that differs fails the test with the difference and how to
+record it again.
 
 Options: ``--ssemock-record=none|once|new_episodes|all`` (default ``none``),
 ``--ssemock-target=URL``, ``--ssemock-cassettes=DIR`` (repeatable), ``--ssemock-stubs=PATH``
@@ -78,9 +81,11 @@ ENV_VARS = env_vars()
 """What ``ssemock_env`` sets (each provider module's ``env``); ``{url}`` is the fake provider's base URL."""
 MARKER = (
     "ssemock(cassette=None, scenario=None, matrix=False, timing_scale=None, target=None, match_on=None, "
-    "stubs=None): the cassette and scenario the fake provider serves this test; matrix=True runs the test "
-    "under every conformance preset; match_on: the request parts compared (method, path, query, body); "
-    "stubs: stub files (paths beside the test) answering before cassettes"
+    "ignore_body=None, stubs=None, chaos=None, seed=None): the cassette and scenario the fake provider serves "
+    "this test; matrix=True runs the test under every conformance preset; match_on: the request parts compared "
+    "(method, path, query, body, prompt); ignore_body: body paths not compared (metadata.trace_id, "
+    "messages[*].id); stubs: stub files (paths beside the test) answering before cassettes; chaos: faults by "
+    "rate ('cut-mid-event=0.05', or {name: rate}) drawn from seed (an int, default 0)"
 )
 """The ``ssemock`` marker as ``pytest --markers`` lists it: its keywords and what each does."""
 
@@ -235,8 +240,13 @@ def _recorder(lookup: CassetteLookup, settings: Settings, session: _Session) -> 
         )
     from .recorder import Recorder
 
+    # The test's scenarios and chaos shape what its client gets, as on replay; the cassette keeps the upstream's bytes.
+    shaped = settings.scenario or settings.chaos
+    shaping = {"scenario": settings.scenario, "chaos": settings.chaos, "seed": settings.seed or 0,
+               "scenarios": list(session.server.state.scenarios.values())} if shaped else {}
     return Recorder(target, lookup.recording_dir, mode=mode, cassette=name,
-                    match_on=settings.match_on or DEFAULT_MATCH_ON, limits=session.server.limits)
+                    match_on=settings.match_on or DEFAULT_MATCH_ON, ignore_body=settings.ignore_body,
+                    limits=session.server.limits, **shaping)
 
 
 @pytest.fixture
@@ -295,7 +305,8 @@ def _prepare(handle: SSEMockFixture, item: pytest.Item, settings: Settings, sess
             handle.stubs.add(*collect_stubs([p if Path(p).is_absolute() else base / p for p in settings.stubs]))
         handle.stubs_only = cassette is None  # no bundled recording stands in for the test's own
     scale = session.timing_scale if settings.timing_scale is None else settings.timing_scale
-    handle.reset(cassette, scenario=settings.scenario, timing_scale=scale, match_on=settings.match_on)
+    handle.reset(cassette, scenario=settings.scenario, timing_scale=scale, match_on=settings.match_on,
+                 ignore_body=settings.ignore_body, chaos=settings.chaos, seed=settings.seed)
 
 
 def _record_command(item: pytest.Item, session: _Session, mode: str = "once") -> str:
@@ -317,6 +328,11 @@ def _no_cassette(item: pytest.Item, lookup: CassetteLookup, session: _Session) -
     )
 
 
+def _ignoring(paths: tuple[str, ...]) -> str:
+    """``", ignoring metadata.trace_id"`` for the re-record hint (``""``: no body path ignored)."""
+    return f", ignoring {', '.join(paths)}" if paths else ""
+
+
 def _rerecord_hint(item: pytest.Item, handle: SSEMockFixture, session: _Session) -> str | None:
     """How to record again a recording the test's requests no longer match, or None."""
     cassette = handle.cassette
@@ -325,7 +341,8 @@ def _rerecord_hint(item: pytest.Item, handle: SSEMockFixture, session: _Session)
         return None
     return (
         f"ssemock: the request differs from the recording {cassette.path} (compared on "
-        f"{', '.join(handle.match_on)}). If the change is intended, record it again: delete the file and run\n"
+        f"{', '.join(handle.match_on)}{_ignoring(handle.ignore_body)}). If the change is intended, record it again: "
+        "delete the file and run\n"
         f"  {_record_command(item, session)}\n"
         f"or add the new request beside the old ones: {_record_command(item, session, 'new_episodes')}"
     )

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from aiohttp import web
 
 from .cassette import Request
+from .chaos import faults, provider_of
 from .edge import ACCESS_NOTE, refuse
 from .edge.cors import cross_origin, rebound_page
 from .errors import BodyTimeoutError, ConfigError, JSONTooDeepError, SSEMockError, did_you_mean, redacted
@@ -101,7 +102,8 @@ class Exchange:
     def admit(self, state: ServerState) -> None:
         """Raise what refuses the request before any answer is chosen: its body's refusal, a web page
         that reached the server through DNS rebinding (:func:`~ssemock.edge.cors.rebound_page`: CORS
-        cannot keep the answer from it), its scenario names; else set :attr:`scenario`."""
+        cannot keep the answer from it), its scenario names; else set :attr:`scenario`: those named, composed with
+        the fault the request drew by chance (:func:`~ssemock.chaos.faults`; the journal's ``fault`` and ``draw``)."""
         if self.refusal is not None:
             raise self.refusal
         if rebound_page(self.request, state.cors_origins):
@@ -109,7 +111,14 @@ class Exchange:
         if self.route.unreadable is not None:
             raise UnknownScenarioError(f"no scenario named in {self.route.unreadable[:80]!r}: expected scenario "
                                        "names, comma-separated", state.scenarios)
-        self.scenario = compose(state, self.route.scenario)
+        if not self.route.scenario and not state.chaos:
+            return  # the usual replay: nothing to compose nor draw
+        chosen = chosen_scenarios(state, self.route.scenario)
+        self.scenario, hit = faults(chosen, state.chaos, state.scenarios, seed=state.seed, seq=self.entry.seq,
+                                    path=self.route.path, provider=provider_of(self.route.path, self.received.body))
+        if hit is not None:
+            self.entry.fault, self.entry.draw = hit.fault, hit.value
+        self.entry.applied = tuple(name for name, _ in self.scenario.parts) if self.scenario is not None else ()
 
     def refuse(self, error: SSEMockError) -> web.Response:
         """The answer refusing the request with ``error``, journaled whole; a web page of another origin
@@ -227,22 +236,20 @@ def split_prefixes(raw_path: str) -> tuple[str, str | None, str | None]:
     return unquote(path), cassette, scenario
 
 
-def compose(state: ServerState, names: tuple[str, ...]) -> Scenario | None:
-    """The scenario composed of ``names``, or None when there are none.
+def chosen_scenarios(state: ServerState, names: tuple[str, ...]) -> list[Scenario]:
+    """The scenarios ``names`` names, in order.
 
     Raises:
         TooManyScenariosError: more than :data:`~ssemock.limits.MAX_SCENARIOS` names.
         UnknownScenarioError: a name that is not served.
     """
-    if not names:
-        return None
     if len(names) > MAX_SCENARIOS:
         raise TooManyScenariosError(len(names), MAX_SCENARIOS)
     unknown = [n for n in names if n not in state.scenarios]
     if unknown:
         raise UnknownScenarioError(f"no scenario named {unknown[0]!r}{did_you_mean(unknown[0], state.scenarios)}",
                                    state.scenarios)
-    return Scenario.compose(state.scenarios[n] for n in names)
+    return [state.scenarios[n] for n in names]
 
 
 def _rebound_message(request: web.Request) -> str:

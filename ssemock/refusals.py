@@ -9,15 +9,18 @@ the answer's other fields. :func:`ssemock.edge.replies.refuse` writes every answ
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .errors import (
     BodyTimeoutError,
     CassetteNotFoundError,
     JSONTooDeepError,
     NoMatchError,
+    ScenarioError,
     ScenarioTooLargeError,
     SSEMockError,
+    StubError,
     did_you_mean,
 )
 from .limits import MAX_ITEMS
@@ -31,8 +34,10 @@ __all__ = [
     "BadRequestBodyError",
     "BodyNotRecordedError",
     "BodyTooLargeError",
+    "ChangeIncompleteError",
     "CrossOriginError",
     "HTTPVersionError",
+    "InvalidChangeError",
     "InvalidTextError",
     "MalformedRequestError",
     "MisdirectedHostError",
@@ -159,6 +164,39 @@ class BadQueryError(RequestError, ValueError):
     def __init__(self, parameter: str, expected: str) -> None:
         self.parameter = parameter
         super().__init__(f"query parameter {parameter!r}: {expected}")
+
+
+class InvalidChangeError(RequestError, ValueError):
+    """The body of a change to a running server (``POST /_ssemock/stubs``, ``PUT /_ssemock/scenario``) that
+    the loader of its files refuses: ``kind`` (``stub`` or ``scenario``), ``field`` (as in a file:
+    ``stubs[0].reply.text``, ``steps[1].stall.seconds``, or ``line 3, column 5``; empty: the whole
+    document) and ``expected``. Nothing was changed."""
+
+    status = 400
+    code = "ssemock_invalid_change"
+    detail_names = ("kind", "field", "expected")
+
+    def __init__(self, cause: StubError | ScenarioError) -> None:
+        self.kind, self.field, self.expected = cause.kind, cause.field, cause.expected
+        super().__init__(str(cause))
+
+
+class ChangeIncompleteError(RequestError, ConnectionError):
+    """Under ``--workers``, a change to the running server that some worker process did not take:
+    ``unanswered`` (process ids that did not answer in time, their state unchanged) and ``refused`` (process
+    id: its error); ``workers`` holds the answer of each process that took it (this one's included)."""
+
+    status = 503
+    code = "ssemock_change_incomplete"
+    detail_names = ("workers", "unanswered", "refused")
+
+    def __init__(self, what: str, workers: Mapping[str, Any], unanswered: Iterable[int],
+                 refused: Mapping[str, Any]) -> None:
+        self.workers, self.unanswered, self.refused = dict(workers), sorted(unanswered), dict(refused)
+        missing = [*map(str, self.unanswered), *(f"{pid} (refused)" for pid in self.refused)]
+        super().__init__(f"{what}: taken by worker(s) {', '.join(self.workers) or '(none)'}, not by "
+                         f"{', '.join(missing)}, which keep their state from before (a scenario change may be sent "
+                         "again; stubs: DELETE /_ssemock/stubs, then add them again)")
 
 
 class CrossOriginError(RequestError, PermissionError):
@@ -309,11 +347,11 @@ class HTTPVersionError(RequestError, ValueError):
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     UnreadableBodyError, BadRequestBodyError, MalformedRequestError, InvalidTextError, JSONTooDeepError,
     TooManyScenariosError, UnknownScenarioError, BadCassetteError, BadInteractionPinError, BadQueryError,
-    CrossOriginError, NoMatchError, NotRecordedError,
+    InvalidChangeError, CrossOriginError, NoMatchError, NotRecordedError,
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,
     UnsupportedEncodingError, MisdirectedHostError, BodyNotRecordedError, ScenarioTooLargeError, UpstreamError,
-    HTTPVersionError,
+    ChangeIncompleteError, HTTPVersionError,
 )
 """Every error answered over HTTP, by status: its class gives ``status``, ``code`` and ``detail_names``."""
 

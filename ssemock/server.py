@@ -10,6 +10,9 @@ HTTP contract (design §4):
 * admin: ``GET /_ssemock/health``, ``GET /_ssemock/cassettes``,
   ``GET /_ssemock/scenarios``, ``GET``/``DELETE /_ssemock/requests`` (the journal; GET filtered by
   :mod:`ssemock.journal_query`), ``GET /_ssemock/metrics`` (:mod:`ssemock.telemetry`);
+* admin changes while running (:mod:`ssemock.change_routes`): ``GET``/``POST``/``DELETE /_ssemock/stubs``
+  (list, add from a stub file's YAML or JSON, clear those added), ``GET``/``PUT``/``DELETE /_ssemock/scenario``
+  (the default scenario: names or a scenario file's document);
 * errors are JSON ``{"error": {"type": "ssemock_…", "message": …}}`` with the status and
   the fields of their class: :data:`ssemock.refusals.HTTP_ERRORS` lists them (404
   ``ssemock_no_match`` with ``closest``, 413 ``ssemock_body_too_large`` past ``max_request_body``,
@@ -29,12 +32,13 @@ from typing import Any
 from aiohttp import web
 
 from .cassette import Cassette
+from .change_routes import add_change_routes
 from .choose import Answer, choose
 from .edge import ACCESS_NOTE, activity, error_response, refuse
 from .edge.cors import allow_cors
 from .errors import SSEMockError
 from .journal import send_journal
-from .journal_query import JournalQuery
+from .journal_query import JournalQuery, check_clear
 from .matching import describe, prepare_indexes
 from .offloop import OffLoop
 from .plan import Plan
@@ -74,6 +78,7 @@ def create_app(state: ServerState) -> web.Application:
     app.router.add_get("/_ssemock/requests", _journal)
     app.router.add_delete("/_ssemock/requests", _clear_journal)
     app.router.add_get("/_ssemock/metrics", handle_metrics)
+    add_change_routes(app)
     for admin in ADMIN_ELSE:
         app.router.add_route("*", admin, _unknown_admin_path)  # no CORS on any admin path
     every_path = _EveryPath()
@@ -123,7 +128,7 @@ _NO_PARTS: dict[str, str] = {}  # the match info of every replay request: no par
 async def _prepare_indexes(app: web.Application) -> None:
     """Index the cassettes before the first request, not during it."""
     state = app[STATE]
-    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)
+    prepare_indexes(state.indexes, state.cassettes.values(), state.match_on, state.ignore_body)
 
 
 async def _unknown_admin_path(request: web.Request) -> web.Response:
@@ -191,7 +196,12 @@ async def _journal(request: web.Request) -> web.StreamResponse:
 
 async def _clear_journal(request: web.Request) -> web.Response:
     """Clear the journal, the play counts and the streams kept for ``Last-Event-ID``: ``{"cleared": N}``
-    (the entries removed)."""
+    (the entries removed). Takes no parameters: one (``?outcome=cut``) is ``400 ssemock_bad_query``, and
+    nothing is cleared."""
+    try:
+        check_clear(request.query)
+    except SSEMockError as exc:
+        return refuse(exc)
     state = request.app[STATE]
     count = len(state.journal)
     state.reset()

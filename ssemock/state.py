@@ -15,6 +15,7 @@ from typing import TypeVar
 from aiohttp import web
 
 from .cassette import Cassette
+from .chaos import Chaos
 from .config import Limits
 from .journal import JournalEntry
 from .matching import DEFAULT_MATCH_ON, IndexCache, PlayCounts
@@ -39,6 +40,8 @@ class ServerState:
         scenario: the default scenario names, a tuple (``()``: none).
         cassette: the default cassette name (used when a request names none), or None.
         match_on: matcher names (see :mod:`ssemock.matching`).
+        ignore_body: body paths the ``body`` matcher ignores in every cassette, besides each cassette's
+            own (:mod:`ssemock.body_paths`: ``metadata.trace_id``, ``messages[*].id``), as texts.
         strict: True: a cassette chosen by name (header, path prefix or :attr:`cassette`)
             is matched on every matcher of ``match_on``, the body included; False: the
             body only chooses among its interactions.
@@ -52,6 +55,10 @@ class ServerState:
         streams: the streams sent with event ids, for ``Last-Event-ID`` reconnects (:mod:`ssemock.resume`).
         cors_origins: the origins whose pages may read replay answers besides the loopback ones
             (``*``: any; see :mod:`ssemock.edge.cors`), as :func:`~ssemock.edge.cors.origin_names` writes them.
+        added_scenarios: the names of the scenarios given as documents while the server runs (in
+            :attr:`scenarios` too; :mod:`ssemock.changes`), which ``scenario.clear`` removes.
+        chaos: the faults by rate (:class:`~ssemock.chaos.Chaos`, immutable: replace the whole value to change
+            them while serving); drawn from ``seed`` and each request's ``seq``.
     """
 
     def __init__(
@@ -61,6 +68,7 @@ class ServerState:
         scenario: Sequence[str] = (),
         cassette: str | None = None,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        ignore_body: tuple[str, ...] = (),
         strict: bool = False,
         timing_scale: float = 1.0,
         journal: deque[JournalEntry] | None = None,
@@ -72,12 +80,14 @@ class ServerState:
         stubs: StubBook | None = None,
         streams: ResumeBook | None = None,
         cors_origins: tuple[str, ...] = (),
+        chaos: Chaos | None = None,
     ) -> None:
         self.cassettes = {} if cassettes is None else cassettes
         self.scenarios = {} if scenarios is None else scenarios
         self.scenario = tuple(scenario)
         self.cassette = cassette
         self.match_on = match_on
+        self.ignore_body = ignore_body
         self.strict = strict
         self.timing_scale = timing_scale
         self.limits = Limits() if limits is None else limits
@@ -89,6 +99,8 @@ class ServerState:
         self.stubs = StubBook() if stubs is None else stubs
         self.streams = ResumeBook() if streams is None else streams
         self.cors_origins = cors_origins
+        self.added_scenarios: frozenset[str] = frozenset()
+        self.chaos = Chaos() if chaos is None else chaos
 
     def reset(self) -> None:
         """Clear the journal, the play counts and the streams kept for resuming."""

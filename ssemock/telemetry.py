@@ -15,7 +15,8 @@ the scraper's ``Accept`` asks for it). The metrics:
 * ``ssemock_sent_bytes_total`` (counter): response body bytes written (the journal's ``bytes_sent``:
   the bytes a client reads from the body, before any chunked framing);
 * ``ssemock_faults_applied_total{scenario}`` (counter): answers sent under each scenario (asked for by
-  the request or the server's default), one count per scenario name;
+  the request or the server's default, or drawn by chance: :mod:`ssemock.chaos`; one asked for with a
+  ``probability`` only when drawn), one count per scenario name;
 * ``ssemock_time_to_first_byte_seconds`` (histogram, :data:`FIRST_BYTE_BUCKETS`): from the request's
   arrival to its response's status line and headers being written;
 * ``ssemock_stream_duration_seconds`` (histogram, :data:`DURATION_BUCKETS`): from the request's arrival
@@ -120,9 +121,8 @@ class Meter:
         if sent is None:
             return
         self.bytes_sent += sent.bytes
-        if entry.scenario:
-            for name in entry.scenario.split(","):
-                self.faults[name] = self.faults.get(name, 0) + 1
+        for name in entry.applied:
+            self.faults[name] = self.faults.get(name, 0) + 1
         now = asyncio.get_running_loop().time()
         self.duration.observe(now - arrived)
         headers = request.get(HEADERS_AT)

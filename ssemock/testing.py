@@ -33,13 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .body_paths import check_paths
 from .cassette import Cassette, load
+from .changes import Change, apply_change
+from .chaos import Chaos
 from .errors import CassetteNotFoundError, ScenarioError
 from .journal import describe_journal, repeats, select, unmatched_report
 from .journal_query import Journal
 from .matching import DEFAULT_MATCH_ON, check_match_on
-from .mockserver import MockServer
+from .mockserver import MockServer, check_seed
 from .names import scenario_names
+from .scenario import Scenario
 from .stubs import Chain, Stub, StubBook
 from .stubs import on as _on
 from .stubs import reply as _reply
@@ -194,9 +198,12 @@ class SSEMockFixture:
         self.cassette: Cassette | None = None
         self.scenario: tuple[str, ...] = ()
         self.match_on: tuple[str, ...] = DEFAULT_MATCH_ON
+        self.ignore_body: tuple[str, ...] = ()
         self.strict = False
         self.stubs = StubBook(stubs)
         self.stubs_only = False
+        self.chaos = Chaos()
+        self.seed = 0
 
     # ---- inline stubs --------------------------------------------------------------
     def reply(self, text: str, **fields: Any) -> Stub:
@@ -235,6 +242,28 @@ class SSEMockFixture:
         """
         return _on(**conditions, on_add=self.stubs.add)
 
+    def add_stubs(self, document: Mapping[str, Any] | str) -> list[str]:
+        """Add a stub file's stubs (its data or YAML text) for this test, tried before its other stubs, as
+        ``POST /_ssemock/stubs`` does (:meth:`ssemock.MockServer.add_stubs`). Returns their names.
+        Raises :class:`~ssemock.StubError` naming the field."""
+        return self.server.add_stubs(document)
+
+    def clear_stubs(self) -> int:
+        """Remove the stubs :meth:`add_stubs` and ``POST /_ssemock/stubs`` added (how many); the others stay."""
+        return self.server.clear_stubs()
+
+    def set_scenario(self, scenario: Sequence[str] | str | Mapping[str, Any] | Scenario) -> tuple[str, ...]:
+        """Set this test's scenario while it runs, as ``PUT /_ssemock/scenario`` does: served names, or a
+        scenario file's data (:meth:`ssemock.MockServer.set_scenario`). Returns the names; raises
+        :class:`~ssemock.ScenarioError` naming the field, or ``UnknownScenarioError``."""
+        self.scenario = self.server.set_scenario(scenario)
+        return self.scenario
+
+    def clear_scenario(self) -> None:
+        """Replay faithfully from now on (``DELETE /_ssemock/scenario``)."""
+        self.server.clear_scenario()
+        self.scenario = ()
+
     @property
     def url(self) -> str:
         """The base URL to give the client, ``http://127.0.0.1:PORT`` (append ``/v1`` for OpenAI SDKs)."""
@@ -243,6 +272,7 @@ class SSEMockFixture:
     def use(
         self, cassette: CassetteRef | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
+        ignore_body: Sequence[str] | None = None,
     ) -> SSEMockFixture:
         """Answer this test's requests from ``cassette`` under ``scenario``.
 
@@ -252,8 +282,10 @@ class SSEMockFixture:
             scenario: scenario names, a tuple (``("crlf", "split-bytes")``; one name may be a
                 string, and a comma-separated string is split); None or ``()`` replays faithfully.
             timing_scale: multiplies recorded times (0 = no delays); None keeps the session's.
-            match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``),
+            match_on: matcher names (``"method"``, ``"path"``, ``"query"``, ``"body"``, ``"prompt"``),
                 all required; None: the default for the cassette (see the module docstring).
+            ignore_body: body paths the ``body`` matcher ignores (``["metadata.trace_id",
+                "messages[*].id"]``, :mod:`ssemock.body_paths`), besides the cassette's own; None: none.
 
         Returns:
             self, so ``ssemock.use("name").url`` reads in one line.
@@ -261,11 +293,13 @@ class SSEMockFixture:
         Raises:
             CassetteNotFoundError: no such cassette (the message lists the places searched).
             ScenarioError: no such scenario (the message lists the known ones).
-            ConfigError: an empty scenario name; ``match_on`` is a string, empty or names an unknown matcher.
+            ConfigError: an empty scenario name; ``match_on`` is a string, empty or names an unknown matcher;
+                ``ignore_body`` holds something else than body paths, or too many.
         """
         found = self.lookup.find(cassette) if cassette is not None else self.cassette
         names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(found, match_on)
+        self.ignore_body = check_paths(ignore_body or (), "ignore_body")
         self.cassette, self.scenario = found, names
         self._apply(timing_scale=timing_scale)
         return self
@@ -273,17 +307,22 @@ class SSEMockFixture:
     def reset(
         self, cassette: Cassette | None = None, *, scenario: Sequence[str] | str | None = None,
         timing_scale: float | None = None, match_on: Sequence[str] | None = None,
+        ignore_body: Sequence[str] | None = None, chaos: Any = None, seed: int | None = None,
     ) -> None:
         """Forget the journal and play counts; serve ``cassette`` (None: all the session's
-        cassettes) under ``scenario``, matched on ``match_on`` (as in :meth:`use`).
-        Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
-        a bad ``match_on``.
+        cassettes) under ``scenario``, matched on ``match_on`` ignoring ``ignore_body`` (as in :meth:`use`),
+        with the faults by rate ``chaos`` (as ``MockServer(chaos=...)`` takes them; None: none) drawn from
+        ``seed`` (None: 0). Raises :class:`ScenarioError` for an unknown scenario, :class:`ConfigError` for
+        a bad ``match_on``, ``ignore_body``, chaos rule or seed.
 
         Returns without waiting for the server's thread: the change is made there before any
         request that arrives after this call, and before anything asked of the server later
         (:attr:`requests`, :meth:`use`)."""
         names = self._scenario_names(scenario)
         self.match_on, self.strict = self._matching(cassette, match_on)
+        self.ignore_body = check_paths(ignore_body or (), "ignore_body")
+        self.chaos, self.seed = Chaos.of(chaos), check_seed(0 if seed is None else seed)
+        self.chaos.check(self.server.state.scenarios)
         self.cassette, self.scenario = cassette, names
         self._apply(reset=True, timing_scale=timing_scale, wait=False)
 
@@ -305,7 +344,8 @@ class SSEMockFixture:
 
     def _apply(self, *, reset: bool = False, timing_scale: float | None = None, wait: bool = True) -> None:
         cassette, scenario, base = self.cassette, self.scenario, self._base
-        match_on, strict = self.match_on, self.strict
+        match_on, strict, ignore_body = self.match_on, self.strict, self.ignore_body
+        chaos, seed = self.chaos, self.seed
         if cassette is None and self.stubs_only:
             cassettes = {}
         elif cassette is None or base.get(cassette.name) is cassette:
@@ -318,11 +358,13 @@ class SSEMockFixture:
             state = self.server.state
             if reset:
                 state.reset()
+                apply_change(state, Change("scenario.clear"))  # scenarios an earlier test gave at run time
             state.cassettes = cassettes
             state.cassette = cassette.name if cassette is not None else None
             state.scenario = scenario
-            state.match_on, state.strict = match_on, strict
+            state.match_on, state.strict, state.ignore_body = match_on, strict, ignore_body
             state.stubs = stubs
+            state.chaos, state.seed = chaos, seed
             if timing_scale is not None:
                 state.timing_scale = timing_scale
 

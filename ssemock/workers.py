@@ -25,7 +25,17 @@ Journal and admin routes across workers:
   to its own journal (``since`` to its own ``seq``), then ``limit`` to the gathered entries;
 * ``GET /_ssemock/metrics`` on any worker shows every worker's counts, each sample labelled with its
   ``worker`` (:mod:`ssemock.telemetry`), gathered and left out the same way;
-* ``health``, ``cassettes`` and ``scenarios`` are the same in every worker.
+* a change (``POST``/``DELETE /_ssemock/stubs``, ``PUT``/``DELETE /_ssemock/scenario``:
+  :mod:`ssemock.change_routes`) is applied by the worker that receives it, then handed to every other
+  worker as the same :class:`~ssemock.changes.Change` record, asked as the journal is (each gets
+  :data:`PEER_TIMEOUT` plus twice the time the receiving worker took to read the document); the
+  answer names each worker that took it (``workers``: process id → its answer), or is ``503
+  ssemock_change_incomplete`` naming those that did not answer in time (``unanswered``: a change read late
+  is not applied) or refused it (``refused``). A worker started later (gunicorn replaces one that
+  died) starts from the loaded files, without the changes, and says so on stderr;
+* ``health``, ``cassettes``, ``scenarios``, ``GET /_ssemock/stubs`` and ``GET /_ssemock/scenario`` are this
+  worker's (the same in every worker once a change reached them all; a stub's ``used`` counts this worker's
+  answers).
 
 Play counts ("the first interaction not yet played" among equal matches) are kept per
 worker: with N > 1, repeated identical requests that land on different workers may get
@@ -60,11 +70,13 @@ from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
 from gunicorn.app.base import BaseApplication
 
+from .change_routes import SPREAD, Spreading
+from .changes import Change, prepare_change
 from .edge import refuse
 from .edge.runner import make_runner
-from .errors import ServerError
+from .errors import ServerError, SSEMockError
 from .journal import send_journal
-from .journal_query import JournalQuery
+from .journal_query import JournalQuery, check_clear
 from .matching import prepare_indexes
 from .mockserver import MockServer
 from .refusals import BadQueryError
@@ -79,7 +91,13 @@ PEER_TIMEOUT = 2.0
 """Seconds a worker waits for each other worker's journal (all are asked at once)."""
 STOP_TIMEOUT = 1.0
 """Seconds after SIGTERM, beyond ``--grace``, before a worker that has not exited is killed."""
+PEER_LINE_SIZE = 64 * 1024
+"""Bytes of a request line a worker reads from another (the journal query passed on): above three times
+aiohttp's 8,190 bytes of a client's request line, as each character of a query may be passed on as
+``%XX``; at that bound a query within :mod:`~ssemock.journal_query`'s bounds reaches every worker."""
 UNANSWERED_HEADER = "X-SSEMock-Unanswered-Workers"
+CHANGED = "changed"
+"""The file of the workers' directory that says a change was made at run time (for workers started later)."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -138,10 +156,14 @@ class _Peers:
         peer.router.add_get("/journal", self._journal)
         peer.router.add_delete("/journal", self._clear)
         peer.router.add_get("/metrics", self._metrics)
+        peer.router.add_post("/change", self._change)
         self.meter = app[METER]
-        self.runner = web.AppRunner(peer, handle_signals=False, access_log=None)
+        self.runner = web.AppRunner(peer, handle_signals=False, access_log=None, max_line_size=PEER_LINE_SIZE)
         await self.runner.setup()
         await web.UnixSite(self.runner, str(self.directory / f"{self.pid}.sock")).start()
+        if (self.directory / CHANGED).exists():  # a worker started after a change (gunicorn replaced one)
+            print(f"ssemock: worker {self.pid} started after changes at run time (/_ssemock/stubs, /_ssemock/scenario) "
+                  "and serves without them: send them again", file=sys.stderr, flush=True)
 
     async def stop(self, app: web.Application) -> None:
         if self.runner is not None:
@@ -149,6 +171,8 @@ class _Peers:
         with contextlib.suppress(OSError):
             (self.directory / f"{self.pid}.sock").unlink()
         if os.getppid() != self.master:  # the master was killed: the last worker out removes the directory
+            with contextlib.suppress(OSError):
+                (self.directory / CHANGED).unlink()  # no worker is started after this
             with contextlib.suppress(OSError):
                 self.directory.rmdir()
 
@@ -159,40 +183,68 @@ class _Peers:
         return web.json_response(self.meter.to_json())
 
     async def _clear(self, request: web.Request) -> web.Response:
-        try:
-            deadline = float(request.query.get("deadline", "inf"))
-        except ValueError:
-            deadline = math.inf
-        if time.time() > deadline:  # the asker has given up and reported this worker as unanswered: keep all
+        if _late(request):  # the asker has given up and reported this worker as unanswered: keep all
             return web.json_response({"cleared": 0, "late": True}, status=504)
         count = len(self.state.journal)
         self.state.reset()
         return web.json_response({"cleared": count})
 
-    async def ask(self, method: str, path: str = "/journal",
-                  params: dict[str, str] | None = None) -> tuple[dict[int, Any], list[int]]:
-        """Every other worker's answer to ``method path`` (``/journal``, ``/metrics``) with ``params``, by
-        process id, and the ids of the workers that did not answer within :data:`PEER_TIMEOUT` (a worker
-        that is gone is in neither)."""
+    async def _change(self, request: web.Request) -> web.Response:
+        """Another worker's change: ``{"applied": ANSWER}`` or ``{"refused": ERROR}``; 504 (not applied) late."""
+        if _late(request):
+            return web.json_response({"late": True}, status=504)
+        try:
+            change = Change.from_json(await request.json())
+            commit = await asyncio.to_thread(prepare_change, self.state, change)
+            if _late(request):  # read after the asker gave up: not made
+                return web.json_response({"late": True}, status=504)
+            return web.json_response({"applied": commit()})
+        except SSEMockError as exc:
+            return web.json_response({"refused": {"type": exc.code, "message": str(exc)}})
+        except (ValueError, KeyError) as exc:
+            return web.json_response({"refused": {"type": "ssemock_error", "message": f"not a change: {exc!s}"}})
+
+    async def spread(self, change: Change, applied: dict[str, Any], read: float) -> Spreading:
+        """Hand ``change``, which this worker applied with the answer ``applied`` after ``read`` seconds of
+        reading it, to every other worker; each gets :data:`PEER_TIMEOUT` and twice that time to answer."""
+        (self.directory / CHANGED).touch()
+        answers, unanswered = await self.ask("POST", "/change", body=change.to_json(), shown=change.source,
+                                             timeout=PEER_TIMEOUT + 2 * read)
+        done = Spreading({str(self.pid): applied}, unanswered)
+        for pid, answer in sorted(answers.items()):
+            if isinstance(answer, dict) and "applied" in answer:
+                done.workers[str(pid)] = answer["applied"]
+            else:
+                done.refused[str(pid)] = answer.get("refused") if isinstance(answer, dict) else answer
+        return done
+
+    async def ask(self, method: str, path: str = "/journal", params: dict[str, str] | None = None, *,
+                  body: Any = None, shown: str | None = None,
+                  timeout: float = PEER_TIMEOUT) -> tuple[dict[int, Any], list[int]]:
+        """Every other worker's answer to ``method path`` (``/journal``, ``/metrics``, ``/change``) with
+        ``params`` and the JSON ``body``, by process id, and the ids of the workers that did not answer within
+        ``timeout`` seconds (a worker that is gone is in neither); ``shown``: the request's name on stderr."""
         sockets = {int(p.stem): p for p in self.directory.glob("*.sock")
                    if p.stem.isdigit() and int(p.stem) != self.pid}
-        results = await asyncio.gather(*(self._ask(p, method, path, params or {}) for p in sockets.values()))
+        results = await asyncio.gather(*(self._ask(p, method, path, params or {}, body, timeout)
+                                         for p in sockets.values()))
         answers = {pid: result for pid, result in zip(sockets, results) if result not in (_GONE, _SILENT)}
         unanswered = sorted(pid for pid, result in zip(sockets, results) if result is _SILENT)
         if unanswered:
-            shown = METRICS_PATH if path == "/metrics" else JOURNAL_PATH
-            print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {method} {shown} "
-                  f"within {PEER_TIMEOUT:g} s; left out", file=sys.stderr, flush=True)
+            shown = shown or f"{method} {METRICS_PATH if path == '/metrics' else JOURNAL_PATH}"
+            print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {shown} "
+                  f"within {timeout:.3g} s; left out", file=sys.stderr, flush=True)
         return answers, unanswered
 
-    async def _ask(self, socket: Path, method: str, path: str, params: dict[str, str]) -> Any:
-        timeout = aiohttp.ClientTimeout(total=PEER_TIMEOUT)
-        # a DELETE read after this (the worker's loop was held) clears nothing: "unanswered" means "kept"
-        deadline = {**params, "deadline": repr(time.time() + PEER_TIMEOUT - _DEADLINE_MARGIN)}
+    async def _ask(self, socket: Path, method: str, path: str, params: dict[str, str], body: Any,
+                   seconds: float) -> Any:
+        timeout = aiohttp.ClientTimeout(total=seconds)
+        # a DELETE or change read after this (the worker's loop was held) does nothing: "unanswered" means "kept"
+        deadline = {**params, "deadline": repr(time.time() + seconds - _DEADLINE_MARGIN)}
         try:
             async with aiohttp.ClientSession(connector=aiohttp.UnixConnector(path=str(socket)),
                                              timeout=timeout) as session, \
-                    session.request(method, f"http://worker{path}", params=deadline) as resp:
+                    session.request(method, f"http://worker{path}", params=deadline, json=body) as resp:
                 resp.raise_for_status()
                 return await resp.json()
         except (FileNotFoundError, ConnectionRefusedError):
@@ -204,6 +256,15 @@ class _Peers:
 
 
 _DEADLINE_MARGIN = 0.5  # seconds for a late worker's answer to travel back before the asker gives up
+
+
+def _late(request: web.Request) -> bool:
+    """Whether the asking worker has given up on this request (its ``deadline``, a time in seconds, passed)."""
+    try:
+        deadline = float(request.query.get("deadline", "inf"))
+    except ValueError:
+        deadline = math.inf
+    return time.time() > deadline
 _GONE = object()
 _SILENT = object()
 
@@ -220,6 +281,10 @@ async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamR
         return await handler(request)
     peers = request.app[_PEERS]
     if request.method == "DELETE":
+        try:
+            check_clear(request.query)
+        except BadQueryError as exc:
+            return refuse(exc)
         cleared = {str(peers.pid): len(peers.state.journal)}
         peers.state.reset()
         others, unanswered = await peers.ask("DELETE")
@@ -295,11 +360,13 @@ class _Application(BaseApplication):  # type: ignore[misc]
 
     def load(self) -> Callable[[], Awaitable[web.AppRunner]]:
         state, network, host, directory = self.server.state, self.server.network, self.server.host, self.directory
-        prepare_indexes(state.indexes, state.cassettes.values(), state.match_on)  # once, before the fork
+        # once, before the fork
+        prepare_indexes(state.indexes, state.cassettes.values(), state.match_on, state.ignore_body)
 
         async def worker_runner() -> web.AppRunner:
             app = create_app(state)
             peers = app[_PEERS] = _Peers(directory, state)
+            app[SPREAD] = peers.spread
             app.middlewares.append(_gather_journal)
             app.on_startup.append(peers.start)
             app.on_cleanup.append(peers.stop)

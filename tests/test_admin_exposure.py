@@ -23,6 +23,8 @@ from .upstream import Upstream
 SSE = [("content-type", "text/event-stream")]
 ADMIN = [("GET", "/_ssemock/requests"), ("DELETE", "/_ssemock/requests"), ("GET", "/_ssemock/health"),
          ("GET", "/_ssemock/cassettes"), ("GET", "/_ssemock/scenarios"), ("GET", "/_ssemock/metrics"),
+         ("GET", "/_ssemock/stubs"), ("POST", "/_ssemock/stubs"), ("DELETE", "/_ssemock/stubs"),
+         ("GET", "/_ssemock/scenario"), ("PUT", "/_ssemock/scenario"), ("DELETE", "/_ssemock/scenario"),
          ("GET", "/_ssemock/nothing")]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ssemock.argtypes import matcher_names, scenario_list
+from ssemock.argtypes import body_path, matcher_names, scenario_list
 from ssemock.cli import build_parser, main
 from ssemock.sse import decode
 
@@ -117,7 +117,7 @@ def test_inspect_decodes_gzip_bodies(capsys: pytest.CaptureFixture[str]) -> None
     assert "7 event(s)" in out and "message_stop:" in out
 
 
-NAME_TYPES = (str, Path, matcher_names, scenario_list)  # the option types that read no number
+NAME_TYPES = (str, Path, matcher_names, scenario_list, body_path)  # the option types that read no number
 
 
 def number_options() -> list[tuple[str, ...]]:

@@ -188,5 +188,5 @@ def test_the_model_classes_keep_their_dataclass_behaviour() -> None:
     assert dataclasses.asdict(Interaction(request, response))["response"]["end"] == {"t": 0.75, "how": "clean"}
     scenario = Scenario("a", [], "one", "events", source="a.yaml")
     assert scenario == Scenario("a", [], "one", "events") and repr(scenario) == (
-        "Scenario(name='a', steps=[], description='one', preserves='events')")
+        "Scenario(name='a', steps=[], description='one', preserves='events', probability=None)")
     assert dataclasses.replace(scenario, name="b").name == "b"

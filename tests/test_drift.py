@@ -62,6 +62,13 @@ class DriftingProvider(Upstream):
             return web.json_response({"error": {"message": "Incorrect API key provided"}}, status=401)
         if "status-500" in self.changes:
             return web.json_response({"error": {"message": "Internal server error", "code": 500}}, status=500)
+        if "redirect" in self.changes:  # a login page's redirect, to another host
+            return web.Response(status=307, headers={"Location": "https://login.example/sso?next=/v1"})
+        if "html" in self.changes:  # a proxy's page in place of the stream
+            return web.Response(status=200, text="<html><body>Access denied</body></html>", content_type="text/html")
+        if "not-gzip" in self.changes:  # labelled gzip, sent plain: the recorder cannot decode it to scan it
+            body = b'data: {"choices": []}\n\ndata: [DONE]\n\n'
+            return web.Response(body=body, headers={"Content-Type": "text/event-stream", "Content-Encoding": "gzip"})
         headers = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                    "X-Request-Id": f"req_{random.getrandbits(64):x}"}  # fmt: skip
         if "header" in self.changes:
@@ -281,6 +288,27 @@ def test_a_wrong_key_is_a_status_finding_only_and_update_keeps_the_recording(tmp
     ] * 2
 
 
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("redirect", "the provider answered 307 now; the recording of a 200 is kept"),
+        ("html", "the answer is no event stream now (Content-Type 'text/html; charset=utf-8'); the recorded "
+                 "event stream is kept"),
+        ("not-gzip", "the new answer's body was not recorded (Content-Encoding 'gzip' does not decode"),
+    ],
+)  # fmt: skip
+def test_update_keeps_a_stream_that_a_redirect_a_page_or_an_unrecorded_body_would_replace(
+    tmp_path: Path, change: str, reason: str
+) -> None:
+    with DriftingProvider() as provider:
+        cassette = record(provider, tmp_path)
+        before = cassette.read_bytes()
+        provider.changes.add(change)
+        status, doc, _ = drift(str(cassette), "--target", provider.url, "--header", AUTH, "--update")
+    assert (status, doc["updated"], cassette.read_bytes()) == (5, [], before)
+    assert [(n["interaction"], n["reason"][: len(reason)]) for n in doc["not_updated"]] == [(0, reason)]
+
+
 def test_the_lines_name_each_finding_under_its_tier(tmp_path: Path) -> None:
     with DriftingProvider() as provider:
         cassette = record(provider, tmp_path)
@@ -308,6 +336,11 @@ def test_the_lines_name_each_finding_under_its_tier(tmp_path: Path) -> None:
         ),
         (["--max-interactions", "1"], "2 interactions in 1 cassette file(s), over --max-interactions 1"),
         (["--header", "no colon"], "expected 'NAME: VALUE'"),
+        # a length of its own held each request until --timeout (300 s)
+        (["--header", "Content-Length: 5"], "--header: Content-Length is a header drift sets itself"),
+        (["--header", "X-SSEMock-Cassette: other"], "--header: X-SSEMock-Cassette is a header drift sets itself"),
+        (["--target", "http://[::1"], "target 'http://[::1': Invalid IPv6 URL"),
+        (["--target", "http://127.0.0.1:99999"], "target 'http://127.0.0.1:99999': Port out of range"),
     ],
 )
 def test_bad_input_exits_2_naming_the_option(tmp_path: Path, args: list[str], message: str) -> None:
@@ -320,6 +353,7 @@ def test_bad_input_exits_2_naming_the_option(tmp_path: Path, args: list[str], me
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) <= 3  # (argparse: usage, then the error)
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,10 @@ import httpx
 import pytest
 
 from ssemock import MockServer
+from ssemock.journal_query import MAX_TEXT
 from ssemock.mockserver import collect_cassettes
 from ssemock.refusals import BadQueryError
+from ssemock.workers import UNANSWERED_HEADER
 from tests.test_workers import serve
 
 CHAT, MESSAGES, RESPONSES = (
@@ -115,17 +118,35 @@ BAD = [
     ({"path": "/" + "x" * 2048}, "path"),
     ({"cassette": ""}, "cassette"),
     ({"outcomes": "cut"}, "outcomes"),  # no such parameter
+    ({"limit": "9" * 23}, "limit"),  # a whole number, over the bound
+    ([("outcome", "cut"), ("outcome", "reset")], "outcome"),  # given twice: outcome=cut,reset is meant
+    ([("limit", "2"), ("limit", "2")], "limit"),
 ]
 
 
 @pytest.mark.parametrize(("query", "parameter"), BAD)
-def test_a_bad_parameter_is_a_400_naming_it(served: MockServer, query: dict[str, str], parameter: str) -> None:
+def test_a_bad_parameter_is_a_400_naming_it(served: MockServer, query: Any, parameter: str) -> None:
     resp = httpx.get(served.url + "/_ssemock/requests", params=query)
     assert resp.status_code == 400
     error = resp.json()["error"]
     assert error["type"] == "ssemock_bad_query"
     assert error["parameter"] == parameter
     assert f"query parameter {parameter!r}" in error["message"]
+
+
+def test_the_bound_of_a_number_is_named_whatever_its_length(served: MockServer) -> None:
+    for value in ("1000001", "9" * 23):
+        resp = httpx.get(served.url + "/_ssemock/requests", params={"limit": value})
+        assert "expected a whole number from 1 to 1,000,000" in resp.json()["error"]["message"]
+
+
+def test_a_delete_with_a_parameter_is_refused_and_clears_nothing(served: MockServer) -> None:
+    before = httpx.get(served.url + "/_ssemock/requests").json()
+    resp = httpx.delete(served.url + "/_ssemock/requests", params={"outcome": "cut"})
+    assert resp.status_code == 400
+    assert resp.json()["error"]["type"] == "ssemock_bad_query"
+    assert resp.json()["error"]["parameter"] == "outcome"
+    assert httpx.get(served.url + "/_ssemock/requests").json() == before
 
 
 def test_bad_values_in_python_raise_value_or_type_errors(served: MockServer) -> None:
@@ -138,6 +159,10 @@ def test_bad_values_in_python_raise_value_or_type_errors(served: MockServer) -> 
         journal.filter(since="3")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="limit"):
         journal.filter(limit=True)
+    with pytest.raises(TypeError, match="outcome: expected names"):
+        journal.filter(outcome=[5])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="outcome: expected names"):
+        journal.filter(outcome=b"cut")  # type: ignore[arg-type]
 
 
 def test_the_filters_apply_across_workers(tmp_path: Path) -> None:
@@ -166,3 +191,30 @@ def test_the_filters_apply_across_workers(tmp_path: Path) -> None:
         (e["worker"], e["seq"]) for e in everything if e["seq"] > 1
     )
     assert bad.status_code == 400 and bad.json()["error"]["parameter"] == "limit"
+
+
+def test_across_workers_a_long_query_reaches_every_worker_and_a_delete_filter_is_refused(tmp_path: Path) -> None:
+    with serve(tmp_path, "--workers", "2", "--timing-scale", "0") as served:
+        for _ in range(30):  # until both workers have journaled a request
+            with httpx.Client(headers={"Connection": "close"}) as client:
+                send(client, served.url, CHAT, None)
+            everything = httpx.get(f"{served.url}/_ssemock/requests").json()
+            if len({e["worker"] for e in everything}) == 2:
+                break
+        # within the bounds (2,048 characters each), sent as curl sends them: '{' as one byte, which
+        # the worker passing the query on writes as %7B
+        braces = "{" * MAX_TEXT
+        asked = subprocess.run(
+            ["curl", "-sg", "-D", "-", f"{served.url}/_ssemock/requests?path=/{braces[1:]}&cassette={braces}"],
+            capture_output=True, text=True, timeout=30, check=True,
+        )  # fmt: skip
+        refused = httpx.delete(f"{served.url}/_ssemock/requests", params={"limit": "1"})
+        twice = httpx.get(f"{served.url}/_ssemock/requests", params=[("outcome", "cut"), ("outcome", "reset")])
+        kept = httpx.get(f"{served.url}/_ssemock/requests").json()
+    head, _, body = asked.stdout.partition("\n\n")  # (text mode reads CRLF as LF)
+    assert head.startswith("HTTP/1.1 200") and body == "[]"
+    assert f"{UNANSWERED_HEADER}: \n" in head  # every worker answered
+    assert "did not answer" not in (tmp_path / "stderr").read_text()
+    assert refused.status_code == 400 and refused.json()["error"]["parameter"] == "limit"
+    assert len(kept) == len(everything)  # the refused DELETE cleared nothing
+    assert twice.status_code == 400 and twice.json()["error"]["parameter"] == "outcome"

@@ -325,3 +325,24 @@ def test_record_without_a_target_says_where_to_give_one(
     assert main(["record", "--port", "0", "--cassettes", str(tmp_path)]) == 2
     assert "must be an http(s) URL" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("target", "error"),
+    [
+        ("http://[::1", "target 'http://[::1': Invalid IPv6 URL"),
+        ("http://alice:pw-0123@[::1", "target 'http://***@[::1': Invalid IPv6 URL"),  # the password never shown
+        ("http://127.0.0.1:99999", "target 'http://127.0.0.1:99999': Port out of range 0-65535"),
+        ("http://127.0.0.1:abc", "target 'http://127.0.0.1:abc': Port could not be cast to integer value"),
+        ("http://127.0.0.1:0", "target port 0: expected a port from 1 to 65535"),
+    ],
+)
+def test_a_target_that_is_no_url_is_one_line_and_exit_2(tmp_path: Path, target: str, error: str) -> None:
+    """A port out of range was accepted (then every request failed); a broken IPv6 address was a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ssemock", "record", "--port", "0", "--cassettes", str(tmp_path), "--target", target],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith(f"ssemock: error: {error}"), done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "pw-0123" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -379,7 +379,7 @@ def test_marker_errors_are_clear(session: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.ssemock: unknown argument 'cassete'; valid: cassette, scenario, matrix, timing_scale, "
-            "target, match_on, stubs",
+            "target, match_on, stubs, chaos, seed",
             "@pytest.mark.ssemock: ssemock: scenario: expected a scenario name, one of *, got 'no-such-scenario'",
         ]
     )

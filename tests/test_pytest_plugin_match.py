@@ -159,7 +159,7 @@ def test_match_on_on_the_marker_and_in_use_compares_the_body_of_a_named_cassette
     result.assert_outcomes(passed=2, failed=2, errors=1)
     result.stdout.fnmatch_lines([
         "*ERROR at setup of test_a_string_is_refused*",
-        "@pytest.mark.ssemock: match_on must be a non-empty list of matchers among method, path, query, body, "
+        "@pytest.mark.ssemock: match_on must be a non-empty list of matchers among method, path, query, body, prompt, "
         "got 'body'",
         "*_ test_changed_prompt _*",
         "E * closest: anthropic-messages-thinking #0 POST /v1/messages?beta=true",

@@ -95,3 +95,29 @@ def test_unknown_record_mode_in_the_ini_file_is_a_usage_error(pytester: pytest.P
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ssemock_record_mode: 'sometimes' is not one of none, once, new_episodes, all*"])
+
+
+def test_in_a_record_mode_the_markers_scenario_breaks_the_client_and_the_cassette_keeps_the_stream(
+    pytester: pytest.Pytester,
+) -> None:
+    """``scenario="cut-mid-event"`` while recording: the test's httpx client sees the stream cut inside its second
+    event; the cassette holds the upstream's whole stream, which a replay then serves under the same cut."""
+    script, _ = SCRIPTS["chat"]
+    recorded = b"".join(data for _, data in script)
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        test_rec="""
+import httpx
+import pytest
+
+@pytest.mark.ssemock(scenario="cut-mid-event")
+def test_chat(ssemock):
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.post(ssemock.url + "/v1/chat/completions", json={"model": "m", "stream": True})
+"""
+    )
+    with Upstream() as upstream:
+        pytester.runpytest("--ssemock-record=once", f"--ssemock-target={upstream.url}").assert_outcomes(passed=1)
+    [interaction] = load(pytester.path / "cassettes" / "test_rec" / "test_chat.yaml").interactions
+    assert interaction.response.body == recorded and interaction.response.end.how == "clean"
+    pytester.runpytest().assert_outcomes(passed=1)  # replayed under the same scenario: cut the same way

@@ -10,6 +10,9 @@ docs/reference/formats.md and checked here to be refused by the loader only.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +59,42 @@ def test_the_shipped_schemas_are_what_the_generator_writes(tmp_path: Path) -> No
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"{k}.schema.json" for k in schemas.KINDS]
     (tmp_path / "stubs.schema.json").write_text("{}\n", encoding="utf-8")
     assert main(["--check", "-o", str(tmp_path)]) == 1
+
+
+def schemas_command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ssemock.schemas", *args],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+
+
+def test_a_bad_output_directory_is_one_line_and_exit_2_and_leaves_no_file(tmp_path: Path) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    taken = tmp_path / "taken"
+    (taken / "cassette.schema.json").mkdir(parents=True)  # a directory where the schema file goes
+    for output, named, reason in [
+        (a_file, a_file, "not a directory"),
+        (a_file / "sub", a_file / "sub" / "cassette.schema.json", "Not a directory"),
+        (taken, taken / "cassette.schema.json", "Is a directory"),
+    ]:
+        proc = schemas_command("-o", str(output))
+        assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+        assert proc.stderr == (
+            f"python -m ssemock.schemas: error: {named}: cannot write cassette.schema.json ({reason})\n"
+        )
+    assert sorted(p.name for p in taken.iterdir()) == ["cassette.schema.json"]  # no temporary file left
+    assert a_file.read_text(encoding="utf-8") == "x"
+
+
+def test_check_reads_a_stale_file_that_is_not_utf8_as_stale(tmp_path: Path) -> None:
+    assert main(["-o", str(tmp_path)]) == 0
+    (tmp_path / "scenario.schema.json").write_bytes(b"\xff\xfe{}")
+    proc = schemas_command("--check", "-o", str(tmp_path))
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"{tmp_path / 'scenario.schema.json'}: differs from the generator (run: python -m ssemock.schemas)\n"
+    )
 
 
 def test_the_schema_ids_and_the_modeline_name_the_site_address(capsys: pytest.CaptureFixture[str]) -> None:

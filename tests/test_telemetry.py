@@ -10,9 +10,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from ssemock import MockServer
+from ssemock.journal_query import OUTCOMES
 from ssemock.mockserver import collect_cassettes
 from ssemock.telemetry import DURATION_BUCKETS, FIRST_BYTE_BUCKETS
 from tests.test_workers import serve
@@ -205,3 +208,46 @@ def test_a_scrape_during_requests_in_flight_answers(tmp_path: Path) -> None:
         for thread in threads:
             thread.join(15)
         assert total(samples(server.url), "ssemock_requests_total", outcome="complete") == 3
+
+
+@given(
+    names=st.lists(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz-0123456789", min_size=1, max_size=40), min_size=1, max_size=8
+    )
+)
+@settings(max_examples=20, deadline=None)
+def test_no_request_adds_a_label_value_beyond_the_loaded_scenarios(names: list[str]) -> None:
+    """Scenario and cassette names that clients send (header, path prefix) and that are not loaded are refused
+    before the meter counts them: the label values stay the loaded scenario names and the journal's outcomes."""
+    with MockServer(timing_scale=0) as server, httpx.Client() as client:
+        loaded = set(server.state.scenarios)
+        for name in names:
+            stream(client, server.url, scenario=f"cut-mid-event,{name}")
+            stream(client, server.url, cassette=name)
+            client.post(f"{server.url}/_ssemock/s/{name}/v1/chat/completions", json={})
+        found = samples(server.url)
+    scenarios = {dict(labels)["scenario"] for name, labels in found if name == "ssemock_faults_applied_total"}
+    outcomes = {dict(labels)["outcome"] for name, labels in found if name == "ssemock_requests_total"}
+    assert scenarios <= loaded
+    assert outcomes <= set(OUTCOMES) - {"in_progress"}
+
+
+@pytest.mark.parametrize(
+    "headers", [{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Host": "evil.example"}]
+)
+def test_with_workers_the_gathered_routes_keep_the_admin_origin_rules(tmp_path: Path, headers: dict[str, str]) -> None:
+    """The workers' gathering runs after the edge's checks: a page of another site reads neither the
+    gathered metrics nor the gathered journal, nor clears it."""
+    with serve(tmp_path, "--workers", "2", "--timing-scale", "0") as served:
+        with httpx.Client(headers={"Connection": "close"}) as client:
+            stream(client, served.url)
+        answers = [
+            httpx.get(f"{served.url}/_ssemock/metrics", headers=headers),
+            httpx.get(f"{served.url}/_ssemock/requests", headers=headers),
+            httpx.delete(f"{served.url}/_ssemock/requests", headers=headers),
+        ]
+        kept = httpx.get(f"{served.url}/_ssemock/requests").json()
+    for resp in answers:
+        assert resp.status_code in (403, 421)
+        assert resp.json()["error"]["type"] in ("ssemock_cross_origin", "ssemock_misdirected_host")
+    assert len(kept) == 1

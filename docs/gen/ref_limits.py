@@ -18,7 +18,7 @@ from ssemock.edge.arguments import shown_default
 from ssemock.edge.options import NetworkOptions
 from ssemock.limits import show_size
 
-MODULES = ("ssemock.limits", "ssemock.scenario.base", "ssemock.scenario.chunk_steps", "ssemock.diff")
+MODULES = ("ssemock.limits", "ssemock.scenario.base", "ssemock.scenario.chunk_steps", "ssemock.diff", "ssemock.workers")
 """The modules whose documented upper-case constants are bounds."""
 
 

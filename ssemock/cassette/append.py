@@ -65,8 +65,9 @@ def torn_start(data: str | bytes) -> int:
 
     Torn: the last :data:`BEGIN_MARK` line has no :data:`END_MARK` line after it.
     """
-    begin_mark, end_mark_ = ((BEGIN_MARK, END_MARK) if isinstance(data, str)
-                             else (BEGIN_MARK.encode(), END_MARK.encode()))
+    begin_mark, end_mark_ = (
+        (BEGIN_MARK, END_MARK) if isinstance(data, str) else (BEGIN_MARK.encode(), END_MARK.encode())
+    )
     nl = "\n" if isinstance(data, str) else b"\n"
     begin = data.rfind(nl + begin_mark) + 1  # type: ignore[operator, arg-type]  # marks start a line
     if begin == 0 and not data.startswith(begin_mark):  # type: ignore[arg-type]
@@ -143,36 +144,42 @@ def atomic_file(target: Path, *, exclusive: bool = False) -> Iterator[TextIO]:
         FileExistsError: ``exclusive`` and ``target`` exists.
         OSError: the directory or file cannot be written.
     """
-    with _replacing(target, exclusive) as fd, os.fdopen(
-        os.dup(fd), "w", encoding="utf-8", newline="", buffering=1 << 16
-    ) as out:
+    with (
+        _replacing(target, exclusive) as fd,
+        os.fdopen(os.dup(fd), "w", encoding="utf-8", newline="", buffering=1 << 16) as out,
+    ):
         yield out
         out.flush()
         os.fsync(out.fileno())
 
 
-def atomic_write_bytes(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` atomically, as :func:`atomic_file` does for text.
+def atomic_write_bytes(target: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``target`` atomically, as :func:`atomic_file` does for text; ``mode``: the file's
+    permissions from its creation on (``0o600`` for a private key: never readable by others, not even for
+    a moment), default the usual ``0o666`` less the umask.
 
     Raises:
         OSError: the directory or file cannot be written.
     """
-    with _replacing(target, False) as fd, os.fdopen(os.dup(fd), "wb") as out:
+    with _replacing(target, False, mode) as fd, os.fdopen(os.dup(fd), "wb") as out:
         out.write(data)
         out.flush()
         os.fsync(out.fileno())
 
 
 @contextlib.contextmanager
-def _replacing(target: Path, exclusive: bool) -> Iterator[int]:
-    """A locked temporary file's descriptor; renamed (or linked) to ``target`` when the block succeeds."""
+def _replacing(target: Path, exclusive: bool, mode: int | None = None) -> Iterator[int]:
+    """A locked temporary file's descriptor (of ``mode``, default 0666 less the umask); renamed (or linked) to
+    ``target`` when the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)  # mode 0600
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # tells remove_stale_temporaries that its writer is alive
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask  # the usual file mode
+        os.fchmod(fd, mode)
         yield fd
         if exclusive:
             os.link(tmp, target)

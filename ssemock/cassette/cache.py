@@ -69,7 +69,7 @@ DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 """Default bound of the cache's total size, bytes (``SSEMOCK_CACHE_MAX_BYTES``)."""
 MIN_CACHED_SIZE = 64 * 1024
 """Smaller cassette files are parsed every time (parsing them takes about a millisecond)."""
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _MAGIC = b"SSEMOCK-CASSETTE-CACHE\x00" + bytes([CACHE_FORMAT])
 _DIGEST = 16  # bytes of the BLAKE2b checksum of the payload
 SUBDIR = "ssemock-cassettes-v1"
@@ -303,7 +303,8 @@ def _encode(cassette: Cassette) -> bytes:
             resp.status, resp.reason, [list(p) for p in resp.headers], resp.start, resp.end.t, resp.end.how,
             resp.timed, [c.t for c in resp.chunks], [c.data for c in resp.chunks],
         ])
-    payload: bytes = msgpack.packb([cassette.name, cassette.provenance, interactions], use_bin_type=True)
+    payload: bytes = msgpack.packb([cassette.name, cassette.provenance, interactions, list(cassette.ignore_body),
+                                    list(cassette.dropped_body)], use_bin_type=True)
     return _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
 
 
@@ -315,11 +316,17 @@ def _decode(raw: bytes) -> Cassette:
     payload = memoryview(raw)[head:]
     if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != raw[len(_MAGIC):head]:
         raise ValueError("checksum")
-    name, provenance, items = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    name, provenance, items, ignore_body, dropped_body = msgpack.unpackb(payload, raw=False, strict_map_key=False)
     _check(name, str)
     _check(provenance, dict)
     return Cassette(name=name, interactions=[_interaction(item) for item in _check(items, list)],
-                    provenance=provenance)
+                    provenance=provenance, ignore_body=_texts(ignore_body), dropped_body=_texts(dropped_body))
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if not (isinstance(value, list) and all(isinstance(text, str) for text in value)):
+        raise TypeError("expected a list of strings")
+    return tuple(value)
 
 
 def _interaction(item: Any) -> Interaction:

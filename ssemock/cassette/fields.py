@@ -12,8 +12,10 @@ import re
 from collections.abc import Set as AbstractSet
 from typing import Any
 
+from ..body_paths import path_problem
 from ..errors import CassetteError, Described
 from ..limits import (
+    MAX_BODY_PATHS,
     MAX_CASSETTE_SECONDS,
     MAX_HEADER_LINE,
     MAX_ITEMS,
@@ -105,7 +107,8 @@ TIMINGS = ("recorded", "none")
 EOLS = {"lf": "\n", "crlf": "\r\n", "cr": "\r"}
 """The values of a response's ``eol`` (hand-written events) and the line ends they write."""
 KEYS: dict[str, tuple[str, ...]] = {
-    "cassette": (FORMAT_KEY, "name", "provenance", "interactions"),
+    "cassette": (FORMAT_KEY, "name", "provenance", "match", "interactions"),
+    "match": ("ignore_body", "dropped_body"),
     "interaction": ("request", "response"),
     "request": ("method", "path", "query", "headers", "body"),
     "response": ("status", "reason", "headers", "timing", "start", "chunks", "events", "interval", "eol", "end",
@@ -282,3 +285,16 @@ def ordered(v: Validator, resp: Response, where: str, events: bool) -> tuple[flo
                          f"seconds after the request", chunk.t)
         previous, previous_index = chunk.t, i
     return previous, field(previous_index)
+
+
+def body_paths(v: Validator, value: Any, where: str) -> tuple[str, ...]:
+    """A list of body paths (:mod:`ssemock.body_paths`): at most
+    :data:`~ssemock.limits.MAX_BODY_PATHS`, each of the path syntax and bounds, duplicates removed."""
+    items = v.typed(value, where, (list, tuple), "a list of body paths such as metadata.trace_id")
+    if len(items) > MAX_BODY_PATHS:
+        raise v.fail(where, f"a list of at most {MAX_BODY_PATHS} body paths", None)
+    for i, text in enumerate(items):
+        problem = path_problem(text)
+        if problem is not None:
+            raise v.fail(f"{where}[{i}]", problem, text)
+    return tuple(dict.fromkeys(items))

@@ -94,8 +94,8 @@ class Request:
     # matching asks every candidate for its JSON on every request; a received body is parsed
     # once for the depth check, the journal, stubs and matching alike.
     _parsed: tuple[bytes | None, Any, int] | None = field(default=None, init=False, repr=False, compare=False)
-    # (body it was keyed from, key): see :func:`ssemock.body_key.body_key` (``keep=True``).
-    _body_key: tuple[bytes | None, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    # (body it was keyed from, ignored body paths, key): see :func:`ssemock.body_key.body_key` (``keep=True``).
+    _body_key: tuple[bytes | None, Any, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def json(self) -> Any:
         """The body parsed as JSON (a new value each call), or None when it is absent or not JSON."""
@@ -200,12 +200,20 @@ class Cassette:
         interactions: recorded interactions, in recording order.
         provenance: free-form mapping: source repository, path, licence, importer, notes.
         path: the file it was loaded from or saved to, if any.
+        ignore_body: body paths (:mod:`ssemock.body_paths`: ``metadata.trace_id``, ``messages[*].id``)
+            deleted from both bodies before matching a request against this cassette (``match:
+            {ignore_body: [...]}`` in the file).
+        dropped_body: body paths the recorder deleted from every stored request body
+            (``ssemock record --drop-body-field``; ``match: {dropped_body: [...]}``); matching
+            ignores them too.
     """
 
     name: str
     interactions: list[Interaction] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    ignore_body: tuple[str, ...] = ()
+    dropped_body: tuple[str, ...] = ()
 
 
 def parse_json(body: bytes | None) -> Any:

@@ -58,10 +58,14 @@ def parse_cassette(doc: Any, *, name: str, source: str) -> Cassette:
         )
     v.known(doc, "", _KEYS["cassette"])
     items = v.items(doc.get("interactions", []), "interactions", "interactions")
+    match = v.mapping(doc.get("match", {}), "match")
+    v.known(match, "match", _KEYS["match"])
     return Cassette(
         name=fields.cassette_name(v, doc.get("name", name)),
         interactions=[_interaction(v, item, f"interactions[{i}]") for i, item in enumerate(items)],
         provenance=dict(v.mapping(doc.get("provenance", {}), "provenance")),
+        ignore_body=fields.body_paths(v, match.get("ignore_body", []), "match.ignore_body"),
+        dropped_body=fields.body_paths(v, match.get("dropped_body", []), "match.dropped_body"),
     )
 
 
@@ -70,13 +74,15 @@ def check_times(cassette: Cassette) -> None:
     of seconds from 0 to :data:`~ssemock.limits.MAX_CASSETTE_SECONDS` (24 h). Unlike a file, its
     times need not be in order (an ``End()`` left at 0 is common and harmless). Its statuses
     (200-599; 204 and 304 without a body) and reason phrases are checked as a file's are (RFC
-    9112 characters, at most 512), its response headers (names, values and bounds) and
-    ``body_not_recorded`` as a file's are.
+    9112 characters, at most 512), its response headers (names, values and bounds),
+    ``body_not_recorded`` and the body paths ignored or dropped as a file's are.
 
     Raises:
         CassetteError: naming the cassette (``<cassette NAME>``) and the field.
     """
     v = fields.Validator(f"<cassette {cassette.name}>")
+    fields.body_paths(v, cassette.ignore_body, "match.ignore_body")
+    fields.body_paths(v, cassette.dropped_body, "match.dropped_body")
     for i, inter in enumerate(cassette.interactions):
         resp, where = inter.response, f"interactions[{i}].response"
         fields.status(v, resp.status, f"{where}.status")
@@ -97,15 +103,17 @@ def check_cassette(cassette: Cassette, source: str) -> None:
     """Check a cassette rebuilt from another form than its YAML (e.g. the cache of parsed
     cassettes) with the rules a YAML load applies: name, at most
     :data:`~ssemock.limits.MAX_ITEMS` interactions and chunks, method token, path, header
-    names (tokens) and values (no CR, LF, NUL), body digest, status 200-599 (no body after 204
-    or 304), reason phrase, times finite
-    from 0 to 24 h and in order, end kind and time.
+    names (tokens) and values (no CR, LF, NUL), body paths ignored or dropped, body digest,
+    status 200-599 (no body after 204 or 304), reason phrase, times finite from 0 to 24 h and
+    in order, end kind and time.
 
     Raises:
         CassetteError: naming ``source`` and the first field that breaks a rule.
     """
     v = fields.Validator(source)
     fields.cassette_name(v, cassette.name)
+    fields.body_paths(v, cassette.ignore_body, "match.ignore_body")
+    fields.body_paths(v, cassette.dropped_body, "match.dropped_body")
     for i, inter in enumerate(v.items(cassette.interactions, "interactions", "interactions")):
         req, resp, where = inter.request, inter.response, f"interactions[{i}]"
         if fields.method_token(v, req.method, f"{where}.request.method").upper() != req.method:

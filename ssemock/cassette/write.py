@@ -15,7 +15,7 @@ import yaml
 
 from .model import FORMAT_KEY, FORMAT_VERSION, Cassette, Chunk, Interaction, parse_json
 
-__all__ = ["Dumper", "cassette_doc", "chunk_doc", "dump_yaml", "interaction_doc"]
+__all__ = ["Dumper", "cassette_doc", "chunk_doc", "dump_yaml", "interaction_doc", "match_doc"]
 
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -48,7 +48,20 @@ def cassette_doc(cassette: Cassette) -> dict[str, Any]:
     doc: dict[str, Any] = {FORMAT_KEY: FORMAT_VERSION, "name": cassette.name}
     if cassette.provenance:
         doc["provenance"] = cassette.provenance
+    match = match_doc(cassette.ignore_body, cassette.dropped_body)
+    if match:
+        doc["match"] = match
     doc["interactions"] = [interaction_doc(i) for i in cassette.interactions]
+    return doc
+
+
+def match_doc(ignore_body: tuple[str, ...], dropped_body: tuple[str, ...]) -> dict[str, Any]:
+    """The ``match:`` mapping of a cassette (``{}``: none): the body paths ignored and dropped."""
+    doc: dict[str, Any] = {}
+    if ignore_body:
+        doc["ignore_body"] = list(ignore_body)
+    if dropped_body:
+        doc["dropped_body"] = list(dropped_body)
     return doc
 
 

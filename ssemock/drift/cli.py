@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..argtypes import positive_count, positive_size, scale_factor, seconds
 from ..errors import ConfigError
 from ..limits import MAX_CHECK_SIZE
+from ..recorder.relay import HOP_BY_HOP
 from .compare import Finding, Tier, Tolerance
 from .run import DriftOptions, Outcome
 
@@ -141,6 +142,11 @@ def header_option(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(
             f"expected 'NAME: VALUE' (a header name, a colon, a value on one line), "
             f"got {name + ':' if colon else text[:40]!r}..."
+        )
+    if name.lower() in HOP_BY_HOP:  # a Content-Length of its own held every request until --timeout
+        raise argparse.ArgumentTypeError(
+            f"{name} is a header drift sets itself (the framing, the target's Host, the recorder's cassette); "
+            "expected another header, such as Authorization"
         )
     return name, value
 

@@ -14,7 +14,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..cassette import Cassette, Interaction, save
+from ..cassette import Cassette, Interaction, Response, save
+from ..errors import short_repr
 from .run import Outcome
 
 __all__ = ["kept_because", "update_cassettes"]
@@ -53,11 +54,24 @@ def update_cassettes(cassettes: Sequence[Cassette], outcomes: Sequence[Outcome])
 
 
 def kept_because(old: Interaction, new: Interaction) -> str | None:
-    """Why the recording ``old`` is kept although the answer drifted, or None: a success answered by an error
-    now (an expired key, a rate limit: recorded, it would replace a good stream), or a stream that ended
+    """Why the recording ``old`` is kept although the answer drifted, or None: a success answered by a
+    redirect or an error now (an expired key, a rate limit, a login page's redirect: recorded, it would
+    replace a good stream), an event stream answered by another content type (a proxy's HTML page), a
+    new answer whose body was not recorded (it does not decode, or was too large), or a stream that ended
     cleanly cut now."""
-    if old.response.status < 400 <= new.response.status:
-        return f"the provider answered {new.response.status} now; the recording of a {old.response.status} is kept"
-    if old.response.end.how == "clean" and new.response.end.how != "clean":
-        return f"the answer ended '{new.response.end.how}' now; the recording that ended clean is kept"
+    was, now = old.response, new.response
+    if was.status < 300 <= now.status:
+        return f"the provider answered {now.status} now; the recording of a {was.status} is kept"
+    if _event_stream(was) and not _event_stream(now):
+        shown = short_repr(now.header("content-type") or "none", 80)
+        return f"the answer is no event stream now (Content-Type {shown}); the recorded event stream is kept"
+    if now.body_not_recorded is not None and was.body_not_recorded is None:
+        return f"the new answer's body was not recorded ({now.body_not_recorded}); the recording is kept"
+    if was.end.how == "clean" and now.end.how != "clean":
+        return f"the answer ended '{now.end.how}' now; the recording that ended clean is kept"
     return None
+
+
+def _event_stream(response: Response) -> bool:
+    media = (response.header("content-type") or "").partition(";")[0].strip().lower()
+    return media == "text/event-stream"

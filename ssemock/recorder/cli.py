@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..argtypes import integer, matcher_names, seconds
+from ..argtypes import body_path, integer, matcher_names, scenario_list, seconds
 from ..background import stop_on_signals
 from ..config import Limits
 from ..edge import NetworkOptions, configure_logging
@@ -40,6 +40,7 @@ from ..edge.arguments import (
     tls_choice,
 )
 from ..errors import RecorderConfigError, RecorderError
+from ..limits import MAX_BODY_PATHS
 from ..matching import MATCHERS
 from ..tls import trust_notice
 from .modes import RecordMode
@@ -56,6 +57,7 @@ TARGET_VARIABLE = "SSEMOCK_TARGET"
 
 def add_arguments(rec: argparse.ArgumentParser) -> None:
     """Add the options of the ``record`` subcommand to its parser ``rec``."""
+    from ..chaos import CHAOS_HELP, chaos_rule  # the scenario model, imported when the record parser is built
     upstream = rec.add_mutually_exclusive_group()
     upstream.add_argument("--target", metavar="URL",
                           help=f"provider base URL, e.g. https://api.openai.com (default: ${TARGET_VARIABLE}, "
@@ -98,6 +100,23 @@ def add_arguments(rec: argparse.ArgumentParser) -> None:
                      help="end a stream as 'timeout' after this long without a byte (default 600)")
     rec.add_argument("--match-on", type=matcher_names, default="method,path,body",
                      help=f"matchers for replaying recorded requests, among {', '.join(MATCHERS)}")
+    rec.add_argument("--drop-body-field", action="append", default=[], type=body_path, metavar="PATH",
+                     help="delete this request body field (e.g. metadata.trace_id, messages[*].id) from the stored "
+                          "body, and list it in the cassette's match: dropped_body, which replay then ignores; the "
+                          f"request goes upstream whole (repeatable, at most {MAX_BODY_PATHS})")
+    rec.add_argument("--ignore-body-field", action="append", default=[], type=body_path, metavar="PATH",
+                     help="a request body field the body matcher ignores when replaying recorded requests "
+                          f"(repeatable, at most {MAX_BODY_PATHS})")
+    rec.add_argument("--scenario", type=scenario_list, metavar="NAME",
+                     help="send every client's answer under these scenarios (comma-separated), e.g. cut-mid-event: "
+                          "the cassette keeps the upstream's own bytes; a forwarded answer is held back until complete")
+    rec.add_argument("--scenarios", action="append", type=Path, metavar="DIR",
+                     help="scenario directory or file for --scenario and --chaos, added to the bundled presets "
+                          "(repeatable)")
+    rec.add_argument("--chaos", action="append", type=chaos_rule, metavar="RULE",
+                     help=CHAOS_HELP.replace("faults by rate", "faults by rate on what clients get"))
+    rec.add_argument("--seed", type=integer, default=0,
+                     help="seed of the --chaos draws and the scenarios' random choices (default 0)")
     add_tls_arguments(rec)
     add_limit_arguments(rec, "record")
     add_network_arguments(rec, "record", grace_help="on SIGINT/SIGTERM, let streams in progress finish this long, "
@@ -125,14 +144,23 @@ def run(args: argparse.Namespace) -> int:
 
     limits, network = record_of(Limits, args, "record"), record_of(NetworkOptions, args, "record")
     tls = tls_choice(args)
+    shaping: dict[str, Any] = {"scenario": args.scenario, "seed": args.seed}
+    if args.chaos:
+        from ..chaos import Chaos
+
+        shaping["chaos"] = Chaos.of(args.chaos, "--chaos")
+    if args.scenarios:
+        from ..bundled import bundled_scenarios
+
+        shaping["scenarios"] = [bundled_scenarios(), *args.scenarios]
 
     def make(target: str, shown: str | None = None) -> Recorder:
         return Recorder(
             target, args.cassettes, mode=args.record_mode, cassette=args.cassette, host=args.host,
             port=args.port, filter=filter_, max_body_size=None if args.max_body_size == -1 else args.max_body_size,
             limits=limits, network=network, keep_encoding=args.keep_encoding, read_timeout=args.read_timeout,
-            match_on=args.match_on, tls=tls,
-            progress=None if args.quiet else sys.stderr, shown_target=shown,
+            match_on=args.match_on, ignore_body=args.ignore_body_field, drop_body=args.drop_body_field, tls=tls,
+            progress=None if args.quiet else sys.stderr, shown_target=shown, **shaping,
         )
 
     if args.stubs is None:

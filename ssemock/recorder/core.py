@@ -7,21 +7,23 @@ import base64
 import dataclasses
 import math
 import os
+import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiohttp
 from aiohttp import web
 
 from ..background import BackgroundLoop
+from ..body_paths import check_paths
 from ..cassette.append import remove_stale_temporaries
 from ..config import Limits, replace_fields
 from ..edge import NetworkOptions, port_hint, start_runner
-from ..errors import RecorderConfigError, RecorderError
+from ..errors import ConfigError, RecorderConfigError, RecorderError
 from ..matching import DEFAULT_MATCH_ON, check_match_on
 from ..redact import Filter
 from ..send import TIMELINE
@@ -32,6 +34,10 @@ from .progress import Progress
 from .proxy import handle, health
 from .state import STATE, RecorderOptions, RecorderState
 from .store import check_cassette_name
+
+if TYPE_CHECKING:
+    from ..chaos import Chaos
+    from ..mockserver import ScenarioSource
 
 __all__ = ["RECORDER_NETWORK", "Recorder", "check_directory", "check_numbers", "split_target"]
 
@@ -49,9 +55,19 @@ def split_target(target: str) -> tuple[str, str, str | None]:
     carry none (as curl does).
 
     Raises:
-        RecorderConfigError: not an http(s) URL with a host, or it has a query or fragment.
+        RecorderConfigError: not an http(s) URL with a host (and a port from 1 to 65535, if any: ``[::1``,
+            ``host:99999`` and ``host:abc`` are none), or it has a query or fragment.
     """
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+        port = parts.port  # a port that is no number, or out of range, is refused here
+    except ValueError as exc:
+        shown = re.sub(r"//[^/]*@", "//***@", target)  # the user info is never shown
+        raise RecorderConfigError(
+            f"target {shown!r}: {exc} (expected an http(s) URL such as https://api.openai.com)"
+        ) from None
+    if port == 0:
+        raise RecorderConfigError("target port 0: expected a port from 1 to 65535 (e.g. https://api.openai.com)")
     userinfo, _, host = parts.netloc.rpartition("@")
     if parts.scheme not in ("http", "https") or not host or parts.query or parts.fragment:
         shown = target.replace(userinfo + "@", "***@") if userinfo else target
@@ -86,6 +102,39 @@ def _check_seconds(what: str, value: float, *, positive: bool) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or value < 0 or (positive and value == 0):
         raise RecorderConfigError(f"{what} must be a number {'> 0' if positive else '>= 0'}, got {value!r}")
+
+
+def _paths(paths: Sequence[str], what: str) -> tuple[str, ...]:
+    """Body paths checked (:func:`ssemock.body_paths.check_paths`), as a :class:`RecorderConfigError`."""
+    try:
+        return check_paths(paths, what)
+    except ConfigError as exc:
+        raise RecorderConfigError(str(exc)) from None
+
+
+def _shaping(scenario: Sequence[str] | str | None, chaos: Any, scenarios: Any, seed: int) -> dict[str, Any]:
+    """The :class:`RecorderOptions` fields of the scenarios clients' answers are sent under, checked as
+    :class:`ssemock.MockServer` checks them (only the scenarios named are kept).
+
+    Raises:
+        ConfigError: an unknown or empty scenario name, a bad chaos rule, a seed that is not an integer.
+        ScenarioError: a scenario file is malformed.
+    """
+    from ..names import scenario_names
+
+    names = scenario_names(scenario)
+    if not names and not chaos:
+        return {"seed": seed}
+    from ..chaos import Chaos
+    from ..mockserver import check_names_in, check_seed, collect_scenarios
+
+    rates = Chaos.of(chaos)
+    known = collect_scenarios(scenarios)
+    check_names_in(names, known)
+    rates.check(known)
+    used = {*names, *(rate.scenario for rule in rates.rules for rate in rule.rates)}
+    return {"scenarios": {n: known[n] for n in used}, "scenario": names, "chaos": rates or None,
+            "seed": check_seed(seed)}
 
 
 def check_directory(path: Path) -> Path:
@@ -150,6 +199,11 @@ class Recorder:
         read_timeout: seconds without an upstream byte before a stream is ended
             as ``timeout`` (default 600).
         match_on: matchers used to find a recorded interaction to replay.
+        ignore_body: body paths the ``body`` matcher ignores when replaying (:mod:`ssemock.body_paths`).
+        drop_body: body paths deleted from every JSON request body before it is stored
+            (``["metadata.trace_id", "user"]``); the client's request goes upstream whole. Each cassette
+            written lists them (``match: {dropped_body: [...]}``), so replay ignores them too. A body
+            stored by digest (over ``max_body_size``) is kept whole.
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
         progress: stream for one line per interaction (None, the default: silent).
         shown_target: how the upstream is named in messages and in the cassettes' provenance
@@ -163,6 +217,15 @@ class Recorder:
             before they are recorded as ended by ``timeout``: 5 s by default (:data:`RECORDER_NETWORK`).
         **keywords: the fields of ``limits`` and ``network`` the recorder reads, one by one
             (``max_request_body=N``, ``grace=S``), as before the records; each replaces that field.
+        scenario: scenario names (``"cut-mid-event"``, a tuple, or ``"a,b"``) every client's answer is sent under,
+            as the replay server would send it: the cassette keeps the upstream's own bytes; a forwarded answer is
+            then held back until it is complete (at most :data:`~ssemock.limits.MAX_HELD_BODY`), recorded, and sent
+            shaped. None: the answers go to their clients as they come.
+        chaos: faults by rate, as for :class:`ssemock.MockServer` (``"cut-mid-event=0.05"``, a
+            :class:`~ssemock.chaos.Chaos`, a mapping), drawn from ``seed`` and the request's sequence number.
+        scenarios: where the scenarios ``scenario`` and ``chaos`` name come from, as for :class:`ssemock.MockServer`
+            (None: the bundled presets).
+        seed: the seed of the draws and of the scenarios' random choices (default 0).
         tls: accept https clients, as :class:`ssemock.MockServer` does (``True``: ssemock's local authority,
             :mod:`ssemock.tls`; or your own :class:`~ssemock.tls.TLSFiles`); the upstream side is unchanged.
 
@@ -176,8 +239,8 @@ class Recorder:
             the answer; a replayed one when its answer starts.
 
     Raises:
-        RecorderConfigError: bad mode, target URL, cassette name, filter, number (see
-            :func:`check_numbers`), limit, or a ``cassette_dir`` that is not (and cannot
+        RecorderConfigError: bad mode, target URL, cassette name, filter, body path (``ignore_body``,
+            ``drop_body``), number (see :func:`check_numbers`), limit, or a ``cassette_dir`` that is not (and cannot
             become) a writable directory.
         ConfigError: an unknown matcher, or a bad network option (as for ``MockServer``);
             the parent of :class:`RecorderConfigError`.
@@ -199,12 +262,18 @@ class Recorder:
         keep_encoding: bool = False,
         read_timeout: float = 600.0,
         match_on: Sequence[str] = DEFAULT_MATCH_ON,
+        ignore_body: Sequence[str] = (),
+        drop_body: Sequence[str] = (),
         replay_timing_scale: float = 1.0,
         progress: TextIO | None = None,
         shown_target: str | None = None,
         limits: Limits = Limits(),
         network: NetworkOptions = RECORDER_NETWORK,
         tls: bool | TLSFiles = False,
+        scenario: Sequence[str] | str | None = None,
+        chaos: Chaos | str | Sequence[str] | Mapping[str, float] | None = None,
+        scenarios: Iterable[ScenarioSource] | ScenarioSource | None = None,
+        seed: int = 0,
         **keywords: Any,
     ) -> None:
         base_url, shown, credentials = split_target(target)
@@ -224,7 +293,8 @@ class Recorder:
             directory=check_directory(Path(cassette_dir)), mode=record_mode(mode), filter=filter,
             cassette=check_cassette_name(filter.name(cassette)) if cassette else None, max_body_size=max_body_size,
             keep_encoding=keep_encoding, match_on=tuple(match_on), replay_timing_scale=replay_timing_scale,
-            limits=limits,
+            limits=limits, ignore_body=_paths(ignore_body, "ignore_body"), drop_body=_paths(drop_body, "drop_body"),
+            **_shaping(scenario, chaos, scenarios, seed),
         )
         self.tls: TLSFiles | None = local_authority() if tls is True else tls or None
         self._context = None if self.tls is None else server_context(self.tls)

@@ -50,6 +50,11 @@ class ProgressRow:
         filtered: what was removed before writing (names only, never values).
         error: why a recorded interaction could not be written (tried again at stop), or None.
         seq: its number, from 1, in listing order (0 until listed).
+        scenario: the scenarios its client's answer was sent under (``record --scenario``, ``--chaos``;
+            the cassette keeps the upstream's bytes), as ``a,b``; or None.
+        fault, draw: the scenario drawn by chance (or None) and the number drawn, in [0, 1)
+            (:mod:`ssemock.chaos`); ``draw`` None when nothing applied by chance.
+        unshaped: why the scenario was not applied after all (the answer was over the bound), or None.
     """
 
     method: str
@@ -66,6 +71,10 @@ class ProgressRow:
     filtered: list[str] = field(default_factory=list)
     error: str | None = None
     seq: int = 0
+    scenario: str | None = None
+    fault: str | None = None
+    draw: float | None = None
+    unshaped: str | None = None
 
     def to_journal(self) -> dict[str, Any]:
         """The row in the replay journal's shape (:meth:`ssemock.journal.JournalEntry.to_json`: ``seq``,
@@ -77,10 +86,11 @@ class ProgressRow:
             None if end is None else _OUTCOMES.get(end, end))
         return {
             "seq": self.seq, "method": self.method, "path": self.path, "query": {}, "headers": {}, "body": None,
-            "cassette": self.cassette, "stub": None, "interaction": None, "scenario": None, "seed": 0,
+            "cassette": self.cassette, "stub": None, "interaction": None, "scenario": self.scenario, "seed": 0,
             "status": self.status, "outcome": outcome, "chunks_sent": self.chunks, "bytes_sent": self.bytes,
             "action": self.action, "end": self.end, "events": self.events, "ttfb": self.ttfb,
             "duration": self.duration, "filtered": list(self.filtered), "write_error": self.error,
+            **({} if self.draw is None else {"fault": self.fault, "draw": self.draw}),
         }
 
     def line(self) -> str:
@@ -101,6 +111,12 @@ class ProgressRow:
             text += f"; cassette {self.cassette}"
         if self.filtered:
             text += f" (filtered: {', '.join(self.filtered)})"
+        if self.unshaped:
+            text += f"; sent unshaped: {self.unshaped}"
+        elif self.scenario:
+            text += f"; sent under {self.scenario}"
+        if self.draw is not None:
+            text += f"; fault {self.fault or 'none'} (draw {self.draw:.6f})"
         if self.error:
             text += f"; NOT WRITTEN: {self.error}"
         return text

@@ -43,16 +43,20 @@ import posixpath
 import re
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import web
 
-from ..cassette import End, Request, Response, body_digest, reason_phrase
+from ..body_paths import BodyPath, compile_paths, without
+from ..cassette import Chunk, End, Request, Response, body_digest, reason_phrase
+from ..cassette.model import parse_json
 from ..coding import CODINGS
 from ..edge import refuse
 from ..errors import CassetteError, JSONTooDeepError, NoMatchError, RecorderConfigError, RecorderError, SSEMockError
 from ..intake import body_was_decoded, check_json, read_body
 from ..journal import JournalEntry
+from ..limits import MAX_HELD_BODY, show_size
 from ..matching import find_interaction
 from ..plan import Plan
 from ..redact import RedactedRequest, Report
@@ -67,14 +71,19 @@ from ..refusals import (
     UnsupportedEncodingError,
     UpstreamError,
 )
+from ..scanner.fields import json_bytes
 from ..send import send_plan
 from .modes import RecordMode
 from .progress import ProgressRow
-from .relay import CASSETTE_HEADER, HOP_BY_HOP, client_response, finish_client, relay
+from .relay import CASSETTE_HEADER, HOP_BY_HOP, Hold, client_response, finish_client, relay
+from .shaping import choose_scenario, send_shaped, shape
 from .spool import Entry, Spool
 from .state import STATE, RecorderState
 from .store import CassetteStore, cassette_name_for, check_cassette_name
 from .tee import EventCounter, Tee
+
+if TYPE_CHECKING:
+    from ..scenario import Scenario
 
 __all__ = ["ADMIN_PREFIX", "CASSETTE_HEADER", "WRITE_BEFORE_END_MAX", "handle", "health"]
 
@@ -119,12 +128,13 @@ async def handle(request: web.Request) -> web.StreamResponse:
     except (RecorderConfigError, CassetteError) as exc:
         return _refuse(st, replace(info, cassette=named and options.filter.name(named)), BadCassetteError(exc))
     info.cassette = name
-    replayed = await _replay(request, st, store, received, info, arrived)
+    scenario = choose_scenario(st, received, info)
+    replayed = await _replay(request, st, store, received, info, arrived, scenario)
     if replayed is not None:
         return replayed
     if options.mode is RecordMode.NONE or (options.mode is RecordMode.ONCE and store.existed):
         return _refuse(st, info, NotRecordedError(options.mode.value, name, f"{request.method} {request.path}"))
-    return await _forward(request, st, store, received, info, redacted, headers)
+    return await _forward(request, st, store, received, info, redacted, headers, scenario)
 
 
 def _admin(path: str) -> bool:
@@ -150,7 +160,7 @@ async def health(request: web.Request) -> web.Response:
 
 async def _replay(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
-    info: ProgressRow, arrived: float,
+    info: ProgressRow, arrived: float, scenario: Scenario | None,
 ) -> web.StreamResponse | None:
     if st.options.mode is RecordMode.ALL or not any(e.loaded for e in store.entries):
         return None
@@ -162,7 +172,7 @@ async def _replay(
         cassette.interactions = [cassette.interactions[k] for k in keep]
         indexes = [indexes[k] for k in keep]
     try:
-        match = find_interaction([cassette], received, st.options.match_on, played={})
+        match = find_interaction([cassette], received, st.options.match_on, played={}, ignore=st.options.ignore_body)
     except NoMatchError:
         return None
     index = indexes[match.index]
@@ -173,8 +183,11 @@ async def _replay(
     # what send_plan notes of the replay (not journaled: the recorder's record is its progress row)
     entry = JournalEntry(seq=0, time=time.time(), method=received.method, path=info.path, query={}, headers={},
                          body=None, scenario=None, seed=0)
-    listed = st.progress.begin(replace(info, action="replayed", status=response.status))  # listed from now on
-    sent = await send_plan(request, Plan.of(response, timing_scale=st.options.replay_timing_scale), entry, arrived)
+    listed = replace(info, action="replayed", status=response.status)
+    plan = (Plan.of(response, timing_scale=st.options.replay_timing_scale) if scenario is None
+            else await shape(st, response, received, scenario, listed))
+    st.progress.begin(listed)  # listed from now on
+    sent = await send_plan(request, plan, entry, arrived)
     if entry.sent is not None:
         listed.bytes, listed.chunks = entry.sent.bytes, entry.sent.chunks
     listed.end = entry.outcome
@@ -216,7 +229,7 @@ def _upstream_headers(request: web.Request, st: RecorderState) -> list[tuple[str
 
 async def _forward(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request, info: ProgressRow,
-    redacted: RedactedRequest, headers: list[tuple[str, str]],
+    redacted: RedactedRequest, headers: list[tuple[str, str]], scenario: Scenario | None,
 ) -> web.StreamResponse:
     loop = asyncio.get_running_loop()
     body = received.body or b""
@@ -238,20 +251,24 @@ async def _forward(
             f"upstream {st.options.base_url} answered with the interim status {upstream.status} (1xx) as its final "
             "answer: not forwarded, not recorded"), "failed")
     async with upstream:
-        return await _stream(request, st, store, received, redacted, upstream, info, t0)
+        return await _stream(request, st, store, received, redacted, upstream, info, t0, scenario)
 
 
 async def _stream(
     request: web.Request, st: RecorderState, store: CassetteStore, received: Request,
     redacted: RedactedRequest, upstream: aiohttp.ClientResponse, info: ProgressRow, t0: float,
+    scenario: Scenario | None,
 ) -> web.StreamResponse:
+    """Relay the upstream answer (held back whole when it is to be shaped by ``scenario``), record it, and end
+    the client's answer: as the upstream's ended, or the held answer sent under ``scenario``."""
     loop = asyncio.get_running_loop()
     start = loop.time() - t0
     raw_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in upstream.raw_headers]
     response, no_body = client_response(request, upstream, raw_headers)
     tee = Tee(st, upstream.headers.get("Content-Type", ""), upstream.headers.get("Content-Encoding", ""),
               redacted.credentials)
-    how, held, cancelled = await relay(request, response, upstream, tee, t0, no_body)
+    hold = None if scenario is None else Hold(MAX_HELD_BODY)
+    how, held, cancelled = await relay(request, response, upstream, tee, t0, no_body, hold)
     end = loop.time() - t0
     tee.complete = how == "clean"
     report = redacted.report
@@ -262,7 +279,16 @@ async def _stream(
     info = replace(info, action="recorded", status=upstream.status, bytes=tee.size, chunks=tee.count, events=None,
                    ttfb=tee.first, duration=end, end=how, filtered=report.lines())
     recording = _Recording(tee, _recorded_request(received, redacted, host), recorded, report)
-    if tee.size > WRITE_BEFORE_END_MAX and cancelled is None:
+    plan = None
+    if hold is not None and scenario is not None:
+        if hold.released:
+            info.unshaped = f"the answer is over {show_size(hold.limit)}, the most held back to shape"
+        else:  # the upstream's answer as it came (not scrubbed: the client gets the provider's bytes)
+            shown = Response(upstream.status, upstream.reason, [(k, v) for k, v in raw_headers
+                                                                 if k.lower() not in HOP_BY_HOP],
+                             [Chunk(t, data) for t, data in hold.chunks], round(start, 6), End(round(end, 6), how))
+            plan = await shape(st, shown, received, scenario, info)
+    if tee.size > WRITE_BEFORE_END_MAX and cancelled is None and plan is None:
         return await _finish_large(request, st, store, response, recording, info, held)
     # The last reads are scrubbed before the client's last byte: the recording is complete by then.
     spool, entry, counter = await recording.entry(cancelled is None)
@@ -281,6 +307,8 @@ async def _stream(
     st.report(info)
     if cancelled is not None:
         raise cancelled
+    if plan is not None:
+        return await send_shaped(request, plan, info.path, t0)
     await finish_client(request, response, how, held)
     return response
 
@@ -340,10 +368,27 @@ class _Recording:
 
 
 def _redact(st: RecorderState, received: Request, sent_headers: list[tuple[str, str]]) -> RedactedRequest:
-    """What may be written down of a request, and the credentials it sends (blocking: CPU work)."""
+    """What may be written down of a request, and the credentials it sends (blocking: CPU work); the
+    body fields the recorder drops (``drop_body``) are deleted from a JSON body kept whole."""
     body = received.body or b""
     keep = st.options.max_body_size is None or len(body) <= st.options.max_body_size
-    return st.options.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+    redacted = st.options.filter.request(received.path, received.query, sent_headers, body, keep_body=keep)
+    if st.options.drop_body and redacted.body:
+        redacted.body = _dropped(redacted.body, compile_paths(st.options.drop_body), redacted.report)
+    return redacted
+
+
+def _dropped(body: bytes, paths: tuple[BodyPath, ...], report: Report) -> bytes:
+    """``body`` without the fields ``paths`` name when it is JSON (else as it is); each path dropped is
+    reported (``body metadata.trace_id dropped``, on the progress line)."""
+    value = parse_json(body)
+    if value is None:
+        return body
+    kept = without(value, paths)
+    if kept is value:
+        return body
+    report.names += [f"body {p.text} dropped" for p in paths if without(value, (p,)) is not value]
+    return json_bytes(kept)
 
 
 def _recorded_request(received: Request, redacted: RedactedRequest, host: str) -> Request:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass, field
 
 import aiohttp
 from aiohttp import web
@@ -22,7 +23,7 @@ from .tee import Tee
 CASSETTE_HEADER = "X-SSEMock-Cassette"
 """The request header naming the cassette to record into (never forwarded)."""
 
-__all__ = ["CASSETTE_HEADER", "HOP_BY_HOP", "client_response", "finish_client", "relay"]
+__all__ = ["CASSETTE_HEADER", "HOP_BY_HOP", "Hold", "client_response", "finish_client", "relay"]
 
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-connection", "te", "trailer", "trailers",
@@ -49,24 +50,56 @@ def client_response(
     return response, no_body
 
 
+@dataclass(eq=False)
+class Hold:
+    """The reads of an answer held back from its client, to be shaped by a scenario once complete.
+
+    Attributes:
+        limit: most bytes held (:data:`~ssemock.limits.MAX_HELD_BODY`); past it :attr:`released`.
+        chunks: ``(t seconds since the request went upstream, bytes)`` per read, while held.
+        released: the answer went past ``limit``: what was held went to the client, and the rest as it came.
+    """
+
+    limit: int
+    chunks: list[tuple[float, bytes]] = field(default_factory=list)
+    size: int = 0
+    released: bool = False
+
+    def keep(self, t: float, data: bytes) -> bool:
+        """Hold ``data``; False once the answer is past :attr:`limit` (then :attr:`released`)."""
+        if not self.released and self.size + len(data) <= self.limit:
+            self.chunks.append((t, data))
+            self.size += len(data)
+            return True
+        self.released = True
+        return False
+
+
 async def relay(
     request: web.Request, response: web.StreamResponse, upstream: aiohttp.ClientResponse, tee: Tee, t0: float,
-    no_body: bool,
+    no_body: bool, hold: Hold | None = None,
 ) -> tuple[str, bytes, BaseException | None]:
     """Relay the upstream body to the client, one write per read, each read kept by ``tee`` with its time
     (seconds since ``t0``); returns how the body ended, the last bytes held back and the cancellation if
     the recorder is stopping.
 
     The bytes that complete a length-framed answer (or its headers, when it is empty) wait until the
-    interaction is on disk: a client that has its whole answer finds it recorded."""
+    interaction is on disk: a client that has its whole answer finds it recorded. With ``hold``, the reads go
+    to ``hold`` instead of the client (which gets nothing yet, not even the headers), until its limit."""
     loop = asyncio.get_running_loop()
     how, held, cancelled = "clean", b"", None
     left = None if no_body else response.content_length
     try:
-        if left != 0 and not no_body:
+        if left != 0 and not no_body and hold is None:
             await response.prepare(request)
         while data := await upstream.content.readany():
             t = round(loop.time() - t0, 6)
+            if hold is not None and not hold.released:
+                if hold.keep(t, data):
+                    tee.add(t, data)
+                    left = None if left is None else left - len(data)
+                    continue
+                await _release(request, response, hold)
             if left is not None:
                 left -= len(data)
                 if left <= 0:
@@ -91,6 +124,15 @@ async def relay(
     except asyncio.CancelledError as exc:  # the recorder is stopping: keep what we have
         how, cancelled = "timeout", exc
     return how, held, cancelled
+
+
+async def _release(request: web.Request, response: web.StreamResponse, hold: Hold) -> None:
+    """Send what ``hold`` held to the client, which gets the rest of the answer as it comes."""
+    if not response.prepared:
+        await response.prepare(request)
+    for _, data in hold.chunks:
+        await response.write(data)
+    hold.chunks.clear()
 
 
 async def finish_client(request: web.Request, response: web.StreamResponse, how: str, held: bytes) -> None:

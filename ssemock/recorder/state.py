@@ -7,9 +7,11 @@ A module of its own: :class:`~ssemock.recorder.core.Recorder` builds it, the han
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp import web
@@ -20,6 +22,10 @@ from ..version import __version__
 from .modes import RecordMode
 from .progress import Progress, ProgressRow
 from .store import CassetteStore
+
+if TYPE_CHECKING:
+    from ..chaos import Chaos
+    from ..scenario import Scenario
 
 __all__ = ["STATE", "RecorderOptions", "RecorderState"]
 
@@ -39,8 +45,18 @@ class RecorderOptions:
         max_body_size: request bodies over this many bytes are stored by digest; None: every body kept.
         keep_encoding: forward the client's ``Accept-Encoding`` and record the encoded bytes.
         match_on: the matchers that find a recorded interaction to replay.
+        ignore_body: body paths the ``body`` matcher ignores when replaying (besides each cassette's).
+        drop_body: body paths deleted from every request body stored (``--drop-body-field``); each
+            cassette written says so (``match: {dropped_body: [...]}``).
         replay_timing_scale: timing factor of replayed interactions (1 = as recorded).
-        limits: the bounds on a request (``max_request_body`` and ``max_json_depth`` are read).
+        limits: the bounds on a request (``max_request_body``, ``max_json_depth`` and ``max_scenario_growth``
+            are read).
+        scenarios: the scenarios by name that ``scenario`` and ``chaos`` name (only those).
+        scenario: the scenario names every answer is sent to its client under (the cassette keeps the
+            upstream's own bytes); ``()``: none.
+        chaos: faults by rate (:class:`~ssemock.chaos.Chaos`), or None; drawn from ``seed`` and the
+            request's sequence number, as the replay server draws them.
+        seed: the seed of the draws and of the scenarios' random choices.
     """
 
     base_url: str
@@ -55,6 +71,17 @@ class RecorderOptions:
     match_on: tuple[str, ...]
     replay_timing_scale: float
     limits: Limits
+    ignore_body: tuple[str, ...] = ()
+    drop_body: tuple[str, ...] = ()
+    scenarios: Mapping[str, Scenario] = field(default_factory=dict)
+    scenario: tuple[str, ...] = ()
+    chaos: Chaos | None = None
+    seed: int = 0
+
+    @property
+    def shapes(self) -> bool:
+        """Whether answers may be sent to their client under a scenario."""
+        return bool(self.scenario or self.chaos)
 
 
 @dataclass
@@ -65,6 +92,8 @@ class RecorderState:
     progress: Progress
     session: aiohttp.ClientSession = field(init=False)
     stores: dict[str, CassetteStore] = field(default_factory=dict)
+    received: int = 0
+    """Requests that reached a cassette (forwarded or replayed): the sequence number of the latest, drawn on."""
     finishing: set[asyncio.Future[None]] = field(default_factory=set)
     """Answers over 1 MiB whose client has its last byte and whose recording is still scrubbed."""
     _opening: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -75,7 +104,8 @@ class RecorderState:
             if name not in self.stores:
                 provenance = {"recorded_by": f"ssemock {__version__} record", "target": self.options.shown_target,
                               "recorded_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}
-                store = await asyncio.to_thread(CassetteStore.open, self.options.directory, name, provenance)
+                store = await asyncio.to_thread(CassetteStore.open, self.options.directory, name, provenance,
+                                                self.options.drop_body)
                 if store.repaired:
                     self.progress.note(f"cassette {name}: cut off an incomplete last interaction "
                                        f"({store.repaired} bytes) left by a recorder that was killed")

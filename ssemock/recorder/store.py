@@ -31,6 +31,7 @@ from typing import Any
 
 from ..cassette import Cassette, Request, loads
 from ..cassette.append import appendable, locked, remove_stale_temporaries, torn_start
+from ..cassette.write import match_doc
 from ..cassette.yamltext import read_text
 from ..errors import RecorderConfigError, RecorderError
 from ..limits import MAX_CASSETTE_FILE
@@ -63,6 +64,9 @@ class CassetteStore:
         played: indexes of loaded entries already replayed.
         provenance: written into the head of a new file (``recorded_by``, ``target``,
             ``recorded_at``; an existing file keeps its own ``recorded_at``).
+        ignore_body: the body paths the file's ``match:`` ignores (kept when the file is written again).
+        dropped_body: the body paths dropped from the stored request bodies: the file's and this
+            recorder's (``--drop-body-field``), written in its ``match:``.
         recorded: interactions appended to the file since the store was opened.
         repaired: bytes of a torn last interaction cut off the file when it was opened
             (a recorder was killed while appending it), 0 when none.
@@ -74,6 +78,8 @@ class CassetteStore:
     entries: list[Entry] = field(default_factory=list)
     played: dict[tuple[str, int], int] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    ignore_body: tuple[str, ...] = ()
+    dropped_body: tuple[str, ...] = ()
     recorded: int = 0
     repaired: int = 0
     _on_disk: bool = False
@@ -83,18 +89,23 @@ class CassetteStore:
     _writer: asyncio.Task[None] | None = None
 
     @classmethod
-    def open(cls, directory: Path, name: str, provenance: dict[str, Any]) -> CassetteStore:
+    def open(
+        cls, directory: Path, name: str, provenance: dict[str, Any], dropped_body: tuple[str, ...] = (),
+    ) -> CassetteStore:
         """Open cassette ``name`` under ``directory`` (blocking).
 
         Loads the file when it exists, after cutting off a torn last interaction (see
-        :attr:`repaired`); removes stale temporary files of this cassette.
+        :attr:`repaired`); removes stale temporary files of this cassette. ``dropped_body``: the body
+        paths this recorder drops; an existing file that does not list them all yet is written again
+        whole at the next recording, its ``match:`` saying so (its earlier interactions are kept as
+        they are; matching ignores those paths in all of them).
 
         Raises:
             CassetteError: the existing file is malformed (it is left untouched).
             OSError: the existing file cannot be read or repaired.
         """
         path = directory / f"{name}.yaml"
-        store = cls(name=name, path=path, provenance=dict(provenance))
+        store = cls(name=name, path=path, provenance=dict(provenance), dropped_body=dropped_body)
         remove_stale_temporaries(path.parent, pattern=f".{path.name}.*.tmp", recursive=False)
         sizes: list[int] = []  # the file's size, then where its torn tail starts
 
@@ -112,7 +123,9 @@ class CassetteStore:
             store._cut(cut)
             store.repaired = size - cut
         store.existed = store._on_disk = True
-        store._appendable = appendable(text)
+        store.ignore_body = cassette.ignore_body
+        store.dropped_body = tuple(dict.fromkeys((*cassette.dropped_body, *dropped_body)))
+        store._appendable = appendable(text) and set(dropped_body) <= set(cassette.dropped_body)
         store.provenance = {**cassette.provenance, **provenance}
         if "recorded_at" in cassette.provenance:  # it dates the oldest recordings, which stay in the file
             store.provenance["recorded_at"] = cassette.provenance["recorded_at"]
@@ -137,7 +150,8 @@ class CassetteStore:
         """A chunk-less :class:`Cassette` of the loaded entries for matching, and the entry index of each."""
         indexes = list(range(len(self.entries)))
         inters = [self.entries[i].interaction(with_chunks=False) for i in indexes]
-        return Cassette(self.name, inters, self.provenance, self.path), indexes
+        return Cassette(self.name, inters, self.provenance, self.path, ignore_body=self.ignore_body,
+                        dropped_body=self.dropped_body), indexes
 
     async def append(self, entry: Entry) -> None:
         """Append a recorded interaction to the file; returns once it is written and fsynced.
@@ -192,13 +206,17 @@ class CassetteStore:
                 self._on_disk = self._appendable = False
         if not self._on_disk:
             try:
-                write_cassette(self.path, self.name, self.provenance, entries, exclusive=True)
+                write_cassette(self.path, self.name, self.provenance, entries, exclusive=True, match=self._match())
             except FileExistsError:
                 raise RecorderError(f"{self.path} appeared while recording (another recorder?); "
                                     "not overwritten") from None
         else:
-            write_cassette(self.path, self.name, self.provenance, [*self.entries, *entries])
+            write_cassette(self.path, self.name, self.provenance, [*self.entries, *entries], match=self._match())
         self._on_disk = self._appendable = True
+
+    def _match(self) -> dict[str, Any]:
+        """The file's ``match:`` mapping."""
+        return match_doc(self.ignore_body, self.dropped_body)
 
     async def flush(self) -> None:
         """Wait until every appended interaction is on disk, trying failed ones once more.

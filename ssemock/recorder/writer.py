@@ -41,7 +41,8 @@ _BYTES_PER_DUMP = 1 << 20
 
 
 def write_cassette(
-    path: Path, name: str, provenance: dict[str, Any], entries: Iterable[Entry], *, exclusive: bool = False
+    path: Path, name: str, provenance: dict[str, Any], entries: Iterable[Entry], *, exclusive: bool = False,
+    match: dict[str, Any] | None = None,
 ) -> int:
     """Write a whole cassette atomically from store entries (blocking; run it in a thread).
 
@@ -51,6 +52,8 @@ def write_cassette(
         provenance: written as ``provenance:`` (when not empty).
         entries: the interactions, each between the append marks.
         exclusive: fail instead of replacing an existing file.
+        match: written as ``match:`` (when not empty): the body paths ignored and dropped
+            (:func:`ssemock.cassette.write.match_doc`).
 
     Returns:
         The number of key-shaped strings scrubbed by the last scan (normally 0:
@@ -67,6 +70,8 @@ def write_cassette(
         head: dict[str, Any] = {FORMAT_KEY: FORMAT_VERSION, "name": name}
         if provenance:
             head["provenance"] = provenance
+        if match:
+            head["match"] = match
         hits += _put(out, _dump(head))
         items = list(entries)
         out.write("interactions:\n" if items else "interactions: []\n")

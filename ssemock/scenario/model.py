@@ -21,7 +21,7 @@ __all__ = ["FORMAT_KEY", "KEYS", "NAME", "NAME_RULE", "PRESERVES", "Scenario", "
 
 FORMAT_KEY = "ssemock_scenario"
 PRESERVES = ("events", "payloads", "nothing")
-KEYS = (FORMAT_KEY, "name", "description", "preserves", "steps")
+KEYS = (FORMAT_KEY, "name", "description", "preserves", "probability", "steps")
 """The keys of a scenario file (any other is refused)."""
 NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"  # compiled on first use (re's cache), not at every start
 """A scenario ``name:`` (:data:`NAME_RULE`), as a regular expression."""
@@ -41,6 +41,8 @@ class Scenario:
         preserves: what a client must still see the same: ``events`` (the type and
             data of every dispatched event), ``payloads`` (the type and JSON value
             of every event's data) or ``nothing`` (a fault).
+        probability: the chance (0 to 1) that a request naming it (or served it by default) gets it, drawn
+            from the server's seed and the request's sequence number (:mod:`ssemock.chaos`); None: always.
         source: the file it was loaded from, if any.
         parts: for a composed scenario (:meth:`compose`), the name and number of steps of each
             scenario composed, in order (errors name the scenario a step comes from).
@@ -50,6 +52,7 @@ class Scenario:
     steps: list[Step] = field(default_factory=list)
     description: str = ""
     preserves: str = "nothing"
+    probability: float | None = None
     source: str | None = field(default=None, compare=False, repr=False)
     parts: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
@@ -131,8 +134,9 @@ class Scenario:
 
     def describe(self) -> dict[str, Any]:
         """The scenario as YAML data (the file format)."""
+        chance = {} if self.probability is None else {"probability": self.probability}
         return {FORMAT_KEY: 1, "name": self.name, "description": self.description,
-                "preserves": self.preserves, "steps": [s.describe() for s in self.steps]}
+                "preserves": self.preserves, **chance, "steps": [s.describe() for s in self.steps]}
 
     @classmethod
     def compose(cls, scenarios: Iterable[Scenario]) -> Scenario:
@@ -183,7 +187,8 @@ class Scenario:
             raise ScenarioError(source, "steps", f"at most {MAX_STEPS} steps (each is a pass over the response)",
                                 f"{len(steps_doc)} steps")
         steps = [_step(item, f"steps[{i}]", source) for i, item in enumerate(steps_doc)]
-        return cls(_name(doc.get("name", name), source), steps, doc.get("description", ""), preserves)
+        return cls(_name(doc.get("name", name), source), steps, doc.get("description", ""), preserves,
+                   _probability(doc.get("probability"), source))
 
 
 def _name(name: str, source: str) -> str:
@@ -191,6 +196,16 @@ def _name(name: str, source: str) -> str:
     if re.fullmatch(NAME, name) is None:
         raise ScenarioError(source, "name", NAME_RULE, name)
     return name
+
+
+def _probability(value: Any, source: str) -> float | None:
+    """A scenario's ``probability:``, a number from 0 to 1 (None: not given). Raises ScenarioError."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ScenarioError(source, "probability", "a number from 0 to 1 (the chance a request gets this scenario)",
+                            value)
+    return float(value)
 
 
 def on_reconnect(step: Step) -> bool:

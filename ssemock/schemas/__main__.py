@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cassette.append import atomic_write_bytes
 from . import DIRECTORY, KINDS, modeline, path, text
 
 
@@ -44,7 +45,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command; returns the exit status (0, or 1 for ``--check`` with a stale file)."""
+    """Run the command; returns the exit status: 0, 1 for ``--check`` with a stale file, 2 when a file cannot
+    be written or read (one line on stderr naming it). Each file is written atomically (a temporary file in
+    its directory, then a rename)."""
     args = parser().parse_args(argv)
     if args.path:
         print(path(args.path))
@@ -56,12 +59,20 @@ def main(argv: list[str] | None = None) -> int:
     for kind in KINDS:
         target = args.output / f"{kind}.schema.json"
         wanted = text(kind)
-        if args.check:
-            if not target.is_file() or target.read_text(encoding="utf-8") != wanted:
-                stale.append(str(target))
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(wanted, encoding="utf-8")
+        try:
+            if args.check:
+                if not target.is_file() or target.read_bytes() != wanted.encode("utf-8"):
+                    stale.append(str(target))
+                continue
+            atomic_write_bytes(target, wanted.encode("utf-8"))
+        except OSError as exc:  # a file where the directory should be, a directory where a file, no permission
+            doing = "read" if args.check else "write"
+            where = args.output if args.output.exists() and not args.output.is_dir() else target
+            reason = "not a directory" if where is args.output else exc.strerror or str(exc)
+            print(
+                f"python -m ssemock.schemas: error: {where}: cannot {doing} {target.name} ({reason})", file=sys.stderr
+            )
+            return 2
         print(target)
     for name in stale:
         print(f"{name}: differs from the generator (run: python -m ssemock.schemas)", file=sys.stderr)

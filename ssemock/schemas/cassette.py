@@ -1,19 +1,30 @@
 """The JSON Schema of cassette files, built from the tables the cassette loader checks
 (:mod:`ssemock.cassette.fields`: the keys of each mapping, the patterns, the bounds).
 
-What a schema cannot say (the loader still checks it): times in order and an ``end`` no earlier than
-the last chunk, no body after a 204 or 304, ``body_not_recorded`` only without chunks, header lines
-and the headers' total size in bytes, JSON nesting depth, valid base64 padding, hand-written events
-that encode (an ``id`` without NUL), an integer written ``1.0``.
+What a schema cannot say (the loader still checks it): the steps of a body path (at most 32), times in
+order and an ``end`` no earlier than the last chunk, no body after a 204 or 304, ``body_not_recorded``
+only without chunks, header lines and the headers' total size in bytes, JSON nesting depth, valid
+base64 padding, hand-written events that encode (an ``id`` without NUL), an integer written ``1.0``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..body_paths import PATH_PATTERN
 from ..cassette import fields
 from ..cassette.model import END_HOWS, FORMAT_KEY, FORMAT_VERSION, MAX_REASON, REASON
-from ..limits import MAX_HEADER_LINE, MAX_ITEMS, MAX_RESPONSE_HEADERS, bounded, string, whole
+from ..limits import (
+    MAX_BODY_PATH_CHARS,
+    MAX_BODY_PATH_STEPS,
+    MAX_BODY_PATHS,
+    MAX_HEADER_LINE,
+    MAX_ITEMS,
+    MAX_RESPONSE_HEADERS,
+    bounded,
+    string,
+    whole,
+)
 
 __all__ = ["cassette_schema"]
 
@@ -160,6 +171,25 @@ def _response() -> dict[str, Any]:
     return response
 
 
+def _match() -> dict[str, Any]:
+    """The ``match:`` mapping: body paths ignored and dropped (:mod:`ssemock.body_paths`)."""
+
+    def paths(description: str) -> dict[str, Any]:
+        path = {**string(minimum=1, maximum=MAX_BODY_PATH_CHARS), "pattern": whole(PATH_PATTERN)}
+        return {"type": "array", "maxItems": MAX_BODY_PATHS, "items": path, "default": [],
+                "description": f"{description} (metadata.trace_id, messages[*].id; at most {MAX_BODY_PATH_STEPS} "
+                               "steps each)"}
+
+    return _closed(
+        "match",
+        {
+            "ignore_body": paths("request body fields the body matcher deletes from both bodies before comparing"),
+            "dropped_body": paths("request body fields the recorder deleted from the stored bodies (also ignored)"),
+        },
+        "how requests are matched against this cassette",
+    )
+
+
 def cassette_schema() -> dict[str, Any]:
     """The cassette file schema (draft 2020-12) as JSON data, without ``$schema`` and ``$id``."""
     interaction = _closed(
@@ -176,6 +206,7 @@ def cassette_schema() -> dict[str, Any]:
                 "description": "letters, digits, '.', '_', '-' (and '/' between parts); default: the file name",
             },
             "provenance": {"type": "object", "description": "where the recording comes from (free-form)"},
+            "match": _match(),
             "interactions": {"type": "array", "maxItems": MAX_ITEMS, "items": interaction},
         },
         "an ssemock cassette: recorded interactions, replayed byte for byte",

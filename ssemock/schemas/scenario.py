@@ -84,6 +84,13 @@ def scenario_schema() -> dict[str, Any]:
             "default": "nothing",
             "description": "what a client must still see the same: events, payloads or nothing (a fault)",
         },
+        "probability": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "the chance (0 to 1) that a request naming this scenario gets it, drawn from the "
+                           "server's seed and the request's sequence number; absent: always",
+        },
         "steps": {
             "type": "array",
             "maxItems": MAX_STEPS,

@@ -1,12 +1,14 @@
 """Choosing a stub for a request, and naming the closest one when none answers.
 
 Stubs are tried in the order they were given (files in name order, then inline stubs in
-the order the test added them); the first whose every condition holds and that is not used
-up answers. The server consults stubs before cassettes.
+the order the test added them), after the stubs added at run time (``POST /_ssemock/stubs``,
+:meth:`StubBook.add_at_run_time`: the latest addition first, each in its file's order); the first
+whose every condition holds and that is not used up answers. The server consults stubs before cassettes.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections import OrderedDict
@@ -99,11 +101,12 @@ class StubBook:
     """The stubs one server answers with, in priority order; safe to change from another thread.
 
     Args:
-        stubs: the stubs, first tried first.
+        stubs: the stubs, first tried first (after those added at run time).
     """
 
     def __init__(self, stubs: Iterable[Stub] = ()) -> None:
         self._stubs = list(stubs)
+        self._added: list[Stub] = []  # added at run time: tried first, the latest addition first
         self._heaviest = _heaviest(self._stubs, len(self._stubs))
         self._lock = threading.Lock()
         self._answers: OrderedDict[str, list[Any]] = OrderedDict()  # Responses id -> its conversation
@@ -127,34 +130,58 @@ class StubBook:
                 self._answers.popitem(last=False)
 
     def __len__(self) -> int:
-        return len(self._stubs)
+        return len(self._added) + len(self._stubs)
 
     @property
     def stubs(self) -> list[Stub]:
-        """A copy of the list of stubs."""
+        """A copy of the list of stubs, in the order they are tried (those added at run time first)."""
         with self._lock:
-            return list(self._stubs)
+            return [*self._added, *self._stubs]
+
+    @property
+    def added(self) -> list[Stub]:
+        """A copy of the stubs added at run time (:meth:`add_at_run_time`), in the order they are tried."""
+        with self._lock:
+            return list(self._added)
+
+    def add_at_run_time(self, stubs: Iterable[Stub]) -> None:
+        """Try ``stubs`` before every stub already there (in their own order): a stub added while the
+        server runs answers the next request it matches, even where a stub file holds a catch-all.
+        :meth:`clear_added` removes them again."""
+        stubs = list(stubs)
+        heaviest = _heaviest(stubs, len(self) + len(stubs))
+        with self._lock:
+            self._added[:0] = stubs
+            self._heaviest = max(self._heaviest, heaviest)
+
+    def clear_added(self) -> int:
+        """Remove the stubs added at run time (not those the book was made with, nor :meth:`add`'s);
+        returns how many were removed."""
+        with self._lock:
+            count, self._added = len(self._added), []
+            self._heaviest = _heaviest(self._stubs, len(self._stubs))
+        return count
 
     def add(self, *stubs: Stub) -> None:
         """Append ``stubs`` (tried after the ones already there)."""
-        heaviest = _heaviest(list(stubs), len(self._stubs) + len(stubs))
+        heaviest = _heaviest(list(stubs), len(self) + len(stubs))
         with self._lock:
             self._stubs.extend(stubs)
             self._heaviest = max(self._heaviest, heaviest)
 
     def replace(self, stubs: Iterable[Stub]) -> None:
-        """Serve ``stubs`` instead."""
+        """Serve ``stubs`` instead (those added at run time stay, tried first)."""
         stubs = list(stubs)
-        heaviest = _heaviest(stubs, len(stubs))
         with self._lock:
-            self._stubs, self._heaviest = stubs, heaviest
+            self._stubs = stubs
+            self._heaviest = max(_heaviest(stubs, len(self)), _heaviest(self._added, len(self)))
 
     def quick(self, request: Request) -> bool:
         """True when :meth:`answer` takes ``request`` in well under a millisecond: a body of at most
         :data:`QUICK_BODY` bytes, at most :data:`QUICK_STUBS` stubs, none of whose replies holds more
         than :data:`QUICK_REPLY` characters. A server answers such a request on its event loop; any
         other in a thread, so that the loop goes on answering meanwhile."""
-        return (len(request.body or b"") <= QUICK_BODY and len(self._stubs) <= QUICK_STUBS
+        return (len(request.body or b"") <= QUICK_BODY and len(self) <= QUICK_STUBS
                 and self._heaviest <= QUICK_REPLY)
 
     def answer(self, request: Request, seed: int = 0) -> Hit | None:
@@ -164,7 +191,8 @@ class StubBook:
         if conv is None:
             return None
         with self._lock:
-            stub = next((s for s in self._stubs if s.available and matches(s.match, conv)), None)
+            stub = next((s for s in itertools.chain(self._added, self._stubs)
+                         if s.available and matches(s.match, conv)), None)
             if stub is None:
                 return None
             response = synthesize(stub, conv, seed)
@@ -176,8 +204,7 @@ class StubBook:
         """The stub nearest to answering ``request``: ``{"stub", "match", "differences"}``
         (fewest failed conditions; a used-up stub says so), or None without stubs."""
         conv = read_conversation(request, self._earlier)
-        with self._lock:
-            stubs = list(self._stubs)
+        stubs = self.stubs
         if not stubs:
             return None
 

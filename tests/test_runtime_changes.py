@@ -1,0 +1,351 @@
+"""Changes to a running server: stubs added, listed and cleared over ``/_ssemock/stubs``, the default scenario
+set and cleared over ``/_ssemock/scenario``; the same from Python (``MockServer``, the pytest fixture).
+
+Each test runs the real ``ssemock serve`` command (or ``MockServer``) on 127.0.0.1 and talks to it with
+real clients: httpx for the admin routes, the openai SDK for the answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from ssemock import MockServer
+from ssemock.mockserver import collect_cassettes
+from ssemock.stubs.files import MAX_STUB_FILE
+from ssemock.workers import PEER_TIMEOUT
+from tests.test_workers import serve
+
+from .sessions import INI, preload_clients
+
+pytest_plugins = ["pytester"]
+preload_clients()
+
+WEATHER = """\
+ssemock_stubs: 1
+stubs:
+  - name: weather
+    match: {contains: weather}
+    reply: {text: Sunny in Paris}
+"""
+RECORDED = "openai-chat-finish-length-usage"  # a bundled recording with LF line ends
+
+
+def chat(base: str, prompt: str) -> str:
+    """The text the openai SDK assembles from a streamed chat completion of ``prompt``."""
+    with openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0) as client:
+        stream = client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": prompt}], stream=True
+        )
+        return "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+
+
+def test_a_stub_added_over_http_answers_the_next_openai_request_before_the_files_stubs(tmp_path: Path) -> None:
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    catch_all = stubs / "catch-all.yaml"
+    catch_all.write_text("ssemock_stubs: 1\nstubs:\n  - name: from-file\n    reply: {text: From the file}\n")
+    with serve(tmp_path, "--stubs", str(stubs)) as served:
+        url = served.url
+        assert chat(url, "weather?") == "From the file"
+        added = httpx.post(f"{url}/_ssemock/stubs", content=WEATHER, headers={"Content-Type": "application/yaml"})
+        assert (added.status_code, added.json()) == (200, {"added": 1, "stubs": ["weather"]})
+        assert chat(url, "What is the weather in Paris?") == "Sunny in Paris"
+        assert chat(url, "hello") == "From the file"  # the added stub's condition does not hold
+        listed = httpx.get(f"{url}/_ssemock/stubs").json()
+        assert [(s["name"], s["added"], s["source"], s["used"]) for s in listed] == [
+            ("weather", True, "POST /_ssemock/stubs", 1),
+            ("from-file", False, str(catch_all), 2),
+        ]
+        assert listed[0]["match"] == "contains='weather'" and listed[1]["match"] == "any request"
+        # the same document as JSON, added again: the latest addition is tried first
+        document = {
+            "ssemock_stubs": 1,
+            "stubs": [{"name": "rain", "match": {"contains": "weather"}, "reply": {"text": "Rain in Paris"}}],
+        }
+        assert httpx.post(f"{url}/_ssemock/stubs", json=document).json() == {"added": 1, "stubs": ["rain"]}
+        assert chat(url, "weather?") == "Rain in Paris"
+
+        assert httpx.delete(f"{url}/_ssemock/stubs").json() == {"cleared": 2}
+        assert chat(url, "weather?") == "From the file"  # the file's stubs stay
+        assert [s["name"] for s in httpx.get(f"{url}/_ssemock/stubs").json()] == ["from-file"]
+        journal = httpx.get(f"{url}/_ssemock/requests").json()
+        assert [e["stub"] for e in journal] == ["from-file", "weather", "from-file", "rain", "from-file"]
+
+
+def test_a_stub_added_over_http_answers_the_next_request_of_a_chromium_page_which_cannot_add_one(
+    tmp_path: Path,
+) -> None:
+    script = Path(__file__).parent / "node" / "runtime-stubs.mjs"
+    (tmp_path / "none").mkdir()
+    with serve(tmp_path, "--cassettes", str(tmp_path / "none")) as served:
+        done = subprocess.run(["node", str(script), served.url], capture_output=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        result = json.loads(done.stdout)
+        journal = [e for e in httpx.get(f"{served.url}/_ssemock/requests").json() if e["path"] != "/favicon.ico"]
+    assert result["before"] == {"status": 404, "events": []}  # no cassette, no stub yet
+    assert result["added"] == {"status": 200, "body": {"added": 1, "stubs": ["weather"]}}
+    for answer in (result["after"], result["last"]):
+        *chunks, done_marker = answer["events"]
+        assert answer["status"] == 200 and done_marker == "[DONE]"  # OpenAI's stream terminator
+        text = "".join(
+            json.loads(c)["choices"][0]["delta"].get("content") or "" for c in chunks if json.loads(c)["choices"]
+        )
+        assert text == "Sunny in Paris"
+    # the page's own attempts: refused by the server (403, no CORS header: the browser hides even that)
+    attempts = result["fromPage"]
+    assert "blocked" in attempts["simple"] and "blocked" in attempts["json"] and attempts["noCors"] == {"opaque": True}
+    assert result["listed"] == ["weather"]
+    assert [(e["path"], e["stub"]) for e in journal] == [("/v1/chat/completions", None)] + [
+        ("/v1/chat/completions", "weather")
+    ] * 2
+
+
+def test_the_default_scenario_set_by_name_and_by_document_then_cleared(tmp_path: Path) -> None:
+    cassette = collect_cassettes(None)[RECORDED]
+    inter = cassette.interactions[0]
+    recorded = inter.response.body
+    assert b"\r" not in recorded and recorded.count(b"\n") >= 10
+
+    def replay(client: httpx.Client, **headers: str) -> httpx.Response:
+        return client.request(
+            inter.request.method,
+            inter.request.path,
+            content=inter.request.body,
+            headers={"X-SSEMock-Cassette": RECORDED, **headers},
+        )
+
+    with serve(tmp_path, "--timing-scale", "0") as served, httpx.Client(base_url=served.url) as client:
+        assert replay(client).content == recorded
+        put = client.put("/_ssemock/scenario", content="crlf")
+        assert (put.status_code, put.json()) == (200, {"scenario": ["crlf"]})
+        assert client.get("/_ssemock/scenario").json() == {"scenario": ["crlf"], "added": []}
+        # every line ending of the recording becomes CR LF; the events a parser dispatches are the same
+        assert replay(client).content == recorded.replace(b"\n", b"\r\n")
+        assert client.get("/_ssemock/requests").json()[-1]["scenario"] == "crlf"
+
+        document = {"name": "rate-limited", "steps": [{"http-error": {"status": 429, "headers": {"retry-after": "7"}}}]}
+        put = client.put("/_ssemock/scenario", json=document)
+        assert (put.status_code, put.json()) == (200, {"scenario": ["rate-limited"]})
+        answer = replay(client)
+        assert (answer.status_code, answer.headers["Retry-After"]) == (429, "7")
+        assert "rate-limited" in [s["name"] for s in client.get("/_ssemock/scenarios").json()]
+        assert client.get("/_ssemock/scenario").json() == {"scenario": ["rate-limited"], "added": ["rate-limited"]}
+        assert replay(client, **{"X-SSEMock-Scenario": "crlf"}).content == recorded.replace(b"\n", b"\r\n")
+
+        assert client.delete("/_ssemock/scenario").json() == {"scenario": [], "removed": ["rate-limited"]}
+        assert replay(client).content == recorded
+        gone = replay(client, **{"X-SSEMock-Scenario": "rate-limited"})
+        assert (gone.status_code, gone.json()["error"]["type"]) == (400, "ssemock_unknown_scenario")
+
+
+STUBS, SCENARIO = "POST /_ssemock/stubs", "PUT /_ssemock/scenario"
+YAML, JSON, TEXT = "application/yaml", "application/json", "text/plain"
+INVALID = "ssemock_invalid_change"
+BAD_BODIES = [  # (route, body, Content-Type (None: none), the JSON error's type, kind and field)
+    (STUBS, "ssemock_stubs: 1\nstubs: [{reply: {text: 5}}]\n", YAML, INVALID, "stub", "stubs[0].reply.text"),
+    (
+        STUBS,
+        json.dumps({"ssemock_stubs": 1, "stubs": [{"reply": {}, "times": 0}]}),
+        JSON,
+        INVALID,
+        "stub",
+        "stubs[0].times",
+    ),
+    (STUBS, "ssemock_stubs: 1\nstubs: [{reply: {txt: hi}}]\n", None, INVALID, "stub", "stubs[0].reply.txt"),
+    (STUBS, "stubs: [{reply: {text: hi}}]\n", YAML, INVALID, "stub", "ssemock_stubs"),
+    (STUBS, '{"ssemock_stubs": 1, "stubs": [', JSON, INVALID, "stub", "line 1, column 32"),
+    (STUBS, "ssemock_stubs: 1\nstubs: &a [*a]\n", TEXT, INVALID, "stub", "line 2"),
+    (SCENARIO, "steps:\n  - stall: {seconds: -1}\n", YAML, INVALID, "scenario", "steps[0].stall.seconds"),
+    (SCENARIO, "name: crlf\nsteps: []\n", YAML, INVALID, "scenario", "name"),
+    (SCENARIO, '["crlf", "no-such-scenario"]', JSON, "ssemock_unknown_scenario", None, None),
+    (SCENARIO, ",".join(["crlf"] * 9), TEXT, "ssemock_too_many_scenarios", None, None),
+]
+
+
+def test_a_bad_body_is_a_400_naming_the_field_and_changes_nothing() -> None:
+    with MockServer([], timing_scale=0) as server, httpx.Client(base_url=server.url) as client:
+        for route, body, content_type, code, kind, field in BAD_BODIES:
+            typed = {} if content_type is None else {"Content-Type": content_type}
+            method, path = route.split()
+            answer = client.request(method, path, content=body, headers=typed)
+            error = answer.json()["error"]
+            assert (answer.status_code, error["type"]) == (400, code), (body, error)
+            if kind is not None:
+                assert (error["kind"], error["field"]) == (kind, field), error
+                assert error["message"].startswith(f"{route}: {field}: expected ")
+        too_large = client.post("/_ssemock/stubs", content=b"#" * (MAX_STUB_FILE + 1))
+        assert too_large.status_code == 413 and too_large.json()["error"]["limit"] == MAX_STUB_FILE
+        assert client.get("/_ssemock/stubs").json() == []
+        assert client.get("/_ssemock/scenario").json() == {"scenario": [], "added": []}
+
+
+def test_a_request_from_another_origin_changes_nothing(tmp_path: Path) -> None:
+    with serve(tmp_path) as served, httpx.Client(base_url=served.url) as client:
+        foreign = {"Origin": "http://127.0.0.1:1", "Content-Type": "text/plain"}  # another port: another origin
+        for method, path, body in (
+            ("POST", "stubs", WEATHER),
+            ("DELETE", "stubs", ""),
+            ("PUT", "scenario", "crlf"),
+            ("DELETE", "scenario", ""),
+        ):
+            answer = client.request(method, f"/_ssemock/{path}", content=body, headers=foreign)
+            assert (answer.status_code, answer.json()["error"]["type"]) == (403, "ssemock_cross_origin")
+        fetched = {"Sec-Fetch-Site": "cross-site"}
+        assert client.post("/_ssemock/stubs", content=WEATHER, headers=fetched).status_code == 403
+        assert client.get("/_ssemock/stubs").json() == []
+        assert client.get("/_ssemock/scenario").json() == {"scenario": [], "added": []}
+
+
+def large_stub_file() -> str:
+    """A stub file just under :data:`MAX_STUB_FILE` bytes, of thousands of small stubs (fewer than 10,000)."""
+    stub = "  - name: s{0}\n    match: {{contains: word{0}}}\n    reply: {{text: the answer to question {0} in full}}\n"
+    head = "ssemock_stubs: 1\nstubs:\n"
+    count = (MAX_STUB_FILE - len(head)) // len(stub.format(99999))
+    text = head + "".join(stub.format(i) for i in range(count))
+    assert MAX_STUB_FILE * 0.9 < len(text.encode()) <= MAX_STUB_FILE
+    return text
+
+
+def test_the_server_answers_while_it_reads_a_large_document() -> None:
+    """Reading and checking 1 MiB of YAML takes seconds: a thread does it, and the server answers meanwhile (were
+    it read on the event loop, no request would be answered from its arrival to its answer)."""
+    with MockServer([], timing_scale=0) as server, httpx.Client(base_url=server.url) as client:
+        with ThreadPoolExecutor(1) as pool:
+            posted = pool.submit(httpx.post, f"{server.url}/_ssemock/stubs", content=large_stub_file(), timeout=120)
+            meanwhile = 0  # requests answered while the document was being read
+            while not posted.done():
+                assert client.get("/_ssemock/health").status_code == 200
+                meanwhile += not posted.done()
+        assert posted.result().status_code == 200 and len(server.stubs) > 5000
+        assert meanwhile >= 20, meanwhile
+
+
+def test_mockserver_adds_lists_and_clears_stubs_and_sets_the_scenario() -> None:
+    with MockServer([], timing_scale=0) as server:
+        assert server.add_stubs(WEATHER) == ["weather"]
+        assert server.add_stubs({"ssemock_stubs": 1, "stubs": [{"name": "hi", "reply": {"text": "Hello"}}]}) == ["hi"]
+        assert chat(server.url, "weather?") == "Hello"  # the latest addition first
+        assert [(s["name"], s["used"], s["added"]) for s in server.stubs] == [("hi", 1, True), ("weather", 0, True)]
+        assert server.set_scenario({"name": "limited", "steps": [{"http-error": {"status": 429}}]}) == ("limited",)
+        with (
+            openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0) as client,
+            pytest.raises(openai.RateLimitError),
+        ):
+            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert server.set_scenario("crlf") == ("crlf",) == server.scenario
+        server.clear_scenario()
+        assert server.scenario == () and "limited" not in server.state.scenarios
+        assert server.clear_stubs() == 2 and server.stubs == []
+
+
+def test_the_fixture_adds_stubs_and_a_scenario_for_one_test_only(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+    pytester.makepyfile(
+        test_runtime="""
+        import httpx
+        import openai
+        import pytest
+
+        DOCUMENT = {"name": "limited", "steps": [{"http-error": {"status": 429}}]}
+
+        def test_adds(ssemock):
+            assert ssemock.add_stubs("ssemock_stubs: 1\\nstubs: [{name: hi, reply: {text: Hello}}]\\n") == ["hi"]
+            with openai.OpenAI(base_url=ssemock.url + "/v1", api_key="k", max_retries=0) as client:
+                answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+                assert answer.choices[0].message.content == "Hello"
+                assert ssemock.set_scenario(DOCUMENT) == ("limited",)
+                with pytest.raises(openai.RateLimitError):
+                    client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+
+        def test_next(ssemock):  # the same server: what the test before added is gone
+            assert "limited" not in [s["name"] for s in httpx.get(ssemock.url + "/_ssemock/scenarios").json()]
+            assert httpx.get(ssemock.url + "/_ssemock/scenario").json() == {"scenario": [], "added": []}
+            assert httpx.get(ssemock.url + "/_ssemock/stubs").json() == []
+        """
+    )
+    result = pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+
+
+def test_under_two_workers_a_change_reaches_both_or_names_the_one_that_did_not(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
+    with serve(tmp_path, "--workers", "2", "--cassettes", str(tmp_path / "none")) as served:
+        workers = served.workers()
+        assert len(workers) == 2
+        added = httpx.post(f"{served.url}/_ssemock/stubs", content=WEATHER).json()
+        assert added == {
+            "added": 1,
+            "stubs": ["weather"],
+            "unanswered": [],
+            "workers": {str(w): {"added": 1, "stubs": ["weather"]} for w in workers},
+        }
+        answered = _until_both_answer(served.url, workers, "weather?")
+        assert set(answered) == {(w, "weather", 200) for w in workers}
+        # a document near the 1 MiB bound takes seconds to read, in each worker: each gets the time it needs
+        big = large_stub_file()
+        taken = httpx.post(f"{served.url}/_ssemock/stubs", content=big, timeout=120).json()
+        assert sorted(taken["workers"]) == sorted(map(str, workers)) and taken["unanswered"] == []
+        assert {answer["added"] for answer in taken["workers"].values()} == {big.count("- name:")}
+        assert httpx.delete(f"{served.url}/_ssemock/stubs").json()["workers"] == {
+            str(w): {"cleared": 1 + big.count("- name:")} for w in workers
+        }
+        httpx.post(f"{served.url}/_ssemock/stubs", content=WEATHER).raise_for_status()
+
+        stuck, live = workers
+        os.kill(stuck, signal.SIGSTOP)  # its event loop does not run, as if held by a long computation
+        try:
+            started = time.monotonic()
+            late = """ssemock_stubs: 1\nstubs: [{name: late, match: {contains: weather}, reply: {text: Late}}]\n"""
+            answer = httpx.post(f"{served.url}/_ssemock/stubs", content=late, timeout=30)
+            assert time.monotonic() - started <= PEER_TIMEOUT + 2.0
+            error = answer.json()["error"]
+            assert (answer.status_code, error["type"]) == (503, "ssemock_change_incomplete")
+            assert (error["unanswered"], error["refused"]) == ([stuck], {})
+            assert error["workers"] == {str(live): {"added": 1, "stubs": ["late"]}}
+            assert f"worker(s) {stuck} did not answer POST /_ssemock/stubs" in (tmp_path / "stderr").read_text()
+        finally:
+            os.kill(stuck, signal.SIGCONT)
+        # the stuck worker read the change after the asker gave up on it: it did not apply it
+        answered = _until_both_answer(served.url, workers, "weather?")
+        assert {(w, stub) for w, stub, _ in answered} == {(stuck, "weather"), (live, "late")}
+        cleared = httpx.delete(f"{served.url}/_ssemock/stubs").json()
+        assert cleared["workers"] == {str(stuck): {"cleared": 1}, str(live): {"cleared": 2}}
+
+        # a worker gunicorn starts in place of one that died serves the files alone, and says so
+        httpx.post(f"{served.url}/_ssemock/stubs", content=WEATHER).raise_for_status()
+        os.kill(live, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not set(served.workers()) - {stuck, live} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [new] = set(served.workers()) - {stuck, live}
+        answered = _until_both_answer(served.url, [stuck, new], "weather?")
+        assert answered == {(stuck, "weather", 200), (new, None, 404)}
+        assert f"worker {new} started after changes at run time" in (tmp_path / "stderr").read_text()
+
+
+def _until_both_answer(url: str, workers: list[int], prompt: str) -> set[tuple[int, Any, int]]:
+    """Chat requests, each on a new connection, until both workers answered one since the journal was cleared:
+    each answer's (worker, stub, status)."""
+    httpx.delete(f"{url}/_ssemock/requests")
+    for _ in range(200):
+        with httpx.Client(headers={"Connection": "close"}) as client:
+            client.post(
+                f"{url}/v1/chat/completions",
+                json={"model": "gpt-4o", "messages": [{"role": "user", "content": prompt}]},
+            )
+        journal = httpx.get(f"{url}/_ssemock/requests").json()
+        if set(Counter(e["worker"] for e in journal)) == set(workers):
+            return {(e["worker"], e["stub"], e["status"]) for e in journal}
+    raise AssertionError(f"not every worker answered: {journal}")
