@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cassette import Cassette, Chunk, End, Interaction, Request, Response
+from .checkclient import check_client
 from .config import Limits
 from .edge.options import NetworkOptions
 from .errors import (
@@ -56,5 +57,6 @@ __all__ = [
     "ScenarioError",
     "ServerError",
     "__version__",
+    "check_client",
     "conformance_matrix",
 ]

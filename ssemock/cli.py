@@ -1,11 +1,12 @@
-"""The ``ssemock`` command: serve | record | import | inspect | diff | scenarios | check | drift.
+"""The ``ssemock`` command: serve | record | import | inspect | diff | scenarios | check | drift | check-client.
 
 ``inspect`` shows a cassette, or a stub file (``ssemock_stubs: 1``) as the streams its stubs
 send in one provider's format (``--provider``).
 
 ``main(argv) -> int`` returns the exit status: 0 on success, 2 for bad input
 (one line on stderr, no traceback), 1 when serving fails at run time, ``check``
-has findings or ``diff`` finds differences (``drift``: see :mod:`ssemock.drift.cli`).
+has findings or ``diff`` finds differences (``drift``: see :mod:`ssemock.drift.cli`), or a
+``check-client`` case fails.
 """
 
 from __future__ import annotations
@@ -146,6 +147,12 @@ def _add_drift_arguments(drift: argparse.ArgumentParser) -> None:
     add_arguments(drift)
 
 
+def _add_check_client_arguments(parser: argparse.ArgumentParser) -> None:
+    from .checkclient.cli import add_arguments
+
+    add_arguments(parser)
+
+
 _OPTION_TYPES: dict[str, Callable[[str], Any]] = {"str": str, "int": positive_count, "bytes": positive_size}
 
 
@@ -184,7 +191,7 @@ def _add_check_parser(check: argparse.ArgumentParser) -> None:
 _ADD_ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "serve": _add_serve_arguments, "import": _add_import_parsers, "inspect": _add_inspect_arguments,
     "diff": _add_diff_arguments, "scenarios": _add_scenarios_arguments, "check": _add_check_parser,
-    "record": _add_record_arguments, "drift": _add_drift_arguments,
+    "record": _add_record_arguments, "drift": _add_drift_arguments, "check-client": _add_check_client_arguments,
 }
 """The function adding each sub-command's options (called only for the command parsed, or for all when
 it is not known yet, e.g. ``ssemock --help``); their texts are :data:`ssemock.commands.COMMANDS`."""
@@ -196,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_command(argv)).parse_args(argv)
     try:
         handler = {"serve": _serve, "import": _import, "inspect": _inspect, "diff": _diff, "scenarios": _scenarios,
-                   "record": _record, "check": _check, "drift": _drift}
+                   "record": _record, "check": _check, "drift": _drift, "check-client": _check_client}
         return handler[args.command](args)
     except SSEMockError as exc:
         print(f"ssemock: error: {exc}", file=sys.stderr)
@@ -314,6 +321,12 @@ def _import(args: argparse.Namespace) -> int:
 
 def _drift(args: argparse.Namespace) -> int:
     from .drift.cli import run
+
+    return run(args)
+
+
+def _check_client(args: argparse.Namespace) -> int:
+    from .checkclient.cli import run
 
     return run(args)
 

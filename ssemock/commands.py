@@ -75,6 +75,17 @@ COMMANDS: dict[str, Command] = {
         "only, 4 changed, 5 breaking, 1 not compared); --update replaces the recordings that drifted.",
         ("ssemock drift cassettes --target https://api.openai.com --header 'Authorization: Bearer ${OPENAI_API_KEY}'",
          "ssemock drift cassettes/chat.yaml --target https://api.openai.com --json --fail-on breaking")),
+    "check-client": Command(
+        "grade any SSE client: run it once per recording x preset and report what it got wrong (exit 1 on a failure)",
+        "Run a client command (any language) once per case, a recording as recorded or under a preset, against "
+        "an in-process replay server it finds through SSEMOCK_URL and the SDK base URL variables. The client prints "
+        "the events it read (JSON lines of type, data, id) or the answer it assembled (one JSON object), and exits "
+        "non-zero when it reports an error. Each case is graded pass, fail or n/a with its reason, in two "
+        "categories: conformance and resilience; each failure prints the command reproducing it against ssemock "
+        "serve. Exit 0 when no case fails, 1 when one does.",
+        ("ssemock check-client --cassette openai-chat-finish-length-usage -- python -m ssemock.checkclient.reader",
+         "ssemock check-client --client-timeout 2 --json report.json -- python my_client.py",
+         "ssemock check-client --compare old.json --scenario split-crlf,crlf -- node client.mjs")),
 }
 """The sub-commands of ``ssemock``, in the order ``ssemock --help`` lists them."""
 JOBS = """ssemock answers your streaming client as a provider would, offline:

@@ -1,0 +1,64 @@
+"""Helpers of the check-client tests: the example adapters, virtual environments holding a given release
+of a Python client (made once with pip, from the package registry), and ``ssemock check-client`` run as
+its own process with its JSON report read back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "check-client"
+READER = [sys.executable, "-m", "ssemock.checkclient.reader"]
+VENVS = Path(os.environ.get("SSEMOCK_CLIENT_VENVS", "/tmp/ssemock-client-venvs"))
+"""Where the releases' virtual environments are kept between runs (``$SSEMOCK_CLIENT_VENVS``)."""
+
+
+def release_python(package: str, version: str, *extra: str) -> Path:
+    """The Python of a virtual environment holding ``package==version`` (made with pip when missing)."""
+    home = VENVS / f"{package}-{version}"
+    python = home / "bin" / "python"
+    marker = home / "installed"
+    if not marker.exists():
+        venv.create(home, with_pip=True, clear=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"{package}=={version}", *extra],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        marker.write_text(version)
+    return python
+
+
+def check_client(
+    tmp_path: Path, *args: str, command: list[str]
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """``ssemock check-client ARGS --json FILE -- COMMAND`` as a process; its result and its JSON report."""
+    report = tmp_path / f"report-{len(list(tmp_path.glob('report-*')))}.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "ssemock", "check-client", *args, "--json", str(report), "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    return done, json.loads(report.read_text()) if report.exists() else {}
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, str]:
+    """Scenario (``clean`` for none) -> verdict, for a report of one cassette."""
+    return {case["scenario"] or "clean": case["verdict"] for case in report["cases"]}
+
+
+def failing(report: dict[str, Any]) -> set[str]:
+    """The scenarios of the failed cases."""
+    return {name for name, verdict in verdicts(report).items() if verdict == "fail"}

@@ -1,0 +1,106 @@
+"""``ssemock check-client``: real client processes graded against the real replay server.
+
+The reference reader (the WHATWG decoder over aiohttp) must pass every case with no false alarm; a client
+with a known public bug must fail exactly the cases of that bug, and its fixed release pass them:
+httpx-sse 0.4.1 split lines at U+2028/U+2029/U+0085 (florimondmanca/httpx-sse#34, fixed by #37 in
+0.4.2), which the ``line-separators`` preset puts inside data and ``torture`` inside comments. Both
+releases also fail what tests/test_conformance.py keeps as findings of 0.4.3: a leading BOM is kept
+(``bom``) and a block holding only ``retry:``/``id:`` is dispatched with empty data (``meta-blocks``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from ssemock.checkclient.cases import RULES, Rule
+from ssemock.mockserver import collect_scenarios
+
+from .checkclients import EXAMPLES, READER, check_client, failing, release_python, verdicts
+from .conftest import NODE_MODULES
+
+CASSETTE = "openai-chat-finish-length-usage"  # text content: line-separators puts U+2028 inside its data
+PRESETS = sorted(collect_scenarios(None))
+TIMED = ("stall", "slow-first-byte")  # replaced by waits longer than the client timeout: 4 s for 1.5 s
+HTTPX_SSE_043 = {"bom", "meta-blocks"}
+APPLICATION = {name for name, rule in RULES.items() if rule in (Rule.APPLICATION, Rule.RESUME)}
+
+
+def test_reference_reader_passes_every_case(tmp_path) -> None:
+    done, report = check_client(
+        tmp_path, "--cassette", CASSETTE, "--client-timeout", "1.5", command=[*READER, "--timeout", "1.5"]
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = verdicts(report)
+    assert set(seen) == {"clean", *(p for p in PRESETS if p not in TIMED), "stall-4s", "slow-first-byte-4s"}
+    assert {name for name, verdict in seen.items() if verdict != "pass"} == APPLICATION  # SSE-level: not judged
+    assert report["summary"] == {"pass": len(seen) - len(APPLICATION), "fail": 0, "n/a": len(APPLICATION)}
+
+
+def test_httpx_sse_041_fails_u2028_and_043_passes(tmp_path) -> None:
+    adapter = str(EXAMPLES / "httpx_sse_reader.py")
+    reports = {}
+    for version in ("0.4.1", "0.4.3"):
+        python = release_python("httpx-sse", version, "httpx==0.28.1")
+        done, reports[version] = check_client(
+            tmp_path,
+            "--cassette",
+            CASSETTE,
+            "--client-timeout",
+            "1.5",
+            command=[str(python), adapter, "--timeout", "1.5"],
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+    assert failing(reports["0.4.3"]) == HTTPX_SSE_043
+    assert failing(reports["0.4.1"]) == HTTPX_SSE_043 | {"line-separators", "torture"}
+    reason = {c["scenario"]: c["reason"] for c in reports["0.4.1"]["cases"]}["line-separators"]
+    assert "\\u2028" in reason  # the character it hinges on, shown
+    assert all("ssemock serve --port 8765 --timing-scale 0" in c["reproduce"] for c in reports["0.4.1"]["cases"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--scenario", "no-such-preset", "--", sys.executable, "-c", "pass"],
+        ["--cassette", "no-such-cassette", "--", sys.executable, "-c", "pass"],
+    ],
+)
+def test_bad_usage_exits_2(tmp_path, argv) -> None:
+    done, _ = check_client(tmp_path, *argv[:-3], command=argv[-2:]) if argv else check_client(tmp_path, command=[])
+    assert done.returncode == 2
+    assert done.stderr.startswith("ssemock: error: ") and "Traceback" not in done.stderr
+
+
+def test_openai_python_fails_meta_blocks_and_accepts_incomplete_answers(tmp_path) -> None:
+    done, report = check_client(
+        tmp_path,
+        "--cassette",
+        CASSETTE,
+        "--client-timeout",
+        "1.5",
+        command=[sys.executable, str(EXAMPLES / "openai_chat_answer.py"), "--timeout", "1.5"],
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert {c["output"] for c in report["cases"] if c["exit_status"] == 0} == {"answer"}
+    conformance = {c["scenario"] for c in report["cases"] if c["verdict"] == "fail" and c["category"] == "conformance"}
+    assert conformance == {"meta-blocks"}  # json.loads('') of a data-less block (tests/test_conformance.py)
+    # The SDK ends its iteration at the end of the body whether [DONE] or a finish_reason came or not; it
+    # raises APIError on an error event.
+    assert failing(report) - conformance == APPLICATION - {"error-mid-stream"}
+    assert verdicts(report)["wrong-content-type"] == "n/a"
+
+
+def test_eventsource_parser_fails_a_final_bare_cr(tmp_path, node) -> None:
+    adapter = tmp_path / "eventsource_parser_reader.mjs"
+    adapter.write_bytes((EXAMPLES / adapter.name).read_bytes())
+    (tmp_path / "node_modules").symlink_to(NODE_MODULES)  # ESM resolves packages beside the script
+    done, report = check_client(
+        tmp_path, "--cassette", CASSETTE, "--client-timeout", "1.5", command=[node, str(adapter), "1.5"]
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    # eventsource-parser 3.1.1 holds a final bare CR waiting for an LF (tests/test_conformance.py); under
+    # mixed-eol this recording's last line end is no CR (seed 0)
+    assert failing(report) == {"cr"}
+    assert verdicts(report)["clean"] == "pass"
