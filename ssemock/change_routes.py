@@ -1,6 +1,6 @@
-"""The admin routes that change a running replay server: its stubs (``/_ssemock/stubs``) and its default
-scenario (``/_ssemock/scenario``), each change a :class:`~ssemock.changes.Change` applied by
-:func:`~ssemock.changes.apply_change`.
+"""The admin routes that change a running replay server: its stubs (``/_ssemock/stubs``), its default
+scenario (``/_ssemock/scenario``) and its faults by rate (``/_ssemock/chaos``), each change a
+:class:`~ssemock.changes.Change` applied by :func:`~ssemock.changes.apply_change`.
 
 Like every admin path they answer same-origin requests under a known ``Host`` only
 (:mod:`ssemock.edge.guard`: a page of another origin gets ``403 ssemock_cross_origin`` and changes
@@ -35,6 +35,7 @@ __all__ = ["SPREAD", "Spreading", "add_change_routes", "answer_change", "change_
 
 STUBS_PATH = "/_ssemock/stubs"
 SCENARIO_PATH = "/_ssemock/scenario"
+CHAOS_PATH = "/_ssemock/chaos"
 
 
 @dataclass
@@ -54,13 +55,17 @@ to read) to the other workers."""
 
 
 def add_change_routes(app: web.Application) -> None:
-    """Route ``/_ssemock/stubs`` (GET, POST, DELETE) and ``/_ssemock/scenario`` (GET, PUT, DELETE)."""
+    """Route ``/_ssemock/stubs`` (GET, POST, DELETE), ``/_ssemock/scenario`` and ``/_ssemock/chaos`` (GET, PUT,
+    DELETE)."""
     app.router.add_get(STUBS_PATH, _stubs)
     app.router.add_post(STUBS_PATH, _add_stubs)
     app.router.add_delete(STUBS_PATH, _clear_stubs)
     app.router.add_get(SCENARIO_PATH, _scenario)
     app.router.add_put(SCENARIO_PATH, _set_scenario)
     app.router.add_delete(SCENARIO_PATH, _clear_scenario)
+    app.router.add_get(CHAOS_PATH, _chaos)
+    app.router.add_put(CHAOS_PATH, _set_chaos)
+    app.router.add_delete(CHAOS_PATH, _clear_chaos)
 
 
 async def _stubs(request: web.Request) -> web.Response:
@@ -116,6 +121,30 @@ async def _clear_scenario(request: web.Request) -> web.Response:
     """No default scenario (requests that name none are replayed faithfully), and the scenarios given as
     documents are served no more: ``{"scenario": [], "removed": [NAME, ...]}``."""
     return await answer_change(request, Change("scenario.clear", source=f"DELETE {SCENARIO_PATH}"))
+
+
+async def _chaos(request: web.Request) -> web.Response:
+    """The faults by rate: ``{"chaos": [RULE, ...], "seed": N}`` (each rule as ``--chaos`` writes it; ``[]``:
+    none), drawn from ``seed`` and each request's ``seq``."""
+    state = request.app[STATE]
+    return web.json_response({"chaos": state.chaos.describe(), "seed": state.seed})
+
+
+async def _set_chaos(request: web.Request) -> web.Response:
+    """Set the faults by rate, replacing those the server had (``serve --chaos``'s included).
+
+    The body is YAML, or JSON with ``Content-Type: application/json``, of at most 1 MiB: one rule as
+    ``--chaos`` takes it (``cut-mid-event=0.05,http-429=0.02``, ``path=/v1/*:http-500=0.1``), a list of
+    rules, or a mapping of scenario names to rates (``{"cut-mid-event": 0.05}``). Answers ``{"chaos": [RULE,
+    ...]}``. A malformed rule, a rate out of [0, 1], rates summing to more than 1 or a scenario not served is
+    ``400 ssemock_invalid_change``; nothing is changed. Under ``--workers``, answered as ``POST
+    /_ssemock/stubs`` is."""
+    return await change_from_body(request, "chaos.set", MAX_SCENARIO_FILE, "the scenario file bound (1 MiB)")
+
+
+async def _clear_chaos(request: web.Request) -> web.Response:
+    """No faults by rate from now on: ``{"chaos": []}``."""
+    return await answer_change(request, Change("chaos.clear", source=f"DELETE {CHAOS_PATH}"))
 
 
 async def change_from_body(request: web.Request, kind: str, limit: int, bound: str) -> web.Response:

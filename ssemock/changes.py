@@ -19,11 +19,17 @@ is read by the loader of the files it stands for, so a body is valid exactly whe
   defaults to :data:`DOCUMENT_NAME`), then served under its name besides the others (selectable per
   request too) and the default alone. A document may not take the name of a scenario loaded from a file.
 * ``scenario.clear``: no document. No default scenario; the scenarios documents brought are served no more.
+* ``chaos.set``: the faults by rate (:mod:`ssemock.chaos`), as ``--chaos`` takes them: one rule's text
+  (``cut-mid-event=0.05,http-429=0.02``, ``path=/v1/*:http-500=0.1``), a list of rules, or a mapping of
+  scenario names to rates (one rule without a scope); each scenario served, at most
+  :data:`~ssemock.limits.MAX_CHAOS_RULES` rules. They replace the server's rates whole; the draws go on from
+  the server's seed and each request's ``seq``.
+* ``chaos.clear``: no document. No faults by rate.
 
 Applying checks everything first and changes nothing on an error: a change is applied whole or not at all.
 Reading a document (seconds for 1 MiB of YAML) is apart from making the change (:data:`Applier` returns a
 :data:`Commit`), so that a server reads it off its event loop and makes it on the loop.
-A new kind is one entry, a function ``(state, change) -> commit``: ``APPLIERS["chaos.set"] = set_chaos``;
+A new kind is one entry, a function ``(state, change) -> commit``, in :data:`APPLIERS`;
 its route's handler calls :func:`ssemock.change_routes.change_from_body` (or ``answer_change``), and
 ``--workers`` hands it to every worker as it does the others.
 """
@@ -37,6 +43,7 @@ from typing import Any, Literal, TypeAlias
 
 from .cassette.files import FileError
 from .cassette.yamltext import load_yaml, utf8_text
+from .chaos import Chaos
 from .errors import ConfigError, ScenarioError, StubError
 from .limits import MAX_ADDED_SCENARIOS, MAX_ADDED_STUBS, MAX_SCENARIO_FILE, MAX_SCENARIOS, json_depth_exceeds
 from .names import scenario_names
@@ -69,7 +76,7 @@ class Change:
 
     Attributes:
         kind: what it changes, a key of :data:`APPLIERS` (``stubs.add``, ``stubs.clear``, ``scenario.set``,
-            ``scenario.clear``).
+            ``scenario.clear``, ``chaos.set``, ``chaos.clear``).
         text: the document as written (a request body, decoded as UTF-8 with ``surrogateescape``), read with
             ``syntax``; or None.
         syntax: how ``text`` is read: ``yaml`` (the files' strict loader) or ``json`` (``application/json``).
@@ -228,11 +235,46 @@ def _clear_scenario(state: ServerState, change: Change) -> Commit:
     return commit
 
 
+_CHAOS_DOCUMENT = (
+    "chaos rules as --chaos takes them: 'cut-mid-event=0.05,http-429=0.02', a list of rules, or {name: rate}"
+)
+
+
+def _set_chaos(state: ServerState, change: Change) -> Commit:
+    document = change.document(ScenarioError, MAX_SCENARIO_FILE)
+    if document is None:
+        raise ScenarioError(change.source, "", f"{_CHAOS_DOCUMENT}; DELETE /_ssemock/chaos clears them")
+    try:
+        rates = Chaos.of(document, "chaos")
+    except ConfigError as exc:
+        raise ScenarioError(change.source, "", f"{_CHAOS_DOCUMENT} ({exc})") from None
+
+    def commit() -> dict[str, Any]:
+        try:
+            rates.check(state.scenarios)
+        except ConfigError as exc:
+            raise ScenarioError(change.source, "", f"rates of scenarios the server serves ({exc})") from None
+        state.chaos = rates
+        return {"chaos": rates.describe()}
+
+    return commit
+
+
+def _clear_chaos(state: ServerState, change: Change) -> Commit:
+    def commit() -> dict[str, Any]:
+        state.chaos = Chaos()
+        return {"chaos": []}
+
+    return commit
+
+
 APPLIERS: dict[str, Applier] = {
     "stubs.add": _add_stubs,
     "stubs.clear": _clear_stubs,
     "scenario.set": _set_scenario,
     "scenario.clear": _clear_scenario,
+    "chaos.set": _set_chaos,
+    "chaos.clear": _clear_chaos,
 }
 """What reads and applies each kind of :class:`Change`, by kind."""
 

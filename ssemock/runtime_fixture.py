@@ -1,11 +1,13 @@
 """The pytest fixture's changes while a test runs (:class:`RuntimeChanges`, a base of
-:class:`ssemock.testing.SSEMockFixture`): the admin routes ``/_ssemock/stubs`` and ``/_ssemock/scenario`` in Python."""
+:class:`ssemock.testing.SSEMockFixture`): the admin routes ``/_ssemock/stubs``, ``/_ssemock/scenario`` and
+``/_ssemock/chaos`` in Python."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .chaos import Chaos
 from .mockserver import MockServer
 from .scenario import Scenario
 
@@ -17,6 +19,7 @@ class RuntimeChanges:
 
     server: MockServer
     scenario: tuple[str, ...]
+    chaos: Chaos
 
     def add_stubs(self, document: Mapping[str, Any] | str) -> list[str]:
         """Add a stub file's stubs (its data or YAML text) for this test, tried before its other stubs, as
@@ -39,3 +42,16 @@ class RuntimeChanges:
         """Replay faithfully from now on (``DELETE /_ssemock/scenario``)."""
         self.server.clear_scenario()
         self.scenario = ()
+
+    def set_chaos(self, chaos: Chaos | str | Sequence[str] | Mapping[str, float]) -> list[str]:
+        """Set this test's faults by rate while it runs, as ``PUT /_ssemock/chaos`` does
+        (:meth:`ssemock.MockServer.set_chaos`): drawn from the test's seed. Returns the rules; raises
+        :class:`~ssemock.ScenarioError` for a bad rule or rate."""
+        rules = self.server.set_chaos(chaos)
+        self.chaos = self.server.call(lambda: self.server.state.chaos)
+        return rules
+
+    def clear_chaos(self) -> None:
+        """No faults by rate from now on (``DELETE /_ssemock/chaos``)."""
+        self.server.clear_chaos()
+        self.chaos = Chaos()

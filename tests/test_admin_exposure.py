@@ -25,6 +25,7 @@ ADMIN = [("GET", "/_ssemock/requests"), ("DELETE", "/_ssemock/requests"), ("GET"
          ("GET", "/_ssemock/cassettes"), ("GET", "/_ssemock/scenarios"), ("GET", "/_ssemock/metrics"),
          ("GET", "/_ssemock/stubs"), ("POST", "/_ssemock/stubs"), ("DELETE", "/_ssemock/stubs"),
          ("GET", "/_ssemock/scenario"), ("PUT", "/_ssemock/scenario"), ("DELETE", "/_ssemock/scenario"),
+         ("GET", "/_ssemock/chaos"), ("PUT", "/_ssemock/chaos"), ("DELETE", "/_ssemock/chaos"),
          ("GET", "/_ssemock/nothing")]
 
 

@@ -1,5 +1,6 @@
 """Changes to a running server: stubs added, listed and cleared over ``/_ssemock/stubs``, the default scenario
-set and cleared over ``/_ssemock/scenario``; the same from Python (``MockServer``, the pytest fixture).
+set and cleared over ``/_ssemock/scenario``, the faults by rate over ``/_ssemock/chaos``; the same from Python
+(``MockServer``, the pytest fixture).
 
 Each test runs the real ``ssemock serve`` command (or ``MockServer``) on 127.0.0.1 and talks to it with
 real clients: httpx for the admin routes, the openai SDK for the answers.
@@ -21,7 +22,7 @@ import httpx
 import openai
 import pytest
 
-from ssemock import MockServer
+from ssemock import MockServer, ScenarioError
 from ssemock.mockserver import collect_cassettes
 from ssemock.stubs.files import MAX_STUB_FILE
 from ssemock.workers import PEER_TIMEOUT
@@ -349,3 +350,60 @@ def _until_both_answer(url: str, workers: list[int], prompt: str) -> set[tuple[i
         if set(Counter(e["worker"] for e in journal)) == set(workers):
             return {(e["worker"], e["stub"], e["status"]) for e in journal}
     raise AssertionError(f"not every worker answered: {journal}")
+
+
+def test_the_faults_by_rate_set_over_http_apply_to_the_next_requests_then_cleared(tmp_path: Path) -> None:
+    cassette = collect_cassettes(None)[RECORDED]
+    inter = cassette.interactions[0]
+
+    def replay(client: httpx.Client) -> httpx.Response:
+        return client.request(inter.request.method, inter.request.path, content=inter.request.body,
+                              headers={"X-SSEMock-Cassette": RECORDED})
+
+    with serve(tmp_path, "--timing-scale", "0", "--seed", "3") as served, httpx.Client(base_url=served.url) as client:
+        assert client.get("/_ssemock/chaos").json() == {"chaos": [], "seed": 3}
+        assert replay(client).content == inter.response.body
+        # rate 1: every request draws the 429 preset (its provider's error body, status 429)
+        put = client.put("/_ssemock/chaos", content="http-429=1")
+        assert (put.status_code, put.json()) == (200, {"chaos": ["http-429=1.0"]})
+        assert replay(client).status_code == 429
+        entry = client.get("/_ssemock/requests").json()[-1]
+        assert (entry["status"], entry["fault"]) == (429, "http-429") and 0 <= entry["draw"] < 1
+        # a mapping as JSON; rate 0: never drawn, the recording is sent as recorded
+        put = client.put("/_ssemock/chaos", json={"cut-mid-event": 0})
+        assert put.json() == {"chaos": ["cut-mid-event=0.0"]}
+        assert replay(client).content == inter.response.body
+        for body, said in (("http-429=1.5", "from 0 to 1"), ("no-such-scenario=0.1", "no scenario named"),
+                           ("http-429=0.7,http-500=0.7", "at most 1")):
+            refused = client.put("/_ssemock/chaos", content=body)
+            error = refused.json()["error"]
+            assert (refused.status_code, error["type"]) == (400, "ssemock_invalid_change"), error
+            assert said in error["message"], error["message"]
+        assert client.get("/_ssemock/chaos").json()["chaos"] == ["cut-mid-event=0.0"]  # unchanged
+        foreign = client.put("/_ssemock/chaos", content="http-429=1", headers={"Origin": "http://127.0.0.1:1"})
+        assert foreign.status_code == 403 and client.get("/_ssemock/chaos").json()["chaos"] == ["cut-mid-event=0.0"]
+        assert client.delete("/_ssemock/chaos").json() == {"chaos": []}
+        assert replay(client).content == inter.response.body
+
+
+def test_mockserver_sets_and_clears_the_faults_by_rate() -> None:
+    with MockServer(timing_scale=0) as server, httpx.Client(base_url=server.url) as client:
+        inter = server.state.cassettes[RECORDED].interactions[0]
+        assert server.set_chaos({"http-500": 1}) == ["http-500=1.0"]
+        answer = client.post(inter.request.path, content=inter.request.body, headers={"X-SSEMock-Cassette": RECORDED})
+        assert answer.status_code == 500 and server.requests[-1]["fault"] == "http-500"
+        with pytest.raises(ScenarioError, match="no scenario named"):
+            server.set_chaos("nothing-like-it=0.5")
+        server.clear_chaos()
+        answer = client.post(inter.request.path, content=inter.request.body, headers={"X-SSEMock-Cassette": RECORDED})
+        assert answer.content == inter.response.body
+
+
+def test_under_two_workers_the_faults_by_rate_reach_both(tmp_path: Path) -> None:
+    with serve(tmp_path, "--workers", "2", "--timing-scale", "0") as served:
+        workers = served.workers()
+        put = httpx.put(f"{served.url}/_ssemock/chaos", content="http-429=1").json()
+        assert put == {"chaos": ["http-429=1.0"], "unanswered": [],
+                       "workers": {str(w): {"chaos": ["http-429=1.0"]} for w in workers}}
+        cleared = httpx.delete(f"{served.url}/_ssemock/chaos").json()
+        assert cleared["workers"] == {str(w): {"chaos": []} for w in workers}
