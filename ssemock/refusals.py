@@ -357,7 +357,8 @@ class NeedsHTTP2Error(RequestError, ValueError):
         self.steps = list(steps)
         super().__init__(f"the scenario's step(s) {', '.join(self.steps)} act on HTTP/2 frames, and this request "
                          f"came over {version}: serve with --http2 (MockServer(http2=True)) and use an HTTP/2 "
-                         "client (curl --http2-prior-knowledge, or --http2 over https; httpx with http2=True)")
+                         "client (curl --http2-prior-knowledge, or --http2 over https; httpx with http2=True over "
+                         "https, http1=False too for h2c)")
 
 
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (

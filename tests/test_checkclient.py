@@ -21,7 +21,7 @@ from .checkclients import EXAMPLES, READER, check_client, failing, release_pytho
 from .conftest import NODE_MODULES
 
 CASSETTE = "openai-chat-finish-length-usage"  # text content: line-separators puts U+2028 inside its data
-PRESETS = sorted(collect_scenarios(None))
+PRESETS = sorted(name for name, s in collect_scenarios(None).items() if not s.needs_http2)  # served over HTTP/1.1
 TIMED = ("stall", "slow-first-byte")  # replaced by waits longer than the client timeout: 4 s for 1.5 s
 HTTPX_SSE_043 = {"bom", "meta-blocks"}
 APPLICATION = {name for name, rule in RULES.items() if rule in (Rule.APPLICATION, Rule.RESUME)}
@@ -65,6 +65,7 @@ def test_httpx_sse_041_fails_u2028_and_043_passes(tmp_path) -> None:
         [],
         ["--scenario", "no-such-preset", "--", sys.executable, "-c", "pass"],
         ["--cassette", "no-such-cassette", "--", sys.executable, "-c", "pass"],
+        ["--scenario", "h2-split-crlf", "--", sys.executable, "-c", "pass"],  # HTTP/2 frames: not over HTTP/1.1
     ],
 )
 def test_bad_usage_exits_2(tmp_path, argv) -> None:

@@ -369,6 +369,12 @@ def test_the_faults_by_rate_set_over_http_apply_to_the_next_requests_then_cleare
         assert replay(client).status_code == 429
         entry = client.get("/_ssemock/requests").json()[-1]
         assert (entry["status"], entry["fault"]) == (429, "http-429") and 0 <= entry["draw"] < 1
+        deadline = time.monotonic() + 10  # the access line is written when the answer has ended
+        while "; fault http-429 by chance" not in (tmp_path / "stderr").read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        logged = (tmp_path / "stderr").read_text()
+        assert f"POST {inter.request.path} -> 429 complete" in logged
+        assert f"; cassette {RECORDED} #0; fault http-429 by chance; from 127.0.0.1" in logged
         # a mapping as JSON; rate 0: never drawn, the recording is sent as recorded
         put = client.put("/_ssemock/chaos", json={"cut-mid-event": 0})
         assert put.json() == {"chaos": ["cut-mid-event=0.0"]}

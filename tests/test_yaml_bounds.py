@@ -148,9 +148,9 @@ def test_a_cassette_within_the_bounds_but_not_within_memory_is_a_clean_error(tmp
     )
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr
-    characters = path.stat().st_size  # ASCII
+    size = path.stat().st_size  # the file is parsed as it is read, as bytes
     assert run.stderr.strip() == (
-        f"ssemock: error: {path}: expected YAML whose data fits in memory ({characters:,} characters did not)"
+        f"ssemock: error: {path}: expected YAML whose data fits in memory ({size:,} bytes did not)"
     )
 
 

@@ -44,7 +44,8 @@ class CheckOptions:
         cassettes: names of the cassettes to run the client against (empty: those its first clean run asks
             for, among ``cassette_sources``).
         cassette_sources: cassette files or directories served (empty: the bundled cassettes).
-        scenarios: scenario names (default: every bundled preset and every scenario of ``scenario_sources``).
+        scenarios: scenario names (default: every bundled preset and every scenario of ``scenario_sources``,
+            but those whose steps act on HTTP/2 frames: the cases are served over HTTP/1.1).
         scenario_sources: scenario files or directories added to the bundled presets.
         client_timeout: the client's own read timeout in seconds, or None (stalls then not graded).
         timeout: seconds one case may take.
@@ -84,10 +85,15 @@ def check(
         raise ConfigError("no client command: give it after --, e.g. ssemock check-client -- python client.py")
     served = collect_cassettes(list(options.cassette_sources) or None)
     scenarios = collect_scenarios([bundled_scenarios(), *options.scenario_sources])
-    names = options.scenarios if options.scenarios is not None else tuple(sorted(scenarios))
+    # the cases are served over HTTP/1.1: the scenarios of the HTTP/2 layer (h2-split-crlf...) do not apply
+    names = options.scenarios if options.scenarios is not None else tuple(
+        sorted(name for name, scenario in scenarios.items() if not scenario.needs_http2))
     unknown = [n for n in names if n not in scenarios]
     if unknown:
         raise ConfigError(f"--scenario {unknown[0]}: no such scenario (see ssemock scenarios)")
+    layered = [n for n in names if scenarios[n].needs_http2]
+    if layered:
+        raise ConfigError(f"--scenario {layered[0]}: its steps act on HTTP/2 frames, and check-client serves HTTP/1.1")
     with tempfile.TemporaryDirectory(prefix="ssemock-check-client-") as work:
         run_options = RunOptions(
             options.timeout, options.jobs, options.timing_scale, options.seed, options.max_output, Path(work)

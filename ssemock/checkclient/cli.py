@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=scenario_list,
         metavar="NAME[,NAME…]",
-        help="the scenarios run (repeatable; default: every bundled preset)",
+        help="the scenarios run (repeatable; default: every bundled preset but those of the HTTP/2 layer)",
     )
     parser.add_argument(
         "--scenarios",

@@ -72,6 +72,8 @@ class AccessNote(Protocol):
     def stub(self) -> str | None: ...
     @property
     def scenario(self) -> str | None: ...
+    @property
+    def fault(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class Outcome:
     interaction: int | None = None
     stub: str | None = None
     scenario: str | None = None
+    fault: str | None = None
 
 
 NO_NOTE = Outcome(None)
@@ -129,6 +132,8 @@ def access_line(
         line += f"; stub {_clean(redacted(note.stub), 120)}"
     if note.scenario:
         line += f"; scenario {_clean(redacted(note.scenario), 120)}"
+    if note.fault:
+        line += f"; fault {_clean(note.fault, 120)} by chance"
     return f"{line}; from {remote}"
 
 
