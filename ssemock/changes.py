@@ -138,6 +138,8 @@ def read_document(body: bytes, syntax: Syntax, source: str, error: FileError, li
         raise error(source, f"line {exc.lineno}, column {exc.colno}", "valid JSON", exc.msg) from None
     except RecursionError:
         raise error(source, "", f"JSON nested at most {MAX_NESTING} deep", None) from None
+    except ValueError as exc:  # an integer of more digits than Python converts (4,300 by default)
+        raise error(source, "", "JSON numbers Python can read", str(exc)) from None
     if json_depth_exceeds(value, MAX_NESTING):
         raise error(source, "", f"JSON nested at most {MAX_NESTING} deep", None)
     return value

@@ -170,6 +170,7 @@ BAD_BODIES = [  # (route, body, Content-Type (None: none), the JSON error's type
     (STUBS, "ssemock_stubs: 1\nstubs: &a [*a]\n", TEXT, INVALID, "stub", "line 2"),
     (SCENARIO, "steps:\n  - stall: {seconds: -1}\n", YAML, INVALID, "scenario", "steps[0].stall.seconds"),
     (SCENARIO, "name: crlf\nsteps: []\n", YAML, INVALID, "scenario", "name"),
+    (STUBS, '{"ssemock_stubs": 1, "stubs": [{"times": ' + "9" * 5000 + "}]}", JSON, INVALID, "stub", ""),
     (SCENARIO, '["crlf", "no-such-scenario"]', JSON, "ssemock_unknown_scenario", None, None),
     (SCENARIO, ",".join(["crlf"] * 9), TEXT, "ssemock_too_many_scenarios", None, None),
 ]
@@ -185,7 +186,7 @@ def test_a_bad_body_is_a_400_naming_the_field_and_changes_nothing() -> None:
             assert (answer.status_code, error["type"]) == (400, code), (body, error)
             if kind is not None:
                 assert (error["kind"], error["field"]) == (kind, field), error
-                assert error["message"].startswith(f"{route}: {field}: expected ")
+                assert error["message"].startswith(f"{route}: {field}: expected " if field else f"{route}: expected ")
         too_large = client.post("/_ssemock/stubs", content=b"#" * (MAX_STUB_FILE + 1))
         assert too_large.status_code == 413 and too_large.json()["error"]["limit"] == MAX_STUB_FILE
         assert client.get("/_ssemock/stubs").json() == []
