@@ -140,13 +140,13 @@ class KeptBacklog:
 class _Peers:
     """This worker's end of the journal exchange: its Unix socket, and the others' journals."""
 
-    def __init__(self, directory: Path, state: ServerState) -> None:
+    def __init__(self, directory: Path, state: ServerState, meter: Meter) -> None:
         self.directory = directory
         self.state = state
+        self.meter = meter
         self.pid = os.getpid()
         self.master = os.getppid()
         self.runner: web.AppRunner | None = None
-        self.meter = Meter()
 
     def tagged(self, query: JournalQuery | None = None) -> list[dict[str, Any]]:
         return (query or JournalQuery()).apply({**entry.to_json(), "worker": self.pid} for entry in self.state.journal)
@@ -157,7 +157,6 @@ class _Peers:
         peer.router.add_delete("/journal", self._clear)
         peer.router.add_get("/metrics", self._metrics)
         peer.router.add_post("/change", self._change)
-        self.meter = app[METER]
         self.runner = web.AppRunner(peer, handle_signals=False, access_log=None, max_line_size=PEER_LINE_SIZE)
         await self.runner.setup()
         await web.UnixSite(self.runner, str(self.directory / f"{self.pid}.sock")).start()
@@ -219,11 +218,11 @@ class _Peers:
         return done
 
     async def ask(self, method: str, path: str = "/journal", params: dict[str, str] | None = None, *,
-                  body: Any = None, shown: str | None = None,
+                  body: Any = None, shown: str,
                   timeout: float = PEER_TIMEOUT) -> tuple[dict[int, Any], list[int]]:
         """Every other worker's answer to ``method path`` (``/journal``, ``/metrics``, ``/change``) with
         ``params`` and the JSON ``body``, by process id, and the ids of the workers that did not answer within
-        ``timeout`` seconds (a worker that is gone is in neither); ``shown``: the request's name on stderr."""
+        ``timeout`` seconds (a worker that is gone is in neither); ``shown``: the asking request's name on stderr."""
         sockets = {int(p.stem): p for p in self.directory.glob("*.sock")
                    if p.stem.isdigit() and int(p.stem) != self.pid}
         results = await asyncio.gather(*(self._ask(p, method, path, params or {}, body, timeout)
@@ -231,7 +230,6 @@ class _Peers:
         answers = {pid: result for pid, result in zip(sockets, results) if result not in (_GONE, _SILENT)}
         unanswered = sorted(pid for pid, result in zip(sockets, results) if result is _SILENT)
         if unanswered:
-            shown = shown or f"{method} {METRICS_PATH if path == '/metrics' else JOURNAL_PATH}"
             print(f"ssemock: worker(s) {', '.join(map(str, unanswered))} did not answer {shown} "
                   f"within {timeout:.3g} s; left out", file=sys.stderr, flush=True)
         return answers, unanswered
@@ -287,7 +285,7 @@ async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamR
             return refuse(exc)
         cleared = {str(peers.pid): len(peers.state.journal)}
         peers.state.reset()
-        others, unanswered = await peers.ask("DELETE")
+        others, unanswered = await peers.ask("DELETE", shown=f"DELETE {JOURNAL_PATH}")
         cleared.update({str(pid): int(answer.get("cleared", 0)) for pid, answer in others.items()})
         return web.json_response({"cleared": sum(cleared.values()), "workers": cleared, "unanswered": unanswered})
     try:
@@ -295,11 +293,12 @@ async def _gather_journal(request: web.Request, handler: Handler) -> web.StreamR
     except BadQueryError as exc:
         return refuse(exc)
     entries = peers.tagged(query)
-    journals, unanswered = await peers.ask("GET", params=query.params())
+    journals, unanswered = await peers.ask("GET", params=query.params(), shown=f"GET {JOURNAL_PATH}")
     for journal in journals.values():
         entries.extend(journal)
     entries.sort(key=lambda e: (e.get("time") or 0.0, e.get("worker") or 0, e.get("seq") or 0))
-    return await send_journal(request, query.apply(entries),
+    # every worker's entries passed the filters where they were kept: what is left is the limit, over them all
+    return await send_journal(request, entries[: query.limit],
                               headers={UNANSWERED_HEADER: ",".join(map(str, unanswered))})
 
 
@@ -307,7 +306,7 @@ async def _gather_metrics(request: web.Request) -> web.StreamResponse:
     """``GET /_ssemock/metrics``: every worker's meter, each labelled with its process id."""
     peers = request.app[_PEERS]
     meters = {peers.pid: request.app[METER]}
-    answers, unanswered = await peers.ask("GET", "/metrics")
+    answers, unanswered = await peers.ask("GET", "/metrics", shown=f"GET {METRICS_PATH}")
     for pid, answer in answers.items():
         try:
             meters[pid] = Meter.from_json(answer)
@@ -365,7 +364,7 @@ class _Application(BaseApplication):  # type: ignore[misc]
 
         async def worker_runner() -> web.AppRunner:
             app = create_app(state)
-            peers = app[_PEERS] = _Peers(directory, state)
+            peers = app[_PEERS] = _Peers(directory, state, app[METER])
             app[SPREAD] = peers.spread
             app.middlewares.append(_gather_journal)
             app.on_startup.append(peers.start)
