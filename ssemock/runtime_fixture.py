@@ -48,7 +48,7 @@ class RuntimeChanges:
         (:meth:`ssemock.MockServer.set_chaos`): drawn from the test's seed. Returns the rules; raises
         :class:`~ssemock.ScenarioError` for a bad rule or rate."""
         rules = self.server.set_chaos(chaos)
-        self.chaos = self.server.call(lambda: self.server.state.chaos)
+        self.chaos = Chaos.of(chaos)  # what the server now holds (it took the same value)
         return rules
 
     def clear_chaos(self) -> None:

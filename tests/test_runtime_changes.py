@@ -271,14 +271,25 @@ def test_the_fixture_adds_stubs_and_a_scenario_for_one_test_only(pytester: pytes
                 with pytest.raises(openai.RateLimitError):
                     client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
 
-        def test_next(ssemock):  # the same server: what the test before added is gone
+        def test_chaos(ssemock):
+            assert ssemock.set_chaos("http-500=1") == ["http-500=1.0"]
+            ssemock.reply("Hello", times=None)  # the faulted request counts as one answer
+            with openai.OpenAI(base_url=ssemock.url + "/v1", api_key="k", max_retries=0) as client:
+                with pytest.raises(openai.InternalServerError):
+                    client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+                ssemock.clear_chaos()
+                answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+                assert answer.choices[0].message.content == "Hello"
+
+        def test_next(ssemock):  # the same server: what the tests before added is gone
+            assert httpx.get(ssemock.url + "/_ssemock/chaos").json()["chaos"] == []
             assert "limited" not in [s["name"] for s in httpx.get(ssemock.url + "/_ssemock/scenarios").json()]
             assert httpx.get(ssemock.url + "/_ssemock/scenario").json() == {"scenario": [], "added": []}
             assert httpx.get(ssemock.url + "/_ssemock/stubs").json() == []
         """
     )
     result = pytester.runpytest("-p", "no:randomly")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
 
 
 def test_under_two_workers_a_change_reaches_both_or_names_the_one_that_did_not(tmp_path: Path) -> None:
