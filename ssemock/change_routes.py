@@ -9,16 +9,19 @@ ssemock_body_too_large``), as JSON when its ``Content-Type`` is ``application/js
 YAML; a document the files' loader refuses is ``400 ssemock_invalid_change`` naming the field.
 
 Under ``--workers`` (:mod:`ssemock.workers`) the worker that receives a change applies it, then hands the
-same record to every other worker (:data:`SPREAD`); the answer then adds ``workers`` (process id: its
-answer) and ``unanswered``, or is ``503 ssemock_change_incomplete`` naming the workers that did not take it.
+same record to every other worker (:data:`SPREAD`), holding the workers' change lock
+(:mod:`ssemock.change_lock`) from reading it to the last answer, so that every worker makes the changes in
+one order; the answer then adds ``workers`` (process id: its answer) and ``unanswered``, or is ``503
+ssemock_change_incomplete`` naming the workers that did not take it, or ``503 ssemock_change_busy`` when the
+change before it held the lock for :data:`~ssemock.change_lock.CHANGE_WAIT` seconds (nothing changed).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -31,7 +34,7 @@ from .refusals import ChangeIncompleteError, InvalidChangeError
 from .state import STATE
 from .stubs.files import MAX_STUB_FILE
 
-__all__ = ["SPREAD", "Spreading", "add_change_routes", "answer_change", "change_from_body"]
+__all__ = ["SPREAD", "Spreader", "Spreading", "add_change_routes", "answer_change", "change_from_body"]
 
 STUBS_PATH = "/_ssemock/stubs"
 SCENARIO_PATH = "/_ssemock/scenario"
@@ -48,10 +51,20 @@ class Spreading:
     refused: dict[str, Any] = field(default_factory=dict)
 
 
-Spread: TypeAlias = Callable[[Change, dict[str, Any], float], Awaitable[Spreading]]
-SPREAD: web.AppKey[Spread] = web.AppKey("ssemock_spread")
-"""Set by :mod:`ssemock.workers`: hands a change this worker applied (with its answer, and the seconds it took
-to read) to the other workers."""
+class Spreader(Protocol):
+    """What :mod:`ssemock.workers` sets as :data:`SPREAD`: the other worker processes."""
+
+    def ordered(self, what: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Held from reading the change ``what`` (its source, e.g. ``PUT /_ssemock/scenario``) to the last answer:
+        one change at a time across the workers. Raises :class:`~ssemock.refusals.ChangeBusyError` on entry."""
+
+    async def spread(self, change: Change, applied: dict[str, Any], read: float) -> Spreading:
+        """Hand ``change``, applied here with the answer ``applied`` after ``read`` seconds of reading, to the
+        other workers."""
+
+
+SPREAD: web.AppKey[Spreader] = web.AppKey("ssemock_spread")
+"""Set by :mod:`ssemock.workers` (absent in one process): the other workers, that take each change made here."""
 
 
 def add_change_routes(app: web.Application) -> None:
@@ -163,20 +176,22 @@ async def change_from_body(request: web.Request, kind: str, limit: int, bound: s
 
 async def answer_change(request: web.Request, change: Change) -> web.Response:
     """Apply ``change`` here (read in a thread, made on the event loop) and, under ``--workers``, in every other
-    worker; answer with what was done."""
-    loop = asyncio.get_running_loop()
-    started = loop.time()
+    worker, one change at a time; answer with what was done."""
+    spreader = request.app.get(SPREAD)
     try:
-        commit = await asyncio.to_thread(prepare_change, request.app[STATE], change)
-        applied = commit()
-    except (StubError, ScenarioError) as exc:
-        return refuse(InvalidChangeError(exc))
+        async with spreader.ordered(change.source) if spreader else contextlib.nullcontext():
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            try:
+                commit = await asyncio.to_thread(prepare_change, request.app[STATE], change)
+                applied = commit()
+            except (StubError, ScenarioError) as exc:
+                raise InvalidChangeError(exc) from exc
+            if spreader is None:
+                return web.json_response(applied)
+            done = await spreader.spread(change, applied, loop.time() - started)
     except SSEMockError as exc:
         return refuse(exc)
-    spread = request.app.get(SPREAD)
-    if spread is None:
-        return web.json_response(applied)
-    done = await spread(change, applied, loop.time() - started)
     if done.unanswered or done.refused:
         return refuse(ChangeIncompleteError(change.source, done.workers, done.unanswered, done.refused))
     return web.json_response({**applied, "workers": done.workers, "unanswered": []})

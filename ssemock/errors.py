@@ -44,6 +44,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── BodyNotRecordedError (LookupError)    500 ssemock_body_not_recorded
         ├── UpstreamError (ConnectionError)       502 ssemock_upstream_error (the recorder)
         ├── ChangeIncompleteError (ConnectionError)  503 ssemock_change_incomplete (--workers)
+        ├── ChangeBusyError (TimeoutError)        503 ssemock_change_busy (--workers)
         └── HTTPVersionError (ValueError)         505 ssemock_http_version_not_supported
 
 :data:`ssemock.refusals.HTTP_ERRORS` lists every error answered over HTTP;

@@ -34,6 +34,7 @@ __all__ = [
     "BadRequestBodyError",
     "BodyNotRecordedError",
     "BodyTooLargeError",
+    "ChangeBusyError",
     "ChangeIncompleteError",
     "CrossOriginError",
     "HTTPVersionError",
@@ -198,6 +199,20 @@ class ChangeIncompleteError(RequestError, ConnectionError):
         super().__init__(f"{what}: taken by worker(s) {', '.join(self.workers) or '(none)'}, not by "
                          f"{', '.join(missing)}, which keep their state from before (a scenario change may be sent "
                          "again; stubs: DELETE /_ssemock/stubs, then add them again)")
+
+
+class ChangeBusyError(RequestError, TimeoutError):
+    """Under ``--workers``, a change that waited ``wait`` seconds for the changes sent before it (another worker
+    held the change lock that long, its event loop held) and was not made: no worker's state changed."""
+
+    status = 503
+    code = "ssemock_change_busy"
+    detail_names = ("wait",)
+
+    def __init__(self, what: str, wait: float) -> None:
+        self.wait = wait
+        super().__init__(f"{what}: waited {wait:g} s for the change before it, which another worker still holds "
+                         "(its event loop held); nothing was changed: send it again")
 
 
 class CrossOriginError(RequestError, PermissionError):
@@ -368,7 +383,7 @@ HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,
     UnsupportedEncodingError, MisdirectedHostError, BodyNotRecordedError, ScenarioTooLargeError, UpstreamError,
-    ChangeIncompleteError, HTTPVersionError,
+    ChangeIncompleteError, ChangeBusyError, HTTPVersionError,
 )
 """Every error answered over HTTP, by status: its class gives ``status``, ``code`` and ``detail_names``."""
 

@@ -28,11 +28,12 @@ Journal and admin routes across workers:
 * a change (``POST``/``DELETE /_ssemock/stubs``, ``PUT``/``DELETE /_ssemock/scenario``:
   :mod:`ssemock.change_routes`) is applied by the worker that receives it, then handed to every other
   worker as the same :class:`~ssemock.changes.Change` record, asked as the journal is (each gets
-  :data:`PEER_TIMEOUT` plus twice the time the receiving worker took to read the document); the
-  answer names each worker that took it (``workers``: process id → its answer), or is ``503
-  ssemock_change_incomplete`` naming those that did not answer in time (``unanswered``: a change read late
-  is not applied) or refused it (``refused``). A worker started later (gunicorn replaces one that
-  died) starts from the loaded files, without the changes, and says so on stderr;
+  :data:`PEER_TIMEOUT` plus twice the time the receiving worker took to read the document), one change at
+  a time (:mod:`ssemock.change_lock`: every worker makes them in one order); the answer names each worker
+  that took it (``workers``: process id → its answer), or is ``503 ssemock_change_incomplete`` naming those
+  that did not answer in time (``unanswered``: a change read late is not applied) or refused it
+  (``refused``). A worker started later (gunicorn replaces one that died) starts from the loaded files,
+  without the changes, and says so on stderr;
 * ``health``, ``cassettes``, ``scenarios``, ``GET /_ssemock/stubs`` and ``GET /_ssemock/scenario`` are this
   worker's (the same in every worker once a change reached them all; a stub's ``used`` counts this worker's
   answers).
@@ -70,6 +71,7 @@ from aiohttp import web
 from aiohttp.worker import GunicornWebWorker
 from gunicorn.app.base import BaseApplication
 
+from .change_lock import LOCK_FILE, hold_change_lock
 from .change_routes import SPREAD, Spreading
 from .changes import Change, prepare_change
 from .edge import refuse
@@ -170,8 +172,9 @@ class _Peers:
         with contextlib.suppress(OSError):
             (self.directory / f"{self.pid}.sock").unlink()
         if os.getppid() != self.master:  # the master was killed: the last worker out removes the directory
-            with contextlib.suppress(OSError):
-                (self.directory / CHANGED).unlink()  # no worker is started after this
+            for name in (CHANGED, LOCK_FILE):  # no worker is started after this
+                with contextlib.suppress(OSError):
+                    (self.directory / name).unlink()
             with contextlib.suppress(OSError):
                 self.directory.rmdir()
 
@@ -202,6 +205,10 @@ class _Peers:
             return web.json_response({"refused": {"type": exc.code, "message": str(exc)}})
         except (ValueError, KeyError) as exc:
             return web.json_response({"refused": {"type": "ssemock_error", "message": f"not a change: {exc!s}"}})
+
+    def ordered(self, what: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """The workers' change lock (:mod:`ssemock.change_lock`), held while the change ``what`` is made."""
+        return hold_change_lock(self.directory, what)
 
     async def spread(self, change: Change, applied: dict[str, Any], read: float) -> Spreading:
         """Hand ``change``, which this worker applied with the answer ``applied`` after ``read`` seconds of
@@ -365,7 +372,7 @@ class _Application(BaseApplication):  # type: ignore[misc]
         async def worker_runner() -> web.AppRunner:
             app = create_app(state)
             peers = app[_PEERS] = _Peers(directory, state, app[METER])
-            app[SPREAD] = peers.spread
+            app[SPREAD] = peers
             app.middlewares.append(_gather_journal)
             app.on_startup.append(peers.start)
             app.on_cleanup.append(peers.stop)

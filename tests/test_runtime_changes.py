@@ -348,6 +348,67 @@ def test_under_two_workers_a_change_reaches_both_or_names_the_one_that_did_not(t
         assert f"worker {new} started after changes at run time" in (tmp_path / "stderr").read_text()
 
 
+def test_under_two_workers_changes_sent_at_once_end_the_same_in_both(tmp_path: Path) -> None:
+    """200 scenario changes sent together, through both workers, are made in one order: afterwards each
+    worker serves the same scenario (the journal names the worker and the scenario of each answer)."""
+    (tmp_path / "none").mkdir()
+    with serve(tmp_path, "--workers", "2", "--cassettes", str(tmp_path / "none")) as served:
+        workers = served.workers()
+        httpx.post(f"{served.url}/_ssemock/stubs", content=WEATHER).raise_for_status()
+
+        def change(n: int) -> httpx.Response:
+            with httpx.Client(base_url=served.url, headers={"Connection": "close"}, timeout=60) as client:
+                if n % 3 == 2:
+                    return client.delete("/_ssemock/scenario")
+                return client.put("/_ssemock/scenario", content=("crlf", "split-bytes")[n % 3])
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(change, range(200)))
+        assert [a.status_code for a in answers] == [200] * 200
+        assert all(sorted(a.json()["workers"]) == sorted(map(str, workers)) for a in answers)
+        answered = _until_both_answer(served.url, workers, "weather?")
+        scenarios = {(w, scenario) for w, scenario, _ in _journal_scenarios(served.url)}
+        assert {w for w, _, _ in answered} == {w for w, _ in scenarios} == set(workers)
+        assert len({scenario for _, scenario in scenarios}) == 1, scenarios
+
+
+def test_a_change_waits_for_the_one_before_it_and_is_refused_after_the_bound(tmp_path: Path) -> None:
+    """The change lock is a flock(2) of the workers' directory: a change waits while it is held, goes on once
+    it is free, and is ``ChangeBusyError`` (503 ``ssemock_change_busy``) after ``wait`` seconds."""
+    import asyncio
+    import fcntl
+
+    from ssemock.change_lock import LOCK_FILE, hold_change_lock
+    from ssemock.refusals import ChangeBusyError
+
+    async def scenario() -> list[str]:
+        done: list[str] = []
+        with open(tmp_path / LOCK_FILE, "ab") as other:  # another worker holds it
+            fcntl.flock(other, fcntl.LOCK_EX)
+            with pytest.raises(ChangeBusyError) as busy:
+                async with hold_change_lock(tmp_path, "PUT /_ssemock/scenario", wait=0.2):
+                    done.append("made while held")
+            assert (busy.value.status, busy.value.code, busy.value.wait) == (503, "ssemock_change_busy", 0.2)
+            assert str(busy.value).startswith("PUT /_ssemock/scenario: waited 0.2 s")
+
+            async def waiter() -> None:
+                async with hold_change_lock(tmp_path, "DELETE /_ssemock/scenario", wait=10):
+                    done.append("after release")
+
+            task = asyncio.create_task(waiter())
+            await asyncio.sleep(0.1)
+            done.append("released")
+            fcntl.flock(other, fcntl.LOCK_UN)
+            await task
+        return done
+
+    assert asyncio.run(scenario()) == ["released", "after release"]
+
+
+def _journal_scenarios(url: str) -> set[tuple[int, Any, int]]:
+    return {(e["worker"], e["scenario"], e["status"]) for e in httpx.get(f"{url}/_ssemock/requests").json()}
+
+
 def _until_both_answer(url: str, workers: list[int], prompt: str) -> set[tuple[int, Any, int]]:
     """Chat requests, each on a new connection, until both workers answered one since the journal was cleared:
     each answer's (worker, stub, status)."""

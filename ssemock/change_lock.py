@@ -1,0 +1,53 @@
+"""The lock that puts the run-time changes of all ``--workers`` processes in one order.
+
+Each worker that receives a change (:mod:`ssemock.change_routes`) holds this lock while it reads the
+change, applies it and hands it to the other workers (:mod:`ssemock.workers`), so every worker applies
+the changes in the same order and ends in the same state, however many are sent at once. The lock is
+an exclusive ``flock(2)`` on a file of the workers' private directory: the kernel releases it when the
+holding process dies (``kill -9`` included), and each holder opens the file anew, so two requests in
+one worker exclude each other too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from .refusals import ChangeBusyError
+
+__all__ = ["CHANGE_WAIT", "LOCK_FILE", "hold_change_lock"]
+
+LOCK_FILE = "changes.lock"
+CHANGE_WAIT = 30.0
+"""Seconds a change waits for the changes before it (a change held longer than this by a worker whose
+event loop does not run is ``503 ssemock_change_busy``, and this one is not made)."""
+_POLL = 0.005
+
+
+@contextlib.asynccontextmanager
+async def hold_change_lock(directory: Path, what: str, wait: float = CHANGE_WAIT) -> AsyncIterator[None]:
+    """Hold the workers' change lock in ``directory`` for the body of the ``async with``, waiting for it
+    at most ``wait`` seconds (polled without blocking the event loop).
+
+    Raises:
+        ChangeBusyError: the lock was held by another change for ``wait`` seconds; ``what`` names this
+            change in the message.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    with open(directory / LOCK_FILE, "ab") as lock:
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if loop.time() >= deadline:
+                    raise ChangeBusyError(what, wait) from None
+                await asyncio.sleep(_POLL)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
