@@ -34,6 +34,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
         ├── BadQueryError (ValueError)            400 ssemock_bad_query (an admin path's query parameter)
         ├── InvalidChangeError (ValueError)       400 ssemock_invalid_change (a stub or scenario body refused)
         ├── NeedsHTTP2Error (ValueError)          400 ssemock_needs_http2 (HTTP/2 steps, HTTP/1.1 request)
+        ├── NeedsTLSError (ValueError)            400 ssemock_needs_tls (TLS steps, request without TLS)
         ├── CrossOriginError (PermissionError)    403 ssemock_cross_origin
         ├── UnknownAdminPathError (LookupError)   404 ssemock_unknown_admin_path
         ├── AdminPathError (LookupError)          404 ssemock_admin_path (the recorder)

@@ -34,6 +34,7 @@ from .coding import ContentCodingError, Decoder
 from .errors import ScenarioTooLargeError
 from .h2faults import H2Faults
 from .limits import LINE_COST, MAX_SCENARIO_GROWTH
+from .tlsfaults import TLSFaults
 
 __all__ = ["ENCODINGS", "FRAMINGS", "Plan", "comment_points", "dispatch_offsets", "split_at"]
 
@@ -83,6 +84,8 @@ class Plan:
             journal's ``notes``).
         h2: the faults of the HTTP/2 layer (:class:`~ssemock.h2faults.H2Faults`), or None; a plan with
             them is sent over HTTP/2 only (:meth:`h2_faults`).
+        tls: the faults of the TLS layer (:class:`~ssemock.tlsfaults.TLSFaults`), or None; a plan with them
+            is sent over TLS only (:meth:`tls_faults`).
     """
 
     def __init__(
@@ -130,6 +133,7 @@ class Plan:
         self.ineffective: list[str] = []
         self.keepalive_now = False
         self.h2: H2Faults | None = None
+        self.tls: TLSFaults | None = None
 
     def observable(self) -> tuple[Any, ...]:
         """What a client can tell of this plan (the response, its framing, timing, coding, keep-alive and
@@ -138,7 +142,8 @@ class Plan:
         return (r.status, r.reason, tuple(r.headers), tuple(r.chunks), r.start, r.end, r.timed, self.framing,
                 self.timing_scale, self.first_byte_delay, tuple(sorted(self.pauses.items())), self.pace, self.budget,
                 self.content_encoding, self.keepalive_every, self.keepalive_comment, self.keepalive_now,
-                self.heartbeat, self.resume_body, None if self.h2 is None else self.h2.observable())
+                self.heartbeat, self.resume_body, None if self.h2 is None else self.h2.observable(),
+                None if self.tls is None else self.tls.observable())
 
     def keepalive_block(self) -> bytes:
         """The keep-alive block to write now: ``keepalive_comment``, with ``{now}`` replaced by the UTC
@@ -168,6 +173,14 @@ class Plan:
         if step not in self.h2.steps:
             self.h2.steps.append(step)
         return self.h2
+
+    def tls_faults(self, step: str) -> TLSFaults:
+        """The plan's TLS faults, made on first use; ``step`` (its name) is noted as needing TLS."""
+        if self.tls is None:
+            self.tls = TLSFaults()
+        if step not in self.tls.steps:
+            self.tls.steps.append(step)
+        return self.tls
 
     def charge(self, size: int, lines: int = 0) -> None:
         """Count ``size`` bytes and ``lines`` lines that the running step adds to the body (each line

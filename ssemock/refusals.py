@@ -43,6 +43,7 @@ __all__ = [
     "MalformedRequestError",
     "MisdirectedHostError",
     "NeedsHTTP2Error",
+    "NeedsTLSError",
     "NotRecordedError",
     "RequestError",
     "TooManyScenariosError",
@@ -376,10 +377,24 @@ class NeedsHTTP2Error(RequestError, ValueError):
                          "https, http1=False too for h2c)")
 
 
+class NeedsTLSError(RequestError, ValueError):
+    """The scenario has steps of the TLS layer (``tls-records``, ``tls-close``) and the request came without
+    TLS (``http://``, h2c): nothing is sent but this answer."""
+
+    status = 400
+    code = "ssemock_needs_tls"
+    detail_names = ("steps",)
+
+    def __init__(self, steps: Iterable[str]) -> None:
+        self.steps = list(steps)
+        super().__init__(f"the scenario's step(s) {', '.join(self.steps)} act on TLS records, and this request "
+                         "came without TLS: serve with --tls (MockServer(tls=True)) and use an https:// URL")
+
+
 HTTP_ERRORS: tuple[type[SSEMockError], ...] = (
     UnreadableBodyError, BadRequestBodyError, MalformedRequestError, InvalidTextError, JSONTooDeepError,
     TooManyScenariosError, UnknownScenarioError, BadCassetteError, BadInteractionPinError, BadQueryError,
-    InvalidChangeError, NeedsHTTP2Error, CrossOriginError, NoMatchError, NotRecordedError,
+    InvalidChangeError, NeedsHTTP2Error, NeedsTLSError, CrossOriginError, NoMatchError, NotRecordedError,
     UnknownCassetteError, UnknownAdminPathError, AdminPathError, UnknownEventIdError, BodyTimeoutError,
     BodyTooLargeError,
     UnsupportedEncodingError, MisdirectedHostError, BodyNotRecordedError, ScenarioTooLargeError, UpstreamError,

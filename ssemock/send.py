@@ -21,10 +21,12 @@ from .cassette import Chunk, Response, no_content
 from .edge import abort_connection, set_framing, stopping
 from .edge.body import BodyWriter
 from .edge.framing import H2_STREAM
+from .edge.tls_writes import close_without_notify, cut_records
 from .limits import DEFAULT_BUDGET
 from .pacing import Pacing
 from .plan import Plan, comment_points
 from .timeline import Timeline
+from .tlsfaults import TLSFaults
 
 if TYPE_CHECKING:
     from .journal import JournalEntry, Sent
@@ -164,6 +166,7 @@ class _Stream:
         """Send the body by the path its plan needs, end it as recorded, and note the outcome last."""
         outcome = None
         request, response = self.request, self.response
+        cutter, restore = cut_records(request, self.plan.tls) if self.plan.tls is not None else (None, None)
         try:
             if timed and self.plain:
                 await self.send_plain(arrived)
@@ -171,7 +174,7 @@ class _Stream:
                 await self.send_timed(arrived)
             else:
                 await self.burst(arrived, size)
-            outcome = await end_body(request, response, self.plan.response.end.how)
+            outcome = await end_body(request, response, self.plan.response.end.how, self.plan.tls)
         except ConnectionError:
             outcome = "complete" if self.delivered() else "client_gone"
         except asyncio.CancelledError:  # the server stops, or the client left (aiohttp cancels its handler)
@@ -183,6 +186,10 @@ class _Stream:
             outcome = "error"
             raise
         finally:
+            if restore is not None:
+                restore()
+            if cutter is not None:
+                self.sent.injected.append(f"tls-records: {cutter.cuts} record(s) cut inside writes")
             self.report()
             entry.outcome = outcome  # last: a reader of the journal sees a finished entry
 
@@ -419,9 +426,13 @@ def _flat(response: Response) -> bool:
     return response.end.t == start and all(chunk.t == start for chunk in response.chunks)
 
 
-async def end_body(request: web.Request, response: web.StreamResponse, how: str) -> str:
+async def end_body(request: web.Request, response: web.StreamResponse, how: str, tls: TLSFaults | None = None) -> str:
     """End the body as recorded (``how``: ``clean``, ``cut``, ``reset``, ``timeout`` or
-    ``client_gone``); returns the journal outcome (``complete``, ``cut`` or ``reset``)."""
+    ``client_gone``; a ``cut`` without TLS ``close_notify`` when ``tls`` says so); returns the journal outcome
+    (``complete``, ``cut`` or ``reset``)."""
+    if how == "cut" and tls is not None and not tls.close_notify:
+        await close_without_notify(request)
+        return "cut"
     if how == "reset":
         abort_connection(request, reset=True)
         return "reset"

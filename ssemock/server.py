@@ -20,7 +20,8 @@ HTTP contract (design §4):
   :func:`ssemock.edge.cors.rebound_page`, …); :func:`ssemock.edge.replies.refuse` writes them;
 * a ``GET`` with ``Last-Event-ID`` continues a stream after that event (:mod:`ssemock.resume`);
 * over HTTP/2 (:mod:`ssemock.http2`) the same routes answer each stream; a scenario with steps of the HTTP/2
-  layer answers an HTTP/1.x request with 400 ``ssemock_needs_http2``.
+  layer answers an HTTP/1.x request with 400 ``ssemock_needs_http2``, one with steps of the TLS layer a request
+  without TLS with 400 ``ssemock_needs_tls``.
 
 The response is sent by :func:`ssemock.send.send_plan` (faithful replay, scenario plans).
 """
@@ -46,7 +47,7 @@ from .matching import describe, prepare_indexes
 from .offloop import OffLoop
 from .plan import Plan
 from .receive import Exchange, receive
-from .refusals import NeedsHTTP2Error, UnknownAdminPathError
+from .refusals import NeedsHTTP2Error, NeedsTLSError, UnknownAdminPathError
 from .send import TIMELINE, drop_default_content_type, send_plan
 from .shape import shape
 from .state import OFF_LOOP, STATE, ServerState
@@ -247,6 +248,9 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         plan = await shape(exchange, answer, state)
         if plan.h2 is not None and H2_STREAM not in request:
             raise NeedsHTTP2Error(plan.h2.steps, f"HTTP/{request.version.major}.{request.version.minor}")
+        if plan.tls is not None and request.transport is not None and request.transport.get_extra_info(
+                "sslcontext") is None:
+            raise NeedsTLSError(plan.tls.steps)
     except SSEMockError as exc:
         return exchange.refuse(exc)
     return _send(exchange, answer, plan)

@@ -21,7 +21,8 @@ from .checkclients import EXAMPLES, READER, check_client, failing, release_pytho
 from .conftest import NODE_MODULES
 
 CASSETTE = "openai-chat-finish-length-usage"  # text content: line-separators puts U+2028 inside its data
-PRESETS = sorted(name for name, s in collect_scenarios(None).items() if not s.needs_http2)  # served over HTTP/1.1
+PRESETS = sorted(name for name, s in collect_scenarios(None).items()
+                 if not (s.needs_http2 or s.needs_tls))  # served over plain HTTP/1.1
 TIMED = ("stall", "slow-first-byte")  # replaced by waits longer than the client timeout: 4 s for 1.5 s
 HTTPX_SSE_043 = {"bom", "meta-blocks"}
 APPLICATION = {name for name, rule in RULES.items() if rule in (Rule.APPLICATION, Rule.RESUME)}

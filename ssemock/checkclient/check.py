@@ -85,15 +85,16 @@ def check(
         raise ConfigError("no client command: give it after --, e.g. ssemock check-client -- python client.py")
     served = collect_cassettes(list(options.cassette_sources) or None)
     scenarios = collect_scenarios([bundled_scenarios(), *options.scenario_sources])
-    # the cases are served over HTTP/1.1: the scenarios of the HTTP/2 layer (h2-split-crlf...) do not apply
+    # the cases are served over plain HTTP/1.1: the scenarios of the HTTP/2 and TLS layers do not apply
     names = options.scenarios if options.scenarios is not None else tuple(
-        sorted(name for name, scenario in scenarios.items() if not scenario.needs_http2))
+        sorted(name for name, scenario in scenarios.items() if not (scenario.needs_http2 or scenario.needs_tls)))
     unknown = [n for n in names if n not in scenarios]
     if unknown:
         raise ConfigError(f"--scenario {unknown[0]}: no such scenario (see ssemock scenarios)")
-    layered = [n for n in names if scenarios[n].needs_http2]
+    layered = [n for n in names if scenarios[n].needs_http2 or scenarios[n].needs_tls]
     if layered:
-        raise ConfigError(f"--scenario {layered[0]}: its steps act on HTTP/2 frames, and check-client serves HTTP/1.1")
+        raise ConfigError(f"--scenario {layered[0]}: its steps act on HTTP/2 frames or TLS records, and check-client "
+                          "serves plain HTTP/1.1")
     with tempfile.TemporaryDirectory(prefix="ssemock-check-client-") as work:
         run_options = RunOptions(
             options.timeout, options.jobs, options.timing_scale, options.seed, options.max_output, Path(work)

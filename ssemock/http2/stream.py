@@ -288,6 +288,11 @@ class StreamTransport(asyncio.Transport):
         self._stream = stream
         self._transport = transport
 
+    @property
+    def connection(self) -> asyncio.BaseTransport:
+        """The transport of the connection that carries the stream (TLS faults act on it)."""
+        return self._transport
+
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         if name == "socket":
             return default

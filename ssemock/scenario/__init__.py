@@ -35,7 +35,8 @@ send the same bytes.
   ``disconnect``, ``framing``, ``content-encoding``, ``keep-alive-every``, ``heartbeat``
   (:mod:`.transport_steps`), ``ping-event`` (:mod:`.more_steps`),
   ``drop-and-resume`` (:mod:`.resume_steps`); the HTTP/2 layer's ``h2-frames``, ``h2-reset``, ``h2-goaway``,
-  ``h2-starve`` (:mod:`.h2_steps`; HTTP/2 requests only).
+  ``h2-starve`` (:mod:`.h2_steps`; HTTP/2 requests only); the TLS layer's ``tls-records``, ``tls-close``
+  (:mod:`.tls_steps`; TLS requests only).
 
 Randomness (``fragment: {mode: random}``, ``line-endings: {eol: mixed}``,
 ``timing: {mode: jitter}``) comes from the server's seed, the step's position
@@ -62,6 +63,7 @@ from . import (
     h2_steps,
     more_steps,
     resume_steps,
+    tls_steps,
     transport_steps,
 )
 from .base import STAGES, STEPS, Field, LineStep, Step
@@ -91,11 +93,13 @@ __all__ = [
     "more_steps",
     "resume_steps",
     "step_registry",
+    "tls_steps",
     "transport_steps",
 ]
 
 
-def conformance_matrix(scenarios: Iterable[Scenario] | None = None, *, http2: bool = False) -> list[str]:
+def conformance_matrix(scenarios: Iterable[Scenario] | None = None, *, http2: bool = False,
+                       tls: bool = False) -> list[str]:
     """The names of the scenarios a correct SSE client must get through unchanged.
 
     These are the semantics-preserving (``preserves: events``) and
@@ -109,6 +113,8 @@ def conformance_matrix(scenarios: Iterable[Scenario] | None = None, *, http2: bo
         scenarios: the scenarios to choose from; default: the bundled presets.
         http2: also the scenarios with steps of the HTTP/2 layer (``h2-split-crlf``), for a client that
             reads over HTTP/2 (``MockServer(http2=True)``); default: those are left out.
+        tls: also the scenarios with steps of the TLS layer (``tls-split-crlf``), for a client that reads over
+            https (``MockServer(tls=True)``); default: those are left out.
 
     Returns:
         Scenario names, for ``X-SSEMock-Scenario`` or ``MockServer(scenario=...)``.
@@ -121,4 +127,5 @@ def conformance_matrix(scenarios: Iterable[Scenario] | None = None, *, http2: bo
 
         scenarios = load_scenarios(bundled_scenarios()).values()
     return sorted(s.name for s in scenarios
-                  if s.preserves in ("events", "payloads") and (http2 or not s.needs_http2))
+                  if s.preserves in ("events", "payloads") and (http2 or not s.needs_http2)
+                  and (tls or not s.needs_tls))

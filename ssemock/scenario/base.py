@@ -150,7 +150,8 @@ class Step:
 
     ``edits_body`` is False for steps that only change timing or headers (the
     recorded body then stays byte for byte, content encoding included). ``http2_only``: the step acts on
-    HTTP/2 frames (:mod:`.h2_steps`), and an HTTP/1.x request under it is refused.
+    HTTP/2 frames (:mod:`.h2_steps`), and an HTTP/1.x request under it is refused; ``tls_only``: the step acts on
+    TLS (:mod:`.tls_steps`), and a request without TLS under it is refused.
 
     ``phase`` orders the steps of one stage whatever the order written (lower first; steps of one
     phase keep their written order): ``timing`` (0) runs before ``fragment`` (1), so a buffer is
@@ -164,6 +165,7 @@ class Step:
     fields: ClassVar[dict[str, Field]] = {}
     edits_body: ClassVar[bool] = True
     http2_only: ClassVar[bool] = False
+    tls_only: ClassVar[bool] = False
 
     def apply(self, plan: Plan) -> None:
         """Edit ``plan`` in place."""

@@ -138,6 +138,12 @@ class Scenario:
         under this scenario is answered ``400 ssemock_needs_http2``."""
         return any(step.http2_only for step in self.steps)
 
+    @property
+    def needs_tls(self) -> bool:
+        """Whether a step acts on TLS (:attr:`~ssemock.scenario.Step.tls_only`): a request without TLS under this
+        scenario is answered ``400 ssemock_needs_tls``."""
+        return any(step.tls_only for step in self.steps)
+
     def describe(self) -> dict[str, Any]:
         """The scenario as YAML data (the file format)."""
         chance = {} if self.probability is None else {"probability": self.probability}

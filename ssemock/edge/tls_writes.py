@@ -1,0 +1,78 @@
+"""The TLS faults of a plan on the connection (:class:`~ssemock.tlsfaults.TLSFaults`): records cut inside
+the response's writes, and an end without ``close_notify``.
+
+Both act on the connection's TLS transport (asyncio's): HTTP/1.1's own, or under HTTP/2 the connection's that
+carries the stream (:class:`~ssemock.http2.stream.StreamTransport`), whose other streams' frames written
+meanwhile are cut the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from aiohttp import web
+
+from ..tlsfaults import RecordCutter, TLSFaults
+
+__all__ = ["DRAIN_WAIT", "close_without_notify", "cut_records"]
+
+DRAIN_WAIT = 5.0
+"""Seconds the end without ``close_notify`` waits at most for the bytes before it to leave the TLS layer
+(a client that does not read them then loses them: the connection closes anyway)."""
+
+
+def _tls_transport(request: web.BaseRequest) -> Any:
+    """The connection's TLS transport, or None (no TLS)."""
+    transport = request.transport
+    if transport is None:
+        return None
+    transport = getattr(transport, "connection", transport)  # an HTTP/2 stream's: the connection's
+    return transport if transport.get_extra_info("sslcontext") is not None else None
+
+
+def cut_records(request: web.BaseRequest, faults: TLSFaults) -> tuple[RecordCutter | None, Callable[[], None]]:
+    """Cut every write to the connection's TLS transport into the records ``faults`` ask for, until the
+    returned function is called: ``(cutter, restore)``; the cutter (None: nothing to cut) counts the cuts."""
+    transport = _tls_transport(request)
+    if transport is None or faults.records is None:
+        return None, lambda: None
+    cutter = RecordCutter(faults)
+    write, writelines = transport.write, transport.writelines
+
+    def cut_write(data: Any) -> None:
+        for piece in cutter.cut(bytes(data)):
+            write(piece)
+
+    def cut_writelines(items: Iterable[Any]) -> None:  # aiohttp writes a chunk as [size line, data, CRLF]
+        writelines([piece for item in items for piece in cutter.cut(bytes(item))])
+
+    transport.write, transport.writelines = cut_write, cut_writelines  # this connection's, for this answer
+
+    def restore() -> None:
+        with contextlib.suppress(AttributeError):
+            del transport.write, transport.writelines
+
+    return cutter, restore
+
+
+async def close_without_notify(request: web.BaseRequest) -> None:
+    """Close the connection with a TCP FIN and no TLS ``close_notify``, once what was written left the TLS
+    layer (at most :data:`DRAIN_WAIT` seconds): the client's TLS library then reports an EOF that is not a
+    clean end (Python: ``ssl.SSLEOFError``; RFC 8446 section 6.1)."""
+    transport = _tls_transport(request)
+    if transport is None:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + DRAIN_WAIT
+    while transport.get_write_buffer_size() and not transport.is_closing() and loop.time() < deadline:
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0)  # the TLS layer hands its records to the socket's transport
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_WR)  # FIN after the bytes the kernel holds; no alert record
+    transport.abort()

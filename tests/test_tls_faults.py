@@ -1,0 +1,203 @@
+"""Faults of the TLS layer: ``tls-records`` (records cut inside the response's writes) and ``tls-close`` (a TCP
+FIN with no ``close_notify``), each seen on the wire by a client that reads TLS record by record
+(tests/tlsclient.py), the HTTP response parsed by h11. A request without TLS under such a step is refused,
+naming it.
+
+Expected values: the body is the recording's (``openai-chat-finish-length-usage``: five LF-framed events in
+five chunks, SOURCES.md #3; ``alibaba-qwen-chat-emoji-split``: multi-byte characters); a record's plaintext
+is at most 16,384 bytes and a receiver reads each record alone (RFC 8446 section 5.1); a closure without
+``close_notify`` is an EOF that is not a clean end (RFC 8446 section 6.1: Python's ``ssl.SSLEOFError``).
+"""
+
+from __future__ import annotations
+
+import re
+import ssl
+from collections.abc import Iterator
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import h11
+import httpx
+import pytest
+
+import ssemock
+from ssemock import MockServer, Scenario
+from ssemock.mockserver import collect_cassettes
+from ssemock.sse import decode
+from ssemock.tls import TLSFiles, local_authority
+
+from .h2client import h2_request
+from .tlsclient import Records, tls_records
+
+CHAT = "openai-chat-finish-length-usage"
+QWEN = "alibaba-qwen-chat-emoji-split"
+CASSETTES = collect_cassettes(None)
+SCENARIOS: dict[str, list[dict[str, Any]]] = {
+    "size-7": [{"tls-records": {"mode": "size", "size": 7}}],
+    "offsets": [{"tls-records": {"mode": "offsets", "offsets": [130, 400]}}],
+    "utf8": [{"tls-records": {"mode": "utf8"}}],
+    "random": [{"tls-records": {"mode": "random", "min": 2, "max": 9}}],
+    "close-no-notify": [{"framing": {"mode": "close"}}, {"tls-close": {"from_end": 0}}],
+    "close-notify": [{"framing": {"mode": "close"}}, {"disconnect": {"from_end": 0, "how": "cut"}}],
+    "mid-event": [{"tls-close": {"inside_event": 1}}],
+}
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
+    return local_authority(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture(scope="module")
+def server(tls_files: TLSFiles) -> Iterator[MockServer]:
+    custom = [Scenario.from_dict({"name": name, "steps": steps}) for name, steps in SCENARIOS.items()]
+    with MockServer(scenarios=[ssemock.bundled.bundled_scenarios(), *custom], timing_scale=0, tls=tls_files,
+                    http2=True) as running:
+        yield running
+
+
+def recorded(cassette: str) -> bytes:
+    return b"".join(c.data for c in CASSETTES[cassette].interactions[0].response.chunks)
+
+
+def ask(server: MockServer, tls_files: TLSFiles, scenario: str | None, cassette: str = CHAT) -> Records:
+    request = CASSETTES[cassette].interactions[0].request
+    body = request.body or b"{}"
+    head = [f"POST {request.path} HTTP/1.1", "Host: localhost", "Content-Type: application/json",
+            f"Content-Length: {len(body)}", f"X-SSEMock-Cassette: {cassette}", "Connection: close"]
+    if scenario:
+        head.append(f"X-SSEMock-Scenario: {scenario}")
+    port = int(server.url.rsplit(":", 1)[1])
+    return tls_records("127.0.0.1", port, "\r\n".join(head).encode() + b"\r\n\r\n" + body, str(tls_files.ca))
+
+
+def http_body(data: bytes) -> tuple[int, bytes, bool]:
+    """``(status, body, whole)`` of the HTTP/1.1 response ``data`` as h11 reads it (``whole``: its end came)."""
+    conn = h11.Connection(h11.CLIENT)
+    conn.send(h11.Request(method="POST", target="/", headers=[("Host", "localhost"), ("Content-Length", "0")]))
+    conn.send(h11.EndOfMessage())
+    conn.receive_data(data)
+    conn.receive_data(b"")  # the connection's end: a close-delimited body ends here
+    status, body, whole = 0, b"", False
+    while (event := _next(conn)) not in (h11.NEED_DATA, h11.PAUSED):
+        if isinstance(event, h11.Response):
+            status = event.status_code
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            whole = True
+        elif isinstance(event, h11.ConnectionClosed):
+            break
+    return status, body, whole
+
+
+def _next(conn: h11.Connection) -> Any:
+    try:
+        return conn.next_event()
+    except h11.RemoteProtocolError:  # the connection ended before the body's end
+        return h11.PAUSED
+
+
+def cut_count(server: MockServer) -> int:
+    """The records the last answer cut inside its writes, as its journal entry says."""
+    [count] = [int(m[1]) for note in server.requests[-1]["injected"]
+               if (m := re.fullmatch(r"tls-records: (\d+) record\(s\) cut inside writes", note))]
+    return count
+
+
+def ends(records: Records) -> set[int]:
+    """The offsets (bytes of the response) where records end."""
+    return set(accumulate(map(len, records.plaintext)))
+
+
+def test_without_the_step_each_write_is_one_record(server: MockServer, tls_files: TLSFiles) -> None:
+    got = ask(server, tls_files, None)
+    assert http_body(got.data) == (200, recorded(CHAT), True)
+    for chunk in CASSETTES[CHAT].interactions[0].response.chunks:  # each recorded chunk arrives in one record
+        assert any(chunk.data in record for record in got.plaintext)
+
+
+def test_no_record_holds_more_than_the_size_and_the_bytes_are_the_same(server: MockServer, tls_files: TLSFiles) -> None:
+    clean, got = ask(server, tls_files, None), ask(server, tls_files, "size-7")
+    assert got.end == "close_notify"
+    assert max(map(len, got.plaintext)) == 7 and len(got.plaintext) >= len(got.data) // 7
+    assert http_body(got.data) == (200, recorded(CHAT), True)
+    assert re.sub(rb"Date: [^\r]*", b"", got.data) == re.sub(rb"Date: [^\r]*", b"", clean.data)
+    assert cut_count(server) == len(got.plaintext) - len(clean.plaintext)
+
+
+def test_records_end_at_the_chosen_offsets_and_at_each_write(server: MockServer, tls_files: TLSFiles) -> None:
+    clean, got = ask(server, tls_files, None), ask(server, tls_files, "offsets")
+    assert {130, 400} <= ends(got)
+    assert len(got.plaintext) >= len(clean.plaintext) + 2  # clean: one record per write
+    assert http_body(got.data) == (200, recorded(CHAT), True)
+
+
+def test_split_crlf_preset_ends_a_record_between_every_cr_and_lf(server: MockServer, tls_files: TLSFiles) -> None:
+    got = ask(server, tls_files, "tls-split-crlf")
+    status, body, whole = http_body(got.data)
+    assert (status, whole) == (200, True)
+    assert body.count(b"\r\n") == recorded(CHAT).count(b"\n")  # every LF of the recording became CRLF
+    assert not any(b"\r\n" in record for record in got.plaintext)  # each CRLF of the wire split across records
+    assert decode(body) == decode(recorded(CHAT))  # and the events are the recording's (WHATWG 9.2.6)
+
+
+def test_utf8_mode_ends_a_record_inside_every_multibyte_character(server: MockServer, tls_files: TLSFiles) -> None:
+    got = ask(server, tls_files, "utf8", QWEN)
+    data = got.data
+    continuation = [m.start() for m in re.finditer(rb"[\x80-\xbf]", data)]
+    assert continuation and set(continuation) <= ends(got)
+    assert http_body(data)[1] == recorded(QWEN)
+
+
+def test_random_records_are_seeded_and_within_the_bounds(server: MockServer, tls_files: TLSFiles) -> None:
+    first, again = ask(server, tls_files, "random"), ask(server, tls_files, "random")
+    assert [len(r) for r in first.plaintext] == [len(r) for r in again.plaintext]  # server.reset: same seed
+    assert max(map(len, first.plaintext)) <= 9
+    assert http_body(first.data)[1] == recorded(CHAT)
+
+
+def test_a_close_without_close_notify_is_an_eof_to_tls_where_a_cut_sends_the_alert(
+    server: MockServer, tls_files: TLSFiles,
+) -> None:
+    bare, alert = ask(server, tls_files, "close-no-notify"), ask(server, tls_files, "close-notify")
+    assert (bare.end, alert.end) == ("eof", "close_notify")
+    # the same bytes: a close-delimited body a client can tell from a whole one by TLS alone
+    assert http_body(bare.data) == http_body(alert.data) == (200, recorded(CHAT), True)
+    assert server.requests[-2]["outcome"] == "cut"
+
+
+def test_a_close_without_close_notify_inside_an_event_is_reported_by_httpx(
+    server: MockServer, tls_files: TLSFiles,
+) -> None:
+    request = CASSETTES[CHAT].interactions[0].request
+    got = ask(server, tls_files, "mid-event")
+    assert got.end == "eof" and not http_body(got.data)[2]  # no chunked terminator
+    verify = ssl.create_default_context(cafile=str(tls_files.ca))
+    with httpx.Client(verify=verify, timeout=10) as client, pytest.raises(httpx.RemoteProtocolError):
+        client.post(server.url + request.path, content=request.body,
+                    headers={"X-SSEMock-Cassette": CHAT, "X-SSEMock-Scenario": "mid-event"})
+
+
+def test_over_http2_the_records_of_the_connection_are_cut_and_the_frames_still_carry_the_body(
+    server: MockServer, tls_files: TLSFiles,
+) -> None:
+    request = CASSETTES[CHAT].interactions[0].request
+    got = h2_request(server.url, "POST", request.path, request.body or b"{}",
+                     {"X-SSEMock-Cassette": CHAT, "X-SSEMock-Scenario": "size-7"}, cafile=str(tls_files.ca))
+    assert got.ended and got.body == recorded(CHAT)
+    assert cut_count(server) >= len(recorded(CHAT)) // 7  # the DATA frames' bytes, cut in records of 7
+
+
+def test_a_request_without_tls_under_a_tls_step_is_refused_naming_it(tmp_path: Path) -> None:
+    custom = [Scenario.from_dict({"name": n, "steps": SCENARIOS[n]}) for n in ("size-7", "close-no-notify")]
+    with MockServer(scenarios=custom, timing_scale=0) as plain:
+        request = CASSETTES[CHAT].interactions[0].request
+        for name, steps in (("size-7", ["tls-records"]), ("close-no-notify", ["tls-close"])):
+            answer = httpx.post(plain.url + request.path, content=request.body,
+                                headers={"X-SSEMock-Cassette": CHAT, "X-SSEMock-Scenario": name})
+            error = answer.json()["error"]
+            assert (answer.status_code, error["type"], error["steps"]) == (400, "ssemock_needs_tls", steps)
+            assert "--tls" in error["message"]
