@@ -27,6 +27,7 @@ import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from cryptography import x509
@@ -87,7 +88,7 @@ def reference_events(body: bytes) -> list[dict[str, str]]:
     ]
 
 
-def run_chromium(node: str, files: TLSFiles, urls: list[str], bodies: list[bytes], work: Path) -> dict:
+def run_chromium(node: str, files: TLSFiles, urls: list[str], bodies: list[bytes], work: Path) -> dict[str, Any]:
     given = {
         "cert": files.cert.read_text(),
         "key": files.key.read_text(),
@@ -97,7 +98,7 @@ def run_chromium(node: str, files: TLSFiles, urls: list[str], bodies: list[bytes
     (work / "streams.json").write_text(json.dumps(given))
     done = subprocess.run([node, str(SCRIPT), str(work / "streams.json")], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
-    result: dict = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
@@ -128,7 +129,7 @@ def test_chromium_eventsource_on_an_https_page_reads_every_recording_over_tls_an
     check_transport(result, urls, journal, files.cert)
 
 
-def check_transport(result: dict, urls: list[str], journal: list[dict], cert: Path) -> None:
+def check_transport(result: dict[str, Any], urls: list[str], journal: list[dict[str, Any]], cert: Path) -> None:
     """Each URL was read twice (EventSource, then fetch) over h2, with TLS, from ssemock's certificate."""
     # The browser's network log (DevTools Protocol): Resource Timing's nextHopProtocol is withheld from a
     # page of another origin when the answer has no Timing-Allow-Origin.
