@@ -7,7 +7,7 @@ URLs' bytes. Chromium trusts the server by its key: the page server and the repl
 ssemock's local server certificate (:func:`ssemock.tls.local_authority`, in a temporary directory), and
 Chromium starts with ``--ignore-certificate-errors-spki-list`` set to the SHA-256 of that certificate's
 SubjectPublicKeyInfo (Chromium's pinning of a key it is told to trust; the TLS handshake is real, playwright's
-``ignoreHTTPSErrors`` is not used). Chromium needs no profile of the system for this.
+``ignoreHTTPSErrors`` is not used; without the flag the page load fails, ``ERR_CERT_AUTHORITY_INVALID``).
 
 The events each ``MessageEvent`` carries (type, data, last event ID; WHATWG HTML "Server-sent events",
 dispatch) must be those ssemock's reference decoder (:mod:`ssemock.sse`) reads from the HTTP/1.1 replay's
@@ -15,6 +15,12 @@ body, which is the recording's; the fetched bytes must be that body byte for byt
 ``GET`` while the recordings answered ``POST``: the server matches on the path only (as in
 tests/test_browser.py), and each interaction is served as a cassette of its own, so that each URL
 (``/_ssemock/c/NAME/PATH``) has one answer and none is chosen by turn.
+
+That each response came over h2 with TLS is read from the browser's network log (DevTools Protocol
+``Network.responseReceived``: protocol, security state, TLS version, certificate names; and
+``Network.getCertificate``: the certificate itself), and from the server's journal (``framing: h2``). Resource
+Timing's ``nextHopProtocol`` is not used: the replays carry no ``Timing-Allow-Origin``, so to a page of another
+origin it is empty.
 """
 
 from __future__ import annotations
