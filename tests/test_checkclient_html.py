@@ -106,11 +106,9 @@ def assert_self_contained(page: Node) -> None:
         assert not re.search(r"url\(|@import", style.text(), re.I)
 
 
-def rows(page: Node) -> list[tuple[str, str, str, str]]:
-    return [
-        tuple(row.one("td", cls).text() for cls in ("case", "category", "grade", "reason"))  # type: ignore[misc]
-        for row in page.find("tr", "case")
-    ]
+def rows(page: Node) -> list[tuple[str, ...]]:
+    cells = ("case", "category", "grade", "reason")
+    return [tuple(row.one("td", cls).text() for cls in cells) for row in page.find("tr", "case")]
 
 
 def test_the_page_shows_the_json_reports_grades_and_each_failure(tmp_path) -> None:
@@ -196,3 +194,10 @@ def test_the_clients_output_is_escaped(tmp_path) -> None:
     assert rows(page) == [(c["case"], c["category"], c["verdict"].upper(), c["reason"]) for c in report["cases"]]
     assert [pre.text() for pre in page.find("pre", "difference")] == [clean["reason"], crlf["reason"]]
     assert "<script>" not in page_file.read_text(encoding="utf-8")
+
+
+def test_jinja2_is_imported_only_for_the_page() -> None:
+    code = "import sys, ssemock, ssemock.cli, ssemock.checkclient.cli; print('jinja2' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert done.stdout.strip() == "False", done.stderr
