@@ -4,11 +4,11 @@ The client command runs once per case (a recording as recorded, then under each 
 in-process replay server (:mod:`.run`), prints what it understood by the output contract
 (:mod:`.contract`), and is graded case by case (:mod:`.cases`, :mod:`.grade`) against the WHATWG
 reference decoder (:mod:`.reference`) and its own clean run; :mod:`.report` writes the table, JSON and
-JUnit XML. :func:`check_client` does the same from Python (pytest).
+JUnit XML, :mod:`.html` the HTML page. :func:`check_client` does the same from Python (pytest).
 
 Modules: ``contract`` (stdout read), ``cases`` (cases and rules), ``reference`` (what a correct reader
 prints), ``run`` (processes and servers), ``compare`` (first difference), ``grade``, ``reproduce`` (the
-one-line command against ``ssemock serve``), ``report``, ``check`` (a whole run), ``cli``, and ``reader``
+one-line command against ``ssemock serve``), ``report``, ``html``, ``check`` (a whole run), ``cli``, and ``reader``
 (the reference reader, ``python -m ssemock.checkclient.reader``).
 """
 

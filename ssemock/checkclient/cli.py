@@ -123,6 +123,9 @@ def _add_reports(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report to FILE ('-': stdout)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write the report as JUnit XML to FILE")
+    parser.add_argument(
+        "--html", type=Path, metavar="FILE", help="write the report as one self-contained HTML page to FILE"
+    )
     parser.add_argument("--compare", type=Path, metavar="OLD.json", help="show what changed since an earlier --json")
 
 
@@ -171,6 +174,10 @@ def run(args: argparse.Namespace) -> int:
             write_text(args.json, text)
     if args.junit is not None:
         write_text(args.junit, junit_xml(report))
+    if args.html is not None:
+        from .html import html_page  # here: Jinja2 is imported only for --html
+
+        write_text(args.html, html_page(report))
     return 1 if report.failed else 0
 
 
