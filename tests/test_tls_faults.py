@@ -201,3 +201,9 @@ def test_a_request_without_tls_under_a_tls_step_is_refused_naming_it(tmp_path: P
             error = answer.json()["error"]
             assert (answer.status_code, error["type"], error["steps"]) == (400, "ssemock_needs_tls", steps)
             assert "--tls" in error["message"]
+
+
+def test_the_tls_presets_join_the_matrix_only_when_asked() -> None:
+    assert "tls-split-crlf" in ssemock.conformance_matrix(tls=True)
+    assert "tls-split-crlf" not in ssemock.conformance_matrix()
+    assert "tls-cut-without-close-notify" not in ssemock.conformance_matrix(tls=True)  # it preserves nothing
