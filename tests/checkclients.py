@@ -81,14 +81,20 @@ def recorded_events(cassette: str) -> tuple[PrintedEvent, ...]:
     return events
 
 
-def clean_answer(cassette: str, command: list[str], timeout: float = 60) -> dict[str, Any]:
-    """The JSON object ``command`` prints when run once, as check-client runs it, against the bundled
-    ``cassette`` as recorded (a real replay server on 127.0.0.1); it must exit 0."""
+def run_once(cassette: str, command: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``command`` run once, as check-client runs it (its environment), against the bundled ``cassette`` as
+    recorded, served by a real replay server on 127.0.0.1."""
     loaded = collect_cassettes(None)[cassette]
     with MockServer([loaded], timing_scale=0) as server:
         case = Case(cassette, None, Rule.CLEAN)
         env = {**os.environ, **case_environment(case_url(server.url, case), case, loaded, None)}
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def clean_answer(cassette: str, command: list[str]) -> dict[str, Any]:
+    """The JSON object ``command`` prints on the bundled ``cassette`` as recorded (:func:`run_once`); it
+    must exit 0."""
+    done = run_once(cassette, command)
     assert done.returncode == 0, done.stdout + done.stderr
     answer: dict[str, Any] = json.loads(done.stdout)
     return answer

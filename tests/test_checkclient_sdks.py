@@ -27,7 +27,9 @@ import re
 import sys
 from typing import Any
 
-from .checkclients import EXAMPLES, case_verdicts, check_client, clean_answer, recorded_events
+from ssemock.mockserver import collect_cassettes
+
+from .checkclients import EXAMPLES, case_verdicts, check_client, clean_answer, recorded_events, run_once
 
 ANTHROPIC = [sys.executable, str(EXAMPLES / "anthropic_messages_answer.py"), "--timeout", "1.5"]
 GENAI = [sys.executable, str(EXAMPLES / "google_genai_answer.py"), "--timeout", "1.5"]
@@ -154,6 +156,15 @@ def test_google_genai_adapter_prints_the_recorded_answer() -> None:
         printed, recorded = clean_answer(cassette, GENAI), gemini_answer(cassette)
         assert printed == recorded, cassette
     assert gemini_answer("gemini-streamgeneratecontent-crlf")["text"] == "The capital of France is Paris.\n"
+
+
+def test_google_genai_on_vertex_raises_the_json_error_sent_after_the_events() -> None:
+    # The recording: two data: events, then a bare pretty-printed google.rpc.Status object (no data: prefix)
+    recorded = collect_cassettes(None)["gemini-vertex-error-mid-stream"].interactions[0].response.chunks[-1]
+    error = json.loads(recorded.data)["error"]
+    done = run_once("gemini-vertex-error-mid-stream", GENAI)
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"ClientError: {error['code']} {error['status']}" in done.stderr and error["message"] in done.stderr
 
 
 def test_google_genai_reads_only_data_lines_and_accepts_a_cut(tmp_path) -> None:

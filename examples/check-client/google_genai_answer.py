@@ -4,13 +4,15 @@
         -- python examples/check-client/google_genai_answer.py --timeout 2
 
 The SDK reads GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY (set by check-client). Gemini names the model
-and the API version in the path (``/v1beta/models/MODEL:streamGenerateContent``), which is matched:
-both are the recorded path's (SSEMOCK_STREAM_URL) unless ``--model`` / ``--api-version`` name them.
-Streams with ``models.generate_content_stream`` (3 attempts; the SDK retries only when given retry
-options) and prints the answer assembled from the chunks, as one JSON object: text (the text parts
-joined, thoughts left out), tool calls (id, name, arguments: the ``functionCall`` parts), finish reason
-(the last one sent), usage (the last ``usageMetadata``, its set fields). Exits 1 when the SDK raises; it
-adds no judgement of its own, so what is graded is the SDK's.
+and the API version in the path (``/v1beta/models/MODEL:streamGenerateContent``), which is matched: both
+are the recorded path's (SSEMOCK_STREAM_URL), the model unless ``--model`` names one. A recorded Vertex AI
+path (``/v1/projects/P/locations/L/publishers/google/models/M:…``) makes a Vertex AI client for P and L,
+with SSEMOCK_URL as its base URL and GEMINI_API_KEY as its OAuth token. Streams with
+``models.generate_content_stream`` (3 attempts; the SDK retries only when given retry options) and prints
+the answer assembled from the chunks, as one JSON object: text (the text parts joined, thoughts left
+out), tool calls (id, name, arguments: the ``functionCall`` parts), finish reason (the last one sent),
+usage (the last ``usageMetadata``, its set fields). Exits 1 when the SDK raises; it adds no judgement of
+its own, so what is graded is the SDK's.
 """
 
 import argparse
@@ -21,30 +23,40 @@ import sys
 
 from google import genai
 from google.genai import errors, types
+from google.oauth2.credentials import Credentials
+
+RECORDED = re.compile(
+    r"/(?P<version>v1[a-z0-9]*)/(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/publishers/google/)?"
+    r"models/(?P<model>[^/:?]+):"
+)
+"""A Gemini API or Vertex AI ``…:streamGenerateContent`` path: its API version, project, location, model."""
 
 
-def recorded_path() -> tuple[str, str]:
-    """The API version and model of the recorded request's path, e.g. ``("v1beta", "gemini-2.0-flash-exp")``."""
-    found = re.search(r"/(v1[a-z0-9]*)/models/([^/:?]+):", os.environ.get("SSEMOCK_STREAM_URL", ""))
-    return (found.group(1), found.group(2)) if found else ("v1beta", "gemini-2.0-flash")
+def client_for(path: dict[str, str | None], timeout: float) -> genai.Client:
+    """A client for the recorded path's API version, on Vertex AI when it names a project."""
+    options = types.HttpOptions(
+        api_version=path["version"], timeout=int(timeout * 1000), retry_options=types.HttpRetryOptions(attempts=3)
+    )
+    if path["project"] is None:
+        return genai.Client(http_options=options)
+    options.base_url = os.environ["SSEMOCK_URL"]
+    token = Credentials(token=os.environ["GEMINI_API_KEY"])  # a token without expiry: never refreshed
+    return genai.Client(
+        vertexai=True, project=path["project"], location=path["location"], credentials=token, http_options=options
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--timeout", type=float, default=10.0, help="the SDK's timeout, seconds")
     parser.add_argument("--model", default=None, help="the model (default: the recorded path's)")
-    parser.add_argument("--api-version", default=None, help="the API version (default: the recorded path's)")
     args = parser.parse_args()
-    version, model = recorded_path()
-    options = types.HttpOptions(
-        api_version=args.api_version or version,
-        timeout=int(args.timeout * 1000),
-        retry_options=types.HttpRetryOptions(attempts=3),
-    )
-    client = genai.Client(http_options=options)
+    found = RECORDED.search(os.environ.get("SSEMOCK_STREAM_URL", ""))
+    path = found.groupdict() if found else {"version": "v1beta", "project": None, "model": "gemini-2.0-flash"}
+    client = client_for(path, args.timeout)
     text, calls, finish, usage = [], [], None, None
     try:
-        for chunk in client.models.generate_content_stream(model=args.model or model, contents="Hello"):
+        for chunk in client.models.generate_content_stream(model=args.model or path["model"], contents="Hello"):
             if chunk.usage_metadata is not None:
                 usage = chunk.usage_metadata.model_dump(mode="json", exclude_none=True)
             for candidate in chunk.candidates or ():
