@@ -12,6 +12,13 @@ import venv
 from pathlib import Path
 from typing import Any
 
+from ssemock import MockServer
+from ssemock.checkclient.cases import Case, Rule
+from ssemock.checkclient.contract import PrintedEvent
+from ssemock.checkclient.reference import expected_events, stream_interaction
+from ssemock.checkclient.run import case_environment, case_url
+from ssemock.mockserver import collect_cassettes
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "check-client"
 READER = [sys.executable, "-m", "ssemock.checkclient.reader"]
@@ -62,3 +69,37 @@ def verdicts(report: dict[str, Any]) -> dict[str, str]:
 def failing(report: dict[str, Any]) -> set[str]:
     """The scenarios of the failed cases."""
     return {name for name, verdict in verdicts(report).items() if verdict == "fail"}
+
+
+def recorded_events(cassette: str) -> tuple[PrintedEvent, ...]:
+    """The events the reference decoder (``ssemock.sse``) dispatches from the bundled ``cassette``'s stream."""
+    loaded = collect_cassettes(None)[cassette]
+    index = stream_interaction(loaded)
+    assert index is not None, cassette
+    events = expected_events(loaded, index, None)
+    assert events, cassette
+    return events
+
+
+def run_once(cassette: str, command: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``command`` run once, as check-client runs it (its environment), against the bundled ``cassette`` as
+    recorded, served by a real replay server on 127.0.0.1."""
+    loaded = collect_cassettes(None)[cassette]
+    with MockServer([loaded], timing_scale=0) as server:
+        case = Case(cassette, None, Rule.CLEAN)
+        env = {**os.environ, **case_environment(case_url(server.url, case), case, loaded, None)}
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def clean_answer(cassette: str, command: list[str]) -> dict[str, Any]:
+    """The JSON object ``command`` prints on the bundled ``cassette`` as recorded (:func:`run_once`); it
+    must exit 0."""
+    done = run_once(cassette, command)
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def case_verdicts(report: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """(cassette, scenario: ``clean`` for none) -> verdict, for a report of several cassettes."""
+    return {(case["cassette"], case["scenario"] or "clean"): case["verdict"] for case in report["cases"]}
