@@ -44,6 +44,7 @@ MODULES = (
     "stub_synthesis",
     "aimock_peer",
     "big_cassette",
+    "check_client",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
 QUICK_BUDGET = 60.0

@@ -138,15 +138,19 @@ def test_anthropic_sdk_loses_a_bom_and_accepts_a_stream_cut_before_message_stop(
     presets = ANTHROPIC_PRESETS.split()
     options = [arg for name in ANTHROPIC_CASSETTES for arg in ("--cassette", name)]
     done, report = check_client(
-        tmp_path, *options, "--scenario", ",".join(presets), "--client-timeout", "1.5", command=ANTHROPIC
+        tmp_path, *options, "--scenario", ",".join([*presets, "no-done"]), "--client-timeout", "1.5",
+        command=ANTHROPIC,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     failed = {"bom", "truncate", "no-final-blank-line"}
     assert case_verdicts(report) == {
-        (cassette, name): "fail" if name in failed else "pass"
+        (cassette, name): "n/a" if name == "no-done" else "fail" if name in failed else "pass"
         for cassette in ANTHROPIC_CASSETTES
-        for name in ("clean", *presets)
+        for name in ("clean", *presets, "no-done")
     }
+    # an Anthropic stream has no [DONE] (Messages streaming docs): no-done sends the recording unchanged
+    assert {c["reason"] for c in report["cases"] if c["scenario"] == "no-done"} == {
+        "the scenario changes nothing in this recording (no-done: no effect, no line of this stream is one it changes)"}
     cuts = [c for c in report["cases"] if c["scenario"] == "truncate"]
     assert {c["exit_status"] for c in cuts} == {0} and {c["output"] for c in cuts} == {"answer"}
 

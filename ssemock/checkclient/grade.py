@@ -79,7 +79,23 @@ def _verdict(run: ClientRun, output: Output, expected: Expected) -> tuple[str, s
         return FAIL, f"stdout is not the output contract: {output.problem}"
     if (resent := _blind_resend(run.journal)) is not None and rule is not Rule.RESUME:
         return FAIL, resent
+    if category(rule) == "resilience" and (idle := _no_effect(run)) is not None:
+        return NOT_GRADED, idle
     return _RULES[rule](run, output, expected)
+
+
+def _no_effect(run: ClientRun) -> str | None:
+    """Why the case's scenario changed nothing of what was sent (each of its steps named in the journal's
+    ``notes`` as having no effect: ``no-done`` on a stream without ``[DONE]``), or None. A fault that did
+    nothing has nothing the client must report (a preset that keeps the events and did nothing passes as
+    the clean case does)."""
+    scenario = run.case.scenario
+    if scenario is None or not scenario.steps or not run.journal:
+        return None
+    notes = [note for entry in run.journal for note in entry.get("notes", [])]
+    if all(any(note.startswith(f"{step.name}: ") for note in notes) for step in scenario.steps):
+        return f"the scenario changes nothing in this recording ({'; '.join(dict.fromkeys(notes))})"
+    return None
 
 
 def _clean(run: ClientRun, output: Output, expected: Expected) -> tuple[str, str]:
