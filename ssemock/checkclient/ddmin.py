@@ -10,6 +10,7 @@ first to last, so the same input and the same answers give the same result.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
@@ -53,9 +54,9 @@ def _candidates(items: tuple[T, ...], n: int) -> Iterator[tuple[tuple[T, ...], i
     """Each of the ``n`` parts of ``items`` (then tried with 2 parts), then each complement (``n - 1``
     parts); with 2 parts the complements are the parts again and are not tried twice."""
     bounds = [len(items) * i // n for i in range(n + 1)]
-    parts = [items[a:b] for a, b in zip(bounds, bounds[1:])]
+    parts = [items[a:b] for a, b in itertools.pairwise(bounds)]
     for part in parts:
         yield part, 2
     if n > 2:
-        for a, b in zip(bounds, bounds[1:]):
+        for a, b in itertools.pairwise(bounds):
             yield items[:a] + items[b:], n - 1
