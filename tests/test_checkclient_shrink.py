@@ -10,11 +10,19 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 
 import yaml
 
-from ssemock.cassette import load
-from ssemock.checkclient.reference import stream_interaction
+from ssemock.bundled import bundled_scenarios
+from ssemock.cassette import Cassette, load
+from ssemock.checkclient.chunking import as_offsets, chunk_starts
+from ssemock.checkclient.reference import sent_plan, stream_interaction
+from ssemock.mockserver import collect_cassettes, collect_scenarios
+from ssemock.plan import Plan
+from ssemock.scenario import Scenario
+from ssemock.scenario.base import Step
+from ssemock.scenario.chunk_steps import Fragment
 
 from .checkclients import ROOT, check_client
 
@@ -109,3 +117,38 @@ def test_shrinking_says_when_its_budget_ran_out(tmp_path) -> None:
     head, *steps = case["shrunk"].splitlines()
     assert re.fullmatch(r"shrunk to 2 step\(s\) \([01] runs, stopped early: the budget ran out\):", head), head
     assert [next(iter(yaml.safe_load(s)[0])) for s in steps] == ["line-endings", "fragment"]
+
+
+def test_each_fragmenting_preset_as_one_offsets_step_sends_the_same_chunks() -> None:
+    presets = {n: s for n, s in collect_scenarios([bundled_scenarios()]).items()
+               if any(isinstance(step, Fragment) for step in s.steps)}
+    assert {"split-crlf", "split-bytes", "split-random", "proxy-rechunk", "buffer-4k", "torture"} <= set(presets)
+    shrinkable = 0
+    for cassette in collect_cassettes(None).values():
+        index = stream_interaction(cassette)
+        if index is None:
+            continue
+        for name, preset in presets.items():
+            plan_of = _plan_of(cassette, index, preset)
+            offsets = as_offsets(preset.steps, plan_of)
+            modes = {step.mode for step in preset.steps if isinstance(step, Fragment)}
+            if "buffer" in modes:  # drops the recorded boundaries: no offsets step makes the same chunks
+                assert offsets is None, name
+                continue
+            if offsets is None:
+                continue
+            shrinkable += 1
+            sent, made = plan_of(preset.steps), plan_of(offsets.steps)
+            assert [(c.t, c.data) for c in made.response.chunks] == [(c.t, c.data) for c in sent.response.chunks]
+            assert sum(isinstance(step, Fragment) for step in offsets.steps) == 1
+            if name == "split-crlf":  # a boundary between each CR and its LF of the body sent
+                body = sent.response.body
+                crlf = {m.start() + 1 for m in re.finditer(rb"\r\n", body)}
+                unfragmented = plan_of([step for step in preset.steps if not isinstance(step, Fragment)])
+                assert set(offsets.offsets) == crlf - chunk_starts(unfragmented)
+    assert shrinkable >= 50
+
+
+def _plan_of(cassette: Cassette, index: int, preset: Scenario) -> Callable[[Sequence[Step]], Plan]:
+    """The plan the server sends for interaction ``index`` of ``cassette`` under some steps."""
+    return lambda steps: sent_plan(cassette, index, Scenario(preset.name, list(steps), preserves=preset.preserves))
