@@ -8,7 +8,8 @@ JUnit XML, :mod:`.html` the HTML page. :func:`check_client` does the same from P
 
 Modules: ``contract`` (stdout read), ``cases`` (cases and rules), ``reference`` (what a correct reader
 prints), ``run`` (processes and servers), ``compare`` (first difference), ``grade``, ``reproduce`` (the
-one-line command against ``ssemock serve``), ``report``, ``html``, ``check`` (a whole run), ``cli``, and ``reader``
+one-line command against ``ssemock serve``), ``shrink`` (a failure's fewest steps; with ``chunking`` and
+``ddmin``, its fewest chunk boundaries), ``report``, ``html``, ``check`` (a whole run), ``cli``, and ``reader``
 (the reference reader, ``python -m ssemock.checkclient.reader``).
 """
 

@@ -14,6 +14,7 @@ from ..bundled import bundled_scenarios
 from ..cassette import Cassette
 from ..errors import ConfigError
 from ..mockserver import MockServer, collect_cassettes, collect_scenarios
+from ..plan import Plan
 from ..providers import env_vars
 from ..scenario import Scenario
 from .cases import Case, Rule, build_cases, longer_than
@@ -121,15 +122,35 @@ def check(
             )
             shrunk = None
             if graded.verdict == FAIL and graded.category == "conformance" and options.shrink_budget > 0:
-                found = shrink(
-                    run.case,
-                    _fails(command, served, clean[run.case.cassette], options, run_options),
-                    options.shrink_budget,
-                )
-                shrunk = None if found is None else found.describe()
+                shrunk = _shrunk(run, command, served, clean[run.case.cassette], options, run_options)
             scenario = run.case.scenario.name if run.case.scenario else None
             entries.append(Entry(graded, run.case.cassette, scenario, run.case.rule.value, line, shrunk))
     return Report(tuple(command), tuple(entries))
+
+
+def _shrunk(
+    run: ClientRun,
+    command: Sequence[str],
+    served: dict[str, Cassette],
+    clean: ClientRun,
+    options: CheckOptions,
+    run_options: RunOptions,
+) -> str | None:
+    """The failed case of ``run`` shrunk (:func:`shrink`), described; None when there is nothing to shrink."""
+    cassette, index = served[run.case.cassette], _interaction(run)
+
+    def plan_of(scenario: Scenario) -> Plan:
+        assert index is not None
+        return sent_plan(cassette, index, scenario, options.seed)
+
+    fails = _fails(command, served, clean, options, run_options)
+    found = shrink(run.case, fails, options.shrink_budget, None if index is None else plan_of)
+    return None if found is None else found.describe()
+
+
+def _interaction(run: ClientRun) -> int | None:
+    """The interaction that answered the case's stream (the journal's first), else the case's own."""
+    return next((e["interaction"] for e in run.journal if e.get("interaction") is not None), run.interaction)
 
 
 def _fails(
@@ -174,7 +195,7 @@ async def _run_all(
 
 
 def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: CheckOptions) -> Expected:
-    index = next((e["interaction"] for e in run.journal if e.get("interaction") is not None), run.interaction)
+    index = _interaction(run)
     events = retry_after = None
     stall = 0.0
     if index is not None:

@@ -118,8 +118,8 @@ def _add_reports(parser: argparse.ArgumentParser) -> None:
         type=seconds,
         default=_DEFAULTS.shrink_budget,
         metavar="SECONDS",
-        help=f"time spent at most shrinking each failed conformance case to its fewest failing steps (default "
-        f"{_DEFAULTS.shrink_budget:g}; 0: no shrinking)",
+        help=f"time spent at most shrinking each failed conformance case to its fewest failing steps and "
+        f"chunk boundaries (default {_DEFAULTS.shrink_budget:g}; 0: no shrinking)",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report to FILE ('-': stdout)")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write the report as JUnit XML to FILE")

@@ -40,7 +40,8 @@ def shrunk_scenario(entry: Entry) -> tuple[str, str] | None:
 
     ``note`` is the first line of :meth:`.shrink.Shrunk.describe` (``shrunk to N step(s) (R runs)``); the
     YAML is a scenario file (``ssemock_scenario: 1``, ``name: PRESET-shrunk``, the preset's ``preserves``
-    for the ``events`` and ``payloads`` rules, the steps) that ``ssemock scenarios check`` accepts.
+    for the ``events`` and ``payloads`` rules, the steps, then each chunk boundary kept shown in context as a
+    YAML comment) that ``ssemock scenarios check`` accepts.
     """
     if not entry.shrunk:
         return None

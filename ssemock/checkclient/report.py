@@ -26,7 +26,7 @@ _VERDICTS = (PASS, FAIL, NOT_GRADED)
 @dataclass(frozen=True)
 class Entry:
     """One case of the report: its grade, rule, the command reproducing it, and for a failed conformance
-    case the fewest steps of its scenario that still fail (:mod:`.shrink`), or None."""
+    case the fewest steps (and chunk boundaries) of its scenario that still fail (:mod:`.shrink`), or None."""
 
     grade: Grade
     cassette: str
