@@ -1,11 +1,13 @@
 """Helpers of the check-client tests: the example adapters, virtual environments holding a given release
-of a Python client (made once with pip, from the package registry), and ``ssemock check-client`` run as
-its own process with its JSON report read back."""
+of a Python client (made once with pip, from the package registry), ``node_modules`` directories holding
+a given release of a node package (made once with npm, from the package registry), and ``ssemock
+check-client`` run as its own process with its JSON report read back."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "check-client"
 READER = [sys.executable, "-m", "ssemock.checkclient.reader"]
 VENVS = Path(os.environ.get("SSEMOCK_CLIENT_VENVS", "/tmp/ssemock-client-venvs"))
-"""Where the releases' virtual environments are kept between runs (``$SSEMOCK_CLIENT_VENVS``)."""
+"""Where the releases' virtual environments (and node packages) are kept between runs (``$SSEMOCK_CLIENT_VENVS``)."""
 
 
 def release_python(package: str, version: str, *extra: str) -> Path:
@@ -41,6 +43,28 @@ def release_python(package: str, version: str, *extra: str) -> Path:
         )
         marker.write_text(version)
     return python
+
+
+def release_node(package: str, version: str) -> Path:
+    """A ``node_modules`` directory holding ``package@version`` alone (installed with npm when missing).
+
+    Node resolves an ES module's imports from the ``node_modules`` beside the script: link it there.
+    """
+    home = VENVS / f"node-{package}-{version}"
+    marker = home / "installed"
+    if not marker.exists():
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        npm = shutil.which("npm") or "npm"
+        subprocess.run(
+            [npm, "install", "--prefix", str(home), "--no-audit", "--no-fund", "--loglevel=error",
+             f"{package}@{version}"],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        marker.write_text(version)
+    return home / "node_modules"
 
 
 def check_client(

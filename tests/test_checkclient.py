@@ -6,6 +6,8 @@ httpx-sse 0.4.1 split lines at U+2028/U+2029/U+0085 (florimondmanca/httpx-sse#34
 0.4.2), which the ``line-separators`` preset puts inside data and ``torture`` inside comments. Both
 releases also fail what tests/test_conformance.py keeps as findings of 0.4.3: a leading BOM is kept
 (``bom``) and a block holding only ``retry:``/``id:`` is dispatched with empty data (``meta-blocks``).
+The same holds for openai-python 0.27.8 / 0.28.1 (``data:`` without a space) and eventsource-parser
+3.0.3 / 3.0.5 (a CRLF split between its CR and its LF), below.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from ssemock.checkclient.cases import RULES, Rule
 from ssemock.mockserver import collect_scenarios
 
-from .checkclients import EXAMPLES, READER, check_client, failing, release_python, verdicts
+from .checkclients import EXAMPLES, READER, check_client, failing, release_node, release_python, verdicts
 from .conftest import NODE_MODULES
 
 CASSETTE = "openai-chat-finish-length-usage"  # text content: line-separators puts U+2028 inside its data
@@ -106,3 +108,60 @@ def test_eventsource_parser_fails_a_final_bare_cr(tmp_path, node) -> None:
     # mixed-eol this recording's last line end is no CR (seed 0)
     assert failing(report) == {"cr"}
     assert verdicts(report)["clean"] == "pass"
+
+
+# openai-python 0.x hands each data line to json.loads alone (parse_stream_helper reads line by line), so
+# a payload over several data lines raises; and, like 1.x, it ends at the end of the body, finished or not.
+OPENAI_V0 = {"multiline-data", "split-crlf-multiline", "torture"} | APPLICATION - {"error-mid-stream"}
+
+
+def test_openai_python_0278_fails_no_space_and_0281_passes(tmp_path) -> None:
+    """openai-python 0.27.8 keeps only lines starting ``data: `` (with the space), so under ``no-space``
+    (``data:{...}``, the same events per WHATWG: one leading space is optional) it assembles an empty answer:
+    openai/openai-python#498, fixed by #559 in 0.28.1. Over every HTTP/1.1 preset the two releases differ
+    by exactly ``no-space``; both fail what ``OPENAI_V0`` lists (measured, the same for both)."""
+    adapter = str(EXAMPLES / "openai_v0_chat_answer.py")
+    reports = {}
+    for version in ("0.27.8", "0.28.1"):
+        python = release_python("openai", version)
+        done, reports[version] = check_client(
+            tmp_path,
+            "--cassette",
+            CASSETTE,
+            "--client-timeout",
+            "1.5",
+            command=[str(python), adapter, "--timeout", "1.5"],
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert verdicts(reports[version])["clean"] == "pass"
+    assert failing(reports["0.28.1"]) == OPENAI_V0
+    assert failing(reports["0.27.8"]) == OPENAI_V0 | {"no-space"}
+    reason = {c["scenario"]: c["reason"] for c in reports["0.27.8"]["cases"]}["no-space"]
+    assert reason.startswith("answer differs from the clean run's: text: ''"), reason
+
+
+def test_eventsource_parser_303_fails_split_crlf_and_305_passes(tmp_path, node) -> None:
+    """eventsource-parser 3.0.3 ends a line at a CR that ends a read, so the LF of a CRLF split between two
+    reads is one more line, a blank one, which dispatches the event early: under ``split-crlf-multiline``
+    (each payload over 3 data lines) an event comes in pieces, and under ``torture`` an empty first data
+    line is dispatched alone. rexxars/eventsource-parser#17, fixed in 3.0.4 (commit 85f4519), so 3.0.5
+    passes both. That fix holds a CR ending a read until the next one, and the stream's last CR is held for
+    good: 3.0.5 fails ``cr`` (the last event is lost), which 3.0.3 passes; no upstream report of it found.
+    Over every HTTP/1.1 preset these are the only failures."""
+    (tmp_path / "eventsource_parser_reader.mjs").write_bytes((EXAMPLES / "eventsource_parser_reader.mjs").read_bytes())
+    reports = {}
+    for version in ("3.0.3", "3.0.5"):
+        (tmp_path / "node_modules").unlink(missing_ok=True)
+        (tmp_path / "node_modules").symlink_to(release_node("eventsource-parser", version))
+        done, reports[version] = check_client(
+            tmp_path,
+            "--cassette",
+            CASSETTE,
+            "--client-timeout",
+            "1.5",
+            command=[node, str(tmp_path / "eventsource_parser_reader.mjs"), "1.5"],
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert verdicts(reports[version])["clean"] == "pass"
+    assert failing(reports["3.0.3"]) == {"split-crlf-multiline", "torture"}
+    assert failing(reports["3.0.5"]) == {"cr"}
