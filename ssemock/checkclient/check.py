@@ -17,13 +17,14 @@ from ..mockserver import MockServer, collect_cassettes, collect_scenarios
 from ..plan import Plan
 from ..providers import env_vars
 from ..scenario import Scenario
+from ..tls import local_authority
 from .cases import Case, Rule, build_cases, longer_than
 from .contract import MAX_OUTPUT, read_output
 from .grade import FAIL, Expected, grade
 from .reference import expected_events, sent_plan, stream_interaction
 from .report import Entry, Report
 from .reproduce import reproduce_command
-from .run import ClientRun, RunOptions, run_cases
+from .run import ClientRun, RunOptions, run_cases, server_trust
 from .shrink import shrink
 
 __all__ = ["MAX_CASES", "CheckOptions", "check", "default_jobs"]
@@ -56,6 +57,11 @@ class CheckOptions:
         max_retries: requests sent again at most after an HTTP error.
         max_output: bytes of a client's stdout read at most.
         shrink_budget: seconds spent at most shrinking each failed conformance case (0: none).
+        tls: serve the cases over https with ssemock's local authority (:func:`ssemock.tls.local_authority`),
+            trusted by the command through ``SSL_CERT_FILE``, ``REQUESTS_CA_BUNDLE`` and ``NODE_EXTRA_CA_CERTS``;
+            the presets of the TLS layer (``tls-split-crlf``...) are then among the default scenarios.
+        http2: serve HTTP/2 too (ALPN ``h2`` over TLS, else h2c with prior knowledge); the presets of the
+            HTTP/2 layer (``h2-split-crlf``...) are then among the default scenarios.
     """
 
     cassettes: tuple[str, ...] = ()
@@ -70,6 +76,8 @@ class CheckOptions:
     max_retries: int = 5
     max_output: int = MAX_OUTPUT
     shrink_budget: float = 60.0
+    tls: bool = False
+    http2: bool = False
 
 
 def check(
@@ -86,19 +94,11 @@ def check(
         raise ConfigError("no client command: give it after --, e.g. ssemock check-client -- python client.py")
     served = collect_cassettes(list(options.cassette_sources) or None)
     scenarios = collect_scenarios([bundled_scenarios(), *options.scenario_sources])
-    # the cases are served over plain HTTP/1.1: the scenarios of the HTTP/2 and TLS layers do not apply
-    names = options.scenarios if options.scenarios is not None else tuple(
-        sorted(name for name, scenario in scenarios.items() if not (scenario.needs_http2 or scenario.needs_tls)))
-    unknown = [n for n in names if n not in scenarios]
-    if unknown:
-        raise ConfigError(f"--scenario {unknown[0]}: no such scenario (see ssemock scenarios)")
-    layered = [n for n in names if scenarios[n].needs_http2 or scenarios[n].needs_tls]
-    if layered:
-        raise ConfigError(f"--scenario {layered[0]}: its steps act on HTTP/2 frames or TLS records, and check-client "
-                          "serves plain HTTP/1.1")
+    names = _scenario_names(scenarios, options)
     with tempfile.TemporaryDirectory(prefix="ssemock-check-client-") as work:
         run_options = RunOptions(
-            options.timeout, options.jobs, options.timing_scale, options.seed, options.max_output, Path(work)
+            options.timeout, options.jobs, options.timing_scale, options.seed, options.max_output, Path(work),
+            local_authority() if options.tls else None, options.http2,
         )
         chosen = _chosen(command, options, served, run_options)
         cases = build_cases(chosen, scenarios, names, options.client_timeout)
@@ -119,6 +119,8 @@ def check(
                 bundled=run.case.cassette in bundled,
                 timing_scale=options.timing_scale,
                 seed=options.seed,
+                tls=run_options.tls,
+                http2=options.http2,
             )
             shrunk = None
             if graded.verdict == FAIL and graded.category == "conformance" and options.shrink_budget > 0:
@@ -126,6 +128,28 @@ def check(
             scenario = run.case.scenario.name if run.case.scenario else None
             entries.append(Entry(graded, run.case.cassette, scenario, run.case.rule.value, line, shrunk))
     return Report(tuple(command), tuple(entries))
+
+
+def _scenario_names(scenarios: dict[str, Scenario], options: CheckOptions) -> tuple[str, ...]:
+    """The scenarios run: ``options.scenarios``, else every one the server's layers let apply.
+
+    Raises:
+        ConfigError: an unknown scenario, or one of a layer (HTTP/2, TLS) the cases are not served over.
+    """
+    def served(scenario: Scenario) -> bool:
+        return (options.http2 or not scenario.needs_http2) and (options.tls or not scenario.needs_tls)
+
+    names = options.scenarios if options.scenarios is not None else tuple(
+        sorted(name for name, scenario in scenarios.items() if served(scenario)))
+    unknown = [n for n in names if n not in scenarios]
+    if unknown:
+        raise ConfigError(f"--scenario {unknown[0]}: no such scenario (see ssemock scenarios)")
+    for name in names:
+        if scenarios[name].needs_http2 and not options.http2:
+            raise ConfigError(f"--scenario {name}: its steps act on HTTP/2 frames: add --http2 (and an HTTP/2 client)")
+        if scenarios[name].needs_tls and not options.tls:
+            raise ConfigError(f"--scenario {name}: its steps act on TLS records: add --tls")
+    return names
 
 
 def _shrunk(
@@ -255,9 +279,10 @@ def _chosen(
 async def _first_run(command: Sequence[str], served: dict[str, Cassette], options: RunOptions) -> list[str]:
     """The cassettes whose first event stream was recorded from the method and path the command asks for
     (against all of ``served``, matched on method and path), else those that answered it."""
-    server = MockServer(list(served.values()), match_on=("method", "path"), timing_scale=0)
+    server = MockServer(list(served.values()), match_on=("method", "path"), timing_scale=0, tls=options.tls or False,
+                        http2=options.http2)
     async with server:
-        env = {**os.environ, "SSEMOCK_URL": server.url}
+        env = {**os.environ, "SSEMOCK_URL": server.url, **server_trust(options)}
         env.update({k: v.format(url=server.url) for k, v in env_vars().items()})
         proc = await asyncio.create_subprocess_exec(
             *command,

@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=scenario_list,
         metavar="NAME[,NAME…]",
-        help="the scenarios run (repeatable; default: every bundled preset but those of the HTTP/2 layer)",
+        help="the scenarios run (repeatable; default: every bundled preset but those of the HTTP/2 and TLS layers "
+        "without --http2 and --tls)",
     )
     parser.add_argument(
         "--scenarios",
@@ -59,6 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="scenario directory or file added to the bundled presets (repeatable)",
     )
+    parser.add_argument("--tls", action="store_true",
+                        help="serve the cases over https with ssemock's local authority, trusted by the client "
+                        "through SSL_CERT_FILE, REQUESTS_CA_BUNDLE and NODE_EXTRA_CA_CERTS; adds the TLS presets")
+    parser.add_argument("--http2", action="store_true",
+                        help="serve HTTP/2 too (ALPN h2 over --tls, else h2c with prior knowledge); adds the HTTP/2 "
+                        "presets, which need an HTTP/2 client")
     _add_bounds(parser)
     _add_reports(parser)
 
@@ -157,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         max_retries=args.max_retries,
         max_output=args.max_output,
         shrink_budget=args.shrink_budget,
+        tls=args.tls,
+        http2=args.http2,
     )
     report = check(command, options, _progress if sys.stderr.isatty() else None)
     to_stdout = args.json is not None and str(args.json) == "-"

@@ -11,6 +11,7 @@ import yaml
 
 from ..cassette import Cassette
 from ..providers import provider_for
+from ..tls import TLSFiles, trust_env
 from .cases import Case
 from .reference import stream_interaction
 from .run import stream_request
@@ -26,12 +27,15 @@ MAX_BODY = 65_536
 
 
 def reproduce_command(
-    case: Case, cassette: Cassette, command: Sequence[str], *, bundled: bool, timing_scale: float, seed: int
+    case: Case, cassette: Cassette, command: Sequence[str], *, bundled: bool, timing_scale: float, seed: int,
+    tls: TLSFiles | None = None, http2: bool = False,
 ) -> str:
-    """The shell line reproducing ``case`` (``bundled``: ``cassette`` is one of the bundled cassettes)."""
-    base = f"http://127.0.0.1:{PORT}"
+    """The shell line reproducing ``case`` (``bundled``: ``cassette`` is one of the bundled cassettes; ``tls``:
+    the files of ssemock's local authority the cases were served over https with; ``http2``: HTTP/2 too)."""
+    base = f"{'https' if tls else 'http'}://127.0.0.1:{PORT}"
     url = f"{base}/_ssemock/c/{case.cassette}" + (f"/_ssemock/s/{case.scenario.name}" if case.scenario else "")
     serve = ["ssemock", "serve", "--port", str(PORT), "--timing-scale", f"{timing_scale:g}"]
+    serve += [*(["--tls"] if tls else []), *(["--http2"] if http2 else [])]
     if seed:
         serve += ["--seed", str(seed)]
     if not bundled and cassette.path is not None:
@@ -46,7 +50,8 @@ def reproduce_command(
             text = yaml.safe_dump(scenario.describe(), sort_keys=False, default_flow_style=None, width=1000)
             prefix = f"printf %s {shlex.quote(text)} > {file} && "
             serve += ["--scenarios", file]
-    env = [f"SSEMOCK_URL={url}", *_sdk_variables(cassette, url), *_stream_variables(cassette, url)]
+    env = [f"SSEMOCK_URL={url}", *_sdk_variables(cassette, url), *_stream_variables(cassette, url),
+           *(f"{name}={value}" for name, value in (trust_env(tls) if tls else {}).items())]
     index = stream_interaction(cassette)
     body = None if index is None else cassette.interactions[index].request.body
     if body is not None and len(body) <= MAX_BODY:

@@ -23,10 +23,11 @@ from ..cassette import Cassette
 from ..mockserver import MockServer
 from ..providers import env_vars
 from ..scenario import Scenario
+from ..tls import TLSFiles, trust_env
 from .cases import Case
 from .reference import stream_interaction
 
-__all__ = ["ClientRun", "RunOptions", "case_environment", "case_url", "run_cases", "stream_request"]
+__all__ = ["ClientRun", "RunOptions", "case_environment", "case_url", "run_cases", "server_trust", "stream_request"]
 
 _STDERR_KEPT = 4096
 
@@ -42,6 +43,9 @@ class RunOptions:
         seed: the scenarios' seed.
         max_output: bytes of stdout read at most (more: the client is killed and fails the case).
         workdir: a directory for the request bodies handed to the command (``SSEMOCK_BODY_FILE``).
+        tls: the certificate and key each case's server answers https with, or None (http); the command's
+            environment then trusts its authority (:func:`ssemock.tls.trust_env`).
+        http2: each case's server speaks HTTP/2 too (ALPN ``h2`` over TLS, h2c with prior knowledge).
     """
 
     timeout: float = 30.0
@@ -50,6 +54,8 @@ class RunOptions:
     seed: int = 0
     max_output: int = 64 * 1024 * 1024
     workdir: Path = Path(".")
+    tls: TLSFiles | None = None
+    http2: bool = False
 
 
 @dataclass
@@ -84,6 +90,11 @@ class ClientRun:
     def since_request(self) -> float | None:
         """Seconds from the last request's arrival to the command's end (None: no request came)."""
         return self.ended - self.journal[-1]["time"] if self.journal else None
+
+
+def server_trust(options: RunOptions) -> dict[str, str]:
+    """The variables that make the command trust the cases' https servers (empty over http)."""
+    return trust_env(options.tls) if options.tls is not None else {}
 
 
 def case_url(base: str, case: Case) -> str:
@@ -168,10 +179,11 @@ async def _run_case(
     options: RunOptions,
 ) -> ClientRun:
     served = [*scenarios, case.scenario] if case.scenario is not None else list(scenarios)
-    server = MockServer([cassette], scenarios=served, timing_scale=options.timing_scale, seed=options.seed)
+    server = MockServer([cassette], scenarios=served, timing_scale=options.timing_scale, seed=options.seed,
+                        tls=options.tls or False, http2=options.http2)
     async with server:
         url = case_url(server.url, case)
-        env = {**os.environ, **case_environment(url, case, cassette, body_file)}
+        env = {**os.environ, **case_environment(url, case, cassette, body_file), **server_trust(options)}
         started = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
             *command,
