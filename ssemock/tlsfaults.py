@@ -20,11 +20,10 @@ import random
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_RECORD", "RECORD_MODES", "RecordCutter", "TLSFaults"]
+__all__ = ["MAX_RECORD", "RecordCutter", "TLSFaults"]
 
 MAX_RECORD = 16_384
 """The largest TLS record's plaintext (bytes, RFC 8446 section 5.1): a longer write is several records anyway."""
-RECORD_MODES = ("offsets", "size", "random", "crlf", "utf8")
 MAX_CUTS = 100_000
 """Records cut inside writes at most per response; later writes go out whole (the journal says so)."""
 _CRLF = re.compile(rb"\r(?=\n)")
@@ -36,7 +35,8 @@ class TLSFaults:
     """The TLS faults of one plan.
 
     Attributes:
-        records: how records are cut inside writes (one of :data:`RECORD_MODES`), or None: one per write.
+        records: how records are cut inside writes (the ``mode`` of ``tls-records``: offsets, size, random,
+            crlf or utf8), or None: one record per write.
         offsets: for ``offsets``, the offsets (bytes written to TLS by the response) where a record ends.
         size: for ``size``, the most bytes of plaintext a record holds.
         low, high: for ``random``, the bounds (bytes) of each record's seeded size.

@@ -24,8 +24,23 @@ if TYPE_CHECKING:  # the lines are made when a scenario is applied: a server sta
     from .text import Line
 
 __all__ = [
-    "MAX_BYTES", "MAX_COUNT", "MAX_RETRY_MS", "MAX_SECONDS", "MAX_TEXT", "NEAR_MISSES", "STAGES", "STEPS", "Field",
-    "LineStep", "Step", "integer", "number", "register",
+    "MAX_BYTES",
+    "MAX_COUNT",
+    "MAX_RETRY_MS",
+    "MAX_SECONDS",
+    "MAX_TEXT",
+    "NEAR_MISSES",
+    "SPLIT_MODES",
+    "STAGES",
+    "STEPS",
+    "Field",
+    "LineStep",
+    "Step",
+    "check_split",
+    "integer",
+    "number",
+    "register",
+    "split_fields",
 ]
 
 STAGES = ("event", "byte", "chunk", "transport")
@@ -142,6 +157,30 @@ def integers(
 def anything() -> Field:
     """Any YAML value (e.g. a JSON body)."""
     return Field("any YAML value", lambda v: True, {"description": "any value"})
+
+
+SPLIT_MODES = ("offsets", "size", "random", "crlf", "utf8")
+"""How ``h2-frames`` and ``tls-records`` cut the frames or records inside writes."""
+
+
+def split_fields(largest: int) -> dict[str, Field]:
+    """The fields of a step that cuts frames or records inside writes (``mode`` of :data:`SPLIT_MODES`,
+    ``offsets``, ``size``, ``min``, ``max``), sizes of 1 to ``largest`` bytes."""
+    return {
+        "mode": choice(*SPLIT_MODES),
+        "offsets": integers(1, MAX_BYTES),
+        "size": integer(1, largest, in_bytes=True),
+        "min": integer(1, largest, in_bytes=True),
+        "max": integer(1, largest, in_bytes=True),
+    }
+
+
+def check_split(step: Any, where: str, source: str) -> None:
+    """Raise :class:`ScenarioError` for mode ``offsets`` without offsets, or ``min`` above ``max``."""
+    if step.mode == "offsets" and not step.offsets:
+        raise ScenarioError(source, f"{where}.offsets", "a non-empty list of integers >= 1 (mode offsets)", None)
+    if step.min > step.max:
+        raise ScenarioError(source, f"{where}.min", f"at most max ({step.max})", step.min)
 
 
 class Step:

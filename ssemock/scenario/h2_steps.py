@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..cassette import End
-from ..errors import ScenarioError
 from ..h2faults import ERROR_CODES, H2End
 from ..plan import Plan
-from .base import MAX_BYTES, MAX_COUNT, Field, Step, choice, integer, integers, number, register
+from .base import MAX_BYTES, MAX_COUNT, Field, Step, check_split, choice, integer, number, register, split_fields
 from .transport_steps import CUT_FIELDS, check_cut, cut_point
 
 __all__ = ["H2Frames", "H2GoAway", "H2Reset", "H2Starve"]
@@ -57,19 +56,10 @@ class H2Frames(Step):
     stage: ClassVar[str] = "transport"
     http2_only: ClassVar[bool] = True
     edits_body: ClassVar[bool] = False
-    fields: ClassVar[dict[str, Field]] = {
-        "mode": choice("offsets", "size", "random", "crlf", "utf8"),
-        "offsets": integers(1, MAX_BYTES),
-        "size": integer(1, MAX_BYTES, in_bytes=True),
-        "min": integer(1, MAX_BYTES, in_bytes=True),
-        "max": integer(1, MAX_BYTES, in_bytes=True),
-    }
+    fields: ClassVar[dict[str, Field]] = split_fields(MAX_BYTES)
 
     def validate(self, where: str, source: str) -> None:
-        if self.mode == "offsets" and not self.offsets:
-            raise ScenarioError(source, f"{where}.offsets", "a non-empty list of integers >= 1 (mode offsets)", None)
-        if self.min > self.max:
-            raise ScenarioError(source, f"{where}.min", f"at most max ({self.max})", self.min)
+        check_split(self, where, source)
 
     def apply(self, plan: Plan) -> None:
         body = plan.response.body

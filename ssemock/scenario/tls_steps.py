@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..cassette import End
-from ..errors import ScenarioError
 from ..plan import Plan
-from ..tlsfaults import MAX_RECORD, RECORD_MODES
-from .base import MAX_BYTES, Field, Step, choice, integer, integers, register
+from ..tlsfaults import MAX_RECORD
+from .base import Field, Step, check_split, register, split_fields
 from .transport_steps import CUT_FIELDS, check_cut, cut_point
 
 __all__ = ["TLSClose", "TLSRecords"]
@@ -52,19 +51,10 @@ class TLSRecords(Step):
     stage: ClassVar[str] = "transport"
     tls_only: ClassVar[bool] = True
     edits_body: ClassVar[bool] = False
-    fields: ClassVar[dict[str, Field]] = {
-        "mode": choice(*RECORD_MODES),
-        "offsets": integers(1, MAX_BYTES),
-        "size": integer(1, MAX_RECORD, in_bytes=True),
-        "min": integer(1, MAX_RECORD, in_bytes=True),
-        "max": integer(1, MAX_RECORD, in_bytes=True),
-    }
+    fields: ClassVar[dict[str, Field]] = split_fields(MAX_RECORD)
 
     def validate(self, where: str, source: str) -> None:
-        if self.mode == "offsets" and not self.offsets:
-            raise ScenarioError(source, f"{where}.offsets", "a non-empty list of integers >= 1 (mode offsets)", None)
-        if self.min > self.max:
-            raise ScenarioError(source, f"{where}.min", f"at most max ({self.max})", self.min)
+        check_split(self, where, source)
 
     def apply(self, plan: Plan) -> None:
         tls = plan.tls_faults(self.name)

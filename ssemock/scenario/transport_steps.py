@@ -34,8 +34,21 @@ from .base import text as text_field
 from .event_steps import _index
 
 __all__ = [
-    "CUT_FIELDS", "HEARTBEAT_DEFAULT", "HEARTBEAT_LIMIT", "KEEPALIVE_MIN", "ContentEncoding", "ContentType",
-    "Disconnect", "FirstByte", "Framing", "Heartbeat", "HttpError", "KeepAliveEvery", "Stall", "check_cut", "cut_point",
+    "CUT_FIELDS",
+    "HEARTBEAT_DEFAULT",
+    "HEARTBEAT_LIMIT",
+    "KEEPALIVE_MIN",
+    "ContentEncoding",
+    "ContentType",
+    "Disconnect",
+    "FirstByte",
+    "Framing",
+    "Heartbeat",
+    "HttpError",
+    "KeepAliveEvery",
+    "Stall",
+    "check_cut",
+    "cut_point",
 ]
 
 KEEPALIVE_MIN = 0.01
