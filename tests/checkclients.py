@@ -127,3 +127,18 @@ def clean_answer(cassette: str, command: list[str]) -> dict[str, Any]:
 def case_verdicts(report: dict[str, Any]) -> dict[tuple[str, str], str]:
     """(cassette, scenario: ``clean`` for none) -> verdict, for a report of several cassettes."""
     return {(case["cassette"], case["scenario"] or "clean"): case["verdict"] for case in report["cases"]}
+
+
+def release_reports(tmp_path: Path, package: str, versions: tuple[str, ...], adapter: Path,
+                    *extra: str) -> dict[str, dict[str, Any]]:
+    """The JSON report of each release of a Python client, its ``adapter`` run by check-client on the openai chat
+    recording with a 1.5 s client timeout (each run fails some case: exit 1)."""
+    reports = {}
+    for version in versions:
+        python = release_python(package, version, *extra)
+        done, reports[version] = check_client(
+            tmp_path, "--cassette", "openai-chat-finish-length-usage", "--client-timeout", "1.5",
+            command=[str(python), str(adapter), "--timeout", "1.5"],
+        )
+        assert done.returncode == 1, done.stdout + done.stderr
+    return reports

@@ -19,7 +19,7 @@ import pytest
 from ssemock.checkclient.cases import RULES, Rule
 from ssemock.mockserver import collect_scenarios
 
-from .checkclients import EXAMPLES, READER, check_client, failing, release_node, release_python, verdicts
+from .checkclients import EXAMPLES, READER, check_client, failing, release_node, release_reports, verdicts
 from .conftest import NODE_MODULES
 
 CASSETTE = "openai-chat-finish-length-usage"  # text content: line-separators puts U+2028 inside its data
@@ -42,19 +42,8 @@ def test_reference_reader_passes_every_case(tmp_path) -> None:
 
 
 def test_httpx_sse_041_fails_u2028_and_043_passes(tmp_path) -> None:
-    adapter = str(EXAMPLES / "httpx_sse_reader.py")
-    reports = {}
-    for version in ("0.4.1", "0.4.3"):
-        python = release_python("httpx-sse", version, "httpx==0.28.1")
-        done, reports[version] = check_client(
-            tmp_path,
-            "--cassette",
-            CASSETTE,
-            "--client-timeout",
-            "1.5",
-            command=[str(python), adapter, "--timeout", "1.5"],
-        )
-        assert done.returncode == 1, done.stdout + done.stderr
+    reports = release_reports(tmp_path, "httpx-sse", ("0.4.1", "0.4.3"), EXAMPLES / "httpx_sse_reader.py",
+                              "httpx==0.28.1")
     assert failing(reports["0.4.3"]) == HTTPX_SSE_043
     assert failing(reports["0.4.1"]) == HTTPX_SSE_043 | {"line-separators", "torture"}
     reason = {c["scenario"]: c["reason"] for c in reports["0.4.1"]["cases"]}["line-separators"]
@@ -120,20 +109,8 @@ def test_openai_python_0278_fails_no_space_and_0281_passes(tmp_path) -> None:
     (``data:{...}``, the same events per WHATWG: one leading space is optional) it assembles an empty answer:
     openai/openai-python#498, fixed by #559 in 0.28.1. Over every HTTP/1.1 preset the two releases differ
     by exactly ``no-space``; both fail what ``OPENAI_V0`` lists (measured, the same for both)."""
-    adapter = str(EXAMPLES / "openai_v0_chat_answer.py")
-    reports = {}
-    for version in ("0.27.8", "0.28.1"):
-        python = release_python("openai", version)
-        done, reports[version] = check_client(
-            tmp_path,
-            "--cassette",
-            CASSETTE,
-            "--client-timeout",
-            "1.5",
-            command=[str(python), adapter, "--timeout", "1.5"],
-        )
-        assert done.returncode == 1, done.stdout + done.stderr
-        assert verdicts(reports[version])["clean"] == "pass"
+    reports = release_reports(tmp_path, "openai", ("0.27.8", "0.28.1"), EXAMPLES / "openai_v0_chat_answer.py")
+    assert {verdicts(report)["clean"] for report in reports.values()} == {"pass"}
     assert failing(reports["0.28.1"]) == OPENAI_V0
     assert failing(reports["0.27.8"]) == OPENAI_V0 | {"no-space"}
     reason = {c["scenario"]: c["reason"] for c in reports["0.27.8"]["cases"]}["no-space"]
