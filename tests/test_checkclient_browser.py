@@ -7,7 +7,10 @@ event type reaches the adapter (EventSource dispatches a named event only to lis
 adapter reads the dispatches from the DevTools protocol); an ``event: error`` block is a MessageEvent, not
 the end; an event left unfinished at the end of the stream is discarded (``no-final-blank-line``: the last
 event is lost, which an SSE-level reader accepts by design: ``N/A``); a status other than 200 and a
-content type other than ``text/event-stream`` fail the connection (readyState CLOSED), with no retry.
+content type other than ``text/event-stream`` fail the connection (readyState CLOSED), with no retry. A
+cut body (``cut-mid-event``, ``reset-mid-event``) gives the page what a clean end gives, an ``error`` event
+with readyState CONNECTING (9.2.3: reestablished either way): only the browser's network log, which the
+adapter reads, tells them apart (read by the page alone, both cases fail as "accepted the broken answer").
 """
 
 from __future__ import annotations
