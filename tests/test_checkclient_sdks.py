@@ -18,6 +18,10 @@ The grades asserted are those the SDK's own stream reading explains:
   ``data:`` without the space, a leading U+FEFF) is read as a line of a JSON error body and fails as
   ``UnknownApiResponseError`` (``keepalive``, ``meta-blocks``, ``no-space``, ``bom``). Gemini streams have no
   terminal event: a clean end after any chunk is accepted (``truncate``).
+* openai-node (``openai`` on npm): its ``Stream`` ends at the end of the body whether ``data: [DONE]`` came
+  or not (``core/streaming.js``, ``iterator``), so a cut stream is accepted (``truncate``); its ``timeout``
+  is cleared once the response headers arrive (``client.js``, ``fetchWithTimeout``), so the body has no
+  read timeout and a stall is waited through (``stall``), while late headers are timed out and retried.
 """
 
 from __future__ import annotations
@@ -25,11 +29,20 @@ from __future__ import annotations
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from ssemock.mockserver import collect_cassettes
 
-from .checkclients import EXAMPLES, case_verdicts, check_client, clean_answer, recorded_events, run_once
+from .checkclients import (
+    EXAMPLES,
+    case_verdicts,
+    check_client,
+    clean_answer,
+    recorded_events,
+    release_node,
+    run_once,
+)
 
 ANTHROPIC = [sys.executable, str(EXAMPLES / "anthropic_messages_answer.py"), "--timeout", "1.5"]
 GENAI = [sys.executable, str(EXAMPLES / "google_genai_answer.py"), "--timeout", "1.5"]
@@ -186,3 +199,65 @@ def test_google_genai_reads_only_data_lines_and_accepts_a_cut(tmp_path) -> None:
     }
     reasons = {c["scenario"]: c["reason"] for c in report["cases"] if c["cassette"] == GEMINI_CASSETTES[0]}
     assert "UnknownApiResponseError" in reasons["keepalive"] and "retry: 3000" in reasons["meta-blocks"]
+
+
+OPENAI_NODE = "6.49.0"  # the newest release whose package.json asks no Node.js above 20 (7.x: >= 22)
+OPENAI_CASSETTES = ("openai-chat-finish-length-usage", "openai-chat-tool-calls-usage")
+OPENAI_NODE_PRESETS = "bom meta-blocks no-space multiline-data cut-mid-event error-mid-stream truncate stall"
+
+
+def openai_answer(cassette: str) -> dict[str, Any]:
+    """The answer the recording holds (OpenAI API reference, "The chat completion chunk object"): the
+    ``delta.content`` pieces joined, per tool call index its id, name and arguments joined, the last
+    ``finish_reason``, the usage chunk's ``usage``; ``data: [DONE]`` ends the stream."""
+    answer: dict[str, Any] = {"text": "", "tool_calls": {}, "finish_reason": None, "usage": None}
+    for event in recorded_events(cassette):
+        if event.data == "[DONE]":
+            break
+        value = json.loads(event.data)
+        answer["usage"] = value.get("usage") or answer["usage"]
+        for choice in value["choices"]:
+            answer["text"] += choice["delta"].get("content") or ""
+            answer["finish_reason"] = choice.get("finish_reason") or answer["finish_reason"]
+            for call in choice["delta"].get("tool_calls") or ():
+                entry = answer["tool_calls"].setdefault(call["index"], {"id": None, "name": "", "arguments": ""})
+                entry["id"] = call.get("id") or entry["id"]
+                entry["name"] += call.get("function", {}).get("name") or ""
+                entry["arguments"] += call.get("function", {}).get("arguments") or ""
+    answer["tool_calls"] = [answer["tool_calls"][i] for i in sorted(answer["tool_calls"])]
+    return answer
+
+
+def openai_node_adapter(tmp_path: Path) -> Path:
+    """The adapter copied into ``tmp_path`` beside a ``node_modules`` holding openai-node (ESM resolves there)."""
+    adapter = tmp_path / "openai_node_chat_answer.mjs"
+    adapter.write_bytes((EXAMPLES / adapter.name).read_bytes())
+    (tmp_path / "node_modules").symlink_to(release_node("openai", OPENAI_NODE))
+    return adapter
+
+
+def test_openai_node_adapter_prints_the_recorded_answer(tmp_path, node) -> None:
+    command = [node, str(openai_node_adapter(tmp_path)), "1.5"]
+    for cassette in OPENAI_CASSETTES:
+        assert clean_answer(cassette, command) == openai_answer(cassette), cassette
+    calls = openai_answer("openai-chat-tool-calls-usage")["tool_calls"]
+    assert [(c["name"], json.loads(c["arguments"])) for c in calls] == [("get_capital", {"country": "UK"})]
+    assert openai_answer("openai-chat-finish-length-usage")["finish_reason"] == "length"
+
+
+def test_openai_node_accepts_a_cut_stream_and_waits_through_a_stall(tmp_path, node) -> None:
+    presets = OPENAI_NODE_PRESETS.split()
+    options = [arg for name in OPENAI_CASSETTES for arg in ("--cassette", name)]
+    done, report = check_client(
+        tmp_path, *options, "--scenario", ",".join(presets), "--client-timeout", "1.5",
+        command=[node, str(openai_node_adapter(tmp_path)), "1.5"],
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = ["clean", *(name.replace("stall", "stall-4s") for name in presets)]  # the stall outlasts 1.5 s
+    assert case_verdicts(report) == {
+        (cassette, name): "fail" if name in {"truncate", "stall-4s"} else "pass"
+        for cassette in OPENAI_CASSETTES
+        for name in cases
+    }
+    reasons = {(c["cassette"], c["scenario"]): c["reason"] for c in report["cases"]}
+    assert all(reasons[c, "stall-4s"].startswith("waited through the 4 s stall") for c in OPENAI_CASSETTES)
