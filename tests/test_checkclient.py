@@ -22,11 +22,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ssemock import MockServer, Scenario
+from ssemock import MockServer, Scenario, conformance_matrix
 from ssemock.checkclient.cases import RULES, Rule
 from ssemock.mockserver import collect_cassettes, collect_scenarios
 from ssemock.sse import Event, decode
@@ -149,17 +150,21 @@ def first_character_lost(data: str) -> str:
     return data if char is None else data.replace(char, "\ufffd" * (len(char.encode()) - 1), 1)
 
 
-def test_sseclient_0024_loses_a_character_split_in_the_read_that_ends_an_event() -> None:
+@pytest.fixture(scope="module")
+def sseclient_server() -> Iterator[MockServer]:
+    extra = [Scenario.from_dict({"name": name, "steps": steps}) for name, steps in WITHOUT.items()]
+    extra.append(Scenario.from_dict({"name": "utf8-close", "steps": [UTF8, CLOSE]}))
+    with MockServer(scenarios=[*collect_scenarios(None).values(), *extra], timing_scale=0) as server:
+        yield server
+
+
+def test_sseclient_0024_loses_a_character_split_in_the_read_that_ends_an_event(sseclient_server) -> None:
     body = collect_cassettes(None)[QWEN].interactions[0].response.body
     truth = [{"type": e.type, "data": e.data} for e in decode(body) if isinstance(e, Event)]
     runs = ("split-utf8-event-end", "http10", "split-utf8", *WITHOUT)
-    extra = [Scenario.from_dict({"name": name, "steps": steps}) for name, steps in WITHOUT.items()]
-    got: dict[tuple[str, str], tuple[int, list[dict[str, str]]]] = {}
-    with MockServer(scenarios=[*collect_scenarios(None).values(), *extra], timing_scale=0) as server:
-        for version in ("0.0.24", "0.0.25"):
-            python = release_python("sseclient", version, "requests")
-            for name in runs:
-                got[version, name] = read_with_sseclient(python, server.url, name)
+    got = {(version, name): read_with_sseclient(release_python("sseclient", version, "requests"),
+                                                sseclient_server.url, name)
+           for version in ("0.0.24", "0.0.25") for name in runs}
     assert got["0.0.25", "split-utf8-event-end"] == (0, truth)
     lost = [{"type": e["type"], "data": first_character_lost(e["data"])} for e in truth]
     assert sum(a != b for a, b in zip(lost, truth)) == 12
@@ -171,6 +176,16 @@ def test_sseclient_0024_loses_a_character_split_in_the_read_that_ends_an_event()
         status, events = got["0.0.25", name]
         assert status == 0 and arrow.replace("\u2192", "\u00e2\x86\x92") in [e["data"] for e in events]
     assert got["0.0.25", "without-close"][0] == got["0.0.25", "split-utf8"][0] == 1  # chunked: never ends
+
+
+def test_no_other_preset_of_the_matrix_tells_sseclient_0024_from_0025(sseclient_server) -> None:
+    """Each preset of the conformance matrix with charset=utf-8 and close-delimited framing added (so that
+    sseclient reads it at all): only split-utf8-event-end is read differently by the two releases."""
+    matrix = conformance_matrix()
+    got = {version: [read_with_sseclient(release_python("sseclient", version, "requests"), sseclient_server.url,
+                                         f"{name},utf8-close") for name in matrix]
+           for version in ("0.0.24", "0.0.25")}
+    assert [name for name, a, b in zip(matrix, got["0.0.24"], got["0.0.25"]) if a != b] == ["split-utf8-event-end"]
 
 
 def test_split_utf8_event_end_on_the_wire() -> None:
