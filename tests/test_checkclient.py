@@ -8,19 +8,44 @@ releases also fail what tests/test_conformance.py keeps as findings of 0.4.3: a 
 (``bom``) and a block holding only ``retry:``/``id:`` is dispatched with empty data (``meta-blocks``).
 The same holds for openai-python 0.27.8 / 0.28.1 (``data:`` without a space) and eventsource-parser
 3.0.3 / 3.0.5 (a CRLF split between its CR and its LF), below.
+
+sseclient 0.0.24 makes a new incremental UTF-8 decoder on each call of ``__next__``, so the bytes of a
+character left at the end of the read that completed an event are dropped, and its continuation bytes
+decode as U+FFFD (btubbs/sseclient#38, fixed by #39 in 0.0.25). It shows only where sseclient decodes
+UTF-8 at all (requests takes ISO-8859-1 for a ``text/*`` type without charset) and reads the body
+unframed: it reads the socket beneath requests, so chunked framing puts chunk sizes into its text and
+never ends the stream. ``split-utf8-event-end`` makes that case; its adapter is run directly against
+the replay server, since under chunked framing sseclient fails every clean case of check-client.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from ssemock import MockServer, Scenario, conformance_matrix
 from ssemock.checkclient.cases import RULES, Rule
-from ssemock.mockserver import collect_scenarios
+from ssemock.mockserver import collect_cassettes, collect_scenarios
+from ssemock.sse import Event, decode
 
-from .checkclients import EXAMPLES, READER, check_client, failing, release_node, release_reports, verdicts
+from .checkclients import (
+    EXAMPLES,
+    READER,
+    check_client,
+    failing,
+    release_node,
+    release_python,
+    release_reports,
+    verdicts,
+)
 from .conftest import NODE_MODULES
+from .rawclient import raw_request
 
 CASSETTE = "openai-chat-finish-length-usage"  # text content: line-separators puts U+2028 inside its data
 PRESETS = sorted(name for name, s in collect_scenarios(None).items()
@@ -142,3 +167,89 @@ def test_eventsource_parser_303_fails_split_crlf_and_305_passes(tmp_path, node) 
         assert verdicts(reports[version])["clean"] == "pass"
     assert failing(reports["3.0.3"]) == {"split-crlf-multiline", "torture"}
     assert failing(reports["3.0.5"]) == {"cr"}
+
+
+# ---- sseclient: a character split in the read that ends an event -----------------------------------------
+QWEN = "alibaba-qwen-chat-emoji-split"  # recorded without charset; 12 events hold multi-byte characters
+QWEN_PATH = "/compatible-mode/v1/chat/completions"
+UTF8 = {"content-type": {"value": "text/event-stream; charset=utf-8"}}
+CLOSE = {"framing": {"mode": "close"}}
+SPLIT = [{"fragment": {"mode": "coalesce"}}, {"fragment": {"mode": "utf8"}}]
+WITHOUT = {"without-charset": [CLOSE, *SPLIT], "without-close": [UTF8, *SPLIT], "without-split": [UTF8, CLOSE]}
+"""The preset with one of its three parts left out: each one is needed for 0.0.24 to differ from 0.0.25."""
+
+
+def read_with_sseclient(python: Path, url: str, scenario: str) -> tuple[int, list[dict[str, str]]]:
+    """The exit status and the events sseclient_reader.py prints for ``QWEN`` under ``scenario``."""
+    env = {**os.environ, "SSEMOCK_METHOD": "POST",
+           "SSEMOCK_STREAM_URL": f"{url}/_ssemock/c/{QWEN}/_ssemock/s/{scenario}{QWEN_PATH}"}
+    done = subprocess.run([str(python), str(EXAMPLES / "sseclient_reader.py"), "--timeout", "1.5"], env=env,
+                          capture_output=True, text=True, encoding="utf-8", timeout=60, check=False)
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def first_character_lost(data: str) -> str:
+    """``data`` as 0.0.24 reads it when every read holding the lead byte of the first multi-byte character
+    also completed an event: that byte is lost with the decoder, each continuation byte becomes U+FFFD."""
+    char = next((c for c in data if ord(c) > 0x7F), None)
+    return data if char is None else data.replace(char, "\ufffd" * (len(char.encode()) - 1), 1)
+
+
+@pytest.fixture(scope="module")
+def sseclient_server() -> Iterator[MockServer]:
+    extra = [Scenario.from_dict({"name": name, "steps": steps}) for name, steps in WITHOUT.items()]
+    extra.append(Scenario.from_dict({"name": "utf8-close", "steps": [UTF8, CLOSE]}))
+    with MockServer(scenarios=[*collect_scenarios(None).values(), *extra], timing_scale=0) as server:
+        yield server
+
+
+def test_sseclient_0024_loses_a_character_split_in_the_read_that_ends_an_event(sseclient_server) -> None:
+    body = collect_cassettes(None)[QWEN].interactions[0].response.body
+    truth = [{"type": e.type, "data": e.data} for e in decode(body) if isinstance(e, Event)]
+    runs = ("split-utf8-event-end", "http10", "split-utf8", *WITHOUT)
+    got = {(version, name): read_with_sseclient(release_python("sseclient", version, "requests"),
+                                                sseclient_server.url, name)
+           for version in ("0.0.24", "0.0.25") for name in runs}
+    assert got["0.0.25", "split-utf8-event-end"] == (0, truth)
+    lost = [{"type": e["type"], "data": first_character_lost(e["data"])} for e in truth]
+    assert sum(a != b for a, b in zip(lost, truth)) == 12
+    assert got["0.0.24", "split-utf8-event-end"] == (0, lost)
+    assert [name for name in runs if got["0.0.24", name] != got["0.0.25", name]] == ["split-utf8-event-end"]
+    assert got["0.0.25", "without-split"] == (0, truth)
+    arrow = next(e["data"] for e in truth if "\u2192" in e["data"])  # U+2192, E2 86 92 in UTF-8
+    for name in ("without-charset", "http10"):  # decoded as ISO-8859-1
+        status, events = got["0.0.25", name]
+        assert status == 0 and arrow.replace("\u2192", "\u00e2\x86\x92") in [e["data"] for e in events]
+    assert got["0.0.25", "without-close"][0] == got["0.0.25", "split-utf8"][0] == 1  # chunked: never ends
+
+
+def test_no_other_preset_of_the_matrix_tells_sseclient_0024_from_0025(sseclient_server) -> None:
+    """Each preset of the conformance matrix with charset=utf-8 and close-delimited framing added (so that
+    sseclient reads it at all): only split-utf8-event-end is read differently by the two releases."""
+    matrix = conformance_matrix()
+    got = {version: [read_with_sseclient(release_python("sseclient", version, "requests"), sseclient_server.url,
+                                         f"{name},utf8-close") for name in matrix]
+           for version in ("0.0.24", "0.0.25")}
+    assert [name for name, a, b in zip(matrix, got["0.0.24"], got["0.0.25"]) if a != b] == ["split-utf8-event-end"]
+
+
+def test_split_utf8_event_end_on_the_wire() -> None:
+    body = collect_cassettes(None)[QWEN].interactions[0].response.body
+    with MockServer(timing_scale=0) as server:
+        r = raw_request(server.url, "POST", QWEN_PATH, b"{}",
+                        {"X-SSEMock-Cassette": QWEN, "X-SSEMock-Scenario": "split-utf8-event-end"})
+        framing = server.requests[0]["framing"]
+    assert r.status == 200 and r.ending == "complete" and r.body == body and framing == "close"
+    assert r.header("content-type") == "text/event-stream; charset=utf-8"
+    assert r.header("content-length") is None and r.header("transfer-encoding") is None
+    assert r.header("connection") == "close"
+    # reads that complete an event and end on the lead byte of a multi-byte character (0b11xxxxxx)
+    split = [c for c in r.chunks if b"\n\n" in c and c[-1] >= 0xC0]
+    assert len(split) >= 12, [c[-20:] for c in r.chunks]
+
+
+def test_reference_reader_passes_split_utf8_event_end(tmp_path) -> None:
+    done, report = check_client(tmp_path, "--cassette", QWEN, "--scenario", "split-utf8-event-end",
+                                command=[*READER, "--timeout", "5"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert verdicts(report) == {"clean": "pass", "split-utf8-event-end": "pass"}

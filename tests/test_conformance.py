@@ -50,7 +50,7 @@ def test_the_matrix_is_the_preserving_presets_of_the_issue() -> None:
         "split-bytes", "split-random", "split-utf8", "split-crlf", "crlf", "cr", "mixed-eol", "bom",
         "keepalive", "multiline-data", "no-space", "extra-fields", "meta-blocks", "json-separators", "long-lines",
         "split-crlf-multiline", "torture",
-        "proxy-rechunk", "buffer-4k", "buffer-16k", "gzip-buffered", "http10",
+        "proxy-rechunk", "buffer-4k", "buffer-16k", "gzip-buffered", "http10", "split-utf8-event-end",
     ]
     assert ssemock.conformance_matrix() == sorted(preserving)
     payloads = ("json-separators", "long-lines", "multiline-data", "split-crlf-multiline", "torture")

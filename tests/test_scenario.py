@@ -37,7 +37,7 @@ ISSUE_PRESETS = [
     "no-final-line-end",
     "line-separators", "split-crlf-multiline", "torture",
     "proxy-rechunk", "buffer-4k", "buffer-16k", "gzip-buffered", "http10",
-    "drop-and-resume",
+    "drop-and-resume", "split-utf8-event-end",
 ]
 H2_PRESETS = ["h2-split-crlf", "h2-reset-mid-event", "h2-goaway-mid-stream", "h2-starve",  # HTTP/2 requests only
               "tls-split-crlf", "tls-cut-without-close-notify"]  # and TLS requests only (tests/test_tls_faults.py)
