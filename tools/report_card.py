@@ -286,7 +286,7 @@ def chosen(specs: list[str]) -> list[tuple[Client, str | None]]:
 def card(picked: list[tuple[Client, str | None]], *, quick: bool, jobs: int, reports: Path | None) -> str:
     """Run every picked client and return the block: a line saying how, the table, the clients left out."""
     rows, skipped = [], []
-    began = time.monotonic()
+    began, load = time.monotonic(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="ssemock-report-card-") as tmp:
         work = Path(tmp)
         for client, pinned in picked:
@@ -304,7 +304,9 @@ def card(picked: list[tuple[Client, str | None]], *, quick: bool, jobs: int, rep
     note = (f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} by `python tools/report_card.py"
             f"{' --quick' if quick else ''}` ({'quick: ' + ', '.join(QUICK) if quick else 'every preset'}, "
             f"`--client-timeout {CLIENT_TIMEOUT}`, in {time.monotonic() - began:.0f} s), Python "
-            f"{sys.version.split()[0]}, node {node.stdout.strip() or 'missing'}.")
+            f"{sys.version.split()[0]}, node {node.stdout.strip() or 'missing'}, {len(os.sched_getaffinity(0))} "
+            f"core(s), `-j {jobs}`, load average {load:.1f} at the start and {os.getloadavg()[0]:.1f} at the end "
+            f"(a loaded machine can make a client late under the timing presets: `stall`, `slow-first-byte`).")
     return markdown(rows, skipped, note)
 
 
