@@ -1,7 +1,7 @@
 """Regenerate the report card of SSE clients: one row per client's current release, as graded by
 ``ssemock check-client`` with its adapter of examples/check-client/.
 
-Usage: python tools/report_card.py [--quick] [--client NAME[=VERSION]]… [--write PAGE] [--reports DIR] [-j N]
+Usage: python tools/report_card.py [--quick] [--client NAME[=VERSION]]… [--write [PAGE]] [--reports DIR] [-j N]
 
 Each client's release (the registry's latest unless ``NAME=VERSION`` pins one) is installed once in a
 cached virtual environment (pip, PyPI) or ``node_modules`` prefix (npm), under ``$SSEMOCK_CLIENT_VENVS``
@@ -318,7 +318,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", nargs="?", const=PAGE, type=Path, metavar="PAGE",
                         help=f"write the table into PAGE (default {PAGE.relative_to(ROOT)}) instead of stdout")
     parser.add_argument("--reports", type=Path, metavar="DIR", help="keep each client's JSON report in DIR")
-    parser.add_argument("-j", "--jobs", type=int, default=len(os.sched_getaffinity(0)), help="cases run at once")
+    parser.add_argument("-j", "--jobs", type=int, default=1,
+                        help="cases run at once (default 1: a run of its own cases in parallel can make a client late "
+                             "under the timing presets)")
     args = parser.parse_args(argv)
     try:
         picked = chosen(args.client)

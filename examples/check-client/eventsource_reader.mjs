@@ -11,6 +11,7 @@
 // 200, another content type: it does not reconnect) or an error message (a broken read) exit 1; an error
 // with no message is the clean end of the body, where EventSource would reconnect: exit 0. Also exits 1
 // when no byte comes for the timeout (first argument, seconds; default 10).
+// Needs node 20.3 or later (AbortSignal.any).
 import { readFileSync } from "node:fs";
 import { EventSource } from "eventsource";
 

@@ -13,6 +13,7 @@
 // `window.clearTimeout` at the end of every stream, so under node the two globals are stood in for below
 // (the page always visible, `openWhenHidden`); nothing else of it is changed. Its ES module build imports
 // without file extensions, which node does not resolve: the CommonJS build is imported.
+// Needs node 20.3 or later (AbortSignal.any).
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
