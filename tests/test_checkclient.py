@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ssemock import MockServer, Scenario, conformance_matrix
 from ssemock.checkclient.cases import RULES, Rule
@@ -253,3 +254,26 @@ def test_reference_reader_passes_split_utf8_event_end(tmp_path) -> None:
                                 command=[*READER, "--timeout", "5"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert verdicts(report) == {"clean": "pass", "split-utf8-event-end": "pass"}
+
+
+def test_check_client_grades_sseclient_0024_failing_exactly_the_split_after_an_event(tmp_path) -> None:
+    """With ``--base`` every case, the clean one included, is served with ``charset=utf-8`` and close-delimited
+    framing (sseclient reads the socket beneath requests: chunked framing never ends its stream), so
+    check-client grades sseclient itself: 0.0.24 fails exactly ``split-utf8-event-end`` (btubbs/sseclient#38)
+    among these presets, and 0.0.25 passes them all."""
+    (tmp_path / "utf8-close.yaml").write_text(yaml.safe_dump(
+        {"ssemock_scenario": 1, "name": "utf8-close", "preserves": "events", "steps": [UTF8, CLOSE]}))
+    reports = {}
+    for version in ("0.0.24", "0.0.25"):
+        python = release_python("sseclient", version, "requests")
+        done, reports[version] = check_client(
+            tmp_path, "--cassette", QWEN, "--scenarios", str(tmp_path / "utf8-close.yaml"), "--base", "utf8-close",
+            "--scenario", "split-utf8-event-end,split-utf8,http10,crlf", "--shrink-budget", "0",
+            command=[str(python), str(EXAMPLES / "sseclient_reader.py"), "--timeout", "2"],
+        )
+        assert verdicts(reports[version])["clean"] == "pass", done.stdout + done.stderr
+    assert failing(reports["0.0.24"]) == {"split-utf8-event-end"}
+    assert failing(reports["0.0.25"]) == set()
+    line = next(c for c in reports["0.0.24"]["cases"] if c["scenario"] == "split-utf8-event-end")["reproduce"]
+    assert "--scenarios " + str(tmp_path / "utf8-close.yaml") in line
+    assert f"/_ssemock/c/{QWEN}/_ssemock/s/split-utf8-event-end,utf8-close" in line

@@ -62,6 +62,9 @@ class CheckOptions:
             the presets of the TLS layer (``tls-split-crlf``...) are then among the default scenarios.
         http2: serve HTTP/2 too (ALPN ``h2`` over TLS, else h2c with prior knowledge); the presets of the
             HTTP/2 layer (``h2-split-crlf``...) are then among the default scenarios.
+        base: scenario names composed into every case, the clean one included: the recording as the client
+            can read it (e.g. ``framing: close`` and a ``charset`` for a client that reads beneath its HTTP
+            library); each case's expected events are those under its scenario and these.
     """
 
     cassettes: tuple[str, ...] = ()
@@ -78,6 +81,7 @@ class CheckOptions:
     shrink_budget: float = 60.0
     tls: bool = False
     http2: bool = False
+    base: tuple[str, ...] = ()
 
 
 def check(
@@ -95,10 +99,11 @@ def check(
     served = collect_cassettes(list(options.cassette_sources) or None)
     scenarios = collect_scenarios([bundled_scenarios(), *options.scenario_sources])
     names = _scenario_names(scenarios, options)
+    base = tuple(_known(scenarios, name, "--base") for name in options.base)
     with tempfile.TemporaryDirectory(prefix="ssemock-check-client-") as work:
         run_options = RunOptions(
             options.timeout, options.jobs, options.timing_scale, options.seed, options.max_output, Path(work),
-            local_authority() if options.tls else None, options.http2,
+            local_authority() if options.tls else None, options.http2, base,
         )
         chosen = _chosen(command, options, served, run_options)
         cases = build_cases(chosen, scenarios, names, options.client_timeout)
@@ -111,7 +116,7 @@ def check(
         entries = []
         for run in runs:
             cassette = served[run.case.cassette]
-            graded = grade(run, _expected(run, cassette, clean[run.case.cassette], options))
+            graded = grade(run, _expected(run, cassette, clean[run.case.cassette], options, base))
             line = reproduce_command(
                 run.case,
                 cassette,
@@ -121,6 +126,7 @@ def check(
                 seed=options.seed,
                 tls=run_options.tls,
                 http2=options.http2,
+                base=base,
             )
             shrunk = None
             if graded.verdict == FAIL and graded.category == "conformance" and options.shrink_budget > 0:
@@ -128,6 +134,13 @@ def check(
             scenario = run.case.scenario.name if run.case.scenario else None
             entries.append(Entry(graded, run.case.cassette, scenario, run.case.rule.value, line, shrunk))
     return Report(tuple(command), tuple(entries))
+
+
+def _known(scenarios: dict[str, Scenario], name: str, option: str) -> Scenario:
+    """The scenario ``name``. Raises :class:`ConfigError` naming ``option`` when there is none."""
+    if name not in scenarios:
+        raise ConfigError(f"{option} {name}: no such scenario (see ssemock scenarios)")
+    return scenarios[name]
 
 
 def _scenario_names(scenarios: dict[str, Scenario], options: CheckOptions) -> tuple[str, ...]:
@@ -141,10 +154,8 @@ def _scenario_names(scenarios: dict[str, Scenario], options: CheckOptions) -> tu
 
     names = options.scenarios if options.scenarios is not None else tuple(
         sorted(name for name, scenario in scenarios.items() if served(scenario)))
-    unknown = [n for n in names if n not in scenarios]
-    if unknown:
-        raise ConfigError(f"--scenario {unknown[0]}: no such scenario (see ssemock scenarios)")
     for name in names:
+        _known(scenarios, name, "--scenario")
         if scenarios[name].needs_http2 and not options.http2:
             raise ConfigError(f"--scenario {name}: its steps act on HTTP/2 frames: add --http2 (and an HTTP/2 client)")
         if scenarios[name].needs_tls and not options.tls:
@@ -165,7 +176,7 @@ def _shrunk(
 
     def plan_of(scenario: Scenario) -> Plan:
         assert index is not None
-        return sent_plan(cassette, index, scenario, options.seed)
+        return sent_plan(cassette, index, Scenario.compose([scenario, *run_options.base]), options.seed)
 
     fails = _fails(command, served, clean, options, run_options)
     found = shrink(run.case, fails, options.shrink_budget, None if index is None else plan_of)
@@ -188,7 +199,7 @@ def _fails(
 
     def fails(case: Case) -> bool:
         (run,) = asyncio.run(run_cases(command, [case], served, [], run_options))
-        return grade(run, _expected(run, served[case.cassette], clean, options)).verdict == FAIL
+        return grade(run, _expected(run, served[case.cassette], clean, options, run_options.base)).verdict == FAIL
 
     return fails
 
@@ -218,12 +229,14 @@ async def _run_all(
     return sorted(runs, key=lambda run: order[run.case.name])
 
 
-def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: CheckOptions) -> Expected:
+def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: CheckOptions,
+              base: tuple[Scenario, ...] = ()) -> Expected:
     index = _interaction(run)
     events = retry_after = None
     stall = 0.0
     if index is not None:
-        scenario = run.case.scenario
+        parts = [*([run.case.scenario] if run.case.scenario else []), *base]
+        scenario = Scenario.compose(parts) if parts else None
         events = expected_events(cassette, index, scenario, seed=options.seed)
         plan = sent_plan(cassette, index, scenario, options.seed)
         retry_after = _number(plan.response.header("retry-after"))

@@ -60,6 +60,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="scenario directory or file added to the bundled presets (repeatable)",
     )
+    parser.add_argument("--base", action="append", default=[], type=scenario_list, metavar="NAME[,NAME…]",
+                        help="scenarios composed into every case, the clean one included (repeatable), e.g. a file of "
+                        "--scenarios that serves close-delimited bodies with a charset, for a client that reads "
+                        "beneath its HTTP library")
     parser.add_argument("--tls", action="store_true",
                         help="serve the cases over https with ssemock's local authority, trusted by the client "
                         "through SSL_CERT_FILE, REQUESTS_CA_BUNDLE and NODE_EXTRA_CA_CERTS; adds the TLS presets")
@@ -166,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         shrink_budget=args.shrink_budget,
         tls=args.tls,
         http2=args.http2,
+        base=tuple(n for names in args.base for n in names),
     )
     report = check(command, options, _progress if sys.stderr.isatty() else None)
     to_stdout = args.json is not None and str(args.json) == "-"

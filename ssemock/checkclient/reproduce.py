@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
 import yaml
 
+from ..bundled import bundled_scenarios
 from ..cassette import Cassette
 from ..providers import provider_for
+from ..scenario import Scenario
 from ..tls import TLSFiles, trust_env
 from .cases import Case
 from .reference import stream_interaction
-from .run import stream_request
+from .run import case_url, stream_request
 
 __all__ = ["BODY_FILE", "MAX_BODY", "PORT", "reproduce_command"]
 
@@ -28,12 +31,13 @@ MAX_BODY = 65_536
 
 def reproduce_command(
     case: Case, cassette: Cassette, command: Sequence[str], *, bundled: bool, timing_scale: float, seed: int,
-    tls: TLSFiles | None = None, http2: bool = False,
+    tls: TLSFiles | None = None, http2: bool = False, base: Sequence[Scenario] = (),
 ) -> str:
     """The shell line reproducing ``case`` (``bundled``: ``cassette`` is one of the bundled cassettes; ``tls``:
-    the files of ssemock's local authority the cases were served over https with; ``http2``: HTTP/2 too)."""
-    base = f"{'https' if tls else 'http'}://127.0.0.1:{PORT}"
-    url = f"{base}/_ssemock/c/{case.cassette}" + (f"/_ssemock/s/{case.scenario.name}" if case.scenario else "")
+    the files of ssemock's local authority the cases were served over https with; ``http2``: HTTP/2 too;
+    ``base``: the scenarios composed into every case)."""
+    origin = f"{'https' if tls else 'http'}://127.0.0.1:{PORT}"
+    url = case_url(origin, case, [s.name for s in base])
     serve = ["ssemock", "serve", "--port", str(PORT), "--timing-scale", f"{timing_scale:g}"]
     serve += [*(["--tls"] if tls else []), *(["--http2"] if http2 else [])]
     if seed:
@@ -41,14 +45,16 @@ def reproduce_command(
     if not bundled and cassette.path is not None:
         serve += ["--cassettes", str(cassette.path)]
     prefix = ""
-    scenario = case.scenario
-    if scenario is not None and not case.bundled:
+    presets = bundled_scenarios().resolve()
+    for scenario in [*([case.scenario] if case.scenario is not None and not case.bundled else []), *base]:
+        if scenario.source is not None and Path(scenario.source).resolve().parent == presets:
+            continue  # a bundled preset: ssemock serve knows it by name
         if scenario.source is not None:
             serve += ["--scenarios", scenario.source]
         else:
             file = f"{scenario.name}.yaml"
             text = yaml.safe_dump(scenario.describe(), sort_keys=False, default_flow_style=None, width=1000)
-            prefix = f"printf %s {shlex.quote(text)} > {file} && "
+            prefix += f"printf %s {shlex.quote(text)} > {file} && "
             serve += ["--scenarios", file]
     env = [f"SSEMOCK_URL={url}", *_sdk_variables(cassette, url), *_stream_variables(cassette, url),
            *(f"{name}={value}" for name, value in (trust_env(tls) if tls else {}).items())]

@@ -46,6 +46,7 @@ class RunOptions:
         tls: the certificate and key each case's server answers https with, or None (http); the command's
             environment then trusts its authority (:func:`ssemock.tls.trust_env`).
         http2: each case's server speaks HTTP/2 too (ALPN ``h2`` over TLS, h2c with prior knowledge).
+        base: scenarios composed into every case, the clean one included (``/_ssemock/s/CASE,BASE``).
     """
 
     timeout: float = 30.0
@@ -56,6 +57,7 @@ class RunOptions:
     workdir: Path = Path(".")
     tls: TLSFiles | None = None
     http2: bool = False
+    base: tuple[Scenario, ...] = ()
 
 
 @dataclass
@@ -97,10 +99,12 @@ def server_trust(options: RunOptions) -> dict[str, str]:
     return trust_env(options.tls) if options.tls is not None else {}
 
 
-def case_url(base: str, case: Case) -> str:
-    """``SSEMOCK_URL`` of ``case``: ``base`` + ``/_ssemock/c/CASSETTE`` (+ ``/_ssemock/s/SCENARIO``)."""
+def case_url(base: str, case: Case, every: Sequence[str] = ()) -> str:
+    """``SSEMOCK_URL`` of ``case``: ``base`` + ``/_ssemock/c/CASSETTE`` (+ ``/_ssemock/s/SCENARIO``, with the
+    scenarios ``every`` case is under after it: ``/_ssemock/s/SCENARIO,NAME``)."""
     url = f"{base}/_ssemock/c/{quote(case.cassette, safe='')}"
-    return url + (f"/_ssemock/s/{case.scenario.name}" if case.scenario else "")
+    names = [*([case.scenario.name] if case.scenario else []), *every]
+    return url + (f"/_ssemock/s/{','.join(names)}" if names else "")
 
 
 def case_environment(url: str, case: Case, cassette: Cassette, body_file: Path | None) -> dict[str, str]:
@@ -178,11 +182,11 @@ async def _run_case(
     body_file: Path | None,
     options: RunOptions,
 ) -> ClientRun:
-    served = [*scenarios, case.scenario] if case.scenario is not None else list(scenarios)
+    served = [*scenarios, *options.base, *([case.scenario] if case.scenario is not None else [])]
     server = MockServer([cassette], scenarios=served, timing_scale=options.timing_scale, seed=options.seed,
                         tls=options.tls or False, http2=options.http2)
     async with server:
-        url = case_url(server.url, case)
+        url = case_url(server.url, case, [s.name for s in options.base])
         env = {**os.environ, **case_environment(url, case, cassette, body_file), **server_trust(options)}
         started = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
