@@ -12,12 +12,18 @@ is at most 16,384 bytes and a receiver reads each record alone (RFC 8446 section
 from __future__ import annotations
 
 import re
+import socket
 import ssl
+import time
+import tracemalloc
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import h2.config
+import h2.connection
+import h2.events
 import h11
 import httpx
 import pytest
@@ -27,6 +33,7 @@ from ssemock import MockServer, Scenario
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import decode
 from ssemock.tls import TLSFiles, local_authority
+from ssemock.tlsfaults import MAX_CUTS, RecordCutter, TLSFaults
 
 from .h2client import h2_request
 from .tlsclient import Records, tls_records
@@ -207,3 +214,66 @@ def test_the_tls_presets_join_the_matrix_only_when_asked() -> None:
     assert "tls-split-crlf" in ssemock.conformance_matrix(tls=True)
     assert "tls-split-crlf" not in ssemock.conformance_matrix()
     assert "tls-cut-without-close-notify" not in ssemock.conformance_matrix(tls=True)  # it preserves nothing
+
+
+def test_a_cutter_computes_no_more_ends_than_the_cuts_it_may_make() -> None:
+    big = b"x" * 4_000_000  # one write of 4 MB, records of 1 byte: the first MAX_CUTS cuts, then whole
+    tracemalloc.start()
+    pieces = RecordCutter(TLSFaults(records="size", size=1)).cut(big)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(pieces) == MAX_CUTS + 1 and b"".join(pieces) == big
+    assert peak < 16 * 1024 * 1024  # the pieces (~4 MB), not a list of every offset of the write
+
+
+def test_a_cutter_finds_the_offsets_of_a_write_without_scanning_them_all() -> None:
+    cutter = RecordCutter(TLSFaults(records="offsets", offsets=tuple(range(60_000_000, 60_000_000 + MAX_CUTS))))
+    started = time.monotonic()
+    for _ in range(2_000):  # 2,000 writes before the first offset: none is cut, each found by bisection
+        assert len(cutter.cut(b"y" * 1_000)) == 1
+    assert time.monotonic() - started < 2.0  # a scan of the 100,000 offsets in each write takes ~30 s
+
+
+def test_over_http2_streams_that_cut_records_at_once_each_keep_their_bound(tls_files: TLSFiles) -> None:
+    steps = {"slow-7": [{"timing": {"mode": "fixed", "interval": 0.06}}, {"tls-records": {"mode": "size", "size": 7}}],
+             "fast-5": [{"timing": {"mode": "fixed", "interval": 0.01}}, {"tls-records": {"mode": "size", "size": 5}}]}
+    custom = [Scenario.from_dict({"name": name, "steps": s}) for name, s in steps.items()]
+    with MockServer(scenarios=custom, tls=tls_files, http2=True) as running:
+        bodies = h2_streams(running, tls_files, ["slow-7", "fast-5"])
+        assert bodies == [recorded(CHAT)] * 2
+        slow = next(e for e in running.requests if e["outcome"] and "slow-7" in str(e))
+        # the fast stream ends first: the slow one's frames written after that are still cut in records of 7
+        [count] = [int(m[1]) for note in slow["injected"]
+                   if (m := re.fullmatch(r"tls-records: (\d+) record\(s\) cut inside writes", note))]
+        assert count >= len(recorded(CHAT)) // 7
+
+
+def h2_streams(server: MockServer, tls_files: TLSFiles, scenarios: list[str]) -> list[bytes]:
+    """The bodies of one HTTP/2 stream per scenario, all sent at once on one connection."""
+    request = CASSETTES[CHAT].interactions[0].request
+    context = ssl.create_default_context(cafile=str(tls_files.ca))
+    context.set_alpn_protocols(["h2"])
+    port = int(server.url.rsplit(":", 1)[1])
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    with context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                             server_hostname="localhost") as sock:
+        conn.initiate_connection()
+        bodies: dict[int, bytes] = {}
+        for name in scenarios:
+            sid = conn.get_next_available_stream_id()
+            bodies[sid] = b""
+            conn.send_headers(sid, [(":method", "POST"), (":path", request.path), (":scheme", "https"),
+                                    (":authority", "localhost"), ("x-ssemock-cassette", CHAT),
+                                    ("x-ssemock-scenario", name)])
+            conn.send_data(sid, request.body or b"{}", end_stream=True)
+        sock.sendall(conn.data_to_send())
+        ended: set[int] = set()
+        while len(ended) < len(bodies) and (data := sock.recv(65_536)):
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.DataReceived):
+                    bodies[event.stream_id] += event.data
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded | h2.events.StreamReset):
+                    ended.add(event.stream_id)
+            sock.sendall(conn.data_to_send())
+    return list(bodies.values())

@@ -23,6 +23,8 @@ __all__ = ["DRAIN_WAIT", "close_without_notify", "cut_records"]
 DRAIN_WAIT = 5.0
 """Seconds the end without ``close_notify`` waits at most for the bytes before it to leave the TLS layer
 (a client that does not read them then loses them: the connection closes anyway)."""
+_CUT_WRITES = "_ssemock_cut_writes"
+"""The attribute of a TLS transport that holds its :class:`_CutWrites` while answers cut its records."""
 
 
 def _tls_transport(request: web.BaseRequest) -> Any:
@@ -34,29 +36,52 @@ def _tls_transport(request: web.BaseRequest) -> Any:
     return transport if transport.get_extra_info("sslcontext") is not None else None
 
 
+class _CutWrites:
+    """The cutters of the answers under way on one TLS transport (several under HTTP/2: one per stream), put
+    in front of its ``write`` and ``writelines`` while there is one: each write is cut by each cutter in
+    turn, so each answer's records stay within its bounds whatever the others do and whichever ends first."""
+
+    def __init__(self, transport: Any) -> None:
+        self.cutters: list[RecordCutter] = []
+        self.transport = transport
+        writelines = transport.writelines
+
+        def cut_write(data: Any) -> None:  # the records of one write leave in one TCP write
+            writelines(self.pieces(data))
+
+        def cut_writelines(items: Iterable[Any]) -> None:  # aiohttp writes a chunk as [size line, data, CRLF]
+            writelines([piece for item in items for piece in self.pieces(item)])
+
+        transport.write, transport.writelines = cut_write, cut_writelines  # this connection's, while cutting
+        setattr(transport, _CUT_WRITES, self)
+
+    def pieces(self, data: Any) -> list[bytes]:
+        pieces = [bytes(data)]
+        for cutter in self.cutters:
+            pieces = [piece for whole in pieces for piece in cutter.cut(whole)]
+        return pieces
+
+    def remove(self, cutter: RecordCutter) -> None:
+        """Stop cutting for ``cutter``; the last one gone, the transport writes as before."""
+        with contextlib.suppress(ValueError):
+            self.cutters.remove(cutter)
+        if not self.cutters:
+            with contextlib.suppress(AttributeError):
+                del self.transport.write, self.transport.writelines
+                delattr(self.transport, _CUT_WRITES)
+
+
 def cut_records(request: web.BaseRequest, faults: TLSFaults) -> tuple[RecordCutter | None, Callable[[], None]]:
     """Cut every write to the connection's TLS transport into the records ``faults`` ask for, until the
-    returned function is called: ``(cutter, restore)``; the cutter (None: nothing to cut) counts the cuts."""
+    returned function is called: ``(cutter, restore)``; the cutter (None: nothing to cut) counts the cuts.
+    Under HTTP/2 the streams under way with such a step each add their cutter to the connection's writes."""
     transport = _tls_transport(request)
     if transport is None or faults.records is None:
         return None, lambda: None
     cutter = RecordCutter(faults)
-    write, writelines = transport.write, transport.writelines
-
-    def cut_write(data: Any) -> None:
-        for piece in cutter.cut(bytes(data)):
-            write(piece)
-
-    def cut_writelines(items: Iterable[Any]) -> None:  # aiohttp writes a chunk as [size line, data, CRLF]
-        writelines([piece for item in items for piece in cutter.cut(bytes(item))])
-
-    transport.write, transport.writelines = cut_write, cut_writelines  # this connection's, for this answer
-
-    def restore() -> None:
-        with contextlib.suppress(AttributeError):
-            del transport.write, transport.writelines
-
-    return cutter, restore
+    writes = getattr(transport, _CUT_WRITES, None) or _CutWrites(transport)
+    writes.cutters.append(cutter)
+    return cutter, lambda: writes.remove(cutter)
 
 
 async def close_without_notify(request: web.BaseRequest) -> None:
