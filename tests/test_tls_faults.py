@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 import ssemock
-from ssemock import MockServer, Scenario
+from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response, Scenario
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import decode
 from ssemock.tls import TLSFiles, local_authority
@@ -277,3 +277,29 @@ def h2_streams(server: MockServer, tls_files: TLSFiles, scenarios: list[str]) ->
                     ended.add(event.stream_id)
             sock.sendall(conn.data_to_send())
     return list(bodies.values())
+
+
+def test_a_close_without_close_notify_sends_every_byte_before_it_to_a_client_slow_to_read(tls_files: TLSFiles) -> None:
+    body = b'data: {"choices":[{"delta":{"content":"' + b"x" * 8_000_000 + b'"}}]}\n\n'  # one write past the buffers
+    inter = Interaction(Request("POST", "/v1/chat/completions"),
+                        Response(200, None, [("content-type", "text/event-stream")], [Chunk(0, body)]))
+    whole = Scenario.from_dict({"name": "whole", "steps": SCENARIOS["close-no-notify"]})
+    with MockServer([Cassette("big", [inter])], scenarios=[whole], timing_scale=0, tls=tls_files) as running:
+        context = ssl.create_default_context(cafile=str(tls_files.ca))
+        port = int(running.url.rsplit(":", 1)[1])
+        with socket.socket() as raw:
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65_536)
+            raw.settimeout(20)
+            raw.connect(("127.0.0.1", port))
+            with context.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False) as sock:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n"
+                             b"X-SSEMock-Cassette: big\r\nX-SSEMock-Scenario: whole\r\n\r\n{}")
+                time.sleep(1.0)  # within DRAIN_WAIT: the server still holds what the kernel could not take
+                data, end = b"", "open"
+                try:
+                    while chunk := sock.recv(1 << 20):
+                        data += chunk
+                except ssl.SSLEOFError:  # a FIN with no close_notify (RFC 8446 section 6.1)
+                    end = "eof"
+    assert end == "eof"
+    assert data.endswith(body) and data.startswith(b"HTTP/1.1 200")

@@ -21,8 +21,8 @@ from ..tlsfaults import RecordCutter, TLSFaults
 __all__ = ["DRAIN_WAIT", "close_without_notify", "cut_records"]
 
 DRAIN_WAIT = 5.0
-"""Seconds the end without ``close_notify`` waits at most for the bytes before it to leave the TLS layer
-(a client that does not read them then loses them: the connection closes anyway)."""
+"""Seconds the end without ``close_notify`` waits at most for the bytes before it to reach the kernel (a
+client that does not read them then loses those still unsent: the connection closes anyway)."""
 _CUT_WRITES = "_ssemock_cut_writes"
 """The attribute of a TLS transport that holds its :class:`_CutWrites` while answers cut its records."""
 
@@ -85,15 +85,23 @@ def cut_records(request: web.BaseRequest, faults: TLSFaults) -> tuple[RecordCutt
 
 
 async def close_without_notify(request: web.BaseRequest) -> None:
-    """Close the connection with a TCP FIN and no TLS ``close_notify``, once what was written left the TLS
-    layer (at most :data:`DRAIN_WAIT` seconds): the client's TLS library then reports an EOF that is not a
+    """Close the connection with a TCP FIN and no TLS ``close_notify``, once what was written was handed to the
+    kernel (at most :data:`DRAIN_WAIT` seconds): the client's TLS library then reports an EOF that is not a
     clean end (Python: ``ssl.SSLEOFError``; RFC 8446 section 6.1)."""
     transport = _tls_transport(request)
     if transport is None:
         return
     loop = asyncio.get_running_loop()
     deadline = loop.time() + DRAIN_WAIT
-    while transport.get_write_buffer_size() and not transport.is_closing() and loop.time() < deadline:
+    # asyncio's TLS transport counts only the bytes not yet made records; the records it handed on wait in the
+    # socket's transport beneath, whose buffer the abort below would drop
+    beneath = getattr(getattr(transport, "_ssl_protocol", None), "_transport", None)
+
+    def unsent() -> int:
+        below = beneath.get_write_buffer_size() if beneath is not None else 0
+        return int(transport.get_write_buffer_size()) + int(below)
+
+    while unsent() and not transport.is_closing() and loop.time() < deadline:
         await asyncio.sleep(0.001)
     await asyncio.sleep(0)  # the TLS layer hands its records to the socket's transport
     sock = transport.get_extra_info("socket")
