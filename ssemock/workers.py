@@ -172,7 +172,8 @@ class _Peers:
         with contextlib.suppress(OSError):
             (self.directory / f"{self.pid}.sock").unlink()
         if os.getppid() != self.master:  # the master was killed: the last worker out removes the directory
-            for name in (CHANGED, LOCK_FILE):  # no worker is started after this
+            dead = [p.name for p in self.directory.glob("*.sock") if p.stem.isdigit() and not _alive(int(p.stem))]
+            for name in (CHANGED, LOCK_FILE, *dead):  # no worker is started after this; a killed one left its socket
                 with contextlib.suppress(OSError):
                     (self.directory / name).unlink()
             with contextlib.suppress(OSError):
@@ -416,6 +417,16 @@ def serve_workers(server: MockServer, workers: int) -> int:
         os._exit(status)
     shutil.rmtree(directory, ignore_errors=True)
     return status
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process took the number
+        return True
+    return True
 
 
 SOCKET_PATH = 107
