@@ -149,6 +149,7 @@ class _Peers:
         self.pid = os.getpid()
         self.master = os.getppid()
         self.runner: web.AppRunner | None = None
+        self.queue = asyncio.Lock()
 
     def tagged(self, query: JournalQuery | None = None) -> list[dict[str, Any]]:
         return (query or JournalQuery()).apply({**entry.to_json(), "worker": self.pid} for entry in self.state.journal)
@@ -209,7 +210,7 @@ class _Peers:
 
     def ordered(self, what: str) -> contextlib.AbstractAsyncContextManager[None]:
         """The workers' change lock (:mod:`ssemock.change_lock`), held while the change ``what`` is made."""
-        return hold_change_lock(self.directory, what)
+        return hold_change_lock(self.directory, what, queue=self.queue)
 
     async def spread(self, change: Change, applied: dict[str, Any], read: float) -> Spreading:
         """Hand ``change``, which this worker applied with the answer ``applied`` after ``read`` seconds of
@@ -420,12 +421,11 @@ def serve_workers(server: MockServer, workers: int) -> int:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process took the number
-        return True
+    with contextlib.suppress(PermissionError):  # another user's process took the number
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
     return True
 
 
