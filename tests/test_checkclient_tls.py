@@ -51,3 +51,17 @@ def test_a_tls_or_http2_preset_without_tls_or_http2_is_bad_usage(tmp_path: Path,
     # httpx-sse reads with httpx over HTTP/1.1 (no http2=True): the HTTP/2 preset's steps are refused (400)
     assert verdicts(report)["tls-split-crlf"] == "pass"
     assert verdicts(report)["h2-split-crlf"] == "fail"
+
+
+def test_an_http2_fault_a_client_never_saw_is_no_pass(tmp_path: Path) -> None:
+    """``--http2`` without ``--tls`` serves h2c; the reference reader speaks HTTP/1.1 (aiohttp), so the HTTP/2
+    presets' requests are refused (400 ``ssemock_needs_http2``) and no GOAWAY or RST_STREAM is ever sent:
+    its exit status 1 reports the refusal, not the fault (docs: a client that does not speak HTTP/2 fails
+    them)."""
+    done, report = check_client(tmp_path, "--http2", "--cassette", CASSETTE, "--shrink-budget", "0",
+                                "--scenario", "h2-goaway-mid-stream,h2-reset-mid-event",
+                                command=[*READER, "--timeout", "5"])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert verdicts(report) == {"clean": "pass", "h2-goaway-mid-stream": "fail", "h2-reset-mid-event": "fail"}
+    for case in (c for c in report["cases"] if c["scenario"]):
+        assert "did not speak HTTP/2" in case["reason"] and "ssemock_needs_http2" in case["reason"]
