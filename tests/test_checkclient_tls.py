@@ -37,6 +37,8 @@ def test_over_tls_the_reference_reader_passes_the_tls_presets(tmp_path: Path, ca
     line = next(c for c in report["cases"] if c["scenario"] == "tls-split-crlf")["reproduce"]
     assert "ssemock serve --port 8765 --timing-scale 0 --tls " in line
     assert f"SSL_CERT_FILE={cache / 'ca.pem'}" in line and "SSEMOCK_URL=https://127.0.0.1:8765/" in line
+    # the server of the line answers with the certificate that authority signed, whatever XDG_CACHE_HOME is then
+    assert f"--tls-cert {cache / 'server.pem'} --tls-key {cache / 'server-key.pem'}" in line
 
 
 def test_a_tls_or_http2_preset_without_tls_or_http2_is_bad_usage(tmp_path: Path, cache: Path) -> None:
