@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_RECORD", "RECORD_MODES", "RecordCutter", "TLSFaults"]
+__all__ = ["MAX_RECORD", "RECORD_MODES", "RecordCutter", "TLSFaults", "split"]
 
 MAX_RECORD = 16_384
 """The largest TLS record's plaintext (bytes, RFC 8446 section 5.1): a longer write is several records anyway."""
@@ -77,12 +77,15 @@ class RecordCutter:
         self._rng = random.Random(faults.seed)  # noqa: S311 - test data
 
     def cut(self, data: bytes) -> list[bytes]:
+        return split(data, self.ends(data))
+
+    def ends(self, data: bytes) -> list[int]:
+        """The offsets inside the next write ``data`` where its records end (increasing; counted in ``cuts``)."""
         start, self.written = self.written, self.written + len(data)
         room = MAX_CUTS - self.cuts
         ends = list(itertools.islice(self._ends(data, start), room)) if room > 0 else []
         self.cuts += len(ends)
-        bounds = [0, *ends, len(data)]
-        return [data[a:b] for a, b in itertools.pairwise(bounds)]
+        return ends
 
     def _ends(self, data: bytes, start: int) -> Iterator[int]:
         """Offsets inside ``data`` (which starts at byte ``start`` of the response) where a record ends, in
@@ -106,3 +109,8 @@ class RecordCutter:
 
     def _draw(self) -> int:
         return self._rng.randint(self.faults.low, self.faults.high)
+
+
+def split(data: bytes, ends: list[int]) -> list[bytes]:
+    """``data`` cut at ``ends`` (increasing offsets strictly inside it)."""
+    return [data[a:b] for a, b in itertools.pairwise([0, *ends, len(data)])]

@@ -248,7 +248,21 @@ def test_over_http2_streams_that_cut_records_at_once_each_keep_their_bound(tls_f
         assert count >= len(recorded(CHAT)) // 7
 
 
-def h2_streams(server: MockServer, tls_files: TLSFiles, scenarios: list[str]) -> list[bytes]:
+def test_over_http2_many_streams_cutting_records_cost_their_cuts_not_their_product(tls_files: TLSFiles) -> None:
+    event = b'data: {"choices":[{"delta":{"content":"' + b"x" * 1_000 + b'"}}]}\n\n'
+    inter = Interaction(Request("POST", "/v1/chat/completions"),
+                        Response(200, None, [("content-type", "text/event-stream")], [Chunk(0, event)] * 5))
+    size_1 = Scenario.from_dict({"name": "size-1", "steps": [{"timing": {"mode": "fixed", "interval": 0.01}},
+                                                          {"tls-records": {"mode": "size", "size": 1}}]})
+    with MockServer([Cassette("kb", [inter])], scenarios=[size_1], tls=tls_files, http2=True) as running:
+        started = time.monotonic()  # 50 answers at once on one connection, each in records of 1 byte
+        bodies = h2_streams(running, tls_files, ["size-1"] * 50, cassette="kb")
+        took = time.monotonic() - started
+    assert bodies == [event * 5] * 50
+    assert took < 5.0  # each write cut once at the union of the ends; each cutter in turn on the pieces: ~11 s
+
+
+def h2_streams(server: MockServer, tls_files: TLSFiles, scenarios: list[str], cassette: str = CHAT) -> list[bytes]:
     """The bodies of one HTTP/2 stream per scenario, all sent at once on one connection."""
     request = CASSETTES[CHAT].interactions[0].request
     context = ssl.create_default_context(cafile=str(tls_files.ca))
@@ -263,7 +277,7 @@ def h2_streams(server: MockServer, tls_files: TLSFiles, scenarios: list[str]) ->
             sid = conn.get_next_available_stream_id()
             bodies[sid] = b""
             conn.send_headers(sid, [(":method", "POST"), (":path", request.path), (":scheme", "https"),
-                                    (":authority", "localhost"), ("x-ssemock-cassette", CHAT),
+                                    (":authority", "localhost"), ("x-ssemock-cassette", cassette),
                                     ("x-ssemock-scenario", name)])
             conn.send_data(sid, request.body or b"{}", end_stream=True)
         sock.sendall(conn.data_to_send())

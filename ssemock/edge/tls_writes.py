@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..tlsfaults import RecordCutter, TLSFaults
+from ..tlsfaults import RecordCutter, TLSFaults, split
 
 __all__ = ["DRAIN_WAIT", "close_without_notify", "cut_records"]
 
@@ -38,8 +38,9 @@ def _tls_transport(request: web.BaseRequest) -> Any:
 
 class _CutWrites:
     """The cutters of the answers under way on one TLS transport (several under HTTP/2: one per stream), put
-    in front of its ``write`` and ``writelines`` while there is one: each write is cut by each cutter in
-    turn, so each answer's records stay within its bounds whatever the others do and whichever ends first."""
+    in front of its ``write`` and ``writelines`` while there is one: each write is cut wherever one of them
+    ends a record, so each answer's records stay within its bounds whatever the others do and whichever ends
+    first."""
 
     def __init__(self, transport: Any) -> None:
         self.cutters: list[RecordCutter] = []
@@ -56,10 +57,12 @@ class _CutWrites:
         setattr(transport, _CUT_WRITES, self)
 
     def pieces(self, data: Any) -> list[bytes]:
-        pieces = [bytes(data)]
-        for cutter in self.cutters:
-            pieces = [piece for whole in pieces for piece in cutter.cut(whole)]
-        return pieces
+        """``data`` cut where any cutter ends a record: each sees the whole write (its offsets count the
+        connection's bytes), so the cost is that of the cuts, not of the cutters times the pieces."""
+        whole = bytes(data)
+        if len(self.cutters) == 1:
+            return self.cutters[0].cut(whole)
+        return split(whole, sorted({end for cutter in self.cutters for end in cutter.ends(whole)}))
 
     def remove(self, cutter: RecordCutter) -> None:
         """Stop cutting for ``cutter``; the last one gone, the transport writes as before."""
