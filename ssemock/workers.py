@@ -73,7 +73,7 @@ from gunicorn.app.base import BaseApplication
 
 from .change_lock import LOCK_FILE, hold_change_lock
 from .change_routes import SPREAD, Spreading
-from .changes import Change, prepare_change
+from .changes import MAX_CHANGE_RECORD, Change, prepare_change
 from .edge import refuse
 from .edge.runner import make_runner
 from .errors import ServerError, SSEMockError
@@ -155,7 +155,7 @@ class _Peers:
         return (query or JournalQuery()).apply({**entry.to_json(), "worker": self.pid} for entry in self.state.journal)
 
     async def start(self, app: web.Application) -> None:
-        peer = web.Application()
+        peer = web.Application(client_max_size=MAX_CHANGE_RECORD)  # a change's document, escaped
         peer.router.add_get("/journal", self._journal)
         peer.router.add_delete("/journal", self._clear)
         peer.router.add_get("/metrics", self._metrics)

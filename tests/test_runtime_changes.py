@@ -517,3 +517,16 @@ def test_under_two_workers_the_faults_by_rate_reach_both(tmp_path: Path) -> None
                        "workers": {str(w): {"chaos": ["http-429=1.0"]} for w in workers}}
         cleared = httpx.delete(f"{served.url}/_ssemock/chaos").json()
         assert cleared["workers"] == {str(w): {"chaos": []} for w in workers}
+
+
+def test_under_two_workers_a_change_of_non_ascii_text_within_the_bound_reaches_both(tmp_path: Path) -> None:
+    """A scenario document of 600 KB (under the 1 MiB bound) whose description is 300,000 "é": JSON writes each
+    as ``\\u00e9`` when one worker hands the change to the other, 1.8 MB, and both take it."""
+    (tmp_path / "none").mkdir()
+    document = ("ssemock_scenario: 1\nname: wide\ndescription: '" + "é" * 300_000
+                + "'\nsteps:\n- line-endings: {eol: crlf}\n").encode()
+    with serve(tmp_path, "--workers", "2", "--cassettes", str(tmp_path / "none")) as served:
+        workers = served.workers()
+        answer = httpx.put(f"{served.url}/_ssemock/scenario", content=document, timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["workers"] == {str(w): {"scenario": ["wide"]} for w in workers}
