@@ -28,17 +28,28 @@ _POLL = 0.005
 
 
 @contextlib.asynccontextmanager
-async def hold_change_lock(directory: Path, what: str, wait: float = CHANGE_WAIT) -> AsyncIterator[None]:
+async def hold_change_lock(directory: Path, what: str, wait: float = CHANGE_WAIT,
+                           queue: asyncio.Lock | None = None) -> AsyncIterator[None]:
     """Hold the workers' change lock in ``directory`` for the body of the ``async with``, waiting for it
-    at most ``wait`` seconds (polled without blocking the event loop).
+    at most ``wait`` seconds (polled without blocking the event loop). ``queue``: this process's lock, taken
+    first, so the changes one worker receives wait in the order they came and one of them at a time polls
+    the file (hundreds sent at once then cost no more than one).
 
     Raises:
-        ChangeBusyError: the lock was held by another change for ``wait`` seconds; ``what`` names this
+        ChangeBusyError: the lock was held by other changes for ``wait`` seconds; ``what`` names this
             change in the message.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait
-    with open(directory / LOCK_FILE, "ab") as lock:
+    async with contextlib.AsyncExitStack() as stack:
+        if queue is not None:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await queue.acquire()
+            except TimeoutError:
+                raise ChangeBusyError(what, wait) from None
+            stack.callback(queue.release)
+        lock = stack.enter_context(open(directory / LOCK_FILE, "ab"))  # noqa: SIM115 - closed by the stack
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -56,6 +56,7 @@ from .stubs.files import MAX_STUB_FILE
 __all__ = [
     "APPLIERS",
     "DOCUMENT_NAME",
+    "MAX_CHANGE_RECORD",
     "Applier",
     "Change",
     "Commit",
@@ -67,6 +68,9 @@ __all__ = [
 
 DOCUMENT_NAME = "runtime"
 """The name of a scenario given as a document without a ``name``."""
+MAX_CHANGE_RECORD = 16 * 1024 * 1024
+"""Bytes of a change record (:meth:`Change.to_json` as JSON) a worker reads from another: a document of 1 MiB
+whose every character JSON writes as ``\\uXXXX`` (six bytes) fits, twice over."""
 Syntax: TypeAlias = Literal["yaml", "json"]
 
 

@@ -204,7 +204,8 @@ class ChangeIncompleteError(RequestError, ConnectionError):
 
 class ChangeBusyError(RequestError, TimeoutError):
     """Under ``--workers``, a change that waited ``wait`` seconds for the changes sent before it (another worker
-    held the change lock that long, its event loop held) and was not made: no worker's state changed."""
+    held the change lock that long, its event loop held, or more changes came at once than are made in that
+    time) and was not made: no worker's state changed."""
 
     status = 503
     code = "ssemock_change_busy"
@@ -212,8 +213,9 @@ class ChangeBusyError(RequestError, TimeoutError):
 
     def __init__(self, what: str, wait: float) -> None:
         self.wait = wait
-        super().__init__(f"{what}: waited {wait:g} s for the change before it, which another worker still holds "
-                         "(its event loop held); nothing was changed: send it again")
+        super().__init__(f"{what}: waited {wait:g} s for the changes before it (a worker held the change lock that "
+                         "long: its event loop held, or more changes came at once than it made in that time); "
+                         "nothing was changed: send it again")
 
 
 class CrossOriginError(RequestError, PermissionError):

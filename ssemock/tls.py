@@ -40,8 +40,12 @@ class TLSFiles:
 
 
 def tls_dir() -> Path:
-    """Where the local authority's files are kept: ``$XDG_CACHE_HOME/ssemock/tls``, else ``~/.cache/ssemock/tls``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """Where the local authority's files are kept: ``$XDG_CACHE_HOME/ssemock/tls``, else ``~/.cache/ssemock/tls``
+    (a relative ``XDG_CACHE_HOME`` is ignored, as the XDG Base Directory Specification asks: the clients given
+    the certificate's path may run elsewhere)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ssemock" / "tls"
 
 

@@ -15,12 +15,14 @@ response's own writes end (:mod:`ssemock.pacing`).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["MAX_RECORD", "RecordCutter", "TLSFaults"]
+__all__ = ["MAX_RECORD", "RecordCutter", "TLSFaults", "split"]
 
 MAX_RECORD = 16_384
 """The largest TLS record's plaintext (bytes, RFC 8446 section 5.1): a longer write is several records anyway."""
@@ -63,41 +65,52 @@ class RecordCutter:
     """Cuts each write of one response into the writes that make its TLS records (:class:`TLSFaults`).
 
     ``cut(data)`` returns the pieces of ``data``, in order, each to be handed to TLS as one write; ``cuts``
-    counts the records cut inside writes (at most :data:`MAX_CUTS`).
+    counts the records cut inside writes (at most :data:`MAX_CUTS`). The work of a write is bounded by the
+    cuts it makes: offsets are found by bisection, and no end is computed past the last cut allowed.
     """
 
     def __init__(self, faults: TLSFaults) -> None:
         self.faults = faults
         self.written = 0
         self.cuts = 0
+        self._offsets = tuple(sorted(set(faults.offsets)))
         self._rng = random.Random(faults.seed)  # noqa: S311 - test data
 
     def cut(self, data: bytes) -> list[bytes]:
-        start, self.written = self.written, self.written + len(data)
-        ends = [e for e in self._ends(data, start) if 0 < e < len(data)][:MAX_CUTS - self.cuts]
-        self.cuts += len(ends)
-        bounds = [0, *ends, len(data)]
-        return [data[a:b] for a, b in itertools.pairwise(bounds)]
+        return split(data, self.ends(data))
 
-    def _ends(self, data: bytes, start: int) -> list[int]:
-        """Offsets inside ``data`` (which starts at byte ``start`` of the response) where a record ends."""
-        mode = self.faults.records
+    def ends(self, data: bytes) -> list[int]:
+        """The offsets inside the next write ``data`` where its records end (increasing; counted in ``cuts``)."""
+        start, self.written = self.written, self.written + len(data)
+        room = MAX_CUTS - self.cuts
+        ends = list(itertools.islice(self._ends(data, start), room)) if room > 0 else []
+        self.cuts += len(ends)
+        return ends
+
+    def _ends(self, data: bytes, start: int) -> Iterator[int]:
+        """Offsets inside ``data`` (which starts at byte ``start`` of the response) where a record ends, in
+        increasing order, each strictly inside ``data``; computed lazily (the caller takes what it may cut)."""
+        mode, size = self.faults.records, len(data)
         if mode == "size":
-            return list(range(self.faults.size, len(data), self.faults.size))
-        if mode == "crlf":
-            return [m.start() + 1 for m in _CRLF.finditer(data)]
-        if mode == "utf8":
-            return [m.start() for m in _CONTINUATION.finditer(data)]
-        if mode == "offsets":
-            return sorted(o - start for o in self.faults.offsets if start < o < start + len(data))
-        if mode == "random":  # seeded sizes, drawn afresh in each write (a write's end ends a record anyway)
-            ends: list[int] = []
+            yield from range(self.faults.size, size, self.faults.size)
+        elif mode == "crlf":
+            yield from (m.start() + 1 for m in _CRLF.finditer(data))
+        elif mode == "utf8":
+            yield from (m.start() for m in _CONTINUATION.finditer(data) if m.start() > 0)
+        elif mode == "offsets":
+            offsets = self._offsets
+            first, last = bisect.bisect_right(offsets, start), bisect.bisect_left(offsets, start + size)
+            yield from (offsets[i] - start for i in range(first, last))
+        elif mode == "random":  # seeded sizes, drawn afresh in each write (a write's end ends a record anyway)
             pos = self._draw()
-            while pos < len(data) and len(ends) < MAX_CUTS:
-                ends.append(pos)
+            while pos < size:
+                yield pos
                 pos += self._draw()
-            return ends
-        return []
 
     def _draw(self) -> int:
         return self._rng.randint(self.faults.low, self.faults.high)
+
+
+def split(data: bytes, ends: list[int]) -> list[bytes]:
+    """``data`` cut at ``ends`` (increasing offsets strictly inside it)."""
+    return [data[a:b] for a, b in itertools.pairwise([0, *ends, len(data)])]

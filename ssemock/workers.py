@@ -73,7 +73,7 @@ from gunicorn.app.base import BaseApplication
 
 from .change_lock import LOCK_FILE, hold_change_lock
 from .change_routes import SPREAD, Spreading
-from .changes import Change, prepare_change
+from .changes import MAX_CHANGE_RECORD, Change, prepare_change
 from .edge import refuse
 from .edge.runner import make_runner
 from .errors import ServerError, SSEMockError
@@ -149,12 +149,13 @@ class _Peers:
         self.pid = os.getpid()
         self.master = os.getppid()
         self.runner: web.AppRunner | None = None
+        self.queue = asyncio.Lock()
 
     def tagged(self, query: JournalQuery | None = None) -> list[dict[str, Any]]:
         return (query or JournalQuery()).apply({**entry.to_json(), "worker": self.pid} for entry in self.state.journal)
 
     async def start(self, app: web.Application) -> None:
-        peer = web.Application()
+        peer = web.Application(client_max_size=MAX_CHANGE_RECORD)  # a change's document, escaped
         peer.router.add_get("/journal", self._journal)
         peer.router.add_delete("/journal", self._clear)
         peer.router.add_get("/metrics", self._metrics)
@@ -172,7 +173,8 @@ class _Peers:
         with contextlib.suppress(OSError):
             (self.directory / f"{self.pid}.sock").unlink()
         if os.getppid() != self.master:  # the master was killed: the last worker out removes the directory
-            for name in (CHANGED, LOCK_FILE):  # no worker is started after this
+            dead = [p.name for p in self.directory.glob("*.sock") if p.stem.isdigit() and not _alive(int(p.stem))]
+            for name in (CHANGED, LOCK_FILE, *dead):  # no worker is started after this; a killed one left its socket
                 with contextlib.suppress(OSError):
                     (self.directory / name).unlink()
             with contextlib.suppress(OSError):
@@ -208,7 +210,7 @@ class _Peers:
 
     def ordered(self, what: str) -> contextlib.AbstractAsyncContextManager[None]:
         """The workers' change lock (:mod:`ssemock.change_lock`), held while the change ``what`` is made."""
-        return hold_change_lock(self.directory, what)
+        return hold_change_lock(self.directory, what, queue=self.queue)
 
     async def spread(self, change: Change, applied: dict[str, Any], read: float) -> Spreading:
         """Hand ``change``, which this worker applied with the answer ``applied`` after ``read`` seconds of
@@ -416,6 +418,15 @@ def serve_workers(server: MockServer, workers: int) -> int:
         os._exit(status)
     shutil.rmtree(directory, ignore_errors=True)
     return status
+
+
+def _alive(pid: int) -> bool:
+    with contextlib.suppress(PermissionError):  # another user's process took the number
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+    return True
 
 
 SOCKET_PATH = 107

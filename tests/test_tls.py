@@ -267,3 +267,14 @@ def test_a_directory_that_others_may_write_to_gets_a_new_authority_and_mode_0700
     assert stat.S_IMODE(os.stat(tls_dir).st_mode) == 0o700
     assert again == first and ca.read_bytes() != before
     assert stat.S_IMODE(os.stat(again.key).st_mode) == 0o600
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # XDG Base Directory Specification: "If an implementation encounters a relative path in any of these
+    # variables it should consider the path invalid and ignore it."
+    monkeypatch.setenv("XDG_CACHE_HOME", "cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    files = local_authority()
+    assert files.ca == tmp_path / "home" / ".cache" / "ssemock" / "tls" / "ca.pem" and files.ca.is_absolute()
+    assert not (tmp_path / "cache").exists()

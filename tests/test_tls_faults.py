@@ -12,21 +12,28 @@ is at most 16,384 bytes and a receiver reads each record alone (RFC 8446 section
 from __future__ import annotations
 
 import re
+import socket
 import ssl
+import time
+import tracemalloc
 from collections.abc import Iterator
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import h2.config
+import h2.connection
+import h2.events
 import h11
 import httpx
 import pytest
 
 import ssemock
-from ssemock import MockServer, Scenario
+from ssemock import Cassette, Chunk, Interaction, MockServer, Request, Response, Scenario
 from ssemock.mockserver import collect_cassettes
 from ssemock.sse import decode
 from ssemock.tls import TLSFiles, local_authority
+from ssemock.tlsfaults import MAX_CUTS, RecordCutter, TLSFaults
 
 from .h2client import h2_request
 from .tlsclient import Records, tls_records
@@ -207,3 +214,106 @@ def test_the_tls_presets_join_the_matrix_only_when_asked() -> None:
     assert "tls-split-crlf" in ssemock.conformance_matrix(tls=True)
     assert "tls-split-crlf" not in ssemock.conformance_matrix()
     assert "tls-cut-without-close-notify" not in ssemock.conformance_matrix(tls=True)  # it preserves nothing
+
+
+def test_a_cutter_computes_no_more_ends_than_the_cuts_it_may_make() -> None:
+    big = b"x" * 4_000_000  # one write of 4 MB, records of 1 byte: the first MAX_CUTS cuts, then whole
+    tracemalloc.start()
+    pieces = RecordCutter(TLSFaults(records="size", size=1)).cut(big)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(pieces) == MAX_CUTS + 1 and b"".join(pieces) == big
+    assert peak < 16 * 1024 * 1024  # the pieces (~4 MB), not a list of every offset of the write
+
+
+def test_a_cutter_finds_the_offsets_of_a_write_without_scanning_them_all() -> None:
+    cutter = RecordCutter(TLSFaults(records="offsets", offsets=tuple(range(60_000_000, 60_000_000 + MAX_CUTS))))
+    started = time.monotonic()
+    for _ in range(2_000):  # 2,000 writes before the first offset: none is cut, each found by bisection
+        assert len(cutter.cut(b"y" * 1_000)) == 1
+    assert time.monotonic() - started < 2.0  # a scan of the 100,000 offsets in each write takes ~30 s
+
+
+def test_over_http2_streams_that_cut_records_at_once_each_keep_their_bound(tls_files: TLSFiles) -> None:
+    steps = {"slow-7": [{"timing": {"mode": "fixed", "interval": 0.06}}, {"tls-records": {"mode": "size", "size": 7}}],
+             "fast-5": [{"timing": {"mode": "fixed", "interval": 0.01}}, {"tls-records": {"mode": "size", "size": 5}}]}
+    custom = [Scenario.from_dict({"name": name, "steps": s}) for name, s in steps.items()]
+    with MockServer(scenarios=custom, tls=tls_files, http2=True) as running:
+        bodies = h2_streams(running, tls_files, ["slow-7", "fast-5"])
+        assert bodies == [recorded(CHAT)] * 2
+        slow = next(e for e in running.requests if e["outcome"] and "slow-7" in str(e))
+        # the fast stream ends first: the slow one's frames written after that are still cut in records of 7
+        [count] = [int(m[1]) for note in slow["injected"]
+                   if (m := re.fullmatch(r"tls-records: (\d+) record\(s\) cut inside writes", note))]
+        assert count >= len(recorded(CHAT)) // 7
+
+
+def test_over_http2_many_streams_cutting_records_cost_their_cuts_not_their_product(tls_files: TLSFiles) -> None:
+    event = b'data: {"choices":[{"delta":{"content":"' + b"x" * 1_000 + b'"}}]}\n\n'
+    inter = Interaction(Request("POST", "/v1/chat/completions"),
+                        Response(200, None, [("content-type", "text/event-stream")], [Chunk(0, event)] * 5))
+    size_1 = Scenario.from_dict({"name": "size-1", "steps": [{"timing": {"mode": "fixed", "interval": 0.01}},
+                                                          {"tls-records": {"mode": "size", "size": 1}}]})
+    with MockServer([Cassette("kb", [inter])], scenarios=[size_1], tls=tls_files, http2=True) as running:
+        started = time.monotonic()  # 50 answers at once on one connection, each in records of 1 byte
+        bodies = h2_streams(running, tls_files, ["size-1"] * 50, cassette="kb")
+        took = time.monotonic() - started
+    assert bodies == [event * 5] * 50
+    assert took < 5.0  # each write cut once at the union of the ends; each cutter in turn on the pieces: ~11 s
+
+
+def h2_streams(server: MockServer, tls_files: TLSFiles, scenarios: list[str], cassette: str = CHAT) -> list[bytes]:
+    """The bodies of one HTTP/2 stream per scenario, all sent at once on one connection."""
+    request = CASSETTES[CHAT].interactions[0].request
+    context = ssl.create_default_context(cafile=str(tls_files.ca))
+    context.set_alpn_protocols(["h2"])
+    port = int(server.url.rsplit(":", 1)[1])
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    with context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                             server_hostname="localhost") as sock:
+        conn.initiate_connection()
+        bodies: dict[int, bytes] = {}
+        for name in scenarios:
+            sid = conn.get_next_available_stream_id()
+            bodies[sid] = b""
+            conn.send_headers(sid, [(":method", "POST"), (":path", request.path), (":scheme", "https"),
+                                    (":authority", "localhost"), ("x-ssemock-cassette", cassette),
+                                    ("x-ssemock-scenario", name)])
+            conn.send_data(sid, request.body or b"{}", end_stream=True)
+        sock.sendall(conn.data_to_send())
+        ended: set[int] = set()
+        while len(ended) < len(bodies) and (data := sock.recv(65_536)):
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.DataReceived):
+                    bodies[event.stream_id] += event.data
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                elif isinstance(event, h2.events.StreamEnded | h2.events.StreamReset):
+                    ended.add(event.stream_id)
+            sock.sendall(conn.data_to_send())
+    return list(bodies.values())
+
+
+def test_a_close_without_close_notify_sends_every_byte_before_it_to_a_client_slow_to_read(tls_files: TLSFiles) -> None:
+    body = b'data: {"choices":[{"delta":{"content":"' + b"x" * 8_000_000 + b'"}}]}\n\n'  # one write past the buffers
+    inter = Interaction(Request("POST", "/v1/chat/completions"),
+                        Response(200, None, [("content-type", "text/event-stream")], [Chunk(0, body)]))
+    whole = Scenario.from_dict({"name": "whole", "steps": SCENARIOS["close-no-notify"]})
+    with MockServer([Cassette("big", [inter])], scenarios=[whole], timing_scale=0, tls=tls_files) as running:
+        context = ssl.create_default_context(cafile=str(tls_files.ca))
+        port = int(running.url.rsplit(":", 1)[1])
+        with socket.socket() as raw:
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65_536)
+            raw.settimeout(20)
+            raw.connect(("127.0.0.1", port))
+            with context.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False) as sock:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n"
+                             b"X-SSEMock-Cassette: big\r\nX-SSEMock-Scenario: whole\r\n\r\n{}")
+                time.sleep(1.0)  # within DRAIN_WAIT: the server still holds what the kernel could not take
+                data, end = b"", "open"
+                try:
+                    while chunk := sock.recv(1 << 20):
+                        data += chunk
+                except ssl.SSLEOFError:  # a FIN with no close_notify (RFC 8446 section 6.1)
+                    end = "eof"
+    assert end == "eof"
+    assert data.endswith(body) and data.startswith(b"HTTP/1.1 200")

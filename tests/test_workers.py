@@ -239,3 +239,28 @@ def test_a_temporary_directory_too_long_for_socket_paths_still_gathers_the_journ
         assert sorted({e["worker"] for e in journal}) == sorted(served.workers())
         assert not httpx.get(f"{served.url}/_ssemock/requests").headers.get(UNANSWERED_HEADER)
     assert list(deep.iterdir()) == []  # nothing was made in the long directory
+
+
+def test_killing_the_master_after_a_worker_was_killed_leaves_no_directory_behind(tmp_path: Path) -> None:
+    temporary = Path(tempfile.mkdtemp(prefix="smk-"))  # short: a Unix socket's path holds at most 107 bytes
+    try:
+        with serve(tmp_path, "--workers", "2", env={"TMPDIR": str(temporary)}) as served:
+            first = served.workers()
+            [directory] = temporary.glob("ssemock-workers-*")
+            deadline = time.monotonic() + 30
+            while len(list(directory.glob("*.sock"))) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)  # each worker makes its socket once its app has started
+            os.kill(first[0], signal.SIGKILL)  # it cannot remove its socket; gunicorn starts another
+            deadline = time.monotonic() + 30
+            while len(set(served.workers()) - set(first)) < 1 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            workers = served.workers()
+            assert f"{first[0]}.sock" in {p.name for p in directory.iterdir()}
+            served.proc.kill()
+            started = time.monotonic()
+            while any(alive(w) for w in workers) and time.monotonic() - started < 30:
+                time.sleep(0.01)
+            assert not any(alive(w) for w in workers)
+            assert list(temporary.iterdir()) == []  # the last worker out removed the killed one's socket too
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)

@@ -75,6 +75,9 @@ def _verdict(run: ClientRun, output: Output, expected: Expected) -> tuple[str, s
     refused = [e for e in run.journal if e.get("error")]
     if refused and rule is Rule.CLEAN:
         return FAIL, f"the replay server refused the request: {refused[0]['error'].get('message', '')[:300]}"
+    if layer := next((e["error"] for e in refused if e["error"].get("type") in _LAYERS), None):
+        # the fault was never sent: the client's failure is the refusal's, not a report of the fault
+        return FAIL, f"{_LAYERS[layer['type']]} (the server refused the request: {layer['type']})"
     if output.mode == "invalid":
         return FAIL, f"stdout is not the output contract: {output.problem}"
     if (resent := _blind_resend(run.journal)) is not None and rule is not Rule.RESUME:
@@ -82,6 +85,11 @@ def _verdict(run: ClientRun, output: Output, expected: Expected) -> tuple[str, s
     if category(rule) == "resilience" and (idle := _no_effect(run)) is not None:
         return NOT_GRADED, idle
     return _RULES[rule](run, output, expected)
+
+
+_LAYERS = {"ssemock_needs_http2": "the client did not speak HTTP/2, which the case's steps act on",
+           "ssemock_needs_tls": "the client did not come over TLS, which the case's steps act on"}
+"""The refusals of a request that did not come by the layer a case's steps act on, by error type."""
 
 
 def _no_effect(run: ClientRun) -> str | None:

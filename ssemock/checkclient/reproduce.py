@@ -39,7 +39,10 @@ def reproduce_command(
     origin = f"{'https' if tls else 'http'}://127.0.0.1:{PORT}"
     url = case_url(origin, case, [s.name for s in base])
     serve = ["ssemock", "serve", "--port", str(PORT), "--timing-scale", f"{timing_scale:g}"]
-    serve += [*(["--tls"] if tls else []), *(["--http2"] if http2 else [])]
+    # the files themselves: ``--tls`` alone would take the authority of the environment the line is run in
+    # (``XDG_CACHE_HOME``), which the client's SSL_CERT_FILE may not name
+    serve += [*(["--tls", "--tls-cert", str(tls.cert), "--tls-key", str(tls.key)] if tls else []),
+              *(["--http2"] if http2 else [])]
     if seed:
         serve += ["--seed", str(seed)]
     if not bundled and cassette.path is not None:
