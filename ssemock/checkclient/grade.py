@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
+from ..refusals import NeedsHTTP2Error, NeedsTLSError
 from .cases import Rule, category
 from .compare import first_difference, value_difference
 from .contract import Output, PrintedEvent, read_output
@@ -87,8 +88,8 @@ def _verdict(run: ClientRun, output: Output, expected: Expected) -> tuple[str, s
     return _RULES[rule](run, output, expected)
 
 
-_LAYERS = {"ssemock_needs_http2": "the client did not speak HTTP/2, which the case's steps act on",
-           "ssemock_needs_tls": "the client did not come over TLS, which the case's steps act on"}
+_LAYERS = {NeedsHTTP2Error.code: "the client did not speak HTTP/2, which the case's steps act on",
+           NeedsTLSError.code: "the client did not come over TLS, which the case's steps act on"}
 """The refusals of a request that did not come by the layer a case's steps act on, by error type."""
 
 
