@@ -194,3 +194,30 @@ def test_name_lists_are_read_once_into_tuples() -> None:
     assert (args.scenario, args.match_on) == (("crlf", "keepalive"), ("method", "path"))
     assert build_parser("serve").parse_args(["serve"]).match_on == ("method", "path", "body")
     assert build_parser("record").parse_args(["record"]).match_on == ("method", "path", "body")
+
+
+def test_the_logs_go_to_stderr_as_it_is_at_each_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line's log handler follows ``sys.stderr``: a stream swapped in (by a test runner's capture)
+    and closed since is never written to, so a server thread logging later writes to the current one."""
+    import io
+    import logging
+
+    from ssemock import MockServer
+    from ssemock.edge.logs import configure_logging
+
+    first = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", first)
+    configure_logging(quiet=False)
+    first.close()
+    second = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", second)
+    with MockServer(scenarios=[]) as server:  # its thread logs one access line per request
+        httpx.get(server.url + "/_ssemock/health")
+    for name in ("ssemock", "asyncio"):  # as before the test: no handler of the command line's
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
+    text = second.getvalue()
+    assert "Logging error" not in text  # logging's own report of a write to a closed stream
+    assert re.search(r"^\d\d:\d\d:\d\d GET /_ssemock/health -> 200 ", text, re.M), text

@@ -216,13 +216,29 @@ def limit_accept_errors() -> None:
         asyncio_logger.addFilter(_ACCEPT_FILTER)
 
 
+class _CurrentStderr(logging.StreamHandler[TextIO]):
+    """A stream handler that writes to ``sys.stderr`` as it is at each line."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass  # always the current sys.stderr
+
+
 def configure_logging(*, quiet: bool, stream: TextIO | None = None) -> None:
-    """Send ssemock's logs to ``stream`` (default stderr) for the command line.
+    """Send ssemock's logs to ``stream`` (default: whatever ``sys.stderr`` is when a line is written, so that a
+    stream a test runner swapped in and closed since is never written to) for the command line.
 
     One line per request unless ``quiet`` (then warnings and errors only), and asyncio's
     errors with the same handler. Calling it again replaces the previous set-up.
     """
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = logging.StreamHandler(stream) if stream is not None else _CurrentStderr()
     handler.set_name(_HANDLER_NAME)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
     for name in ("ssemock", "asyncio"):
