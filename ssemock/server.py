@@ -40,6 +40,7 @@ from .choose import Answer, choose
 from .edge import ACCESS_NOTE, activity, error_response, refuse
 from .edge.cors import allow_cors
 from .edge.framing import H2_STREAM
+from .edge.tls_writes import tls_transport
 from .errors import SSEMockError
 from .journal import send_journal
 from .journal_query import JournalQuery, check_clear
@@ -248,8 +249,7 @@ async def _answer(request: web.Request) -> web.StreamResponse | Coroutine[Any, A
         plan = await shape(exchange, answer, state)
         if plan.h2 is not None and H2_STREAM not in request:
             raise NeedsHTTP2Error(plan.h2.steps, f"HTTP/{request.version.major}.{request.version.minor}")
-        if plan.tls is not None and request.transport is not None and request.transport.get_extra_info(
-                "sslcontext") is None:
+        if plan.tls is not None and request.transport is not None and tls_transport(request) is None:
             raise NeedsTLSError(plan.tls.steps)
     except SSEMockError as exc:
         return exchange.refuse(exc)

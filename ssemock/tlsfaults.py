@@ -39,7 +39,8 @@ class TLSFaults:
     Attributes:
         records: how records are cut inside writes (the ``mode`` of ``tls-records``: offsets, size, random,
             crlf or utf8), or None: one record per write.
-        offsets: for ``offsets``, the offsets (bytes written to TLS by the response) where a record ends.
+        offsets: for ``offsets``, the offsets (bytes written to TLS by the response) where a record ends, in any
+            order (:class:`RecordCutter` sorts them).
         size: for ``size``, the most bytes of plaintext a record holds.
         low, high: for ``random``, the bounds (bytes) of each record's seeded size.
         seed: the seed of ``random`` (the plan's).

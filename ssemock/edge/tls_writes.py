@@ -18,7 +18,7 @@ from aiohttp import web
 
 from ..tlsfaults import RecordCutter, TLSFaults, split
 
-__all__ = ["DRAIN_WAIT", "close_without_notify", "cut_records"]
+__all__ = ["DRAIN_WAIT", "close_without_notify", "cut_records", "tls_transport"]
 
 DRAIN_WAIT = 5.0
 """Seconds the end without ``close_notify`` waits at most for the bytes before it to reach the kernel (a
@@ -27,7 +27,7 @@ _CUT_WRITES = "_ssemock_cut_writes"
 """The attribute of a TLS transport that holds its :class:`_CutWrites` while answers cut its records."""
 
 
-def _tls_transport(request: web.BaseRequest) -> Any:
+def tls_transport(request: web.BaseRequest) -> Any:
     """The connection's TLS transport, or None (no TLS)."""
     transport = request.transport
     if transport is None:
@@ -78,7 +78,7 @@ def cut_records(request: web.BaseRequest, faults: TLSFaults) -> tuple[RecordCutt
     """Cut every write to the connection's TLS transport into the records ``faults`` ask for, until the
     returned function is called: ``(cutter, restore)``; the cutter (None: nothing to cut) counts the cuts.
     Under HTTP/2 the streams under way with such a step each add their cutter to the connection's writes."""
-    transport = _tls_transport(request)
+    transport = tls_transport(request)
     if transport is None or faults.records is None:
         return None, lambda: None
     cutter = RecordCutter(faults)
@@ -91,7 +91,7 @@ async def close_without_notify(request: web.BaseRequest) -> None:
     """Close the connection with a TCP FIN and no TLS ``close_notify``, once what was written was handed to the
     kernel (at most :data:`DRAIN_WAIT` seconds): the client's TLS library then reports an EOF that is not a
     clean end (Python: ``ssl.SSLEOFError``; RFC 8446 section 6.1)."""
-    transport = _tls_transport(request)
+    transport = tls_transport(request)
     if transport is None:
         return
     loop = asyncio.get_running_loop()
