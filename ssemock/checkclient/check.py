@@ -176,11 +176,17 @@ def _shrunk(
 
     def plan_of(scenario: Scenario) -> Plan:
         assert index is not None
-        return sent_plan(cassette, index, Scenario.compose([scenario, *run_options.base]), options.seed)
+        return sent_plan(cassette, index, _under_base(scenario, run_options.base), options.seed)
 
     fails = _fails(command, served, clean, options, run_options)
     found = shrink(run.case, fails, options.shrink_budget, None if index is None else plan_of)
     return None if found is None else found.describe()
+
+
+def _under_base(scenario: Scenario | None, base: Sequence[Scenario]) -> Scenario | None:
+    """What a case under ``scenario`` (None: clean) is served with: it and the ``--base`` scenarios, composed."""
+    parts = [*([scenario] if scenario is not None else []), *base]
+    return Scenario.compose(parts) if parts else None
 
 
 def _interaction(run: ClientRun) -> int | None:
@@ -235,8 +241,7 @@ def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: Che
     events = retry_after = None
     stall = 0.0
     if index is not None:
-        parts = [*([run.case.scenario] if run.case.scenario else []), *base]
-        scenario = Scenario.compose(parts) if parts else None
+        scenario = _under_base(run.case.scenario, base)
         events = expected_events(cassette, index, scenario, seed=options.seed)
         plan = sent_plan(cassette, index, scenario, options.seed)
         retry_after = _number(plan.response.header("retry-after"))
