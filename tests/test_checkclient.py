@@ -277,3 +277,22 @@ def test_check_client_grades_sseclient_0024_failing_exactly_the_split_after_an_e
     line = next(c for c in reports["0.0.24"]["cases"] if c["scenario"] == "split-utf8-event-end")["reproduce"]
     assert "--scenarios " + str(tmp_path / "utf8-close.yaml") in line
     assert f"/_ssemock/c/{QWEN}/_ssemock/s/split-utf8-event-end,utf8-close" in line
+
+
+def test_under_a_close_delimited_base_a_cut_is_not_held_against_the_reader(tmp_path) -> None:
+    """A close-delimited body ends where the connection does (RFC 9112 section 6.3): a cut inside an event is
+    then a clean end to the HTTP layer, and the reference reader accepting it is not graded; over chunked
+    framing the same reader reports it."""
+    (tmp_path / "utf8-close.yaml").write_text(yaml.safe_dump(
+        {"ssemock_scenario": 1, "name": "utf8-close", "preserves": "events", "steps": [UTF8, CLOSE]}))
+    done, report = check_client(tmp_path, "--cassette", CASSETTE, "--scenarios", str(tmp_path / "utf8-close.yaml"),
+                                "--base", "utf8-close", "--scenario", "cut-mid-event,crlf",
+                                command=[*READER, "--timeout", "5"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert verdicts(report) == {"clean": "pass", "crlf": "pass", "cut-mid-event": "n/a"}
+    reason = next(c["reason"] for c in report["cases"] if c["scenario"] == "cut-mid-event")
+    assert reason.endswith("the body is close-delimited, so its early end is the connection's end to the HTTP "
+                           "layer (RFC 9112 section 6.3)"), reason
+    done, report = check_client(tmp_path, "--cassette", CASSETTE, "--scenario", "cut-mid-event",
+                                command=[*READER, "--timeout", "5"])
+    assert verdicts(report) == {"clean": "pass", "cut-mid-event": "pass"}

@@ -21,7 +21,7 @@ from ..tls import local_authority
 from .cases import Case, Rule, build_cases, longer_than
 from .contract import MAX_OUTPUT, read_output
 from .grade import FAIL, Expected, grade
-from .reference import expected_events, sent_plan, stream_interaction
+from .reference import plan_events, sent_plan, stream_interaction
 from .report import Entry, Report
 from .reproduce import reproduce_command
 from .run import ClientRun, RunOptions, run_cases, server_trust
@@ -240,12 +240,13 @@ def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: Che
     index = _interaction(run)
     events = retry_after = None
     stall = 0.0
+    close_delimited = False
     if index is not None:
-        scenario = _under_base(run.case.scenario, base)
-        events = expected_events(cassette, index, scenario, seed=options.seed)
-        plan = sent_plan(cassette, index, scenario, options.seed)
+        plan = sent_plan(cassette, index, _under_base(run.case.scenario, base), options.seed)
+        events = plan_events(plan)
         retry_after = _number(plan.response.header("retry-after"))
         stall = sum(plan.pauses.values()) + plan.first_byte_delay
+        close_delimited = plan.framing == "close"
     return Expected(
         events,
         None if run.case.rule is Rule.CLEAN else read_output(clean.stdout),
@@ -254,6 +255,7 @@ def _expected(run: ClientRun, cassette: Cassette, clean: ClientRun, options: Che
         stall,
         options.max_retries,
         clean.status,
+        close_delimited,
     )
 
 

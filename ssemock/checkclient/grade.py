@@ -33,6 +33,8 @@ class Expected:
         stall: seconds the case's stall lasts (0: none).
         max_retries: requests sent again at most after an HTTP error.
         clean_status: the exit status of the clean run (not 0: the other cases are not graded).
+        close_delimited: the body is sent close-delimited (``framing: close``, e.g. under ``--base``): its end is
+            the connection's (RFC 9112 section 6.3), so an early end is no error of the HTTP layer.
     """
 
     events: tuple[PrintedEvent, ...] | None
@@ -42,6 +44,7 @@ class Expected:
     stall: float = 0.0
     max_retries: int = 5
     clean_status: int | None = 0
+    close_delimited: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,9 @@ def _transport(run: ClientRun, output: Output, expected: Expected) -> tuple[str,
         return FAIL, early
     if run.status == 0:
         shown = f"{len(output.events)} event(s)" if output.mode == "events" else "an answer"
+        if expected.close_delimited and run.journal and run.journal[0].get("status") == 200:
+            return NOT_GRADED, (f"exit status 0, printed {shown}: the body is close-delimited, so its early end is "
+                                "the connection's end to the HTTP layer (RFC 9112 section 6.3)")
         return FAIL, f"exit status 0: accepted the broken answer, printed {shown}"
     return PASS, f"reported (exit status {run.status}){_retries(run)}"
 

@@ -10,7 +10,7 @@ from ..scenario import Scenario
 from ..sse import Event, decode
 from .contract import PrintedEvent
 
-__all__ = ["expected_events", "sent_plan", "stream_interaction"]
+__all__ = ["expected_events", "plan_events", "sent_plan", "stream_interaction"]
 
 
 def expected_events(
@@ -19,7 +19,11 @@ def expected_events(
     """The events (type, data, last event ID) a WHATWG reader dispatches from interaction ``index`` of
     ``cassette`` as sent under ``scenario``; None when that answer is no ``text/event-stream`` 200 or its
     body does not decode from its ``Content-Encoding``."""
-    plan = sent_plan(cassette, index, scenario, seed)
+    return plan_events(sent_plan(cassette, index, scenario, seed))
+
+
+def plan_events(plan: Plan) -> tuple[PrintedEvent, ...] | None:
+    """The events a WHATWG reader dispatches from ``plan`` as sent (see :func:`expected_events`)."""
     if plan.response.status != 200 or not plan.is_event_stream or not plan.decode_content():
         return None
     body = b"".join(chunk.data for chunk in plan.response.chunks)
