@@ -92,6 +92,13 @@ def test_bad_usage_exits_2(tmp_path, argv) -> None:
     assert done.stderr.startswith("ssemock: error: ") and "Traceback" not in done.stderr
 
 
+def test_a_client_that_fails_before_asking_anything_is_named_with_its_own_error(tmp_path) -> None:
+    done, _ = check_client(tmp_path, command=[sys.executable, "-c", "import no_such_module_here"])
+    assert done.returncode == 2
+    assert ("the client's first run asked for no recorded interaction (it exited with status 1: "
+            "ModuleNotFoundError: No module named 'no_such_module_here')") in done.stderr
+
+
 def test_openai_python_fails_meta_blocks_and_accepts_incomplete_answers(tmp_path) -> None:
     done, report = check_client(
         tmp_path,

@@ -287,39 +287,48 @@ def _chosen(
             raise ConfigError(f"--cassette {name}: no such cassette among {', '.join(sorted(served)) or '(none)'}")
     if options.cassettes:
         return list(dict.fromkeys(options.cassettes))
-    asked = asyncio.run(_first_run(command, served, run_options))
+    asked, ended = asyncio.run(_first_run(command, served, run_options))
     if not asked:
         raise ConfigError(
-            "the client's first run asked for no recorded interaction: name the cassette with "
+            f"the client's first run asked for no recorded interaction{ended}: name the cassette with "
             "--cassette NAME (ssemock inspect shows what a cassette holds)"
         )
     return asked
 
 
-async def _first_run(command: Sequence[str], served: dict[str, Cassette], options: RunOptions) -> list[str]:
+async def _first_run(command: Sequence[str], served: dict[str, Cassette], options: RunOptions) -> tuple[list[str], str]:
     """The cassettes whose first event stream was recorded from the method and path the command asks for
-    (against all of ``served``, matched on method and path), else those that answered it."""
+    (against all of ``served``, matched on method and path), else those that answered it; and how the command
+    ended when it failed (`` (it exited with status 1: LAST LINE OF STDERR)``, else empty)."""
     server = MockServer(list(served.values()), match_on=("method", "path"), timing_scale=0, tls=options.tls or False,
                         http2=options.http2)
     async with server:
         env = {**os.environ, "SSEMOCK_URL": server.url, **server_trust(options)}
         env.update({k: v.format(url=server.url) for k, v in env_vars().items()})
-        proc = await asyncio.create_subprocess_exec(
-            *command,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
-            env=env,
-        )
-        try:
-            await asyncio.wait_for(proc.wait(), options.timeout)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
+        errors = options.workdir / "first-run.stderr"
+        with open(errors, "wb") as err:
+            proc = await asyncio.create_subprocess_exec(
+                *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=err, env=env,
+            )
+            try:
+                await asyncio.wait_for(proc.wait(), options.timeout)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
         journal = list(server.state.journal)
     asked = {(e.method, e.path) for e in journal}
     streams = [name for name, cassette in served.items() if _stream_route(cassette) in asked]
-    return streams or list(dict.fromkeys(e.cassette for e in journal if e.cassette is not None))
+    return streams or list(dict.fromkeys(e.cassette for e in journal if e.cassette is not None)), _ended(proc, errors)
+
+
+def _ended(proc: asyncio.subprocess.Process, errors: Path) -> str:
+    """`` (it exited with status N: the last line of its stderr)`` for a command that failed, else empty."""
+    if not proc.returncode:
+        return ""
+    with open(errors, "rb") as err:
+        err.seek(max(0, errors.stat().st_size - 2000))  # its end says why; the rest is bounded out
+        lines = err.read().decode("utf-8", "replace").strip().splitlines()
+    return f" (it exited with status {proc.returncode}{': ' + lines[-1][:300] if lines else ''})"
 
 
 def _stream_route(cassette: Cassette) -> tuple[str, str] | None:
