@@ -43,9 +43,19 @@ has no value and its goal says how to install it; the run goes on.
   interleaved with both).
 * ``aimock_peer.stub_answer_cpu``: the server's CPU milliseconds per answer (all its threads), the
   default-scale runs.
+* ``aimock_peer.stub_answer_floor`` and ``stub_answer_floor_cpu``: the same, interleaved, for the
+  floor of an answer that keeps every event boundary: a raw asyncio protocol in its own process
+  (``python -m benchmarks.servers floor-burst``) sending the bytes of one of our answers, each event
+  its own write of one HTTP chunk, with nothing else (no HTTP parsing, matching, synthesis or journal).
+  aimock does not keep them: Node's ``http`` corks the socket for the rest of the turn at each
+  ``res.write``, so an answer written in one turn leaves in a few ``writev`` calls.
+* ``aimock_peer.stub_answer_over_floor``: ours at the default scale against that floor.
+* ``aimock_peer.stub_answer_reads``: the benchmark client's reads per answer (chunks read together
+  counted once; median of 3 more runs each), ours against aimock, the floor's and ours at scale 0 in
+  the unit.
 
-Every figure is reported as ours against the peer (``baseline`` is aimock), with no goal but
-``stub_answer``'s.
+Every figure is reported as ours against the peer (``baseline`` is aimock; for ``stub_answer_over_floor``
+the floor), with no goal but ``stub_answer``'s and ``stub_answer_scale0``'s.
 """
 
 from __future__ import annotations
@@ -80,8 +90,9 @@ PACKAGE = NODE_DIR / "node_modules" / "@copilotkit" / "aimock"
 INSTALL = "not installed: npm ci --prefix benchmarks/node"
 REPORTED = "reported (ours against the peer)"
 NAMES = ("cold_start", "cold_start_cpu", "throughput", "throughput_events", "throughput_cpu", "stub_answer",
-         "stub_answer_scale0", "stub_answer_cpu")
-UNITS = ("s", "CPU s", "MB/s", "events/s", "CPU s per stream", "ms", "ms", "CPU ms")
+         "stub_answer_scale0", "stub_answer_cpu", "stub_answer_floor", "stub_answer_floor_cpu",
+         "stub_answer_over_floor", "stub_answer_reads")
+UNITS = ("s", "CPU s", "MB/s", "events/s", "CPU s per stream", "ms", "ms", "CPU ms", "ms", "CPU ms", "ms", "reads")
 STUB_TOKENS = 2000
 PATH = "/v1/chat/completions"
 GREETING = "Hello! How can I help you today?"
@@ -321,8 +332,10 @@ def throughputs(tmp: Path, env: dict[str, str], chars: int, runs: int) -> dict[s
 
 
 def stub_answers(tmp: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
-    """Milliseconds per 2,000-token answer (request sent to last byte) of ours at timing scale 1 and 0
-    and of aimock, alternating, the servers' CPU milliseconds per answer, and what each sent."""
+    """Milliseconds per 2,000-token answer (request sent to last byte) of ours at timing scale 1 and 0,
+    of aimock and of the floor of a burst (our answer's bytes, one write per event, from a raw asyncio
+    protocol: :func:`benchmarks.servers.serve_burst`), alternating; the servers' CPU milliseconds per
+    answer, what each sent, and the client's reads per answer (3 more runs each, timing every chunk)."""
     from .stub_synthesis import answer_text
 
     text = answer_text(STUB_TOKENS)
@@ -332,24 +345,43 @@ def stub_answers(tmp: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
              "aimock": commands["aimock"]}
     body = chat_request("story")
     job = {"n": 1, "body": body.decode(), "keep_times": False, "timeout": 60}
-    out: dict[str, Any] = {"chunk_size": chunk_size, "ms": {k: [] for k in kinds},
-                           "cpu": {k: [] for k in kinds}}
+    out: dict[str, Any] = {"chunk_size": chunk_size, "ms": {k: [] for k in [*kinds, "floor"]},
+                           "cpu": {k: [] for k in [*kinds, "floor"]}, "reads": {}}
     with started(*kinds.values(), env=env) as servers, Client() as client:
         found = {kind: (proc.pid, url + PATH) for kind, (proc, url) in zip(kinds, servers)}
-        out["sent"] = checked_answers(found, body, text)
-        order = list(kinds)
-        for index in range(-2, runs):  # runs -2 and -1 warm the client and the servers
-            for kind in order[index % 3:] + order[:index % 3]:  # each kind first in turn
-                pid, url = found[kind]
-                before = thread_cpu_seconds(pid)
-                stream = client.run({**job, "url": url})["streams"][0]
-                cpu = thread_cpu_seconds(pid) - before
-                if not stream["ok"]:
-                    raise RuntimeError(f"aimock_peer: {kind} sent a wrong body: {stream}"[:300])
-                if index >= 0:
-                    out["ms"][kind].append(1000 * stream["elapsed"])
-                    out["cpu"][kind].append(1000 * cpu)
+        answer = tmp / "ours-answer.txt"
+        answer.write_bytes(post(found["ours"][1], body))
+        with floor_server(answer) as (pid, url):
+            found["floor"] = (pid, url + PATH)
+            out["sent"] = checked_answers(found, body, text)
+            order = list(found)
+            for index in range(-2, runs):  # runs -2 and -1 warm the client and the servers
+                for kind in order[index % len(order):] + order[:index % len(order)]:  # each kind first in turn
+                    pid, url = found[kind]
+                    before = thread_cpu_seconds(pid)
+                    stream = client.run({**job, "url": url})["streams"][0]
+                    cpu = thread_cpu_seconds(pid) - before
+                    if not stream["ok"]:
+                        raise RuntimeError(f"aimock_peer: {kind} sent a wrong body: {stream}"[:300])
+                    if index >= 0:
+                        out["ms"][kind].append(1000 * stream["elapsed"])
+                        out["cpu"][kind].append(1000 * cpu)
+            for kind, (_, url) in found.items():  # chunks read together share their time
+                out["reads"][kind] = median([len(set(client.run({**job, "url": url, "keep_times": True})
+                                                     ["streams"][0]["times"])) for _ in range(3)])
     return out
+
+
+@contextlib.contextmanager
+def floor_server(body_file: Path) -> Iterator[tuple[int, str]]:
+    """``python -m benchmarks.servers floor-burst BODY_FILE``: its pid and base URL; stopped on exit."""
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.servers", "floor-burst", str(body_file), "0"],
+                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.pid, f"http://127.0.0.1:{int(proc.stdout.readline())}"
+    finally:
+        stop_processes([proc], timeout=10)
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
@@ -383,25 +415,36 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
 
 
 def stub_figures(stub: dict[str, Any], peer: str) -> list[dict[str, Any]]:
-    """``stub_answer`` (goal: at most aimock's time), ``stub_answer_scale0`` and ``stub_answer_cpu``."""
-    (ours_events, ours_bytes), (peer_events, peer_bytes) = stub["sent"]["ours"], stub["sent"]["aimock"]
-    sent = (f"ours {ours_events:,} events, {ours_bytes:,} bytes; aimock (chunkSize {stub['chunk_size']}) "
-            f"{peer_events:,} events, {peer_bytes:,} bytes")
-    ms, cpu, goal = stub["ms"], stub["cpu"], "ratio <= 1.0 (aimock's time)"
+    """``stub_answer`` (goal: at most aimock's time), ``stub_answer_scale0``, ``stub_answer_cpu``, the
+    floor's ``stub_answer_floor`` and ``stub_answer_floor_cpu``, ``stub_answer_over_floor`` (ours against
+    the floor) and ``stub_answer_reads``."""
+    sent = stub["sent"]
+    (ours_events, ours_bytes), (peer_events, peer_bytes) = sent["ours"], sent["aimock"]
+    sent_text = (f"ours {ours_events:,} events, {ours_bytes:,} bytes; aimock (chunkSize {stub['chunk_size']}) "
+                 f"{peer_events:,} events, {peer_bytes:,} bytes")
+    ms, cpu, reads, goal = stub["ms"], stub["cpu"], stub["reads"], "ratio <= 1.0 (aimock's time)"
 
-    def one(name: str, values: dict[str, list[float]], kind: str, unit: str, **goals: Any) -> dict[str, Any]:
-        value, baseline = median(values[kind]), median(values["aimock"])
-        flips = noisy(values[kind], values["aimock"], lambda o, b: o <= b) if "goal" in goals else ""
-        return figure(f"aimock_peer.{name}", value, f"{unit} ({peer})", baseline=baseline,
-                      goal=goals.get("goal", REPORTED), met=goals.get("met", True),
-                      spread=spread(values[kind], values["aimock"]) + flips)
+    def one(name: str, values: dict[str, list[float]], kind: str, unit: str, base: str = "aimock",
+            **goals: Any) -> dict[str, Any]:
+        value, baseline = median(values[kind]), median(values[base])
+        flips = noisy(values[kind], values[base], lambda o, b: o <= b) if "goal" in goals else ""
+        return figure(f"aimock_peer.{name}", value, unit if base != "aimock" else f"{unit} ({peer})",
+                      baseline=baseline, goal=goals.get("goal", REPORTED), met=goals.get("met", True),
+                      spread=spread(values[kind], values[base]) + flips)
 
+    floor = "the floor: a raw asyncio protocol writing our answer's events, one write each, no timer"
     return [
-        one("stub_answer", ms, "ours", f"ms per {STUB_TOKENS:,}-token answer over HTTP, timing scale 1, {sent}",
+        one("stub_answer", ms, "ours", f"ms per {STUB_TOKENS:,}-token answer over HTTP, timing scale 1, {sent_text}",
             goal=goal, met=median(ms["ours"]) <= median(ms["aimock"])),
         one("stub_answer_scale0", ms, "ours0", "ms per answer, timing scale 0, same runs",
             goal=goal, met=median(ms["ours0"]) <= median(ms["aimock"])),
         one("stub_answer_cpu", cpu, "ours", "server CPU ms per answer, timing scale 1, same runs"),
+        one("stub_answer_floor", ms, "floor", f"ms per answer of {floor}, same runs"),
+        one("stub_answer_floor_cpu", cpu, "floor", "server CPU ms per answer of the floor, same runs"),
+        one("stub_answer_over_floor", ms, "ours", "ms per answer, timing scale 1 (baseline: the floor)", base="floor"),
+        figure("aimock_peer.stub_answer_reads", reads["ours"], f"client reads per answer (medians of 3; "
+               f"floor {reads['floor']:g}, ours at scale 0 {reads['ours0']:g}) ({peer})",
+               baseline=reads["aimock"], goal=REPORTED, met=True),
     ]
 
 

@@ -1,4 +1,4 @@
-"""A benchmark server: ``python -m benchmarks.servers ours|bare|bare-workers|floor-workers PICKLE SCALE``.
+"""A benchmark server: ``python -m benchmarks.servers ours|bare|bare-workers|floor-workers|floor-burst FILE SCALE``.
 
 PICKLE is a pickled :class:`ssemock.Cassette` (see :func:`benchmarks.common.handed_over`); SCALE the
 timing scale.
@@ -15,6 +15,9 @@ fork, the same backlog (16384) as the benchmark gives ``ssemock serve``, kept as
 workers keep it (:class:`ssemock.workers.KeptBacklog`), and the same worker timeout (120 s).
 ``floor-workers`` is no HTTP framework at all: a raw asyncio protocol in as many processes writing
 the same bytes at the same times (:func:`serve_floor`), the least a Python server does for them.
+``floor-burst`` (FILE a response body of SSE events, SCALE unused) is the floor of a burst: one such
+raw protocol in one process sending that body's events, each its own write of one HTTP chunk, with no
+timer (:func:`serve_burst`): the least a Python server does to answer with every event boundary kept.
 
 Prints the port on the first line of stdout, then serves until stdin is closed.
 
@@ -289,13 +292,40 @@ DEFAULT_FLOOR_BACKLOG = 16384
 """``floor-workers``' listen queue: the one the benchmark gives ``ssemock serve --workers``."""
 
 
+def burst_schedule(body: bytes) -> list[tuple[float, bytes]]:
+    """``floor-burst``'s writes of ``body``: the head, then each event (up to and with its blank line,
+    ``\n\n``) framed as one HTTP chunk, all at time 0, the last one ending the body."""
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nCache-Control: no-cache\r\n"
+            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+    events = [part + b"\n\n" for part in body.split(b"\n\n") if part]
+    schedule = [(0.0, head), *((0.0, b"%x\r\n%s\r\n" % (len(e), e)) for e in events)]
+    schedule[-1] = (0.0, schedule[-1][1] + b"0\r\n\r\n")
+    return schedule
+
+
+def serve_burst(body_file: str) -> None:
+    """``floor-burst``: answer every request with the events of ``body_file`` (see :func:`burst_schedule`)
+    in one process until stdin is closed."""
+    schedule = burst_schedule(Path(body_file).read_bytes())
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(lambda: _FloorStream(schedule), "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await loop.run_in_executor(None, sys.stdin.read)
+
+    asyncio.run(run())
+
+
 def main() -> None:
     raise_open_files_limit()
     kind, cassette_file, scale = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    if kind not in ("ours", "bare", "bare-workers", "floor-workers"):
-        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers|floor-workers CASSETTE "
+    if kind not in ("ours", "bare", "bare-workers", "floor-workers", "floor-burst"):
+        raise SystemExit(f"usage: python -m benchmarks.servers ours|bare|bare-workers|floor-workers|floor-burst FILE "
                          f"TIMING_SCALE (got {kind!r})")
-    if kind == "bare-workers":
+    if kind == "floor-burst":
+        serve_burst(cassette_file)
+    elif kind == "bare-workers":
         serve_workers(cassette_file, scale)
     elif kind == "floor-workers":
         serve_floor(cassette_file, scale)

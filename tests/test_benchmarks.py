@@ -97,12 +97,44 @@ def test_a_peer_that_is_not_installed_gives_figures_without_values(monkeypatch: 
     assert [f["name"] for f in figures] == [
         "aimock_peer.cold_start", "aimock_peer.cold_start_cpu", "aimock_peer.throughput",
         "aimock_peer.throughput_events", "aimock_peer.throughput_cpu", "aimock_peer.stub_answer",
-        "aimock_peer.stub_answer_scale0", "aimock_peer.stub_answer_cpu"]
+        "aimock_peer.stub_answer_scale0", "aimock_peer.stub_answer_cpu", "aimock_peer.stub_answer_floor",
+        "aimock_peer.stub_answer_floor_cpu", "aimock_peer.stub_answer_over_floor", "aimock_peer.stub_answer_reads"]
     for fig in figures:
         assert set(fig) == set(FIGURE_KEYS), fig
         assert fig["value"] is None and fig["baseline"] is None and fig["ratio"] is None, fig
         assert fig["goal"] == "not installed: npm ci --prefix benchmarks/node", fig
     assert "aimock_peer.cold_start " in table(figures)
+
+
+def test_the_burst_floor_sends_each_event_of_its_body_as_one_http_chunk(tmp_path: Path) -> None:
+    body = b'data: {"a":1}\n\n: comment\n\nevent: x\ndata: two\n\ndata: [DONE]\n\n'
+    (tmp_path / "answer.txt").write_bytes(body)
+    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.servers", "floor-burst", str(tmp_path / "answer.txt"),
+                             "0"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+    finally:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+    head, _, framed = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b"Transfer-Encoding: chunked" in head
+    chunks = []
+    while True:
+        size, _, framed = framed.partition(b"\r\n")
+        chunks.append(framed[:int(size, 16)])
+        framed = framed[int(size, 16) + 2:]
+        if size == b"0":
+            break
+    assert chunks == [b'data: {"a":1}\n\n', b": comment\n\n", b"event: x\ndata: two\n\n", b"data: [DONE]\n\n", b""]
+    assert framed == b""
 
 
 def _two_chunks_apart(listener: socket.socket, first: float, second: float) -> None:
