@@ -44,6 +44,7 @@ MODULES = (
     "stub_synthesis",
     "aimock_peer",
     "big_cassette",
+    "memory_after_load",
     "check_client",
 )
 _ENTRY_POINTS = ("run", "figures", "measure", "benchmark")
