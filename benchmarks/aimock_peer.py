@@ -37,7 +37,7 @@ has no value and its goal says how to install it; the run goes on.
   scale, 1: the stub has no timing, so its events go out as one burst, each its own write), aimock
   sends its fixture of the same text cut every ``chunkSize`` characters (the mean length of our
   tokens, so that both send about as many events). Read by the benchmark client in its own process;
-  a checked answer and two warm-up runs each, then runs alternate (21, 9 with ``--quick``). Goal: at
+  a checked answer and two warm-up runs each, then runs alternate (21, 5 with ``--quick``). Goal: at
   most aimock's time (ratio <= 1.0).
 * ``aimock_peer.stub_answer_scale0``: the same with ``ssemock serve --timing-scale 0`` (same runs,
   interleaved with both).
@@ -393,7 +393,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         env = {**os.environ, "SSEMOCK_CACHE_DIR": str(tmp / "cache")}
         wall, cpu = cold_starts(tmp, env, reps)
         flow = throughputs(tmp, env, chars, runs)
-        stub = stub_answers(tmp, env, 9 if quick else 21)
+        stub = stub_answers(tmp, env, 5 if quick else 21)
     peer = f"baseline: aimock {aimock_version()}"
     (ours_events, ours_bytes), (peer_events, peer_bytes) = flow["sent"]["ours"], flow["sent"]["aimock"]
     sent = (f"{flow['chars']:,} text characters; ours {ours_events:,} events, {ours_bytes:,} bytes; aimock "

@@ -29,7 +29,7 @@ memory and CPU of the master and all workers added up) against the bare handler 
 gunicorn workers (``bare-workers``: aiohttp's worker class, the socket shared by fork, the same
 backlog), with its ``server_cpu`` reported; and the scaling ratio: streams completed per second
 of the run with ``--workers auto`` over the same with ``--workers 1``. Both loads run: 2,000 and
-10,000 streams (200 in one round with ``--quick``).
+10,000 streams (200 in one round with ``--quick``, of the recording's first :data:`QUICK_CHUNKS` chunks).
 
 Beside them, a floor: ``floor-workers`` (:func:`benchmarks.servers.serve_floor`), the same answers
 from a raw asyncio protocol in as many processes, with no HTTP framework (the request's head
@@ -222,7 +222,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     from ssemock.cassette import save
 
     sizes = (200,) if quick else (2000, 10000)
-    cassette = timed_cassette(SOURCE, 1, gap=(0.02, 0.1))
+    cassette = timed_cassette(SOURCE, 1, gap=(0.02, 0.1), limit=QUICK_CHUNKS if quick else None)
     recorded = [c.t for c in cassette.interactions[0].response.chunks]
     figures = []
     with handed_over(cassette) as path, tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
@@ -242,6 +242,8 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     return figures
 
 
+QUICK_CHUNKS = 6
+"""Chunks of the recording a ``--quick`` run replays (its first; the full run all 12)."""
 DECOMPOSED = 2000
 """The load whose timing error is taken apart (full run only): the servers' own write times, and a
 ramped start (:data:`RAMP`), one more round of ``ours`` and ``bare`` each."""

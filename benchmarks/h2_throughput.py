@@ -9,7 +9,7 @@ process, the reader in another: curl (nghttp2, C; ``--http2-prior-knowledge``), 
 the servers' writes (a Python ``h2`` reader reads about 2 MB/s, whatever the server). A warm-up stream of each,
 read by a raw ``h2`` or h11 client (:mod:`benchmarks.h2_peer`), checks that every chunk came as one DATA frame
 (one HTTP chunk). Runs alternate ours-h2 / bare-h2 / ours-HTTP/1.1 (the order rotating); the server's CPU time is read
-around each stream (``/proc``). ``--quick``: 2 runs of the first 4 MB (7 runs of 20 MB in the full run),
+around each stream (``/proc``). ``--quick``: 2 runs of the first 2 MB (7 runs of 20 MB in the full run),
 CPU scaled to 20 MB.
 
 Figures (median over the runs):
@@ -39,7 +39,7 @@ from .timing_fidelity import cpu_seconds
 
 MB = 1_000_000
 SIZE = 20 * MB
-QUICK_SIZE = 4 * MB
+QUICK_SIZE = 2 * MB
 KINDS = ("ours-h2", "bare-h2", "ours-http1")
 
 

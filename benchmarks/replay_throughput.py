@@ -9,9 +9,9 @@ does in ours: :mod:`ssemock.pacing`), so both do the same work. Each server runs
 a third; a warm-up stream each (both at once; with ``--quick`` its first MB only), then runs
 alternate ours / bare (the first of each pair alternating too), one client process per run so
 that each server's CPU time is read around its own stream (``/proc``). ``--quick`` makes 2 runs
-(7 in the full run) of the first 10 MB of the same body, its CPU time scaled to 20 MB (what a
-stream costs beyond its writes, the request and its match, is a few milliseconds: under 1 % of
-either at 10 MB): the chunk sizes and the arrangement of the measured runs stay those of the full run.
+(7 in the full run) of the first 3 MB of the same body, its CPU time scaled to 20 MB (what a
+stream costs beyond its writes, the request and its match, is a few milliseconds: a few per cent of
+either at 3 MB): the chunk sizes and the arrangement of the measured runs stay those of the full run.
 
 Figures (median over the runs; min–max of ours and bare in the unit):
 
@@ -40,7 +40,7 @@ from .timing_fidelity import cpu_seconds, spread
 
 MB = 1_000_000
 SIZE = 20 * MB
-QUICK_SIZE = 10 * MB
+QUICK_SIZE = 3 * MB
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ Figures (median over runs; p50 and the min–max over runs in the unit):
   timers wake in whole milliseconds, epoll's resolution, and a loaded CPU adds its own delay);
 * ``timing_fidelity.server_cpu``: the server's CPU per stream, ms, goal ratio <= 1.2.
 
-``--quick``: one run of the first :data:`QUICK_CHUNKS` chunks (the p99 of 59 gaps is nearly their
+``--quick``: one run of the first :data:`QUICK_CHUNKS` chunks (the p99 of 29 gaps is their
 worst, so it cannot flatter), after a warm-up of both servers at once whose clients leave after
 4 KB.
 """
@@ -78,12 +78,12 @@ def stream_errors(kind: str, stream: dict[str, Any], recorded: list[float]) -> l
     return gap_errors_ms(stream["times"], recorded)
 
 
-QUICK_CHUNKS = 60
+QUICK_CHUNKS = 30
 """Chunks of the timed stream a ``--quick`` run replays."""
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    # quick: the first 60 chunks (the p99 of 59 gaps is their worst: it cannot flatter)
+    # quick: the first 30 chunks (the p99 of 29 gaps is their worst: it cannot flatter)
     cassette = timed_cassette(limit=QUICK_CHUNKS if quick else None)
     recorded = [c.t for c in cassette.interactions[0].response.chunks]
     runs = 1 if quick else 6
