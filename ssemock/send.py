@@ -19,10 +19,11 @@ from aiohttp import web
 
 from .cassette import Chunk, Response, no_content
 from .edge import abort_connection, set_framing, stopping
-from .edge.body import BodyWriter
+from .edge.body import PIECE, BodyWriter
 from .edge.framing import H2_STREAM
 from .edge.tls_writes import close_without_notify, cut_records
 from .limits import DEFAULT_BUDGET
+from .paced import YIELD_EVERY, Paced
 from .pacing import Pacing
 from .plan import Plan, comment_points
 from .timeline import Timeline
@@ -41,12 +42,6 @@ _NO_CONTENT_TYPE: weakref.WeakSet[web.StreamResponse] = weakref.WeakSet()  # res
 TIMELINE = web.AppKey("ssemock_timeline", Timeline)
 """The application's :class:`~ssemock.timeline.Timeline`, shared by all its timed streams (an
 application without one gives each response its own)."""
-
-YIELD_EVERY = 256
-"""Chunks written back to back before a sender gives the loop to the other requests (a write
-awaits only when the socket's buffer is full, so a long stream to a fast reader would otherwise
-hold the loop for its whole length)."""
-
 
 async def drop_default_content_type(request: web.Request, response: web.StreamResponse) -> None:
     """``on_response_prepare`` hook: aiohttp adds ``Content-Type: application/octet-stream``;
@@ -161,6 +156,10 @@ class _Stream:
         budget = 0.0 if H2_STREAM in request else DEFAULT_BUDGET if plan.budget is None else plan.budget
         self.pacing = Pacing(transport.get_extra_info("socket") if transport is not None else None, plan.pace,
                              plan.timing_scale, budget, loop, timed=plan.response.timed)
+        self.pieces = H2_STREAM not in request and plan.tls is None
+        """Whether a chunk longer than :data:`~ssemock.edge.body.PIECE` may be written in pieces (not
+        over HTTP/2, whose DATA frames, nor under TLS faults, whose records, follow the writes)."""
+        self.long_writer: BodyWriter | None = None
 
     async def run(self, entry: JournalEntry, timed: bool, arrived: float, size: int) -> None:
         """Send the body by the path its plan needs, end it as recorded, and note the outcome last."""
@@ -223,10 +222,14 @@ class _Stream:
         written = 0
         try:
             if not pacing.on:
-                write, protocol = BodyWriter(self.request, self.response), self.request.protocol
-                writer = self.request.writer
+                write = BodyWriter(self.request, self.response, pieces=self.pieces)
+                protocol, writer, pieces = self.request.protocol, self.request.writer, write.pieces
                 for chunk in self.chunks:
-                    write(chunk.data)
+                    data = chunk.data
+                    if pieces and len(data) > PIECE:
+                        await write.write_long(data)
+                    else:
+                        write(data)
                     written += 1
                     if protocol.writing_paused:
                         await writer.drain()
@@ -237,7 +240,7 @@ class _Stream:
             for chunk in self.chunks:
                 if written and pacing.on:
                     await pacing.boundary(written, self.last)
-                await self.response.write(chunk.data)
+                await self.write(chunk.data)
                 self.last = loop.time()
                 written += 1
                 if not written % YIELD_EVERY:  # a write awaits only when the socket's buffer is full
@@ -260,7 +263,7 @@ class _Stream:
         self.last = loop.time()
         if early:
             await self.wait(0, shift + start)
-        write = self.response.write
+        write = self.write
         for index, chunk in enumerate(chunks):
             if plan.pauses:  # no coroutine per chunk on the common path
                 shift += await self.pause(index)
@@ -291,13 +294,14 @@ class _Stream:
 
     async def send_plain(self, arrived: float) -> None:
         """:meth:`send_timed` when the stream is :attr:`plain`: each chunk is written by the
-        server's timeline at its deadline (:class:`_Paced`), with no task switch per chunk; this
+        server's timeline at its deadline (:class:`~ssemock.paced.Paced`), with no task switch per chunk; this
         coroutine wakes up only at the end, or when the client reads too slowly (then it waits
         for the client, and the chunks after go on from their own deadlines)."""
         plan, loop, clock = self.plan, self.loop, self.clock
-        paced = _Paced(self, arrived + plan.first_byte_delay)
-        await clock.sleep_until(loop, paced.shift + plan.response.start * paced.scale)
+        shift = arrived + plan.first_byte_delay
+        await clock.sleep_until(loop, shift + plan.response.start * plan.timing_scale)
         await self.response.prepare(self.request)
+        paced = Paced(self, shift)  # its writer reads the framing the prepared response has
         writer = self.request.writer
         while paced.index < len(self.chunks):
             paced.done = loop.create_future()
@@ -306,9 +310,22 @@ class _Stream:
             else:
                 clock.at(loop, paced.deadline(), paced)
             await clock.wait(paced.done)
-            if paced.index < len(self.chunks):  # the client's socket buffer is full
+            if paced.index < len(self.chunks) and paced.long_due():  # written here, in pieces
+                await paced.write_long()
+            elif paced.index < len(self.chunks):  # the client's socket buffer is full
                 await writer.drain()
         await clock.sleep_until(loop, paced.shift + plan.response.end.t * paced.scale)
+
+    async def write(self, data: bytes) -> None:
+        """Write one chunk through aiohttp's response, or in pieces when it is long
+        (:meth:`~ssemock.edge.body.BodyWriter.write_long`)."""
+        if self.pieces and len(data) > PIECE:
+            if self.long_writer is None:
+                self.long_writer = BodyWriter(self.request, self.response, pieces=True)
+            if self.long_writer.pieces:
+                await self.long_writer.write_long(data)
+                return
+        await self.response.write(data)
 
     async def pause(self, index: int) -> float:
         """Wait the injected pause before chunk ``index`` (a stall), from now; returns its length."""
@@ -360,64 +377,6 @@ class _Stream:
             notes.append(f"keep-alive: {self.comments} {kind} sent, {len(self.plan.keepalive_comment)} bytes each")
         if self.heartbeat_end:
             notes.append(f"heartbeat: {self.heartbeat_end}")
-
-
-class _Paced:
-    """A :attr:`_Stream.plain` stream's chunks as a :class:`~ssemock.timeline.Sleeper`: each is
-    written when the timeline calls :meth:`due` at its deadline, then the next deadline is set.
-
-    :attr:`done` gets its result once every chunk is written, or when the client's socket buffer
-    is full (aiohttp's protocol has paused writing: the stream's coroutine then waits for the
-    client), and the write's error when one fails (``ConnectionResetError`` once the client left).
-    """
-
-    __slots__ = ("chunks", "clock", "done", "index", "loop", "protocol", "scale", "sent", "shift", "write")
-
-    done: asyncio.Future[None]
-    """Set by the stream's coroutine before each turn on the timeline."""
-
-    def __init__(self, stream: _Stream, shift: float) -> None:
-        self.chunks = stream.chunks
-        self.sent = stream.sent
-        self.scale = stream.plan.timing_scale
-        self.shift = shift
-        """Loop time (seconds) that the recorded times count from."""
-        self.write = BodyWriter(stream.request, stream.response)
-        self.protocol = stream.request.protocol
-        self.clock = stream.clock
-        self.loop = stream.loop
-        self.index = 0
-        """The next chunk to write."""
-
-    def deadline(self) -> float:
-        """Loop time (seconds) the next chunk is due."""
-        return self.shift + self.chunks[self.index].t * self.scale
-
-    @property
-    def gone(self) -> bool:
-        return self.done.done()
-
-    def due(self) -> None:
-        """Write the chunk due, and the ones after it whose deadlines have passed too (a stream
-        behind its schedule catches up at once, as a handler writing in a loop would; at most
-        :data:`YIELD_EVERY`), then set the next deadline."""
-        chunks, sent, now = self.chunks, self.sent, self.loop.time()
-        for _ in range(YIELD_EVERY):
-            data = chunks[self.index].data
-            try:
-                self.write(data)
-            except Exception as exc:  # the client left; kept for the stream's coroutine to raise
-                self.done.set_exception(exc)
-                return
-            self.index += 1
-            sent.chunks += 1
-            sent.bytes += len(data)
-            if self.index == len(chunks) or self.protocol.writing_paused:
-                self.done.set_result(None)
-                return
-            if self.deadline() > now:
-                break
-        self.clock.at(self.loop, self.deadline(), self)
 
 
 def _flat(response: Response) -> bool:

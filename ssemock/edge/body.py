@@ -7,7 +7,10 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 
-__all__ = ["BodyWriter", "write_at_once"]
+__all__ = ["PIECE", "BodyWriter", "write_at_once"]
+
+PIECE = 64 * 1024
+"""Bytes of a long chunk handed to the connection at a time (:meth:`BodyWriter.write_long`)."""
 
 
 class BodyWriter:
@@ -20,18 +23,26 @@ class BodyWriter:
     as one write, which spares aiohttp's per-write work (about half the cost of a small chunk). Other
     framings (``Content-Length``, close-delimited: aiohttp counts the length) stay with aiohttp.
 
+    Made once the response is prepared (its framing is set then). With ``pieces``, a chunk longer than
+    :data:`PIECE` can be written by :meth:`write_long` instead, in pieces: not for HTTP/2 or TLS record
+    faults, which see each write.
+
     Raises (on call):
         ConnectionResetError: the connection is closing.
     """
 
-    __slots__ = ("framed", "started", "transport", "writer")
+    __slots__ = ("framed", "pieces", "protocol", "started", "transport", "writer")
 
-    def __init__(self, request: web.Request, response: web.StreamResponse) -> None:
+    def __init__(self, request: web.Request, response: web.StreamResponse, *, pieces: bool = False) -> None:
         writer = request.writer
         self.writer = writer
         self.transport = request.transport
-        self.framed = (getattr(writer, "chunked", False) is True and writer.length is None and not response.compression
-                       and getattr(writer, "on_body_write", None) is None)
+        self.protocol = request.protocol
+        plain = not response.compression and getattr(writer, "on_body_write", None) is None
+        self.framed = getattr(writer, "chunked", False) is True and writer.length is None and plain
+        self.pieces = pieces and plain and (self.framed or getattr(writer, "chunked", True) is False)
+        """Whether :meth:`write_long` may be used: the body is framed here, or not chunked at all
+        (``Content-Length`` or close-delimited), and nothing else transforms or watches the writes."""
         self.started = False
 
     def __call__(self, data: bytes) -> None:
@@ -41,12 +52,43 @@ class BodyWriter:
             return
         if not data:  # an empty HTTP chunk would end the body
             return
+        self._put(b"%x\r\n%b\r\n" % (len(data), data))
+
+    def long(self, data: bytes) -> bool:
+        """Whether ``data`` goes through :meth:`write_long`: longer than :data:`PIECE`, with :attr:`pieces`."""
+        return self.pieces and len(data) > PIECE
+
+    async def write_long(self, data: bytes) -> None:
+        """Write ``data`` as one body chunk (one HTTP chunk when framed here) in pieces of :data:`PIECE`
+        bytes, each once the client's socket has room for it (aiohttp's ``drain``): about a piece of it
+        waits in the connection's buffer at a time, never a copy of the whole, whatever its size and
+        however slowly the client reads.
+
+        Raises:
+            ConnectionResetError: the connection is closing.
+        """
+        writer, view = self.writer, memoryview(data)
+        if not self.started:
+            writer.send_headers()
+            self.started = True
+        if self.framed:
+            self._put(b"%x\r\n" % len(data))
+        for at in range(0, len(data), PIECE):
+            if self.framed:
+                self._put(view[at:at + PIECE])
+            else:  # Content-Length or close-delimited: aiohttp counts the length
+                await writer.write(view[at:at + PIECE])
+            if self.protocol.writing_paused:
+                await writer.drain()
+        if self.framed:
+            self._put(b"\r\n")
+
+    def _put(self, data: bytes | memoryview) -> None:
         transport = self.transport
         if transport is None or transport.is_closing():
             raise ConnectionResetError("Cannot write to closing transport")
-        framed = b"%x\r\n%b\r\n" % (len(data), data)
-        self.writer.output_size += len(framed)
-        transport.write(framed)
+        self.writer.output_size += len(data)
+        transport.write(data)
 
 
 def write_at_once(writer: AbstractStreamWriter, data: bytes) -> None:
