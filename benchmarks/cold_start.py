@@ -16,6 +16,13 @@
 * ``cold_start.first_request_cpu``: the same runs' CPU seconds (user + system) of the
   server process until it answered (killed then, its usage read when reaped), which a loaded
   machine disturbs less than wall time.
+* ``cold_start.first_request_no_pyc`` and ``cold_start.first_request_empty_cache``: the same start of
+  ours in the cold states a user meets, interleaved with the runs above and against the same bare
+  server: without ssemock's compiled bytecode (a source checkout with ``PYTHONDONTWRITEBYTECODE=1``:
+  every module compiled at every start; aiohttp's and the standard library's bytecode kept, as
+  installed), and with a new, empty cache directory (the bundled cassettes parsed, validated and
+  cached). Reported. Two installs sharing one cache directory read each other's entries: an entry's key
+  is the ssemock version and the files' bytes, no module's modification time.
 * ``cold_start.cassette_10mb``: seconds for the second ``ssemock.cassette.load`` of a 10 MB cassette
   written by ssemock (the real recording's chunks repeated, with times): the load answered
   from the cache of parsed cassettes (:mod:`ssemock.cassette.cache`). Baseline: the same
@@ -36,6 +43,7 @@ import hashlib
 import http.client
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,13 +84,13 @@ COMMANDS = {
 }
 
 
-def first_request(command: list[str]) -> tuple[float, float]:
-    """Seconds from starting ``command`` to the answer of its health endpoint, and the CPU seconds
-    (user + system) the process had used by then: it is killed (SIGKILL) as soon as the answer
-    is read, and its resource usage read when it is reaped (microseconds, where ``/proc`` counts
-    ticks of 10 ms)."""
+def first_request(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Seconds from starting ``command`` (with ``env``, default this process's) to the answer of its
+    health endpoint, and the CPU seconds (user + system) the process had used by then: it is killed
+    (SIGKILL) as soon as the answer is read, and its resource usage read when it is reaped
+    (microseconds, where ``/proc`` counts ticks of 10 ms)."""
     started = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     reaped = False
     try:
         assert proc.stdout is not None
@@ -148,16 +156,30 @@ def load_times(path: Path, reps: int) -> dict[str, list[float]]:
     return times
 
 
+def cold_env(kind: str, tmp: Path, run: int) -> dict[str, str] | None:
+    """The environment of a start of ``kind``: ``no_pyc``, ssemock without compiled bytecode (its
+    entries removed from the kept ones, none written: a source checkout under
+    ``PYTHONDONTWRITEBYTECODE=1``; aiohttp's and the standard library's kept, as installed);
+    ``empty_cache``, a new, empty cache directory; otherwise the environment as it is."""
+    if kind == "no_pyc":
+        shutil.rmtree(Path(os.environ["PYTHONPYCACHEPREFIX"] + str(ROOT / "ssemock")), ignore_errors=True)
+        return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if kind == "empty_cache":
+        return {**os.environ, "SSEMOCK_CACHE_DIR": str(tmp / f"cache-{run}")}
+    return None
+
+
 def run(quick: bool = False) -> list[dict[str, Any]]:
     reps = 4 if quick else 21  # a ratio near its goal moves by 0.1 between runs of 9 on a loaded machine
     with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
         os.environ["SSEMOCK_CACHE_DIR"] = str(Path(tmp) / "cache")  # also for the server processes
         try:
-            starts: dict[str, list[tuple[float, float]]] = {"ours": [], "bare": []}
+            starts: dict[str, list[tuple[float, float]]] = {"ours": [], "bare": [], "no_pyc": [], "empty_cache": []}
             with bytecode_kept(Path(tmp) / "bytecode"):  # ours and the baseline alike
-                for _ in range(reps + 1):
-                    for kind, command in COMMANDS.items():
-                        starts[kind].append(first_request(command))
+                for index in range(reps + 1):
+                    for kind in starts:
+                        command = COMMANDS["bare" if kind == "bare" else "ours"]
+                        starts[kind].append(first_request(command, cold_env(kind, Path(tmp), index)))
             wall = {k: [w for w, _ in v[1:]] for k, v in starts.items()}  # the first pair warms the file cache
             cpu = {k: [c for _, c in v[1:]] for k, v in starts.items()}
             size = 2_000_000 if quick else 10_000_000
@@ -178,6 +200,11 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         figure("cold_start.first_request_cpu", cpu_m["ours"], "CPU s", baseline=cpu_m["bare"], goal="ratio <= 1.1",
                met=cpu_m["ours"] / cpu_m["bare"] <= 1.1,
                spread=spread(cpu["ours"], cpu["bare"]) + noisy(cpu["ours"], cpu["bare"], within)),
+        *(figure(f"cold_start.first_request_{kind}", m[kind], f"s, {what} (baseline: the bare server, as above)",
+                 baseline=m["bare"], goal="reported", met=True, spread=spread(wall[kind], wall["bare"]))
+          for kind, what in (("no_pyc", "ssemock without compiled bytecode (a source checkout, "
+                                        "PYTHONDONTWRITEBYTECODE=1)"),
+                             ("empty_cache", "a new, empty cache directory"))),
         figure("cold_start.cassette_10mb", m["cached"], "s per 10 MB (second load)", baseline=m["pickle"],
                goal="<= 0.5 s", met=m["cached"] <= 0.5, spread=spread(loads["cached"], loads["pickle"])),
         figure("cold_start.cassette_10mb_first", m["first"], "s per 10 MB (first load)", baseline=m["yaml"],
