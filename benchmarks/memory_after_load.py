@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.client
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import figure
+from .aimock_peer import post
 from .common import REQUEST_BODY, ROOT, STREAM_PATH, raise_open_files_limit, rss_kb, standalone, stop_processes
 
 __all__ = ["run"]
@@ -62,21 +62,6 @@ async def main():
 import asyncio
 asyncio.run(main())
 """
-
-
-def whole(url: str) -> bytes:
-    """The whole answer to ``POST url`` with the benchmark's request body; raises unless 200."""
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
-    try:
-        conn.request("POST", parts.path, REQUEST_BODY, {"Content-Type": "application/json"})
-        response = conn.getresponse()
-        data = response.read()
-        if response.status != 200:
-            raise RuntimeError(f"POST {url}: status {response.status}: {data[:200]!r}")
-        return data
-    finally:
-        conn.close()
 
 
 async def _leave_early(url: str, clients: int, at_once: int) -> int:
@@ -120,13 +105,13 @@ def servers(tmp: Path) -> Iterator[dict[str, tuple[subprocess.Popen[str], str]]]
             raise RuntimeError(f"ssemock serve did not start: {first!r}")
         base = first.split()[3].rstrip("/")
         answer = tmp / "answer.bin"
-        answer.write_bytes(whole(base + STREAM_PATH))
+        answer.write_bytes(post(base + STREAM_PATH, REQUEST_BODY))
         bare = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(answer)], cwd=ROOT, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         procs.append(bare)
         assert bare.stdout is not None
         bare_url = f"http://127.0.0.1:{int(bare.stdout.readline())}{STREAM_PATH}"
-        if whole(bare_url) != answer.read_bytes():
+        if post(bare_url, REQUEST_BODY) != answer.read_bytes():
             raise RuntimeError("memory_after_load: the bare server sent other bytes")
         yield {"ours": (ours, base), "bare": (bare, bare_url)}
     finally:
