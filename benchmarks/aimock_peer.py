@@ -12,7 +12,9 @@ has no value and its goal says how to install it; the run goes on.
   to its first request (a short streamed chat completion, read whole and checked), measured as
   :func:`benchmarks.cold_start.first_request` measures ours against its baseline: runs alternate
   ours / peer, the first pair only warms the file cache (ssemock's cache directory a temporary
-  ``SSEMOCK_CACHE_DIR``); median, min/median/max in ``spread``.
+  ``SSEMOCK_CACHE_DIR``) and compiles ours's bytecode, which is kept (a temporary
+  ``PYTHONPYCACHEPREFIX``, whatever ``PYTHONDONTWRITEBYTECODE`` says), as an installed package has
+  it; median, min/median/max in ``spread``.
 * ``aimock_peer.cold_start_cpu``: the same runs' CPU seconds (user + system) of the server
   process until it answered (its threads' run time, ``/proc/PID/task/*/schedstat``), which a
   loaded machine disturbs less than wall time.
@@ -376,12 +378,18 @@ def stub_answers(tmp: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
 def floor_server(body_file: Path) -> Iterator[tuple[int, str]]:
     """``python -m benchmarks.servers floor-burst BODY_FILE``: its pid and base URL; stopped on exit."""
     proc = subprocess.Popen([sys.executable, "-m", "benchmarks.servers", "floor-burst", str(body_file), "0"],
-                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None
-        yield proc.pid, f"http://127.0.0.1:{int(proc.stdout.readline())}"
+        assert proc.stdout is not None and proc.stderr is not None
+        port = proc.stdout.readline().strip()
+        if not port.isdigit():
+            proc.wait(timeout=10)
+            raise RuntimeError(f"benchmarks.servers floor-burst did not start: {proc.stderr.read()[-500:]}")
+        yield proc.pid, f"http://127.0.0.1:{port}"
     finally:
         stop_processes([proc], timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
@@ -391,7 +399,9 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as name:
         tmp = Path(name)
         env = {**os.environ, "SSEMOCK_CACHE_DIR": str(tmp / "cache")}
-        wall, cpu = cold_starts(tmp, env, reps)
+        # as installed: compiled bytecode kept (cold_start.first_request_no_pyc measures a start without)
+        kept = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        wall, cpu = cold_starts(tmp, {**kept, "PYTHONPYCACHEPREFIX": str(tmp / "bytecode")}, reps)
         flow = throughputs(tmp, env, chars, runs)
         stub = stub_answers(tmp, env, 5 if quick else 21)
     peer = f"baseline: aimock {aimock_version()}"

@@ -157,13 +157,16 @@ def load_times(path: Path, reps: int) -> dict[str, list[float]]:
 
 
 def cold_env(kind: str, tmp: Path, run: int) -> dict[str, str] | None:
-    """The environment of a start of ``kind``: ``no_pyc``, ssemock without compiled bytecode (its
-    entries removed from the kept ones, none written: a source checkout under
+    """The environment of a start of ``kind``: ``no_pyc``, ssemock without compiled bytecode (a copy
+    of the kept bytecode without ssemock's, none written: a source checkout under
     ``PYTHONDONTWRITEBYTECODE=1``; aiohttp's and the standard library's kept, as installed);
     ``empty_cache``, a new, empty cache directory; otherwise the environment as it is."""
-    if kind == "no_pyc":
-        shutil.rmtree(Path(os.environ["PYTHONPYCACHEPREFIX"] + str(ROOT / "ssemock")), ignore_errors=True)
-        return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if kind == "no_pyc":  # a copy of the kept bytecode without ssemock's, made once, never written to
+        bare = tmp / "bytecode-no-ssemock"
+        if not bare.exists():
+            shutil.copytree(os.environ["PYTHONPYCACHEPREFIX"], bare)
+            shutil.rmtree(Path(str(bare) + str(ROOT / "ssemock")), ignore_errors=True)
+        return {**os.environ, "PYTHONPYCACHEPREFIX": str(bare), "PYTHONDONTWRITEBYTECODE": "1"}
     if kind == "empty_cache":
         return {**os.environ, "SSEMOCK_CACHE_DIR": str(tmp / f"cache-{run}")}
     return None
