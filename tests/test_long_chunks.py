@@ -4,7 +4,9 @@ the whole chunk waiting in the server for a client that reads slowly or not at a
 
 from __future__ import annotations
 
+import logging
 import socket
+import struct
 import time
 from pathlib import Path
 
@@ -84,3 +86,28 @@ def test_a_client_that_reads_nothing_leaves_about_a_piece_of_a_long_chunk_queued
                 got += len(data)
     assert got >= len(huge)
     assert grown < 16 * PIECE // 1024 + 4096, f"{grown} KiB more resident while the client read nothing"
+
+
+def test_a_client_that_resets_inside_a_long_chunk_on_the_timeline_is_client_gone_with_whole_chunks_counted(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A long chunk due on the timeline is not all written when the client leaves (RST) inside it: the
+    journal counts the chunk before it only (it counted the long chunk too once it was queued whole,
+    though the client had read a fraction of it), and the server answers the next request."""
+    chunks = [b'data: {"n": 0}\n\n', b"data: {" + b" " * (8 * 1024 * 1024) + b"}\n\n", b"data: [DONE]\n\n"]
+    with MockServer([cassette(chunks, True)], scenarios=[], timing_scale=1) as server:
+        host, port = server.url.split("//")[1].split(":")
+        with socket.create_connection((host, int(port.rstrip("/"))), timeout=10) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+            sock.sendall(b"POST /long HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+            assert sock.recv(65536)
+            time.sleep(0.2)  # the server has filled the socket's buffers and waits for the client
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close() sends RST
+        deadline = time.monotonic() + 5.0
+        while server.requests[-1].get("outcome") is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        entry = server.requests[-1]
+        again = raw_request(server.url, "POST", "/long", b"{}")
+    assert entry["outcome"] == "client_gone"
+    assert (entry["chunks_sent"], entry["bytes_sent"]) == (1, len(chunks[0]))
+    assert again.ending == "complete" and again.body == b"".join(chunks)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
