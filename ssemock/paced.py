@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
-from .edge.body import PIECE, BodyWriter
+from .edge.body import BodyWriter
 
 if TYPE_CHECKING:
     from .cassette import Chunk
@@ -31,11 +31,11 @@ class StreamView(Protocol):
     clock: Timeline
     pieces: bool
 
+
 YIELD_EVERY = 256
 """Chunks written back to back before a sender gives the loop to the other requests (a write
 awaits only when the socket's buffer is full, so a long stream to a fast reader would otherwise
 hold the loop for its whole length)."""
-
 
 
 class Paced:
@@ -92,7 +92,7 @@ class Paced:
         chunks, sent, now = self.chunks, self.sent, self.loop.time()
         for _ in range(YIELD_EVERY):
             data = chunks[self.index].data
-            if self.write.pieces and len(data) > PIECE:  # the stream's coroutine writes it (long_due)
+            if self.write.long(data):  # the stream's coroutine writes it (long_due)
                 self.done.set_result(None)
                 return
             try:

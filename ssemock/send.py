@@ -223,10 +223,10 @@ class _Stream:
         try:
             if not pacing.on:
                 write = BodyWriter(self.request, self.response, pieces=self.pieces)
-                protocol, writer, pieces = self.request.protocol, self.request.writer, write.pieces
+                protocol, writer = self.request.protocol, self.request.writer
                 for chunk in self.chunks:
                     data = chunk.data
-                    if pieces and len(data) > PIECE:
+                    if write.long(data):
                         await write.write_long(data)
                     else:
                         write(data)
