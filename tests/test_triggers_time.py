@@ -151,7 +151,7 @@ def httpx_sse_events(url: str, hdrs: dict[str, str], read_timeout: float = 10.0)
 
 
 def openai_text(server: MockServer, scenario: str, read_timeout: float = 10.0) -> str:
-    timeout = httpx.Timeout(10.0, read=read_timeout)
+    timeout = openai.Timeout(10.0, read=read_timeout)  # the SDK's own (its HTTP library's) type
     with openai.OpenAI(base_url=server.url + "/v1", api_key="sk-test", max_retries=0, timeout=timeout) as client:
         stream = client.chat.completions.create(
             model="gpt-4o", messages=[{"role": "user", "content": "Hi"}], stream=True,
