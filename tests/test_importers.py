@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -26,17 +25,13 @@ from ssemock.sse import Comment, Event, decode, split_blocks
 
 from .conftest import REALWORLD
 from .processes import run_measured
+from .tool_scripts import load_tool
 
 ROOT = Path(__file__).parent.parent
 
 
 def _tool():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("import_realworld", ROOT / "tools" / "import_realworld.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["import_realworld"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("import_realworld")
 
 
 def test_bundled_cassettes_are_the_real_recordings_imported(bundled: dict[str, Cassette]) -> None:

@@ -4,7 +4,6 @@ reason it has none, for every client the card covers."""
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from collections import Counter
@@ -14,18 +13,9 @@ from typing import Any
 import ssemock
 
 from .checkclients import EXAMPLES, READER, ROOT, check_client, release_python
+from .tool_scripts import load_tool
 
-
-def _tool() -> Any:
-    spec = importlib.util.spec_from_file_location("report_card", ROOT / "tools" / "report_card.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["report_card"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = _tool()
+TOOL: Any = load_tool("report_card")
 CARD = ["openai-python", "openai-node", "anthropic", "google-genai", "httpx-sse", "eventsource-parser",
         "eventsource", "@microsoft/fetch-event-source", "sseclient-py", "requests-sse", "aiohttp-sse-client2"]
 """The clients the card is asked to cover, as the request for it names them."""
