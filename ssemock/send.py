@@ -223,18 +223,19 @@ class _Stream:
         try:
             if not pacing.on:
                 write = BodyWriter(self.request, self.response, pieces=self.pieces)
-                protocol, writer = self.request.protocol, self.request.writer
-                for chunk in self.chunks:
-                    data = chunk.data
-                    if write.long(data):
-                        await write.write_long(data)
-                    else:
-                        write(data)
-                    written += 1
-                    if protocol.writing_paused:
-                        await writer.drain()
-                    elif not written % YIELD_EVERY:
-                        await asyncio.sleep(0)
+                protocol, writer, chunks = self.request.protocol, self.request.writer, self.chunks
+                try:
+                    while written < len(chunks):
+                        written = write.run(chunks, written, written + YIELD_EVERY)
+                        if written < len(chunks) and write.long(data := chunks[written].data):
+                            await write.write_long(data)
+                            written += 1
+                        if protocol.writing_paused:
+                            await writer.drain()
+                        elif written < len(chunks):
+                            await asyncio.sleep(0)
+                finally:  # a write that failed in run() left its count in write.reached
+                    written = max(written, write.reached)
                 self.last = loop.time()
                 return
             for chunk in self.chunks:

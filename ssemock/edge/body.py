@@ -4,8 +4,14 @@ chunks in one turn of the loop."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
+
+if TYPE_CHECKING:
+    from ..cassette import Chunk
 
 __all__ = ["PIECE", "BodyWriter", "write_at_once"]
 
@@ -31,7 +37,7 @@ class BodyWriter:
         ConnectionResetError: the connection is closing.
     """
 
-    __slots__ = ("framed", "pieces", "protocol", "started", "transport", "writer")
+    __slots__ = ("framed", "pieces", "protocol", "reached", "started", "transport", "writer")
 
     def __init__(self, request: web.Request, response: web.StreamResponse, *, pieces: bool = False) -> None:
         writer = request.writer
@@ -44,6 +50,8 @@ class BodyWriter:
         """Whether :meth:`write_long` may be used: the body is framed here, or not chunked at all
         (``Content-Length`` or close-delimited), and nothing else transforms or watches the writes."""
         self.started = False
+        self.reached = 0
+        """The index of the first chunk :meth:`run` did not write (set also when a write fails)."""
 
     def __call__(self, data: bytes) -> None:
         if not (self.started and self.framed):
@@ -57,6 +65,53 @@ class BodyWriter:
     def long(self, data: bytes) -> bool:
         """Whether ``data`` goes through :meth:`write_long`: longer than :data:`PIECE`, with :attr:`pieces`."""
         return self.pieces and len(data) > PIECE
+
+    def run(self, chunks: Sequence[Chunk], start: int, stop: int) -> int:
+        """Write ``chunks[start:stop]``, each as one write (one HTTP chunk), back to back, now; stop
+        before a long chunk (:meth:`long`: it goes to :meth:`write_long`) and after the write that
+        makes the connection pause writing (the client's socket buffer is full). Returns the index of
+        the first chunk not written, also kept in :attr:`reached`.
+
+        The loop of a burst (thousands of short chunks: a stub's events) with each write's checks
+        made once per call, where the framing allows.
+
+        Raises:
+            ConnectionResetError: the connection is closing (:attr:`reached` says how far it got).
+        """
+        index, stop = start, min(stop, len(chunks))
+        try:
+            if index < stop and not (self.started and self.framed):  # the head goes with the first chunk
+                data = chunks[index].data
+                if self.long(data):
+                    return index
+                self(data)
+                index += 1
+            protocol = self.protocol
+            if not self.framed:  # aiohttp counts or frames each write
+                while index < stop and not protocol.writing_paused and not self.long(data := chunks[index].data):
+                    self(data)
+                    index += 1
+                return index
+            transport, pieces, size = self.transport, self.pieces, 0
+            if transport is None or transport.is_closing():
+                raise ConnectionResetError("Cannot write to closing transport")
+            try:
+                while index < stop and not protocol.writing_paused:
+                    data = chunks[index].data
+                    if pieces and len(data) > PIECE:
+                        break
+                    if data:  # an empty HTTP chunk would end the body
+                        framed = b"%x\r\n%b\r\n" % (len(data), data)
+                        size += len(framed)
+                        transport.write(framed)
+                        if transport.is_closing():  # the write failed: the client left
+                            raise ConnectionResetError("Cannot write to closing transport")
+                    index += 1
+            finally:
+                self.writer.output_size += size
+            return index
+        finally:
+            self.reached = index
 
     async def write_long(self, data: bytes) -> None:
         """Write ``data`` as one body chunk (one HTTP chunk when framed here) in pieces of :data:`PIECE`
