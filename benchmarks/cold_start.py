@@ -173,7 +173,7 @@ def cold_env(kind: str, tmp: Path, run: int) -> dict[str, str] | None:
 
 
 def run(quick: bool = False) -> list[dict[str, Any]]:
-    reps = 4 if quick else 21  # a ratio near its goal moves by 0.1 between runs of 9 on a loaded machine
+    reps = 3 if quick else 21  # a ratio near its goal moves by 0.1 between runs of 9 on a loaded machine
     with tempfile.TemporaryDirectory(prefix="ssemock-bench-") as tmp:
         os.environ["SSEMOCK_CACHE_DIR"] = str(Path(tmp) / "cache")  # also for the server processes
         try:

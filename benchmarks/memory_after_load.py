@@ -7,7 +7,7 @@ aiohttp handler writing the same bytes (our answer, read once whole) in 64 KiB p
 Both are warmed up with one whole answer, measured idle, then given 3 rounds of 300 clients (100 at a
 time; 1 round of 100, 50 at a time, with ``--quick``) that each read 150 KB of the answer and close
 the connection, one round after the other for ours and the baseline in turn; then each is given 2 s
-to settle and measured again from outside (``/proc/PID``). Ours clears its journal before both
+(1 s with ``--quick``) to settle and measured again from outside (``/proc/PID``). Ours clears its journal before both
 measurements (it keeps an entry per request, up to its capacity, by design).
 
 * ``memory_after_load.rss_after``: ours, resident MiB after the rounds; baseline the bare server's
@@ -137,7 +137,7 @@ def run(quick: bool = False) -> list[dict[str, Any]]:
         for index in range(rounds):
             for kind in ("ours", "bare") if index % 2 == 0 else ("bare", "ours"):
                 read[kind] += asyncio.run(_leave_early(urls[kind], clients, at_once))
-        time.sleep(2)
+        time.sleep(1 if quick else 2)
         after = {kind: rss_mib(kind) for kind in urls}
     if read["ours"] != read["bare"] or read["ours"] < rounds * clients * 0.99:
         raise RuntimeError(f"memory_after_load: clients that read {READ_BYTES:,} bytes: {read}")
