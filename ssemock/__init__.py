@@ -9,6 +9,7 @@ from .edge.options import NetworkOptions
 from .errors import (
     CassetteError,
     CassetteNotFoundError,
+    ChaosError,
     ConfigError,
     ImportFormatError,
     JSONTooDeepError,
@@ -31,6 +32,7 @@ __all__ = [
     "Cassette",
     "CassetteError",
     "CassetteNotFoundError",
+    "ChaosError",
     "Chunk",
     "Comment",
     "ConfigError",

@@ -44,7 +44,7 @@ from typing import Any, Literal, TypeAlias
 from .cassette.files import FileError
 from .cassette.yamltext import load_yaml, utf8_text
 from .chaos import Chaos
-from .errors import ConfigError, ScenarioError, StubError
+from .errors import ChaosError, ConfigError, ScenarioError, StubError
 from .limits import MAX_ADDED_SCENARIOS, MAX_ADDED_STUBS, MAX_SCENARIO_FILE, MAX_SCENARIOS, json_depth_exceeds
 from .names import scenario_names
 from .refusals import TooManyScenariosError, UnknownScenarioError
@@ -247,19 +247,19 @@ _CHAOS_DOCUMENT = (
 
 
 def _set_chaos(state: ServerState, change: Change) -> Commit:
-    document = change.document(ScenarioError, MAX_SCENARIO_FILE)
+    document = change.document(ChaosError, MAX_SCENARIO_FILE)
     if document is None:
-        raise ScenarioError(change.source, "", f"{_CHAOS_DOCUMENT}; DELETE /_ssemock/chaos clears them")
+        raise ChaosError(change.source, "", f"{_CHAOS_DOCUMENT}; DELETE /_ssemock/chaos clears them")
     try:
         rates = Chaos.of(document, "chaos")
     except ConfigError as exc:
-        raise ScenarioError(change.source, "", f"{_CHAOS_DOCUMENT} ({exc})") from None
+        raise ChaosError(change.source, "", f"{_CHAOS_DOCUMENT} ({exc})") from None
 
     def commit() -> dict[str, Any]:
         try:
             rates.check(state.scenarios)
         except ConfigError as exc:
-            raise ScenarioError(change.source, "", f"rates of scenarios the server serves ({exc})") from None
+            raise ChaosError(change.source, "", f"rates of scenarios the server serves ({exc})") from None
         state.chaos = rates
         return {"chaos": rates.describe()}
 

@@ -10,6 +10,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     │   └── UnknownCassetteError            404 ssemock_unknown_cassette
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
+    │   └── ChaosError                      faults by rate (--chaos, PUT /_ssemock/chaos) are malformed
     ├── ScenarioTooLargeError (ValueError)  500 ssemock_scenario_too_large: more added to a response than the bound
     ├── StubError (ValueError)              a stub (file or inline) is malformed
     ├── NoMatchError (LookupError)          404 ssemock_no_match: no interaction matches a request
@@ -64,6 +65,7 @@ __all__ = [
     "BodyTimeoutError",
     "CassetteError",
     "CassetteNotFoundError",
+    "ChaosError",
     "ConfigError",
     "ContentCodingError",
     "Described",
@@ -271,6 +273,13 @@ class ScenarioError(_FileFieldError):
     """A scenario file or step is invalid: names the file, the step field and the valid choices."""
 
     kind = "scenario"
+
+
+class ChaosError(ScenarioError):
+    """Faults by rate given to a running server (``PUT /_ssemock/chaos``, :meth:`MockServer.set_chaos`) are
+    invalid: a malformed rule, a rate out of [0, 1], rates summing to more than 1, or a scenario not served."""
+
+    kind = "chaos"
 
 
 class ScenarioTooLargeError(SSEMockError, ValueError):

@@ -377,8 +377,9 @@ class MockServer:
         """Replace the faults by rate while the server runs (``PUT /_ssemock/chaos``) with ``chaos``, as
         ``MockServer(chaos=...)`` takes it (``"cut-mid-event=0.05,http-429=0.02"``, a list of such rules, a
         mapping of scenario names to rates, a :class:`~ssemock.chaos.Chaos`). Returns the rules as ``--chaos``
-        writes them. Raises :class:`ScenarioError` for a malformed rule, a rate out of [0, 1], rates summing
-        to more than 1, or a scenario not served; nothing changed then."""
+        writes them. Raises :class:`~ssemock.errors.ChaosError` (a :class:`ScenarioError`) for a malformed
+        rule, a rate out of [0, 1], rates summing to more than 1, or a scenario not served; nothing changed
+        then."""
         data = list(chaos) if isinstance(chaos, Sequence) and not isinstance(chaos, str) else chaos
         change = Change("chaos.set", data=data, source="MockServer.set_chaos")
         return list(self.call(prepare_change(self.state, change))["chaos"])

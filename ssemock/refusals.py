@@ -171,7 +171,7 @@ class BadQueryError(RequestError, ValueError):
 
 class InvalidChangeError(RequestError, ValueError):
     """The body of a change to a running server (``POST /_ssemock/stubs``, ``PUT /_ssemock/scenario``) that
-    the loader of its files refuses: ``kind`` (``stub`` or ``scenario``), ``field`` (as in a file:
+    the loader of its files refuses: ``kind`` (``stub``, ``scenario`` or ``chaos``), ``field`` (as in a file:
     ``stubs[0].reply.text``, ``steps[1].stall.seconds``, or ``line 3, column 5``; empty: the whole
     document) and ``expected``. Nothing was changed."""
 
@@ -179,7 +179,7 @@ class InvalidChangeError(RequestError, ValueError):
     code = "ssemock_invalid_change"
     detail_names = ("kind", "field", "expected")
 
-    def __init__(self, cause: StubError | ScenarioError) -> None:
+    def __init__(self, cause: StubError | ScenarioError) -> None:  # ChaosError is a ScenarioError
         self.kind, self.field, self.expected = cause.kind, cause.field, cause.expected
         super().__init__(str(cause))
 

@@ -22,7 +22,7 @@ import httpx
 import openai
 import pytest
 
-from ssemock import MockServer, ScenarioError
+from ssemock import ChaosError, MockServer, ScenarioError
 from ssemock.mockserver import collect_cassettes
 from ssemock.stubs.files import MAX_STUB_FILE
 from ssemock.workers import PEER_TIMEOUT
@@ -484,10 +484,11 @@ def test_the_faults_by_rate_set_over_http_apply_to_the_next_requests_then_cleare
         assert put.json() == {"chaos": ["cut-mid-event=0.0"]}
         assert replay(client).content == inter.response.body
         for body, said in (("http-429=1.5", "from 0 to 1"), ("no-such-scenario=0.1", "no scenario named"),
-                           ("http-429=0.7,http-500=0.7", "at most 1")):
+                           ("http-429=0.7,http-500=0.7", "at most 1"), ("[http-429=0.1", "valid YAML")):
             refused = client.put("/_ssemock/chaos", content=body)
             error = refused.json()["error"]
             assert (refused.status_code, error["type"]) == (400, "ssemock_invalid_change"), error
+            assert error["kind"] == "chaos", error
             assert said in error["message"], error["message"]
         assert client.get("/_ssemock/chaos").json()["chaos"] == ["cut-mid-event=0.0"]  # unchanged
         foreign = client.put("/_ssemock/chaos", content="http-429=1", headers={"Origin": "http://127.0.0.1:1"})
@@ -502,8 +503,9 @@ def test_mockserver_sets_and_clears_the_faults_by_rate() -> None:
         assert server.set_chaos({"http-500": 1}) == ["http-500=1.0"]
         answer = client.post(inter.request.path, content=inter.request.body, headers={"X-SSEMock-Cassette": RECORDED})
         assert answer.status_code == 500 and server.requests[-1]["fault"] == "http-500"
-        with pytest.raises(ScenarioError, match="no scenario named"):
+        with pytest.raises(ChaosError, match="no scenario named") as refused:
             server.set_chaos("nothing-like-it=0.5")
+        assert isinstance(refused.value, ScenarioError) and refused.value.kind == "chaos"
         server.clear_chaos()
         answer = client.post(inter.request.path, content=inter.request.body, headers={"X-SSEMock-Cassette": RECORDED})
         assert answer.content == inter.response.body
