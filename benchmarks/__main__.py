@@ -86,7 +86,7 @@ def table(figures: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="smaller loads (under 60 s on 2 cores)")
+    parser.add_argument("--quick", action="store_true", help="smaller loads (goal: under 60 s on 2 cores)")
     parser.add_argument("--json", metavar="FILE", help="write the figures as a JSON list to FILE")
     parser.add_argument("--page", nargs="?", const=str(PAGE), metavar="FILE",
                         help=f"write the table into FILE's marked block (default {PAGE.relative_to(PAGE.parents[2])})")

@@ -44,7 +44,7 @@ from typing import Any, Literal, TypeAlias
 from .cassette.files import FileError
 from .cassette.yamltext import load_yaml, utf8_text
 from .chaos import Chaos
-from .errors import ChaosError, ConfigError, ScenarioError, StubError
+from .errors import ChaosError, ConfigError, ScenarioError, StubError, did_you_mean
 from .limits import MAX_ADDED_SCENARIOS, MAX_ADDED_STUBS, MAX_SCENARIO_FILE, MAX_SCENARIOS, json_depth_exceeds
 from .names import scenario_names
 from .refusals import TooManyScenariosError, UnknownScenarioError
@@ -197,14 +197,15 @@ def _set_scenario(state: ServerState, change: Change) -> Commit:
     try:
         names = scenario_names(document)
     except ConfigError as exc:
-        raise ScenarioError(change.source, "", _SCENARIO_DOCUMENT, str(exc)) from None
+        raise ScenarioError(change.source, "", f"{_SCENARIO_DOCUMENT} ({exc})") from None
     if len(names) > MAX_SCENARIOS:
         raise TooManyScenariosError(len(names), MAX_SCENARIOS)
 
     def commit() -> dict[str, Any]:
         unknown = [name for name in names if name not in state.scenarios]
         if unknown:
-            raise UnknownScenarioError(f"{change.source}: no scenario named {unknown[0]!r}", state.scenarios)
+            raise UnknownScenarioError(f"{change.source}: no scenario named {unknown[0]!r}"
+                                       f"{did_you_mean(unknown[0], state.scenarios)}", state.scenarios)
         state.scenario = names
         return {"scenario": list(names)}
 

@@ -132,7 +132,8 @@ CRITERIA = ("method", "path", "query", "body", "cassette", "interaction", "stub"
 
 
 def describe_entry(entry: Entry) -> str:
-    """One line: ``#1 POST /v1/chat/completions -> 200 complete, 5 chunks, 1124 bytes (cassette #0)``."""
+    """One line: ``#1 POST /v1/chat/completions -> 200 complete, 5 chunks, 1124 bytes (cassette #0)``; the
+    stub, the scenario asked for and the fault drawn by chance (``fault http-429``) in the brackets."""
     query = "&".join(f"{k}={v}" for k, v in (entry.get("query") or {}).items())
     line = f"#{entry.get('seq')} {entry.get('method')} {entry.get('path')}{'?' + query if query else ''}"
     line += f" -> {entry.get('status')} {entry.get('outcome') or 'in progress'}"
@@ -146,6 +147,8 @@ def describe_entry(entry: Entry) -> str:
         where.append(f"stub {entry['stub']}")
     if entry.get("scenario"):
         where.append(f"scenario {entry['scenario']}")
+    if entry.get("fault"):  # drawn by chance (ssemock.chaos): it, not the scenario asked for, shaped the answer
+        where.append(f"fault {entry['fault']}")
     return f"{line} ({', '.join(where)})" if where else line
 
 

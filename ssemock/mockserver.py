@@ -28,7 +28,15 @@ from .chaos import Chaos
 from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
-from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
+from .errors import (
+    CassetteError,
+    CassetteNotFoundError,
+    ConfigError,
+    ScenarioError,
+    ServerError,
+    did_you_mean,
+    short_repr,
+)
 from .http2 import front as h2_front
 from .journal_query import Journal
 from .limits import claim_name
@@ -171,7 +179,7 @@ def check_names_in(names: Iterable[str], scenarios: Mapping[str, Scenario]) -> N
     for name in names:
         if name not in scenarios:
             known = ", ".join(sorted(scenarios)) or "(none)"
-            raise ConfigError(f"no scenario named {name!r}; known: {known}")
+            raise ConfigError(f"no scenario named {name!r}{did_you_mean(name, scenarios)}; known: {known}")
 
 
 def check_names(state: ServerState) -> None:

@@ -267,7 +267,7 @@ def sse_mock(
     try:
         settings = settings_of(item, config_of(ssemock_config), getattr(request, "param", None))
     except ConfigError as exc:
-        pytest.fail(f"ssemock: {exc}", pytrace=False)
+        raise pytest.fail.Exception(f"ssemock: {exc}", pytrace=False) from None  # the message says it all
     lookup = CassetteLookup(
         test_dir=request.path.parent, module=request.path.stem, test_name=ssemock_cassette_name,
         rootdir=request.config.rootpath, configured=session.configured, bundled=session.bundled,
@@ -278,7 +278,7 @@ def sse_mock(
     try:
         _prepare(handle, item, settings, session)
     except SSEMockError as exc:
-        pytest.fail(f"@pytest.mark.ssemock: {exc}", pytrace=False)
+        raise pytest.fail.Exception(f"@pytest.mark.ssemock: {exc}", pytrace=False) from None
     del session.failures[:]
     item.stash[_FIXTURE] = handle
     if handle.recorder is None:

@@ -37,7 +37,7 @@ from .body_paths import check_paths
 from .cassette import Cassette, load
 from .changes import Change, apply_change
 from .chaos import Chaos
-from .errors import CassetteNotFoundError, ScenarioError
+from .errors import CassetteNotFoundError, ScenarioError, did_you_mean
 from .journal import describe_journal, repeats, select, unmatched_report
 from .journal_query import Journal
 from .matching import DEFAULT_MATCH_ON, check_match_on
@@ -126,7 +126,8 @@ class CassetteLookup:
         searched.append(f"the configured directories ({', '.join(sorted(self.configured)) or 'no cassettes'})")
         searched.append(f"the bundled cassettes ({', '.join(sorted(self.bundled))})")
         error = CassetteNotFoundError(name)
-        error.args = (f"no cassette named {name!r}; searched: " + "; ".join(searched),)
+        close = did_you_mean(name, [*self.configured, *self.bundled])
+        error.args = (f"no cassette named {name!r}{close}; searched: " + "; ".join(searched),)
         raise error
 
     @property

@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from ssemock import ConfigError, MockServer, ScenarioError
 from ssemock.chaos import Chaos, Rate, draw, parse_rule, pick
 from ssemock.cli import main
+from ssemock.journal import describe_journal
 from ssemock.limits import MAX_CHAOS_RATES, MAX_CHAOS_RULES
 from ssemock.mockserver import collect_cassettes
 from ssemock.scenario import Scenario
@@ -278,6 +279,10 @@ def test_a_chaos_value_is_one_typed_record_the_server_holds() -> None:
     with server, httpx.Client(base_url=server.url) as client:
         server.call(lambda: setattr(server.state, "chaos", Chaos.of("http-500=1")))
         assert client.post("/v1/chat/completions", json={}).status_code == 500
+        # the one-line description names the fault that answered, beside the stub
+        assert describe_journal(server.requests).endswith("-> 500 complete, 1 chunks, "
+                                                          f"{server.requests[0]['bytes_sent']} bytes "
+                                                          f"(stub {server.requests[0]['stub']}, fault http-500)")
 
 
 def test_the_marker_takes_chaos_and_seed(pytester: pytest.Pytester) -> None:

@@ -136,6 +136,12 @@ def test_a_misspelt_scenario_or_cassette_name_is_answered_with_the_closest_name(
                               headers={"X-SSEMock-Cassette": "openai-chat-finsh-length-usage"}).json()["error"]
         unlike = httpx.post(server.url + "/v1/chat/completions", json={}, timeout=10,
                             headers={"X-SSEMock-Scenario": "zzz"}).json()["error"]
+        default = httpx.put(server.url + "/_ssemock/scenario", content="split-utf9", timeout=10).json()["error"]
+    with pytest.raises(ConfigError) as option:
+        MockServer(scenario="split-utf9")
+    assert default["message"] == "PUT /_ssemock/scenario: no scenario named 'split-utf9'; did you mean 'split-utf8'?"
+    assert str(option.value).startswith(
+        "no scenario named 'split-utf9'; did you mean 'split-utf8'?; known: azure-first-chunk, bom, ")
     assert scenario["message"] == "no scenario named 'split-utf9'; did you mean 'split-utf8'?"
     assert cassette["message"].startswith(
         "no cassette named 'openai-chat-finsh-length-usage'; did you mean 'openai-chat-finish-length-usage'?")

@@ -213,10 +213,14 @@ def test_cassette_lookup_order_and_unknown_names(session: pytest.Pytester) -> No
         @pytest.mark.ssemock(cassette="no-such-cassette")
         def test_unknown(ssemock):
             pass
+
+        @pytest.mark.ssemock(cassette="openai-chat-tool-calls-usag")
+        def test_misspelt(ssemock):
+            pass
         """
     )
     result = session.runpytest("--ssemock-cassettes", "shared")
-    result.assert_outcomes(passed=5, errors=1)
+    result.assert_outcomes(passed=5, errors=2)
     base = session.path
     result.stdout.fnmatch_lines(
         [
@@ -225,8 +229,12 @@ def test_cassette_lookup_order_and_unknown_names(session: pytest.Pytester) -> No
             f"{base}/cassettes/test_lookup/no-such-cassette.yaml; *; {base}/cassettes/no-such-cassette.yml; "
             "the configured directories (openai-chat-finish-length-usage); "
             "the bundled cassettes (alibaba-qwen-chat-emoji-split, *)",
+            "*ERROR at setup of test_misspelt*",
+            "@pytest.mark.ssemock: no cassette named 'openai-chat-tool-calls-usag'; "
+            "did you mean 'openai-chat-tool-calls-usage'?; searched: *",
         ]
     )
+    assert "During handling of the above exception" not in result.stdout.str()  # the message once, unchained
 
 
 def test_cassette_directories_from_the_ini_file(pytester: pytest.Pytester) -> None:

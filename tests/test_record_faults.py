@@ -144,7 +144,8 @@ def test_record_refuses_an_unknown_scenario(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("ssemock: error: no scenario named 'cut-mid-evnt'; known: "), done.stderr
+    assert done.stderr.startswith(
+        "ssemock: error: no scenario named 'cut-mid-evnt'; did you mean 'cut-mid-event'?; known: "), done.stderr
 
 
 def test_a_replayed_answer_of_the_recorder_is_sent_under_the_scenario_too(tmp_path: Path) -> None:
