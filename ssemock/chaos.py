@@ -131,8 +131,9 @@ class Chaos:
         if isinstance(value, Chaos):
             return value
         if isinstance(value, Mapping):
-            return cls.of([",".join(f"{k}={_rate_text(v, option)}" for k, v in value.items())], option)
-        texts = [value] if isinstance(value, str) else list(value)
+            return cls.of([",".join(f"{_name_text(k, option)}={_rate_text(k, v, option)}" for k, v in value.items())],
+                          option)
+        texts = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else [value]
         if not all(isinstance(t, str) for t in texts):
             raise ConfigError(
                 f"{option}: expected rules such as 'cut-mid-event=0.05,http-429=0.02', got {short_repr(value)}"
@@ -233,10 +234,18 @@ def parse_rule(text: str, option: str = "chaos") -> ChaosRule:
     return ChaosRule(tuple(rates), path, provider)
 
 
-def _rate_text(value: Any, option: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{option}: a rate is a number from 0 to 1, got {short_repr(value)}")
-    return repr(float(value))
+def _name_text(key: Any, option: str) -> str:
+    """A key of the mapping form: a scenario name alone (no scope, no second rate)."""
+    if not isinstance(key, str) or re.fullmatch(NAME, key) is None:
+        raise ConfigError(f"{option}: the keys of a mapping are scenario names, got {short_repr(key)}")
+    return key
+
+
+def _rate_text(key: str, value: Any, option: str) -> str:
+    """A rate of the mapping form as a rule's text, checked first (an integer too large for a float included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:  # NaN is not
+        raise ConfigError(f"{option}: the rate of {key}: expected a rate from 0 to 1, got {short_repr(value)}")
+    return repr(float(value) or 0.0)  # -0.0 as 0.0
 
 
 def draw(seed: int, seq: int) -> float:

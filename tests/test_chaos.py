@@ -251,6 +251,34 @@ def test_a_bad_chaos_rule_is_refused_naming_the_option(
         MockServer(chaos=rule)
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (5, "chaos: expected rules such as 'cut-mid-event=0.05,http-429=0.02', got 5"),
+        (True, "chaos: expected rules such as 'cut-mid-event=0.05,http-429=0.02', got True"),
+        (0.5, "chaos: expected rules such as 'cut-mid-event=0.05,http-429=0.02', got 0.5"),
+        ({"http-500": 10**400}, "chaos: the rate of http-500: expected a rate from 0 to 1, got 1000"),
+        ({"http-500": float("nan")}, "chaos: the rate of http-500: expected a rate from 0 to 1, got nan"),
+        ({"http-500": 2}, "chaos: the rate of http-500: expected a rate from 0 to 1, got 2"),
+        ({"provider=anthropic:http-429": 0.2},
+         "chaos: the keys of a mapping are scenario names, got 'provider=anthropic:http-429'"),
+        ({"http-500=0.5,cut-mid-event": 0.5},
+         "chaos: the keys of a mapping are scenario names, got 'http-500=0.5,cut-mid-event'"),
+        ({1: 0.5}, "chaos: the keys of a mapping are scenario names, got 1"),
+    ],
+)
+def test_a_chaos_value_of_another_shape_is_refused(value: object, message: str) -> None:
+    """Seen by an attacker: a bare number was iterated (``TypeError``, a 500 over HTTP), a huge integer rate
+    overflowed a float, and a mapping key holding a scope or a second rate made a rule of its own."""
+    with pytest.raises(ConfigError) as refused:
+        Chaos.of(value)  # type: ignore[arg-type]
+    assert str(refused.value).startswith(message), refused.value
+
+
+def test_a_mapping_rate_of_minus_zero_is_zero() -> None:
+    assert Chaos.of({"http-500": -0.0}).describe() == ["http-500=0.0"]
+
+
 def test_unknown_scenarios_and_too_many_rules_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--port", "0", "--chaos", "cut-mid-evnt=0.1"]) == 2
     assert capsys.readouterr().err == (
@@ -260,7 +288,7 @@ def test_unknown_scenarios_and_too_many_rules_are_refused(capsys: pytest.Capture
     many = [arg for _ in range(MAX_CHAOS_RULES + 1) for arg in ("--chaos", "http-429=0.01")]
     assert main(["serve", "--port", "0", *many]) == 2
     assert capsys.readouterr().err == f"ssemock: error: serve: --chaos: at most {MAX_CHAOS_RULES} rules, got 17\n"
-    with pytest.raises(ConfigError, match=r"^chaos: a rate is a number from 0 to 1, got 'high'$"):
+    with pytest.raises(ConfigError, match=r"^chaos: the rate of http-429: expected a rate from 0 to 1, got 'high'$"):
         MockServer(chaos={"http-429": "high"})
     with pytest.raises(ConfigError, match=r"^seed must be an integer, got 1.5$"):
         MockServer(seed=1.5)  # type: ignore[arg-type]

@@ -484,7 +484,9 @@ def test_the_faults_by_rate_set_over_http_apply_to_the_next_requests_then_cleare
         assert put.json() == {"chaos": ["cut-mid-event=0.0"]}
         assert replay(client).content == inter.response.body
         for body, said in (("http-429=1.5", "from 0 to 1"), ("no-such-scenario=0.1", "no scenario named"),
-                           ("http-429=0.7,http-500=0.7", "at most 1"), ("[http-429=0.1", "valid YAML")):
+                           ("http-429=0.7,http-500=0.7", "at most 1"), ("[http-429=0.1", "valid YAML"),
+                           ("5", "expected rules such as"), ("{http-500: 1" + "0" * 400 + "}", "from 0 to 1"),
+                           ('{"provider=anthropic:http-429": 0.2}', "the keys of a mapping are scenario names")):
             refused = client.put("/_ssemock/chaos", content=body)
             error = refused.json()["error"]
             assert (refused.status_code, error["type"]) == (400, "ssemock_invalid_change"), error
