@@ -28,20 +28,12 @@ from .chaos import Chaos
 from .config import Limits, replace_fields
 from .edge import NetworkOptions, port_hint, start_runner
 from .edge.cors import origin_names
-from .errors import (
-    CassetteError,
-    CassetteNotFoundError,
-    ConfigError,
-    ScenarioError,
-    ServerError,
-    did_you_mean,
-    short_repr,
-)
+from .errors import CassetteError, CassetteNotFoundError, ConfigError, ScenarioError, ServerError, short_repr
 from .http2 import front as h2_front
 from .journal_query import Journal
 from .limits import claim_name
 from .matching import DEFAULT_MATCH_ON, check_match_on
-from .names import scenario_names
+from .names import check_names_in, scenario_names
 from .scanner.own_rules import default_scanner
 from .scenario import Scenario, load_scenarios
 from .server import ServerState, create_app
@@ -172,14 +164,6 @@ def check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(f"seed must be an integer, got {short_repr(seed)}")
     return seed
-
-
-def check_names_in(names: Iterable[str], scenarios: Mapping[str, Scenario]) -> None:
-    """Raise :class:`~ssemock.ConfigError` for a name of ``names`` that is not a scenario of ``scenarios``."""
-    for name in names:
-        if name not in scenarios:
-            known = ", ".join(sorted(scenarios)) or "(none)"
-            raise ConfigError(f"no scenario named {name!r}{did_you_mean(name, scenarios)}; known: {known}")
 
 
 def check_names(state: ServerState) -> None:

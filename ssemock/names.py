@@ -7,11 +7,12 @@ where it arrives, and everything past it holds a ``tuple[str, ...]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from .errors import ConfigError, short_repr
+from .errors import ConfigError, did_you_mean, short_repr
 
-__all__ = ["comma_names", "scenario_names"]
+__all__ = ["check_names_in", "comma_names", "scenario_names"]
 
 
 def comma_names(text: str, what: str = "names") -> tuple[str, ...]:
@@ -46,3 +47,11 @@ def scenario_names(value: str | Sequence[str] | None) -> tuple[str, ...]:
     if not all(names):
         raise ConfigError(f"scenario: an empty name in {short_repr(names)}")
     return names
+
+
+def check_names_in(names: Iterable[str], scenarios: Mapping[str, Any]) -> None:
+    """Raise :class:`~ssemock.ConfigError` for a name of ``names`` that is not a scenario of ``scenarios``."""
+    for name in names:
+        if name not in scenarios:
+            known = ", ".join(sorted(scenarios)) or "(none)"
+            raise ConfigError(f"no scenario named {name!r}{did_you_mean(name, scenarios)}; known: {known}")

@@ -120,13 +120,13 @@ def _shaping(scenario: Sequence[str] | str | None, chaos: Any, scenarios: Any, s
         ConfigError: an unknown or empty scenario name, a bad chaos rule, a seed that is not an integer.
         ScenarioError: a scenario file is malformed.
     """
-    from ..names import scenario_names
+    from ..names import check_names_in, scenario_names
 
     names = scenario_names(scenario)
     if not names and not chaos:
         return {"seed": seed}
     from ..chaos import Chaos
-    from ..mockserver import check_names_in, check_seed, collect_scenarios
+    from ..mockserver import check_seed, collect_scenarios
 
     rates = Chaos.of(chaos)
     known = collect_scenarios(scenarios)
