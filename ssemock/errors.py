@@ -10,7 +10,7 @@ that is the answer to an HTTP request carries its status and its ``type`` (``cod
     ├── CassetteNotFoundError (FileNotFoundError, KeyError)
     │   └── UnknownCassetteError            404 ssemock_unknown_cassette
     ├── ScenarioError (ValueError)          a scenario file or step is malformed
-    │   └── ChaosError                      faults by rate (--chaos, PUT /_ssemock/chaos) are malformed
+    │   └── ChaosError                      faults by rate given at run time (PUT /_ssemock/chaos) are refused
     ├── ScenarioTooLargeError (ValueError)  500 ssemock_scenario_too_large: more added to a response than the bound
     ├── StubError (ValueError)              a stub (file or inline) is malformed
     ├── NoMatchError (LookupError)          404 ssemock_no_match: no interaction matches a request
