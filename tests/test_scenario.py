@@ -381,3 +381,36 @@ def test_a_custom_scenario_notes_line_ends_spacing_and_empty_data_framing_and_gz
     assert notes[2] == "empty-data: an empty data: line at the start of 4 event(s)"
     assert notes[1] == "field-spacing: 5 field line(s) rewritten, no value changed"
     assert notes[3].startswith("framing: close") and notes[4].startswith("content-encoding: deflate")
+
+
+@pytest.mark.parametrize(
+    ("step", "field", "expected"),
+    [
+        ({"tls-records": {"mode": "crlf", "size": 7}}, "tls-records.size",
+         "a field mode crlf reads: none (size is for mode size)"),
+        ({"h2-frames": {"mode": "random", "offsets": [3]}}, "h2-frames.offsets",
+         "a field mode random reads: min, max (offsets is for mode offsets)"),
+        ({"fragment": {"mode": "utf8", "size": 3}}, "fragment.size",
+         "a field mode utf8 reads: pace, budget (size is for mode bytes or buffer)"),
+        ({"fragment": {"min": 2}}, "fragment.min",
+         "a field mode bytes reads: size, pace, budget (min is for mode random)"),
+        ({"timing": {"mode": "scale", "interval": 0.1}}, "timing.interval",
+         "a field mode scale reads: factor, first_byte (interval is for mode fixed or jitter)"),
+    ],
+)
+def test_a_field_its_mode_does_not_read_is_refused(step: dict[str, object], field: str, expected: str) -> None:
+    """``tls-records: {mode: crlf, size: 7}`` made no 7-byte records: the size was ignored, silently."""
+    with pytest.raises(ScenarioError) as refused:
+        Scenario.from_dict({"name": "x", "steps": [step]}, source="x.yaml")
+    assert (refused.value.field, refused.value.expected) == (f"steps[0].{field}", expected)
+
+
+def test_a_default_of_another_mode_is_taken_and_a_step_describes_its_modes_fields() -> None:
+    """A field at its default changes nothing in any mode (an editor's completion from the schema adds them)."""
+    steps = [{"tls-records": {"mode": "crlf", "size": 1}}, {"timing": {"factor": 1.0}},
+             {"fragment": {"mode": "random", "min": 2, "max": 5, "pace": 0}}]
+    scenario = Scenario.from_dict({"name": "x", "steps": steps}, source="x.yaml")
+    assert scenario.describe()["steps"] == [
+        {"tls-records": {"mode": "crlf"}}, {"timing": {"mode": "recorded", "first_byte": None}},
+        {"fragment": {"mode": "random", "min": 2, "max": 5, "pace": 0, "budget": 2.0}}]
+    assert Scenario.from_dict({"name": "x", "steps": scenario.describe()["steps"]}).describe() == scenario.describe()

@@ -332,6 +332,7 @@ BEYOND: list[tuple[str, str, str]] = [
     ("scenario", SCENARIO + "fragment: {mode: random, min: 9, max: 3}", "steps[0].fragment.max"),
     ("scenario", SCENARIO + "fragment: {mode: offsets}", "steps[0].fragment.offsets"),
     ("scenario", SCENARIO + "fragment: {mode: bytes, size: 1.0}", "steps[0].fragment.size"),
+    ("scenario", SCENARIO + "tls-records: {mode: crlf, size: 7}", "steps[0].tls-records.size"),
     ("scenario", SCENARIO + "drop: {where: {path: '[['}}", "steps[0].drop.where.path"),
     ("stubs", STUBS + "{name: a, reply: {text: x}}\n- {name: a, reply: {text: y}}", "stubs[1].name"),
     ("stubs", STUBS + "{reply: {text: a}, match: {regex: '(a)\\1'}}", "stubs[0].match.regex"),

@@ -175,6 +175,11 @@ def split_fields(largest: int) -> dict[str, Field]:
     }
 
 
+SPLIT_BY_MODE: dict[str, tuple[str, ...]] = {
+    "offsets": ("offsets",), "size": ("size",), "random": ("min", "max"), "crlf": (), "utf8": ()}
+"""The fields each mode of :func:`split_fields` reads besides ``mode``."""
+
+
 def check_split(step: Any, where: str, source: str) -> None:
     """Raise :class:`ScenarioError` for mode ``offsets`` without offsets, or ``min`` above ``max``."""
     if step.mode == "offsets" and not step.offsets:
@@ -202,6 +207,9 @@ class Step:
     stage: ClassVar[str] = "chunk"
     phase: ClassVar[int] = 1
     fields: ClassVar[dict[str, Field]] = {}
+    by_mode: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """For a step with a ``mode``: the fields each mode reads besides ``mode`` and the fields no mode names here
+    (empty: every field counts in every mode). A field of another mode is refused, not ignored."""
     edits_body: ClassVar[bool] = True
     http2_only: ClassVar[bool] = False
     tls_only: ClassVar[bool] = False
@@ -220,8 +228,15 @@ class Step:
         """Check field values together (after each was checked alone). Raises :class:`ScenarioError`."""
 
     def describe(self) -> dict[str, Any]:
-        """The step as YAML data: ``{name: {field: value}}``."""
-        return {self.name: {k: getattr(self, k) for k in self.fields}}
+        """The step as YAML data: ``{name: {field: value}}`` (the fields its mode reads, with a ``mode``)."""
+        return {self.name: {k: getattr(self, k) for k in self.fields if self._reads(k, getattr(self, "mode", ""))}}
+
+    @classmethod
+    def _reads(cls, key: str, mode: str) -> bool:
+        """Whether the step in ``mode`` reads field ``key`` (see :attr:`by_mode`)."""
+        if not cls.by_mode or key == "mode" or mode not in cls.by_mode:
+            return True
+        return key in cls.by_mode[mode] or not any(key in names for names in cls.by_mode.values())
 
     @classmethod
     def build(cls, args: Any, where: str, source: str) -> Step:
@@ -239,6 +254,16 @@ class Step:
                 )
             if not spec.check(value):
                 raise ScenarioError(source, f"{where}.{key}", spec.expected, value)
+        mode = args.get("mode", getattr(cls, "mode", ""))
+        defaults = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+                    for f in dataclasses.fields(cls)} if cls.by_mode else {}  # type: ignore[arg-type]
+        # a value the mode would not read (a default changes nothing: an editor's completion may add it)
+        ignored = next((key for key in args if not cls._reads(key, mode) and args[key] != defaults.get(key)), None)
+        if ignored is not None:
+            modes = [m for m, names in cls.by_mode.items() if ignored in names]
+            reads = [k for k in cls.fields if k != "mode" and cls._reads(k, mode)]
+            raise ScenarioError(source, f"{where}.{ignored}", f"a field mode {mode} reads: {', '.join(reads) or 'none'}"
+                                f" ({ignored} is for mode {' or '.join(modes)})", args[ignored])
         step = cls(**args)
         step.validate(where, source)
         return step

@@ -72,6 +72,8 @@ class TimingStep(Step):
         "interval": number(0),
         "first_byte": number(0, optional=True),
     }
+    by_mode: ClassVar[dict[str, tuple[str, ...]]] = {
+        "recorded": (), "none": (), "scale": ("factor",), "fixed": ("interval",), "jitter": ("interval",)}
 
     def apply(self, plan: Plan) -> None:
         resp = plan.response
@@ -175,6 +177,9 @@ class Fragment(Step):
         "pace": number(0, MAX_PACE),
         "budget": number(0, MAX_BUDGET),
     }
+    by_mode: ClassVar[dict[str, tuple[str, ...]]] = {
+        "bytes": ("size",), "buffer": ("size",), "random": ("min", "max"), "offsets": ("offsets",), "utf8": (),
+        "crlf": (), "lines": (), "coalesce": ()}
 
     def validate(self, where: str, source: str) -> None:
         if self.min > self.max:

@@ -15,7 +15,19 @@ from typing import ClassVar
 from ..cassette import End
 from ..h2faults import ERROR_CODES, H2End
 from ..plan import Plan
-from .base import MAX_BYTES, MAX_COUNT, Field, Step, check_split, choice, integer, number, register, split_fields
+from .base import (
+    MAX_BYTES,
+    MAX_COUNT,
+    SPLIT_BY_MODE,
+    Field,
+    Step,
+    check_split,
+    choice,
+    integer,
+    number,
+    register,
+    split_fields,
+)
 from .transport_steps import CUT_FIELDS, check_cut, cut_point
 
 __all__ = ["H2Frames", "H2GoAway", "H2Reset", "H2Starve"]
@@ -57,6 +69,7 @@ class H2Frames(Step):
     http2_only: ClassVar[bool] = True
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = split_fields(MAX_BYTES)
+    by_mode: ClassVar[dict[str, tuple[str, ...]]] = SPLIT_BY_MODE
 
     def validate(self, where: str, source: str) -> None:
         check_split(self, where, source)

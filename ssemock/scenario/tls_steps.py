@@ -13,7 +13,7 @@ from typing import ClassVar
 from ..cassette import End
 from ..plan import Plan
 from ..tlsfaults import MAX_RECORD
-from .base import Field, Step, check_split, register, split_fields
+from .base import SPLIT_BY_MODE, Field, Step, check_split, register, split_fields
 from .transport_steps import CUT_FIELDS, check_cut, cut_point
 
 __all__ = ["TLSClose", "TLSRecords"]
@@ -52,6 +52,7 @@ class TLSRecords(Step):
     tls_only: ClassVar[bool] = True
     edits_body: ClassVar[bool] = False
     fields: ClassVar[dict[str, Field]] = split_fields(MAX_RECORD)
+    by_mode: ClassVar[dict[str, tuple[str, ...]]] = SPLIT_BY_MODE
 
     def validate(self, where: str, source: str) -> None:
         check_split(self, where, source)
