@@ -239,6 +239,12 @@ class Step:
         return key in cls.by_mode[mode] or not any(key in names for names in cls.by_mode.values())
 
     @classmethod
+    def _default(cls, key: str) -> Any:
+        """The default value of field ``key``."""
+        spec = next(f for f in dataclasses.fields(cls) if f.name == key)  # type: ignore[arg-type]
+        return spec.default_factory() if spec.default_factory is not dataclasses.MISSING else spec.default
+
+    @classmethod
     def build(cls, args: Any, where: str, source: str) -> Step:
         """Make the step from its YAML mapping, checking every field. Raises :class:`ScenarioError`."""
         args = {} if args is None else args
@@ -255,10 +261,8 @@ class Step:
             if not spec.check(value):
                 raise ScenarioError(source, f"{where}.{key}", spec.expected, value)
         mode = args.get("mode", getattr(cls, "mode", ""))
-        defaults = {f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-                    for f in dataclasses.fields(cls)} if cls.by_mode else {}  # type: ignore[arg-type]
         # a value the mode would not read (a default changes nothing: an editor's completion may add it)
-        ignored = next((key for key in args if not cls._reads(key, mode) and args[key] != defaults.get(key)), None)
+        ignored = next((key for key in args if not cls._reads(key, mode) and args[key] != cls._default(key)), None)
         if ignored is not None:
             modes = [m for m, names in cls.by_mode.items() if ignored in names]
             reads = [k for k in cls.fields if k != "mode" and cls._reads(k, mode)]
