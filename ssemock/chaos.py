@@ -133,7 +133,7 @@ class Chaos:
         if isinstance(value, Mapping):
             return cls.of([",".join(f"{_name_text(k, option)}={_rate_text(k, v, option)}" for k, v in value.items())],
                           option)
-        texts = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else [value]
+        texts = list(value) if isinstance(value, Sequence) and not isinstance(value, str) else [value]
         if not all(isinstance(t, str) for t in texts):
             raise ConfigError(
                 f"{option}: expected rules such as 'cut-mid-event=0.05,http-429=0.02', got {short_repr(value)}"
